@@ -1,0 +1,1 @@
+console.log("quoteflow: not yet");
