@@ -37,3 +37,5 @@ export {
 } from './markets.js';
 export type { ProductClass, Family, StockMarket, TradingCalendar, BarPeriod } from './markets.js';
 export { zonedToUtcMs, utcToZoned, parseWallClock } from './internal/zoned-time.js';
+export { PRIORITIES } from './request-scheduler.js';
+export type { Priority, ScheduledRequest, RequestScheduler } from './request-scheduler.js';
