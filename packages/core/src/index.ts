@@ -39,3 +39,5 @@ export type { ProductClass, Family, StockMarket, TradingCalendar, BarPeriod } fr
 export { zonedToUtcMs, utcToZoned, parseWallClock } from './internal/zoned-time.js';
 export { PRIORITIES } from './request-scheduler.js';
 export type { Priority, ScheduledRequest, RequestScheduler } from './request-scheduler.js';
+export { PlanScheduler, sharedSchedulerFor } from './scheduler/index.js';
+export type { PlanSchedulerOptions } from './scheduler/index.js';
