@@ -1,1 +1,31 @@
-console.log("quoteflow: not yet");
+import { runCli } from './run-cli.js';
+
+// SIGINT/SIGTERM abort the run: long commands stop polling, flush their sinks, write state and
+// return. Whatever still hangs after 9.5 s is cut off, so shutdown always ends within 10 s.
+const stop = new AbortController();
+let signals = 0;
+const onSignal = (signal: NodeJS.Signals): void => {
+  signals += 1;
+  if (signals > 1) process.exit(130);
+  stop.abort(new Error(`stopped by ${signal}`));
+  setTimeout(() => {
+    process.stderr.write(
+      'quoteflow: error: shutdown took longer than 9.5 s; exiting without a complete flush\n',
+    );
+    process.exit(1);
+  }, 9_500).unref();
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
+const code = await runCli(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+  cwd: process.cwd(),
+  stdoutIsTTY: process.stdout.isTTY === true,
+  stderrIsTTY: process.stderr.isTTY === true,
+  signal: stop.signal,
+});
+// Exit once stdout has drained: open keep-alive sockets must not hold the process.
+process.stdout.write('', () => process.exit(code));

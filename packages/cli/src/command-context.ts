@@ -1,0 +1,28 @@
+import type { Logger } from 'pino';
+import type { Redactor } from './internal/redactor.js';
+import type { StderrChannel } from './internal/stderr-channel.js';
+
+/** The process surroundings a CLI run gets: streams, environment, working directory, stop signal. */
+export interface CliIo {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** Whether stdout is a terminal (tables for people vs data for programs). */
+  readonly stdoutIsTTY?: boolean;
+  /** Whether stderr is a terminal (progress bars and human log lines vs structured lines). */
+  readonly stderrIsTTY?: boolean;
+  /** Aborted on SIGINT/SIGTERM: long commands stop polling, flush, write state and return. */
+  readonly signal?: AbortSignal;
+}
+
+/** What every command action gets: the only ways to write output, the logger and the stop signal. */
+export interface CommandContext {
+  readonly io: CliIo;
+  readonly redactor: Redactor;
+  readonly stderr: StderrChannel;
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  /** Writes result text to stdout (redacted). Results only: logs and progress go to stderr. */
+  out(text: string): void;
+}

@@ -1,0 +1,34 @@
+import { createRequire } from 'node:module';
+import { Command } from 'commander';
+import type { CommandContext } from './command-context.js';
+import { registerPlanCommand } from './commands/plan.js';
+
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+
+/**
+ * The `quoteflow` commander program: every command of contract.md, output routed through `ctx`
+ * (results to stdout, help to stdout, errors to stderr), and errors thrown instead of exiting, so
+ * `runCli` maps them to exit codes.
+ */
+export function createProgram(ctx: CommandContext): Command {
+  const program = new Command('quoteflow')
+    .description('Dependable market-data pipelines over a plan-limited HTTP service.')
+    .version(version, '-V, --version')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => ctx.out(text),
+      writeErr: (text) => ctx.stderr.write(text),
+    })
+    .showHelpAfterError('(add --help for usage)')
+    .allowExcessArguments(false)
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Environment: QUOTEFLOW_BASE_URL, QUOTEFLOW_TOKEN, QUOTEFLOW_PLAN (defaults for --base-url, --token, --plan),',
+        'QUOTEFLOW_LOG_LEVEL (info). Exit codes: 0 success, 1 failure, 2 bad usage or config, 3 the service refused.',
+      ].join('\n'),
+    );
+  registerPlanCommand(program, ctx);
+  return program;
+}

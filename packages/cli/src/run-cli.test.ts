@@ -1,0 +1,117 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from './run-cli.js';
+
+/** Runs the CLI in-process and collects what it wrote. */
+async function run(argv: string[], env: Record<string, string> = {}, cwd = process.cwd()) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const code = await runCli(argv, { stdout, stderr, env, cwd });
+  return { code, out, err };
+}
+
+describe('runCli', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'qf-cli-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('prints the plan estimate as one JSON document on stdout and nothing on stderr', async () => {
+    const r = await run(
+      ['plan', '--codes', 'AAPL.US,BTCUSDT', '--kline-types', '1,8', '--bars', '600', '--format', 'json'],
+      {
+        QUOTEFLOW_PLAN: 'premium',
+      },
+    );
+    expect(r.code).toBe(0);
+    expect(r.err).toBe('');
+    const doc = JSON.parse(r.out) as {
+      plan: string;
+      estimate: { series: number; backfill: { requests: number } };
+      smallestPlan: string;
+    };
+    expect(doc.plan).toBe('premium');
+    expect(doc.estimate.series).toBe(4);
+    // AAPL.US one page per type; BTCUSDT needs 601 bars = 2 pages per type.
+    expect(doc.estimate.backfill.requests).toBe(2 + 4);
+    expect(doc.smallestPlan).toBe('basic');
+  });
+
+  it('lets --plan win over QUOTEFLOW_PLAN and prints a table for people', async () => {
+    const r = await run(
+      ['plan', '--codes', 'AAPL.US', '--kline-types', '8', '--bars', '10', '--plan', 'free'],
+      {
+        QUOTEFLOW_PLAN: 'premium',
+      },
+    );
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^plan\s+free: fits/m);
+    expect(r.out).toMatch(/^professional\s+yes/m);
+  });
+
+  it('reads codes from --codes-file, skipping comments and blank lines', async () => {
+    const file = join(dir, 'codes.txt');
+    await writeFile(file, '# universe\nAAPL.US\n\n700.HK  # hk\nAAPL.US\n');
+    const r = await run([
+      'plan',
+      '--codes-file',
+      file,
+      '--kline-types',
+      '1',
+      '--bars',
+      '5',
+      '--format',
+      'json',
+    ]);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.out) as { estimate: { series: number } }).estimate.series).toBe(2);
+  });
+
+  it.each([
+    [['plan', '--kline-types', '1', '--bars', '5'], /--codes or --codes-file is required/],
+    [['plan', '--codes', 'A.US', '--kline-types', '0', '--bars', '5'], /--kline-types/],
+    [['plan', '--codes', 'A.US', '--kline-types', '1', '--bars', 'x'], /--bars/],
+    [['plan', '--codes', 'A.US', '--kline-types', '1', '--bars', '5', '--format', 'xml'], /--format/],
+    [['plan', '--codes', 'A.US', '--kline-types', '1', '--bars', '5', '--frobnicate'], /--frobnicate/],
+    [['plan', '--codes', 'A.US', '--kline-types', '1'], /--bars/],
+    [['plan', '--codes-file', '/nonexistent/codes.txt', '--kline-types', '1', '--bars', '5'], /--codes-file/],
+  ])('exits 2 naming the flag for bad usage %j, with nothing on stdout', async (argv, message) => {
+    const r = await run(argv);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+    expect(r.out).toBe('');
+  });
+
+  it('exits 2 for a bad QUOTEFLOW_PLAN, naming the variable', async () => {
+    const r = await run(['plan', '--codes', 'A.US', '--kline-types', '1', '--bars', '5'], {
+      QUOTEFLOW_PLAN: 'gold',
+    });
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/QUOTEFLOW_PLAN/);
+  });
+
+  it('prints help for a command on stdout and exits 0', async () => {
+    const r = await run(['plan', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/Usage: quoteflow plan/);
+    expect(r.out).toMatch(/--kline-types/);
+  });
+
+  it('never echoes a token, even in a usage error', async () => {
+    const token = 'sekrit-token-4711';
+    const r = await run(['plan', '--token', token, '--codes', 'A.US']);
+    expect(r.code).toBe(2);
+    expect(r.out + r.err).not.toContain(token);
+    expect(await readdir(dir)).toEqual([]);
+  });
+});

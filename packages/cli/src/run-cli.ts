@@ -1,0 +1,63 @@
+import { CommanderError } from 'commander';
+import type { CliIo, CommandContext } from './command-context.js';
+import { createProgram } from './create-program.js';
+import { createLogger, LOG_LEVELS } from './internal/create-logger.js';
+import { EXIT, type ExitCode } from './internal/exit-codes.js';
+import { exitCodeFor } from './internal/exit-code-for.js';
+import { Redactor } from './internal/redactor.js';
+import { tokensInArgs } from './internal/service-options.js';
+import { StderrChannel } from './internal/stderr-channel.js';
+
+/**
+ * Runs the `quoteflow` command line `argv` (without node and script) against `io` and resolves to
+ * the exit code: 0 success, 1 failure, 2 bad usage or config, 3 the service refused. Never writes
+ * anything but results to `io.stdout`, and never a token anywhere.
+ *
+ * @example process.exitCode = await runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() });
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const redactor = new Redactor();
+  for (const token of tokensInArgs(argv, io.env)) redactor.add(token);
+  const stderr = new StderrChannel(io.stderr, redactor, io.stderrIsTTY ?? false);
+  const level = io.env['QUOTEFLOW_LOG_LEVEL'] ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    stderr.write(
+      `quoteflow: error: QUOTEFLOW_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}\n`,
+    );
+    return EXIT.usage;
+  }
+  const ctx: CommandContext = {
+    io,
+    redactor,
+    stderr,
+    logger: createLogger(stderr, level),
+    signal: io.signal ?? new AbortController().signal,
+    out: (text) => {
+      io.stdout.write(redactor.redact(text));
+    },
+  };
+  const program = createProgram(ctx);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return EXIT.ok;
+  } catch (err) {
+    const code = exitCodeFor(err);
+    // Commander has already printed its own message (naming the flag) and help.
+    if (!(err instanceof CommanderError)) {
+      stderr.write(`quoteflow: error: ${describe(err)}\n`);
+      ctx.logger.debug({ err: describe(err, true) }, 'failure details');
+    }
+    return code;
+  }
+}
+
+function describe(err: unknown, withStack = false): string {
+  if (!(err instanceof Error)) return String(err);
+  const code =
+    'code' in err && typeof err.code === 'string' && err.code !== 'QF_USAGE' ? ` [${err.code}]` : '';
+  let text = `${err.message}${code}`;
+  if (withStack && err.stack !== undefined) text = err.stack;
+  if (err.cause instanceof Error && !err.message.includes(err.cause.message))
+    text += ` (cause: ${err.cause.message})`;
+  return text;
+}

@@ -1,0 +1,137 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { PLANS, planLimits, type KlineType } from '@quoteflow/core';
+import { backfillRequestsFor, estimatePlan, minDurationMs, smallestFittingPlan } from './estimate-plan.js';
+import { formatDuration } from './format-duration.js';
+
+describe('backfillRequestsFor', () => {
+  it('asks one page for a stock, whatever the bar count, because stocks cannot page backwards', () => {
+    expect(backfillRequestsFor('AAPL.US', 100)).toBe(1);
+    expect(backfillRequestsFor('700.HK', 5_000)).toBe(1);
+  });
+
+  it('pages a crypto series by 500 bars, counting the forming bar on the first page', () => {
+    expect(backfillRequestsFor('BTCUSDT', 499)).toBe(1);
+    expect(backfillRequestsFor('BTCUSDT', 500)).toBe(2);
+    expect(backfillRequestsFor('EURGBP', 2_000)).toBe(5);
+    expect(backfillRequestsFor('BTCUSDT', 0)).toBe(0);
+  });
+});
+
+describe('minDurationMs', () => {
+  it('lets a burst of the per-second limit leave at once, then one second per burst', () => {
+    const pro = planLimits('professional');
+    expect(minDurationMs(pro, 'kline', 20)).toBe(0);
+    expect(minDurationMs(pro, 'kline', 21)).toBe(1_000);
+    expect(minDurationMs(pro, 'kline', 1_200)).toBe(59_000);
+  });
+
+  it('spaces Free requests ten seconds apart and adds a day per exhausted daily budget', () => {
+    const free = planLimits('free');
+    expect(minDurationMs(free, 'kline', 7)).toBe(60_000);
+    expect(minDurationMs(free, 'kline', 1_001)).toBeGreaterThanOrEqual(86_400_000);
+  });
+
+  it('is never faster than the sustained rate of the binding rule allows (property)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...PLANS), fc.integer({ min: 1, max: 100_000 }), (plan, n) => {
+        const limits = planLimits(plan);
+        const d = minDurationMs(limits, 'kline', n);
+        for (const rule of limits.rules.filter((r) => r.scope === 'all' || r.scope === 'kline')) {
+          // Within any window of the rule, at most `limit` requests: n requests need (n/limit - 1) windows.
+          expect(d).toBeGreaterThanOrEqual((Math.ceil(n / rule.limit) - 1) * rule.windowMs);
+        }
+      }),
+    );
+  });
+});
+
+describe('estimatePlan', () => {
+  const universe = {
+    codes: ['AAPL.US', '700.HK', 'BTCUSDT'],
+    klineTypes: [1, 8] as KlineType[],
+    bars: 1_000,
+  };
+
+  it('counts series, packs groups to the cap and refreshes at the batch interval', () => {
+    const e = estimatePlan('professional', universe);
+    expect(e.series).toBe(6);
+    expect(e.live.batchRequestsPerCycle).toBe(1);
+    expect(e.live.refreshPeriodMs).toBe(1_000);
+    // 2 stocks × 2 types one page each, BTCUSDT 3 pages × 2 types.
+    expect(e.backfill.requests).toBe(4 + 6);
+    expect(e.backfill.shortSeries).toBe(4);
+    expect(e.fits).toBe(true);
+  });
+
+  it('slows Free polling to the daily budget and says a 1-minute series would skip bars', () => {
+    const e = estimatePlan('free', { codes: ['BTCUSDT'], klineTypes: [1], bars: 10 });
+    expect(e.live.refreshPeriodMs).toBe(86_400_000 / 1_000);
+    expect(e.live.requestsPerDay).toBeLessThanOrEqual(1_000);
+    expect(e.fits).toBe(false);
+    expect(e.reasons.join()).toMatch(/skipped/);
+  });
+
+  it('needs several batch requests per cycle when the groups exceed the cap', () => {
+    const codes = Array.from({ length: 10_000 }, (_, i) => `S${i}.US`);
+    const e = estimatePlan('professional', { codes, klineTypes: [1], bars: 100 });
+    expect(e.live.batchRequestsPerCycle).toBe(20);
+    expect(e.live.refreshPeriodMs).toBe(20_000);
+    expect(e.dailyShare).toBeCloseTo((86_400 / 20 / 1_728_000) * 20, 5);
+  });
+
+  it('shares the combined budget between depth and batch polling', () => {
+    const depthCodes = Array.from({ length: 200 }, (_, i) => `D${i}.US`);
+    const e = estimatePlan('basic', { codes: ['AAPL.US'], klineTypes: [1], bars: 10, depthCodes });
+    // basic: 1 request per second in total; batch wants 1/3 s, depth 4 per poll at 1/s → scaled.
+    const perSecond =
+      1 / (e.live.refreshPeriodMs / 1000) +
+      e.live.depthRequestsPerPoll / ((e.live.depthPeriodMs ?? 1) / 1000);
+    expect(perSecond).toBeLessThanOrEqual(1.0001);
+    expect(e.live.depthRequestsPerPoll).toBe(4);
+  });
+
+  it('never plans more live requests than the day or the combined rule allows (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...PLANS),
+        fc.integer({ min: 1, max: 3_000 }),
+        fc.subarray([1, 2, 5, 8] as KlineType[], { minLength: 1 }),
+        fc.integer({ min: 0, max: 500 }),
+        (plan, nCodes, klineTypes, nDepth) => {
+          const codes = Array.from({ length: nCodes }, (_, i) => `C${i}.HK`);
+          const depthCodes = Array.from({ length: nDepth }, (_, i) => `D${i}.HK`);
+          const e = estimatePlan(plan, { codes, klineTypes, bars: 10, depthCodes });
+          const limits = planLimits(plan);
+          expect(e.live.requestsPerDay).toBeLessThanOrEqual(limits.perDay * 1.0001);
+          const batchInterval = limits.rules.find((r) => r.id === 'batch-kline-interval')!.windowMs;
+          expect(e.live.refreshPeriodMs).toBeGreaterThanOrEqual(e.live.batchRequestsPerCycle * batchInterval);
+        },
+      ),
+    );
+  });
+});
+
+describe('smallestFittingPlan', () => {
+  it('picks basic for one 1-minute series, which Free cannot refresh every minute all day', () => {
+    expect(smallestFittingPlan({ codes: ['BTCUSDT'], klineTypes: [1], bars: 10 })).toBe('basic');
+  });
+
+  it('picks free for a few daily series', () => {
+    expect(smallestFittingPlan({ codes: ['AAPL.US', 'BTCUSDT'], klineTypes: [8], bars: 10 })).toBe('free');
+  });
+
+  it('finds no plan when even professional refreshes slower than the bars', () => {
+    const codes = Array.from({ length: 40_000 }, (_, i) => `S${i}.US`);
+    expect(smallestFittingPlan({ codes, klineTypes: [1], bars: 1 })).toBeUndefined();
+  });
+});
+
+describe('formatDuration', () => {
+  it.each([
+    [0, '0s'],
+    [1_500, '1.5s'],
+    [59_000, '59s'],
+    [90_061_000, '1d 1h 1m 1s'],
+  ])('formats %d ms as %s', (ms, text) => expect(formatDuration(ms)).toBe(text));
+});

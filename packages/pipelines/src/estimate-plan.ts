@@ -1,0 +1,204 @@
+import {
+  KLINE_PERIOD_MS,
+  MAX_KLINE_PER_REQUEST,
+  PLANS,
+  canPageBackwards,
+  classifyCode,
+  planLimits,
+  sustainedRate,
+  type EndpointKind,
+  type KlineType,
+  type Plan,
+  type PlanLimitOverrides,
+  type PlanLimits,
+} from '@quoteflow/core';
+import { formatDuration } from './format-duration.js';
+
+/** What a user wants to keep: K-line series (codes × kline types) with N bars of history, and depth codes. */
+export interface Universe {
+  /** Product codes whose K-lines are synced. */
+  readonly codes: readonly string[];
+  /** K-line types synced for every code. */
+  readonly klineTypes: readonly KlineType[];
+  /** Closed bars of history per series (the forming bar is not counted). */
+  readonly bars: number;
+  /** Codes polled through `/depth-tick`, if any. */
+  readonly depthCodes?: readonly string[];
+  /** Wanted depth poll interval; the estimate never goes below what the plan allows. */
+  readonly depthIntervalMs?: number;
+}
+
+/** The backfill part of an estimate: one-off history through `/kline`. */
+export interface BackfillEstimate {
+  /** `/kline` requests for every series. */
+  readonly requests: number;
+  /** Shortest time the plan's rules allow for them (ms), sending at the binding rate. */
+  readonly durationMs: number;
+  /** Series that cannot reach `bars` because their class cannot page backwards (stocks: one page). */
+  readonly shortSeries: number;
+  /** Closed bars a series of a class that cannot page backwards gets at most. */
+  readonly maxBarsWithoutPaging: number;
+}
+
+/** The live part of an estimate: `/batch-kline` polling and `/depth-tick` polling. */
+export interface LiveEstimate {
+  /** Groups (code × kline type) polled. */
+  readonly groups: number;
+  /** `/batch-kline` requests per refresh cycle, each packed to the plan's group cap. */
+  readonly batchRequestsPerCycle: number;
+  /** How often every series is refreshed (ms): one cycle, sustainable all day long. */
+  readonly refreshPeriodMs: number;
+  /** `/depth-tick` requests per depth poll. */
+  readonly depthRequestsPerPoll: number;
+  /** Depth poll period (ms), or `undefined` without depth codes. */
+  readonly depthPeriodMs: number | undefined;
+  /** Live requests per day at those periods. */
+  readonly requestsPerDay: number;
+}
+
+/** What a plan allows for a universe, from the same limit table the scheduler enforces. */
+export interface PlanEstimate {
+  readonly plan: Plan;
+  /** Series (code × kline type). */
+  readonly series: number;
+  readonly backfill: BackfillEstimate;
+  readonly live: LiveEstimate;
+  /** Live requests per day as a share of the plan's daily maximum (0..1). */
+  readonly dailyShare: number;
+  /** Backfill requests as a share of the plan's daily maximum (may exceed 1: then it spans days). */
+  readonly backfillDailyShare: number;
+  /** Whether the plan keeps every series current without skipping a bar and backfills within a day. */
+  readonly fits: boolean;
+  /** Why it does not fit (empty when it does). */
+  readonly reasons: readonly string[];
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * `/kline` requests needed for `bars` closed bars of one series: the first page also carries the
+ * bar still forming, so `bars + 1` bars are asked for; classes that cannot page backwards get one page.
+ */
+export function backfillRequestsFor(code: string, bars: number): number {
+  if (bars <= 0) return 0;
+  if (!canPageBackwards(classifyCode(code))) return 1;
+  return Math.ceil((bars + 1) / MAX_KLINE_PER_REQUEST);
+}
+
+/**
+ * The shortest time (ms) in which `n` requests to `endpoint` can all have left under every
+ * sliding-window rule of the plan (a burst of `limit` per window, then one window per burst) and the
+ * daily maximum (a day per full budget).
+ */
+export function minDurationMs(limits: PlanLimits, endpoint: EndpointKind, n: number): number {
+  if (n <= 0) return 0;
+  let durationMs = 0;
+  for (const rule of limits.rules) {
+    if (rule.scope !== 'all' && rule.scope !== endpoint) continue;
+    durationMs = Math.max(durationMs, (Math.ceil(n / rule.limit) - 1) * rule.windowMs);
+  }
+  return durationMs + Math.floor((n - 1) / limits.perDay) * DAY_MS;
+}
+
+/** The rate (requests/s) every rule that counts all endpoints allows together. */
+function combinedRate(limits: PlanLimits): number {
+  let rate = Number.POSITIVE_INFINITY;
+  for (const rule of limits.rules)
+    if (rule.scope === 'all') rate = Math.min(rate, (rule.limit * 1000) / rule.windowMs);
+  return rate;
+}
+
+/**
+ * What `plan` allows for `universe`, before a single request is sent: backfill requests and
+ * duration, the refresh period of every series when live, the share of the daily budget, and
+ * whether it fits (every series refreshed at least once per bar period of its kline type, so the
+ * two bars of `/batch-kline` never skip a closed bar, and the backfill done within a day).
+ *
+ * @example estimatePlan('basic', { codes: ['AAPL.US'], klineTypes: [1], bars: 100 }).live.refreshPeriodMs // 3000
+ */
+export function estimatePlan(
+  plan: Plan,
+  universe: Universe,
+  overrides: PlanLimitOverrides = {},
+): PlanEstimate {
+  const limits = planLimits(plan, overrides);
+  const series = universe.codes.length * universe.klineTypes.length;
+
+  let requests = 0;
+  let shortSeries = 0;
+  for (const code of universe.codes) {
+    requests += backfillRequestsFor(code, universe.bars) * universe.klineTypes.length;
+    if (!canPageBackwards(classifyCode(code)) && universe.bars > MAX_KLINE_PER_REQUEST - 1)
+      shortSeries += universe.klineTypes.length;
+  }
+  const backfill: BackfillEstimate = {
+    requests,
+    durationMs: minDurationMs(limits, 'kline', requests),
+    shortSeries,
+    maxBarsWithoutPaging: MAX_KLINE_PER_REQUEST - 1,
+  };
+
+  const batchIntervalMs = limits.rules.find((r) => r.id === 'batch-kline-interval')?.windowMs ?? 1_000;
+  const batchRequestsPerCycle = Math.ceil(series / limits.batchKlineGroups);
+  const depthCodes = universe.depthCodes ?? [];
+  const depthRequestsPerPoll = Math.ceil(depthCodes.length / limits.codesPerRequest);
+  // Each rule alone: the batch interval paces /batch-kline, the endpoint rate paces /depth-tick.
+  let refreshPeriodMs = batchRequestsPerCycle * batchIntervalMs;
+  let depthPeriodMs =
+    depthRequestsPerPoll === 0
+      ? undefined
+      : Math.max(
+          universe.depthIntervalMs ?? 0,
+          (depthRequestsPerPoll * 1000) / sustainedRate(limits, 'depth-tick'),
+        );
+  const load = (): number =>
+    (refreshPeriodMs > 0 ? batchRequestsPerCycle / refreshPeriodMs : 0) +
+    (depthPeriodMs === undefined ? 0 : depthRequestsPerPoll / depthPeriodMs);
+  // Together they must stay within the rules that count every endpoint, and within the day.
+  for (const allowedPerMs of [combinedRate(limits) / 1000, limits.perDay / DAY_MS]) {
+    const factor = load() / allowedPerMs;
+    if (factor > 1) {
+      refreshPeriodMs *= factor;
+      if (depthPeriodMs !== undefined) depthPeriodMs *= factor;
+    }
+  }
+  refreshPeriodMs = Math.ceil(refreshPeriodMs);
+  if (depthPeriodMs !== undefined) depthPeriodMs = Math.ceil(depthPeriodMs);
+  const requestsPerDay = Math.round(load() * DAY_MS);
+  const live: LiveEstimate = {
+    groups: series,
+    batchRequestsPerCycle,
+    refreshPeriodMs,
+    depthRequestsPerPoll,
+    depthPeriodMs,
+    requestsPerDay,
+  };
+
+  const reasons: string[] = [];
+  const shortestBarMs = Math.min(...universe.klineTypes.map((k) => KLINE_PERIOD_MS[k] ?? DAY_MS));
+  if (series > 0 && refreshPeriodMs > shortestBarMs) {
+    reasons.push(
+      `a refresh every ${formatDuration(refreshPeriodMs)} is slower than the ${formatDuration(shortestBarMs)} bars: closed bars would be skipped`,
+    );
+  }
+  if (requests > limits.perDay)
+    reasons.push(`the backfill needs ${requests} requests, more than the ${limits.perDay} a day allows`);
+  return {
+    plan,
+    series,
+    backfill,
+    live,
+    dailyShare: requestsPerDay / limits.perDay,
+    backfillDailyShare: requests / limits.perDay,
+    fits: reasons.length === 0,
+    reasons,
+  };
+}
+
+/** The first plan (in ascending capacity) whose estimate fits `universe`, or `undefined` if none does. */
+export function smallestFittingPlan(universe: Universe): Plan | undefined {
+  for (const plan of PLANS) {
+    if (estimatePlan(plan, universe).fits) return plan;
+  }
+  return undefined;
+}
