@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The README's test command: installs everything the tests need on a fresh machine (toolchain,
+# packages, Python readers, kcat and the Kafka broker's jars), then runs the whole suite. The
+# broker itself is started and stopped by the integration tests' global set-up.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+. scripts/toolchain.sh
+bash scripts/python/setup.sh
+bash scripts/kafka/setup.sh
+mkdir -p .cache
+status=0
+pnpm exec vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest-report.json "$@" || status=$?
+# A closing line any CI reads: "N passed, N failed".
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(".cache/vitest-report.json", "utf8"));
+  const skipped = r.numPendingTests + r.numTodoTests;
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' || true
+exit $status
