@@ -1,0 +1,615 @@
+import { Agent, type Dispatcher } from 'undici';
+import type { Bar, Exchange, DepthTick, StaticInfo, SuspensionRecord } from './domain.js';
+import {
+  AbortedError,
+  ClientClosedError,
+  InvalidOptionError,
+  MissingItemsError,
+  QuoteflowError,
+} from './errors.js';
+import {
+  buildBatchKlineRequest,
+  checkBatchKlineGroups,
+  decodeBatchKlineData,
+  groupKey,
+  type BatchKlineGroup,
+  type BatchKlineGroupResult,
+} from './endpoints/batch-kline.js';
+import { buildDepthTickRequest, decodeDepthTickData } from './endpoints/depth-tick.js';
+import { buildKlineRequest, checkKlineQuery, decodeKlineData, type KlineQuery } from './endpoints/kline.js';
+import { ACCEPT_JSON, POST_JSON, type RequestSpec } from './endpoints/request-spec.js';
+import { interpretRetResponse } from './endpoints/ret-envelope.js';
+import { buildStaticInfoRequest, decodeStaticInfoData } from './endpoints/static-info.js';
+import { buildSuspensionRequest, decodeSuspensionResponse } from './endpoints/suspension.js';
+import { abortableSleep, isAborted } from './internal/abortable-sleep.js';
+import { backoffDelayMs } from './internal/backoff-delay.js';
+import { chunk } from './internal/chunk.js';
+import { httpExchange, type HttpResponse } from './internal/http-exchange.js';
+import { newTrace } from './internal/new-trace.js';
+import {
+  canPageBackwards,
+  classifyCode,
+  FAMILIES,
+  familyOf,
+  PRODUCT_CLASSES,
+  type Family,
+  type ProductClass,
+} from './markets.js';
+import {
+  PLANS,
+  planLimits,
+  type EndpointKind,
+  type Plan,
+  type PlanLimitOverrides,
+  type PlanLimits,
+} from './plans.js';
+import type { Priority, RequestScheduler } from './request-scheduler.js';
+import { sharedSchedulerFor } from './scheduler/index.js';
+
+/** A structured logger; every method optional. The library logs nothing unless given one. */
+export interface QuoteflowLogger {
+  debug?(event: string, fields: Readonly<Record<string, unknown>>): void;
+  warn?(event: string, fields: Readonly<Record<string, unknown>>): void;
+}
+
+/** Per-request timeouts, from the moment the scheduler lets the request leave. */
+export interface TimeoutOptions {
+  /** `/static_info`, `/depth-tick`, `/kline`, `/batch-kline`. */
+  readonly requestMs?: number;
+  /** Suspension queries return a year of data: the spec advises a longer timeout. */
+  readonly suspensionMs?: number;
+}
+
+/** Retry policy: exponential backoff with full jitter. */
+export interface RetryOptions {
+  /** Requests per call, including the first (network errors, timeouts, 5xx, malformed bodies, 429). */
+  readonly maxAttempts?: number;
+  readonly baseDelayMs?: number;
+  readonly maxDelayMs?: number;
+  /** Extra requests for codes or groups the service left out of a response, before `QF_MISSING_ITEMS`. */
+  readonly missingRetries?: number;
+  /** Random source in [0, 1) for the jitter (tests inject one). */
+  readonly random?: () => number;
+}
+
+/** Options of {@link QuoteflowClient}. */
+export interface QuoteflowClientOptions {
+  /** The service's base address, e.g. `http://127.0.0.1:8080`. */
+  readonly baseUrl: string;
+  /** The subscription token; it never appears in an error, log line or thrown URL. */
+  readonly token: string;
+  /** The token's plan: decides the limits and the request sizes. */
+  readonly plan: Plan;
+  /** Stricter request sizes than the plan's (e.g. Free with 5 batch groups). */
+  readonly limitOverrides?: PlanLimitOverrides;
+  /** The request scheduler; default: the process-wide one of this token (`sharedSchedulerFor`). */
+  readonly scheduler?: RequestScheduler;
+  /** undici dispatcher; default: a keep-alive `Agent` owned (and closed) by the client. */
+  readonly dispatcher?: Dispatcher;
+  readonly timeouts?: TimeoutOptions;
+  readonly retry?: RetryOptions;
+  readonly logger?: QuoteflowLogger;
+  /** Product class per code where `classifyCode` guesses wrong (decides whether `/kline` can page back). */
+  readonly productClasses?: Readonly<Record<string, ProductClass>>;
+  /** Endpoint family per code where the market suffix does not decide it. */
+  readonly families?: Readonly<Record<string, Family>>;
+}
+
+/** Defaults of {@link QuoteflowClientOptions}, units in the names. */
+export const CLIENT_DEFAULTS = {
+  timeouts: { requestMs: 10_000, suspensionMs: 60_000 },
+  retry: { maxAttempts: 4, baseDelayMs: 250, maxDelayMs: 15_000, missingRetries: 2 },
+  keepAliveTimeoutMs: 30_000,
+  connections: 32,
+} as const;
+
+/** Options of one call. */
+export interface CallOptions {
+  /** Aborting rejects the call with `QF_ABORTED` and aborts the request in flight. */
+  readonly signal?: AbortSignal;
+  /** Scheduler priority; default `'live'`. */
+  readonly priority?: Priority;
+  /** Which source asked, so the scheduler shares fairly between sources. */
+  readonly sourceId?: string;
+  /** Endpoint family override for every code of this call (default: from each code's suffix). */
+  readonly family?: Family;
+}
+
+function checkPositiveInt(option: string, value: unknown, min = 1): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new InvalidOptionError(
+      option,
+      `QuoteflowClient: "${option}" must be an integer >= ${min}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The typed client of the market-data HTTP service: one method per endpoint, requests sized to
+ * the plan, every request through the plan scheduler, retries with backoff and jitter, and
+ * every code or group asked for checked in the response. Failures reject with a
+ * {@link QuoteflowError} whose `code` is stable.
+ *
+ * @example
+ * const client = new QuoteflowClient({ baseUrl: 'http://127.0.0.1:8080', token: 'demo', plan: 'basic' });
+ * const ticks = await client.depth(['AAPL.US', 'BTCUSDT']);
+ * await client.close();
+ */
+export class QuoteflowClient {
+  readonly plan: Plan;
+  /** The plan's limits with the overrides applied. */
+  readonly limits: PlanLimits;
+  readonly scheduler: RequestScheduler;
+  readonly #baseUrl: string;
+  readonly #token: string;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  readonly #timeouts: Required<TimeoutOptions>;
+  readonly #retry: Required<RetryOptions>;
+  readonly #logger: QuoteflowLogger;
+  readonly #productClasses: Readonly<Record<string, ProductClass>>;
+  readonly #families: Readonly<Record<string, Family>>;
+  #closed = false;
+
+  constructor(options: QuoteflowClientOptions) {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidOptionError('options', 'QuoteflowClient: options must be an object');
+    let url: URL;
+    try {
+      url = new URL(options.baseUrl);
+    } catch {
+      throw new InvalidOptionError(
+        'baseUrl',
+        `QuoteflowClient: "baseUrl" must be an http(s) URL, got ${JSON.stringify(String(options.baseUrl))}`,
+      );
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new InvalidOptionError(
+        'baseUrl',
+        `QuoteflowClient: "baseUrl" must be an http(s) URL, got protocol ${JSON.stringify(url.protocol)}`,
+      );
+    }
+    if (url.search !== '' || url.username !== '' || url.password !== '') {
+      throw new InvalidOptionError(
+        'baseUrl',
+        'QuoteflowClient: "baseUrl" must carry no query string or credentials (pass the token as "token")',
+      );
+    }
+    if (typeof options.token !== 'string' || options.token.trim() === '') {
+      throw new InvalidOptionError('token', 'QuoteflowClient: "token" must be a non-empty string');
+    }
+    if (!(PLANS as readonly string[]).includes(options.plan)) {
+      throw new InvalidOptionError(
+        'plan',
+        `QuoteflowClient: "plan" must be one of ${PLANS.join(', ')}, got ${JSON.stringify(options.plan)}`,
+      );
+    }
+    this.#baseUrl = url.href.replace(/\/+$/, '');
+    this.#token = options.token;
+    this.plan = options.plan;
+    try {
+      this.limits = planLimits(options.plan, options.limitOverrides);
+    } catch (err) {
+      throw new InvalidOptionError('limitOverrides', `QuoteflowClient: ${(err as Error).message}`);
+    }
+    this.#timeouts = {
+      requestMs: checkPositiveInt(
+        'timeouts.requestMs',
+        options.timeouts?.requestMs ?? CLIENT_DEFAULTS.timeouts.requestMs,
+      ),
+      suspensionMs: checkPositiveInt(
+        'timeouts.suspensionMs',
+        options.timeouts?.suspensionMs ?? CLIENT_DEFAULTS.timeouts.suspensionMs,
+      ),
+    };
+    const random = options.retry?.random ?? Math.random;
+    if (typeof random !== 'function')
+      throw new InvalidOptionError('retry.random', 'QuoteflowClient: "retry.random" must be a function');
+    this.#retry = {
+      maxAttempts: checkPositiveInt(
+        'retry.maxAttempts',
+        options.retry?.maxAttempts ?? CLIENT_DEFAULTS.retry.maxAttempts,
+      ),
+      baseDelayMs: checkPositiveInt(
+        'retry.baseDelayMs',
+        options.retry?.baseDelayMs ?? CLIENT_DEFAULTS.retry.baseDelayMs,
+        0,
+      ),
+      maxDelayMs: checkPositiveInt(
+        'retry.maxDelayMs',
+        options.retry?.maxDelayMs ?? CLIENT_DEFAULTS.retry.maxDelayMs,
+        0,
+      ),
+      missingRetries: checkPositiveInt(
+        'retry.missingRetries',
+        options.retry?.missingRetries ?? CLIENT_DEFAULTS.retry.missingRetries,
+        0,
+      ),
+      random,
+    };
+    for (const [code, cls] of Object.entries(options.productClasses ?? {})) {
+      if (!(PRODUCT_CLASSES as readonly string[]).includes(cls)) {
+        throw new InvalidOptionError(
+          `productClasses.${code}`,
+          `QuoteflowClient: "productClasses.${code}" must be one of ${PRODUCT_CLASSES.join(', ')}, got ${JSON.stringify(cls)}`,
+        );
+      }
+    }
+    for (const [code, family] of Object.entries(options.families ?? {})) {
+      if (!(FAMILIES as readonly string[]).includes(family)) {
+        throw new InvalidOptionError(
+          `families.${code}`,
+          `QuoteflowClient: "families.${code}" must be one of ${FAMILIES.join(', ')}, got ${JSON.stringify(family)}`,
+        );
+      }
+    }
+    this.#productClasses = { ...options.productClasses };
+    this.#families = { ...options.families };
+    this.#logger = options.logger ?? {};
+    this.scheduler = options.scheduler ?? sharedSchedulerFor(options.token, this.limits);
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher =
+      options.dispatcher ??
+      new Agent({
+        keepAliveTimeout: CLIENT_DEFAULTS.keepAliveTimeoutMs,
+        connections: CLIENT_DEFAULTS.connections,
+      });
+  }
+
+  /** The endpoint family that serves `code` under this client's overrides. */
+  familyOf(code: string, override?: Family): Family {
+    return override ?? this.#families[code] ?? familyOf(code);
+  }
+
+  /** The product class of `code` under this client's overrides. */
+  productClassOf(code: string): ProductClass {
+    return this.#productClasses[code] ?? classifyCode(code);
+  }
+
+  /** Whether `/kline` can page backwards for `code` (only forex, precious metals and crypto can). */
+  canPageBackwards(code: string): boolean {
+    return canPageBackwards(this.productClassOf(code));
+  }
+
+  /**
+   * All suspension and resumption records of the last year of one exchange, latest first.
+   * Paced at one query a minute by the scheduler (spec: Limits); uses the longer timeout.
+   */
+  async suspensions(
+    exchange: Exchange,
+    options: CallOptions & { readonly page?: number; readonly size?: number } = {},
+  ): Promise<SuspensionRecord[]> {
+    const query = {
+      exchange,
+      ...(options.page === undefined ? {} : { page: options.page }),
+      ...(options.size === undefined ? {} : { size: options.size }),
+    };
+    buildSuspensionRequest(query); // checks the arguments before anything is scheduled
+    return this.#send(
+      'suspension',
+      () => buildSuspensionRequest(query),
+      (res) => decodeSuspensionResponse(exchange, res.status, res.text),
+      options,
+    );
+  }
+
+  /** Static info of stock codes (US, HK, A shares), in the order asked; split to the plan's codes per request. */
+  async staticInfo(codes: readonly string[], options: CallOptions = {}): Promise<StaticInfo[]> {
+    const unique = uniqueCodes(codes, 'staticInfo');
+    for (const code of unique) {
+      if (this.familyOf(code, options.family) !== 'stock') {
+        throw new InvalidOptionError(
+          'codes',
+          `staticInfo: only US, Hong Kong and A-share stocks have static info, got ${JSON.stringify(code)}`,
+        );
+      }
+    }
+    const max = this.limits.codesPerRequest;
+    return this.#inParallel(chunk(unique, max), options.signal, (part, signal) =>
+      this.#collect<StaticInfo>(
+        'static-info',
+        part,
+        (s) => s.code,
+        { ...options, signal },
+        (subset, opts) =>
+          this.#send(
+            'static-info',
+            (trace) => buildStaticInfoRequest(subset, trace, max),
+            (res, spec) => decodeStaticInfoData(this.#ok(res, spec)),
+            opts,
+          ),
+      ),
+    );
+  }
+
+  /** The latest order book of each code, in the order asked; split by family and to the plan's codes per request. */
+  async depth(codes: readonly string[], options: CallOptions = {}): Promise<DepthTick[]> {
+    const unique = uniqueCodes(codes, 'depth');
+    const max = this.limits.codesPerRequest;
+    const parts = [...this.#byFamily(unique, (c) => c, options.family)].flatMap(([family, list]) =>
+      chunk(list, max).map((p) => [family, p] as const),
+    );
+    const ticks = await this.#inParallel(parts, options.signal, ([family, part], signal) =>
+      this.#collect<DepthTick>(
+        'depth-tick',
+        part,
+        (t) => t.code,
+        { ...options, signal },
+        (subset, opts) =>
+          this.#send(
+            'depth-tick',
+            (trace) => buildDepthTickRequest(subset, family, trace, max),
+            (res, spec) => decodeDepthTickData(this.#ok(res, spec)),
+            opts,
+          ),
+      ),
+    );
+    const byCode = new Map(ticks.map((t) => [t.code, t]));
+    return unique.map((c) => byCode.get(c)!);
+  }
+
+  /**
+   * Up to 500 bars of one code and type, oldest first, backwards from `endMs` (or the latest).
+   * `endMs` is refused for codes that cannot page backwards (stocks accept only the latest page).
+   * Priority defaults to `'live'`; history paging passes `'backfill'`.
+   */
+  async kline(query: KlineQuery, options: CallOptions = {}): Promise<Bar[]> {
+    checkKlineQuery(query);
+    if (query.endMs !== undefined && query.endMs !== 0 && !this.canPageBackwards(query.code)) {
+      throw new InvalidOptionError(
+        'endMs',
+        `kline: ${query.code} is ${this.productClassOf(query.code)}: only forex, precious metals and crypto accept an end time (stock codes accept only 0, the latest page)`,
+      );
+    }
+    const family = this.familyOf(query.code, options.family);
+    const [result] = await this.#collect<{ code: string; bars: readonly Bar[] }>(
+      'kline',
+      [query.code],
+      (r) => r.code,
+      options,
+      (_subset, opts) =>
+        this.#send(
+          'kline',
+          (trace) => buildKlineRequest(query, family, trace),
+          (res, spec) => {
+            const r = decodeKlineData(this.#ok(res, spec));
+            // A response for another code or type does not answer the question: treat it as missing.
+            return r.code === query.code && r.klineType === query.klineType ? [r] : [];
+          },
+          opts,
+        ),
+    );
+    return [...result!.bars];
+  }
+
+  /**
+   * The latest bars (1 or 2 each) of many groups (code + K-line type), in the order asked. A mixed
+   * batch is split by family, each family's groups to the plan's group cap; the pieces are scheduled.
+   */
+  async batchKline(
+    groups: readonly BatchKlineGroup[],
+    options: CallOptions = {},
+  ): Promise<BatchKlineGroupResult[]> {
+    if (!Array.isArray(groups) || groups.length === 0)
+      throw new InvalidOptionError('groups', 'batchKline: "groups" must be a non-empty array');
+    const byKey = new Map<string, BatchKlineGroup>();
+    for (const g of groups) byKey.set(groupKey(g.code, g.klineType), g);
+    const unique = [...byKey.values()];
+    checkBatchKlineGroups(unique, Number.POSITIVE_INFINITY);
+    const max = this.limits.batchKlineGroups;
+    const parts = [...this.#byFamily(unique, (g) => g.code, options.family)].flatMap(([family, list]) =>
+      chunk(list, max).map((p) => [family, p] as const),
+    );
+    const results = await this.#inParallel(parts, options.signal, ([family, part], signal) =>
+      this.#collect<BatchKlineGroupResult>(
+        'batch-kline',
+        part.map((g) => groupKey(g.code, g.klineType)),
+        (r) => groupKey(r.code, r.klineType),
+        { ...options, signal },
+        (subset, opts) =>
+          this.#send(
+            'batch-kline',
+            (trace) =>
+              buildBatchKlineRequest(
+                subset.map((k) => byKey.get(k)!),
+                family,
+                trace,
+                max,
+              ),
+            (res, spec) => decodeBatchKlineData(this.#ok(res, spec)),
+            opts,
+          ),
+      ),
+    );
+    const byResult = new Map(results.map((r) => [groupKey(r.code, r.klineType), r]));
+    return [...byKey.keys()].map((k) => byResult.get(k)!);
+  }
+
+  /** Closes the client's own keep-alive connections (not an injected dispatcher). Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #ok(res: HttpResponse, spec: RequestSpec): unknown {
+    return interpretRetResponse(spec.endpoint, res, spec.trace, spec.asked).data;
+  }
+
+  *#byFamily<T>(
+    items: readonly T[],
+    codeOf: (t: T) => string,
+    override: Family | undefined,
+  ): Iterable<[Family, T[]]> {
+    const map = new Map<Family, T[]>();
+    for (const item of items) {
+      const family = this.familyOf(codeOf(item), override);
+      let list = map.get(family);
+      if (list === undefined) map.set(family, (list = []));
+      list.push(item);
+    }
+    yield* map;
+  }
+
+  /** Runs `work` for every part at once; the first failure aborts the others and rejects. */
+  async #inParallel<P, R>(
+    parts: readonly P[],
+    signal: AbortSignal | undefined,
+    work: (part: P, signal: AbortSignal) => Promise<readonly R[]>,
+  ): Promise<R[]> {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    if (signal?.aborted === true) controller.abort(signal.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const results = await Promise.all(
+        parts.map((p) =>
+          work(p, controller.signal).catch((err: unknown) => {
+            controller.abort(err);
+            throw err;
+          }),
+        ),
+      );
+      return results.flat();
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Asks for `asked` (codes or group keys) and checks that each came back; asks again for the
+   * missing ones (`retry.missingRetries` times), then rejects with {@link MissingItemsError}.
+   * Results come in the order asked; anything not asked for is ignored.
+   */
+  async #collect<T>(
+    endpoint: EndpointKind,
+    asked: readonly string[],
+    keyOf: (t: T) => string,
+    options: CallOptions,
+    request: (subset: string[], options: CallOptions) => Promise<readonly T[]>,
+  ): Promise<T[]> {
+    const found = new Map<string, T>();
+    let pending = [...asked];
+    const rounds = this.#retry.missingRetries + 1;
+    for (let round = 1; ; round++) {
+      const items = await request(pending, options);
+      const wanted = new Set(pending);
+      for (const item of items) {
+        const key = keyOf(item);
+        if (wanted.has(key) && !found.has(key)) found.set(key, item);
+      }
+      pending = pending.filter((k) => !found.has(k));
+      if (pending.length === 0) return asked.map((k) => found.get(k)!);
+      this.#logger.warn?.('response.missing-items', { endpoint, missing: pending, round });
+      if (round >= rounds) throw new MissingItemsError(endpoint, pending, [...found.values()], round);
+      await this.#sleep(
+        backoffDelayMs(round, this.#retry.baseDelayMs, this.#retry.maxDelayMs, this.#retry.random),
+        options.signal,
+        endpoint,
+      );
+    }
+  }
+
+  async #sleep(ms: number, signal: AbortSignal | undefined, endpoint: EndpointKind): Promise<void> {
+    try {
+      await abortableSleep(ms, signal);
+    } catch {
+      throw new AbortedError(endpoint);
+    }
+  }
+
+  /** One logical request: scheduled, sent, interpreted and decoded, retried while the error is retryable. */
+  async #send<T>(
+    endpoint: EndpointKind,
+    build: (trace: string) => RequestSpec,
+    decode: (res: HttpResponse, spec: RequestSpec) => T,
+    options: CallOptions,
+  ): Promise<T> {
+    const signal = options.signal;
+    const timeoutMs = endpoint === 'suspension' ? this.#timeouts.suspensionMs : this.#timeouts.requestMs;
+    for (let attempt = 1; ; attempt++) {
+      if (this.#closed) throw new ClientClosedError(endpoint);
+      if (signal?.aborted === true) throw new AbortedError(endpoint);
+      try {
+        const spec = build(newTrace());
+        const res = await this.scheduler.schedule(
+          {
+            endpoint,
+            priority: options.priority ?? 'live',
+            ...(options.sourceId === undefined ? {} : { sourceId: options.sourceId }),
+            ...(signal === undefined ? {} : { signal }),
+          },
+          () =>
+            httpExchange({
+              endpoint,
+              url: this.#urlOf(spec),
+              method: spec.method,
+              headers: spec.method === 'POST' ? POST_JSON : ACCEPT_JSON,
+              body: spec.body,
+              timeoutMs,
+              dispatcher: this.#dispatcher,
+              token: this.#token,
+              signal,
+            }),
+        );
+        this.#logger.debug?.('response', {
+          endpoint,
+          trace: spec.trace,
+          status: res.status,
+          bytes: res.text.length,
+          attempt,
+        });
+        return decode(res, spec);
+      } catch (err) {
+        if (isAborted(signal)) throw err instanceof AbortedError ? err : new AbortedError(endpoint);
+        if (!(err instanceof QuoteflowError)) throw err;
+        if (err.code === 'QF_RATE_LIMITED') this.scheduler.reportRateLimited(endpoint);
+        if (!err.retryable || attempt >= this.#retry.maxAttempts) {
+          if (attempt > 1) {
+            err.attempts = attempt;
+            err.message += ` (gave up after ${attempt} attempts)`;
+          }
+          throw err;
+        }
+        const delayMs = backoffDelayMs(
+          attempt,
+          this.#retry.baseDelayMs,
+          this.#retry.maxDelayMs,
+          this.#retry.random,
+        );
+        this.#logger.warn?.('request.retry', {
+          endpoint,
+          attempt,
+          code: err.code,
+          delayMs,
+          message: err.message,
+        });
+        await this.#sleep(delayMs, signal, endpoint);
+      }
+    }
+  }
+
+  #urlOf(spec: RequestSpec): string {
+    let url = `${this.#baseUrl}${spec.path}?token=${encodeURIComponent(this.#token)}`;
+    for (const [key, value] of Object.entries(spec.query)) url += `&${key}=${encodeURIComponent(value)}`;
+    return url;
+  }
+}
+
+function uniqueCodes(codes: readonly string[], what: string): string[] {
+  if (!Array.isArray(codes) || codes.length === 0)
+    throw new InvalidOptionError('codes', `${what}: "codes" must be a non-empty array`);
+  codes.forEach((code, i) => {
+    if (typeof code !== 'string' || code === '')
+      throw new InvalidOptionError(
+        `codes[${i}]`,
+        `${what}: "codes[${i}]" must be a non-empty string, got ${JSON.stringify(code)}`,
+      );
+  });
+  return [...new Set(codes)];
+}

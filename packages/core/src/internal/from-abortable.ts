@@ -1,0 +1,26 @@
+import { Observable } from 'rxjs';
+
+/**
+ * A cold observable of one promise-returning call: the call starts on subscribe, its value is
+ * emitted and the observable completes; unsubscribing aborts the call through its signal.
+ */
+export function fromAbortable<T>(call: (signal: AbortSignal) => Promise<T>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const controller = new AbortController();
+    let settled = false;
+    call(controller.signal).then(
+      (value) => {
+        settled = true;
+        subscriber.next(value);
+        subscriber.complete();
+      },
+      (err: unknown) => {
+        settled = true;
+        subscriber.error(err);
+      },
+    );
+    return () => {
+      if (!settled) controller.abort();
+    };
+  });
+}
