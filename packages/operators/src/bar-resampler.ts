@@ -1,0 +1,320 @@
+import { KLINE_PERIOD_MS, barPeriodAt, calendarOf as coreCalendarOf, isKlineType } from '@quoteflow/core';
+import type { Bar, BarUpdate, KlineType, TradingCalendar } from '@quoteflow/core';
+import { OperatorOptionError, invalidOption } from './internal/invalid-option.js';
+import { countBarStarts } from './internal/next-bar-start.js';
+import type { BarKind } from './internal/next-bar-start.js';
+import type { BarReport } from './normalize-bars.js';
+
+/** The period to resample to: a K-line type, or any N-minute period. */
+export type ResampleTarget = KlineType | { readonly periodMs: number } | { readonly minutes: number };
+
+/** What a resampler takes: closed bars, or a merged stream's updates (`final: false` ones count as open). */
+export type ResampleInput = Bar | BarUpdate;
+
+/** One period of a resampled series. */
+export interface ResampledBar {
+  readonly type: 'resampled-bar';
+  readonly code: string;
+  /** The K-line type of the source bars. */
+  readonly sourceKlineType: KlineType;
+  /** The target K-line type, or `undefined` for an N-minute target. */
+  readonly klineType: KlineType | undefined;
+  /** The target's intraday length in ms, `undefined` for daily, weekly and monthly targets. */
+  readonly periodMs: number | undefined;
+  /** Period start and end (core's `barPeriodAt`), epoch ms UTC. */
+  readonly tsMs: number;
+  readonly endMs: number;
+  readonly open: number;
+  readonly high: number;
+  readonly low: number;
+  readonly close: number;
+  /** Sum of the sources' volumes; a `null` source volume counts as 0; `null` if all are null. */
+  readonly volume: number | null;
+  /** Sum of the sources' turnovers, like `volume`. */
+  readonly turnover: number | null;
+  /** Distinct source bars (by start) aggregated so far. */
+  readonly sourceCount: number;
+  /** Source bar periods the period holds under the calendar (holidays not modelled). */
+  readonly expectedCount: number;
+  /** `true` unless every expected source bar was seen closed and the period is closed. */
+  readonly partial: boolean;
+  /** `true` exactly once per period, when it is closed. */
+  readonly final: boolean;
+  /** 0 for the first emission of a period, +1 for each later one. */
+  readonly revision: number;
+}
+
+/** Options of {@link createBarResampler} (and of `resampleBars`). */
+export interface BarResamplerOptions {
+  /** The target period: a K-line type (`6` = 2 hours), `{ minutes: 90 }` or `{ periodMs }`. */
+  readonly to: ResampleTarget;
+  /** The trading calendar of a code. @defaultValue core's `calendarOf` */
+  readonly calendarOf?: (code: string) => TradingCalendar;
+  /**
+   * `all`: emit the aggregate after every source bar that changes it (`final: false`) and the
+   * closed period once (`final: true`); `final`: only closed periods.
+   * @defaultValue 'all'
+   */
+  readonly emit?: 'all' | 'final';
+  /** Receives dropped sources: `late` (older than the open period) and `outside-session`. */
+  readonly onReport?: (report: BarReport) => void;
+}
+
+/** Defaults of {@link BarResamplerOptions}. */
+export const RESAMPLE_BARS_DEFAULTS = { emit: 'all' } as const;
+
+/** The plain state machine behind `resampleBars`. */
+export interface BarResampler {
+  /** Feeds one source bar; outputs go to `emit`. Throws `QF_INVALID_OPTION` if the source cannot nest in the target. */
+  push(bar: ResampleInput, emit: (out: ResampledBar) => void): void;
+  /** Emits every open period as it stands (`final: false`, `partial: true`), e.g. at the end of a batch. */
+  flush(emit: (out: ResampledBar) => void): void;
+}
+
+interface Entry {
+  readonly ts: number;
+  bar: ResampleInput;
+  final: boolean;
+}
+
+interface Series {
+  readonly code: string;
+  readonly source: KlineType;
+  readonly calendar: TradingCalendar;
+  startMs: number;
+  endMs: number;
+  expected: number;
+  /** Sources before this instant belong to closed periods. */
+  closedUpTo: number;
+  open: boolean;
+  entries: Entry[];
+  finals: number;
+  revision: number;
+  // Aggregate of entries[0 .. n-2]; the last entry is added on the fly (it may still change).
+  pHigh: number;
+  pLow: number;
+  pVol: number;
+  pVolN: number;
+  pTurn: number;
+  pTurnN: number;
+}
+
+const MINUTE_MS = 60_000;
+const RANK: Record<8 | 9 | 10, number> = { 8: 1, 9: 2, 10: 3 };
+
+function targetKind(to: ResampleTarget): BarKind {
+  if (typeof to === 'number') {
+    if (!isKlineType(to)) invalidOption('to', `resampleBars: "to" must be a K-line type 1-10, { minutes } or { periodMs }, got ${String(to)}`);
+    return to;
+  }
+  const periodMs = 'minutes' in to ? to.minutes * MINUTE_MS : to.periodMs;
+  if (!Number.isInteger(periodMs) || periodMs <= 0 || periodMs % MINUTE_MS !== 0 || periodMs > 86_400_000) {
+    invalidOption('to', `resampleBars: "to" must be a whole number of minutes up to one day, got ${JSON.stringify(to)}`);
+  }
+  return { periodMs };
+}
+
+/** Why `source` cannot be resampled to `target`, or `undefined` when it can. */
+function nestingProblem(source: KlineType, target: BarKind): string | undefined {
+  const sp = KLINE_PERIOD_MS[source];
+  const tp = typeof target === 'number' ? KLINE_PERIOD_MS[target] : target.periodMs;
+  if (sp !== undefined && tp !== undefined) return tp % sp === 0 ? undefined : `a ${tp / MINUTE_MS}-minute period is not a multiple of source type ${source} (${sp / MINUTE_MS} minutes)`;
+  if (sp !== undefined) return undefined; // intraday into daily, weekly, monthly
+  if (tp !== undefined) return `source type ${source} is longer than the target`;
+  const s = RANK[source as 8 | 9 | 10];
+  const t = RANK[target as 8 | 9 | 10];
+  if (s > t) return `source type ${source} is longer than target type ${String(target)}`;
+  if (source === 9 && target === 10) return 'weeks do not nest in months';
+  return undefined;
+}
+
+/**
+ * Creates the state machine behind `resampleBars`, for use without RxJS.
+ *
+ * @example
+ * ```ts
+ * const r = createBarResampler({ to: 6 }); // 2-hour bars, which the service lacks for stocks
+ * const out: ResampledBar[] = [];
+ * for (const bar of oneMinuteBars) r.push(bar, (b) => out.push(b));
+ * ```
+ */
+export function createBarResampler(options: BarResamplerOptions): BarResampler {
+  const target = targetKind(options?.to);
+  const mode = options.emit ?? RESAMPLE_BARS_DEFAULTS.emit;
+  if (mode !== 'all' && mode !== 'final') invalidOption('emit', `resampleBars: "emit" must be "all" or "final", got ${String(mode)}`);
+  const calendarOf = options.calendarOf ?? coreCalendarOf;
+  const onReport = options.onReport;
+  const targetType = typeof target === 'number' ? target : undefined;
+  const targetPeriodMs = typeof target === 'number' ? KLINE_PERIOD_MS[target] : target.periodMs;
+  const byCode = new Map<string, (Series | undefined)[]>();
+  const checked: boolean[] = [];
+
+  const seriesOf = (code: string, source: KlineType): Series => {
+    let types = byCode.get(code);
+    if (types === undefined) {
+      types = [];
+      byCode.set(code, types);
+    }
+    let s = types[source];
+    if (s === undefined) {
+      if (checked[source] !== true) {
+        const problem = nestingProblem(source, target);
+        if (problem !== undefined) throw new OperatorOptionError('to', `resampleBars: cannot resample ${code} type ${source}: ${problem}`);
+        checked[source] = true;
+      }
+      s = {
+        code,
+        source,
+        calendar: calendarOf(code),
+        startMs: 0,
+        endMs: 0,
+        expected: 0,
+        closedUpTo: -Infinity,
+        open: false,
+        entries: [],
+        finals: 0,
+        revision: 0,
+        pHigh: -Infinity,
+        pLow: Infinity,
+        pVol: 0,
+        pVolN: 0,
+        pTurn: 0,
+        pTurnN: 0,
+      };
+      types[source] = s;
+    }
+    return s;
+  };
+
+  const fold = (s: Series, bar: ResampleInput): void => {
+    if (bar.high > s.pHigh) s.pHigh = bar.high;
+    if (bar.low < s.pLow) s.pLow = bar.low;
+    if (bar.volume !== null) {
+      s.pVol += bar.volume;
+      s.pVolN++;
+    }
+    if (bar.turnover !== null) {
+      s.pTurn += bar.turnover;
+      s.pTurnN++;
+    }
+  };
+
+  const resetPrefix = (s: Series): void => {
+    s.pHigh = -Infinity;
+    s.pLow = Infinity;
+    s.pVol = 0;
+    s.pVolN = 0;
+    s.pTurn = 0;
+    s.pTurnN = 0;
+  };
+
+  const build = (s: Series, final: boolean): ResampledBar => {
+    const entries = s.entries;
+    const last = (entries[entries.length - 1] as Entry).bar;
+    const first = (entries[0] as Entry).bar;
+    const volN = s.pVolN + (last.volume === null ? 0 : 1);
+    const turnN = s.pTurnN + (last.turnover === null ? 0 : 1);
+    return {
+      type: 'resampled-bar',
+      code: s.code,
+      sourceKlineType: s.source,
+      klineType: targetType,
+      periodMs: targetPeriodMs,
+      tsMs: s.startMs,
+      endMs: s.endMs,
+      open: first.open,
+      high: last.high > s.pHigh ? last.high : s.pHigh,
+      low: last.low < s.pLow ? last.low : s.pLow,
+      close: last.close,
+      volume: volN === 0 ? null : s.pVol + (last.volume ?? 0),
+      turnover: turnN === 0 ? null : s.pTurn + (last.turnover ?? 0),
+      sourceCount: entries.length,
+      expectedCount: s.expected,
+      partial: !final || s.finals < s.expected,
+      final,
+      revision: s.revision++,
+    };
+  };
+
+  const close = (s: Series, emit: (o: ResampledBar) => void): void => {
+    emit(build(s, true));
+    s.open = false;
+    s.closedUpTo = s.endMs;
+    s.entries = [];
+    s.finals = 0;
+    resetPrefix(s);
+  };
+
+  const drop = (bar: ResampleInput, problem: 'late' | 'outside-session', why: string): void => {
+    onReport?.({
+      type: 'bar-report',
+      problem,
+      action: 'dropped',
+      code: bar.code,
+      klineType: bar.klineType,
+      tsMs: bar.tsMs,
+      message: `bar ${bar.code} type ${bar.klineType} at ${bar.tsMs}: ${why}`,
+      row: bar,
+    });
+  };
+
+  const insertSlow = (s: Series, bar: ResampleInput, final: boolean): boolean => {
+    const entries = s.entries;
+    const ts = bar.tsMs;
+    let i = entries.length - 1;
+    while (i >= 0 && (entries[i] as Entry).ts > ts) i--;
+    const at = entries[i];
+    if (at !== undefined && at.ts === ts) {
+      if (at.final) return false; // the first closed version of a source bar wins
+      at.bar = bar;
+      at.final = final;
+    } else {
+      entries.splice(i + 1, 0, { ts, bar, final });
+    }
+    if (final) s.finals++;
+    resetPrefix(s);
+    for (let j = 0; j < entries.length - 1; j++) fold(s, (entries[j] as Entry).bar);
+    return true;
+  };
+
+  return {
+    push(bar, emit) {
+      const s = seriesOf(bar.code, bar.klineType);
+      const ts = bar.tsMs;
+      const final = bar.type === 'bar' || bar.final;
+      if (s.open && ts >= s.endMs) close(s, emit);
+      if (!s.open) {
+        if (ts < s.closedUpTo) return drop(bar, 'late', 'its resampled period is already closed');
+        const p = barPeriodAt(ts, target, s.calendar);
+        if (p === undefined) return drop(bar, 'outside-session', 'outside the trading session');
+        s.open = true;
+        s.startMs = p.startMs;
+        s.endMs = p.endMs;
+        s.expected = countBarStarts(p.startMs, p.endMs, s.source, s.calendar);
+        s.revision = 0;
+      } else if (ts < s.startMs) {
+        return drop(bar, 'late', 'older than the open resampled period');
+      }
+      const entries = s.entries;
+      const last = entries[entries.length - 1];
+      if (last === undefined || ts > last.ts) {
+        if (last !== undefined) fold(s, last.bar);
+        entries.push({ ts, bar, final });
+        if (final) s.finals++;
+      } else if (ts === last.ts) {
+        if (last.final) return; // a repeat of a closed source bar changes nothing
+        last.bar = bar;
+        last.final = final;
+        if (final) s.finals++;
+      } else if (!insertSlow(s, bar, final)) {
+        return;
+      }
+      const lastNow = entries[entries.length - 1] as Entry;
+      if (s.finals >= s.expected && lastNow.final) close(s, emit);
+      else if (mode === 'all') emit(build(s, false));
+    },
+    flush(emit) {
+      for (const types of byCode.values()) for (const s of types) if (s?.open === true && s.entries.length > 0) emit(build(s, false));
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import { KLINE_PERIOD_MS, barPeriodAt, utcToZoned, zonedToUtcMs } from '@quoteflow/core';
+import type { KlineType, TradingCalendar } from '@quoteflow/core';
+
+/** A bar length: a K-line type or an N-minute period. */
+export type BarKind = KlineType | { readonly periodMs: number };
+
+const DAY_MS = 86_400_000;
+const MAX_DAYS_AHEAD = 15;
+
+function periodOf(kind: BarKind): number | undefined {
+  return typeof kind === 'number' ? KLINE_PERIOD_MS[kind] : kind.periodMs;
+}
+
+function localDate(ms: number, tz: string): [number, number, number] {
+  const l = utcToZoned(ms, tz);
+  return [l.year, l.month, l.day];
+}
+
+function addDays([y, m, d]: [number, number, number], days: number): [number, number, number] {
+  const t = new Date(Date.UTC(y, m - 1, d + days));
+  return [t.getUTCFullYear(), t.getUTCMonth() + 1, t.getUTCDate()];
+}
+
+function weekdayOf([y, m, d]: [number, number, number]): number {
+  return new Date(Date.UTC(y, m - 1, d)).getUTCDay();
+}
+
+/** The first session-segment start at or after `tMs` (stocks), or `undefined` within 15 days. */
+function nextSegmentStart(tMs: number, cal: TradingCalendar): number | undefined {
+  const day0 = localDate(tMs, cal.timeZone);
+  for (let i = 0; i <= MAX_DAYS_AHEAD; i++) {
+    const day = addDays(day0, i);
+    if (!cal.weekdays.includes(weekdayOf(day))) continue;
+    const midnight = zonedToUtcMs(cal.timeZone, ...day);
+    // Same convention as core's barPeriodAt: a segment starts at local midnight + its offset.
+    for (const [segStart] of cal.segments) if (midnight + segStart >= tMs) return midnight + segStart;
+  }
+  return undefined;
+}
+
+/**
+ * The start of the first bar period of `kind` that begins at or after `tMs`, under core's
+ * `barPeriodAt` convention (sessions for stocks, UTC for 24-hour markets). Holidays are not
+ * modelled, so for stocks a holiday counts as a trading day.
+ */
+export function firstBarStartAtOrAfter(tMs: number, kind: BarKind, cal: TradingCalendar): number {
+  const periodMs = periodOf(kind);
+  if (periodMs !== undefined) {
+    if (cal.segments.length === 0) return Math.ceil(tMs / periodMs) * periodMs;
+    const p = barPeriodAt(tMs, kind, cal);
+    if (p !== undefined) return p.startMs === tMs ? tMs : nextBarStart(tMs, kind, cal);
+    return nextSegmentStart(tMs, cal) ?? tMs + DAY_MS;
+  }
+  const p = barPeriodAt(tMs, kind, cal);
+  if (p !== undefined && p.startMs === tMs) return tMs;
+  return nextBarStart(tMs, kind, cal);
+}
+
+/**
+ * The start of the bar period of `kind` that follows the one containing `tsMs` (for a stock
+ * instant outside the session: the first period after it). Used for gap detection and for
+ * counting the source bars of a resampled period.
+ */
+export function nextBarStart(tsMs: number, kind: BarKind, cal: TradingCalendar): number {
+  const periodMs = periodOf(kind);
+  const tz = cal.timeZone;
+  if (periodMs !== undefined) {
+    if (cal.segments.length === 0) return (Math.floor(tsMs / periodMs) + 1) * periodMs;
+    const p = barPeriodAt(tsMs, kind, cal);
+    const from = p === undefined ? tsMs : p.endMs;
+    if (p !== undefined) {
+      const q = barPeriodAt(from, kind, cal);
+      if (q !== undefined && q.startMs === from) return from;
+    }
+    return nextSegmentStart(from, cal) ?? from + DAY_MS;
+  }
+  const type = typeof kind === 'number' ? kind : 8;
+  const start = localDate(barPeriodAt(tsMs, kind, cal)?.startMs ?? tsMs, tz);
+  if (type === 8) {
+    for (let i = 1; i <= MAX_DAYS_AHEAD; i++) {
+      const day = addDays(start, i);
+      if (cal.weekdays.includes(weekdayOf(day))) return zonedToUtcMs(tz, ...day);
+    }
+    return zonedToUtcMs(tz, ...addDays(start, 1));
+  }
+  if (type === 9) return zonedToUtcMs(tz, ...addDays(start, 7));
+  const [y, m] = start;
+  return m === 12 ? zonedToUtcMs(tz, y + 1, 1, 1) : zonedToUtcMs(tz, y, m + 1, 1);
+}
+
+/**
+ * How many bar periods of `source` start in [startMs, endMs) (capped at 100,000). Arithmetic for
+ * intraday periods that do not cross a session boundary, iteration otherwise.
+ */
+export function countBarStarts(startMs: number, endMs: number, source: BarKind, cal: TradingCalendar): number {
+  const periodMs = periodOf(source);
+  if (periodMs !== undefined) {
+    const inOneSegment = cal.segments.length === 0 || barPeriodAt(endMs - 1, { periodMs: endMs - startMs }, cal)?.startMs === startMs;
+    if (inOneSegment && firstBarStartAtOrAfter(startMs, source, cal) === startMs) {
+      return Math.ceil((endMs - startMs) / periodMs);
+    }
+  }
+  let n = 0;
+  for (let t = firstBarStartAtOrAfter(startMs, source, cal); t < endMs && n < 100_000; t = nextBarStart(t, source, cal)) n++;
+  return n;
+}
