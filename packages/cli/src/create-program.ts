@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import type { CommandContext } from './command-context.js';
 import { registerPlanCommand } from './commands/plan.js';
+import { registerStaticInfoCommand } from './commands/static-info.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -29,6 +30,7 @@ export function createProgram(ctx: CommandContext): Command {
         'QUOTEFLOW_LOG_LEVEL (info). Exit codes: 0 success, 1 failure, 2 bad usage or config, 3 the service refused.',
       ].join('\n'),
     );
+  registerStaticInfoCommand(program, ctx);
   registerPlanCommand(program, ctx);
   return program;
 }

@@ -5,13 +5,17 @@ import { UsageError } from './usage-error.js';
 /** Error codes of @quoteflow/core that mean "the service refused" (exit 3), not "something broke" (exit 1). */
 const REFUSAL_CODES = new Set([
   'QF_SERVICE',
-  'QF_UNAUTHORIZED',
-  'QF_TOKEN_INVALID',
-  'QF_CODE_INVALID',
-  'QF_CODE_UNAUTHORIZED',
+  'QF_RATE_LIMITED',
+  'QF_UNAUTHORIZED_TOKEN',
+  'QF_INVALID_CODE',
+  'QF_UNAUTHORIZED_CODE',
   'QF_TOO_MANY_PRODUCTS',
-  'QF_REFUSED',
+  'QF_BODY_EMPTY',
+  'QF_BAD_REQUEST',
 ]);
+
+/** Error codes that mean bad options or configuration (exit 2): a library option, a state file. */
+const CONFIG_CODES = new Set(['QF_INVALID_OPTION', 'QF_STATE', 'QF_PIPELINE_CONFIG']);
 
 /** Walks `cause` chains: a refusal wrapped by a pipeline is still a refusal. */
 function* chain(err: unknown): Generator<unknown> {
@@ -31,7 +35,8 @@ export function exitCodeFor(err: unknown): ExitCode {
     if (e instanceof UsageError) return EXIT.usage;
     if (e instanceof Error && 'code' in e && typeof e.code === 'string' && REFUSAL_CODES.has(e.code))
       return EXIT.refused;
-    if (e instanceof Error && 'code' in e && e.code === 'QF_INVALID_OPTION') return EXIT.usage;
+    if (e instanceof Error && 'code' in e && typeof e.code === 'string' && CONFIG_CODES.has(e.code))
+      return EXIT.usage;
   }
   return EXIT.failure;
 }
