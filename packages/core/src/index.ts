@@ -39,8 +39,27 @@ export type { ProductClass, Family, StockMarket, TradingCalendar, BarPeriod } fr
 export { zonedToUtcMs, utcToZoned, parseWallClock } from './internal/zoned-time.js';
 export { PRIORITIES } from './request-scheduler.js';
 export type { Priority, ScheduledRequest, RequestScheduler } from './request-scheduler.js';
-export { PlanScheduler, sharedSchedulerFor } from './scheduler/index.js';
-export type { PlanSchedulerOptions } from './scheduler/index.js';
+export {
+  PlanScheduler,
+  PLAN_SCHEDULER_DEFAULTS,
+  sharedSchedulerFor,
+  MemoryWindowStore,
+  systemClock,
+  SchedulerError,
+} from './scheduler/index.js';
+export type {
+  PlanSchedulerOptions,
+  PlanSchedulerStats,
+  RuleStats,
+  WaitStats,
+  WindowStore,
+  WindowSpec,
+  SlidingWindowSpec,
+  BucketSpec,
+  AcquireResult,
+  SchedulerClock,
+  SchedulerErrorCode,
+} from './scheduler/index.js';
 export {
   ERROR_CODES,
   QuoteflowError,

@@ -1,2 +1,15 @@
-export { PlanScheduler, sharedSchedulerFor } from './plan-scheduler.js';
-export type { PlanSchedulerOptions } from './plan-scheduler.js';
+export { PlanScheduler, PLAN_SCHEDULER_DEFAULTS } from './plan-scheduler.js';
+export type { PlanSchedulerOptions, PlanSchedulerStats, RuleStats, WaitStats } from './plan-scheduler.js';
+export { sharedSchedulerFor } from './shared-scheduler-for.js';
+export { MemoryWindowStore } from './memory-window-store.js';
+export type {
+  WindowStore,
+  WindowSpec,
+  SlidingWindowSpec,
+  BucketSpec,
+  AcquireResult,
+} from './window-store.js';
+export { systemClock } from './scheduler-clock.js';
+export type { SchedulerClock } from './scheduler-clock.js';
+export { SchedulerError } from './scheduler-error.js';
+export type { SchedulerErrorCode } from './scheduler-error.js';

@@ -1,32 +1,526 @@
-import type { EndpointKind, PlanLimits } from '../plans.js';
-import type { RequestScheduler, ScheduledRequest } from '../request-scheduler.js';
+import Bottleneck from 'bottleneck';
+import { ENDPOINT_KINDS, type EndpointKind, type PlanLimits, type WindowRule } from '../plans.js';
+import {
+  PRIORITIES,
+  type Priority,
+  type RequestScheduler,
+  type ScheduledRequest,
+} from '../request-scheduler.js';
+import { FairQueue, type FairQueueItem } from './internal/fair-queue.js';
+import { PlanWindows } from './internal/plan-windows.js';
+import { MemoryWindowStore } from './memory-window-store.js';
+import { systemClock, type SchedulerClock } from './scheduler-clock.js';
+import { SchedulerError } from './scheduler-error.js';
+import type { WindowSpec, WindowStore } from './window-store.js';
 
-/** Options of {@link PlanScheduler} (work in progress: the stub only forwards calls). */
+/** Options of {@link PlanScheduler}; every field has a default in {@link PLAN_SCHEDULER_DEFAULTS}. */
 export interface PlanSchedulerOptions {
+  /**
+   * Safety margin added to every window, in ms: starts are spaced as if each window were this much
+   * longer, so a request whose predecessor was delayed by up to this much in the network still
+   * cannot arrive too close to it.
+   */
+  readonly marginMs?: number;
   /** IANA time zone whose midnight resets the daily total. */
   readonly dailyResetTimeZone?: string;
-  /** Extra spacing added to every window, against network jitter. */
-  readonly marginMs?: number;
+  /** Requests in flight at once (started, not yet settled); `Infinity` for no cap. */
+  readonly maxInFlight?: number;
+  /** First pause after the service answers "rate limit", in ms; doubles per repeated report. */
+  readonly rateLimitBackoffMs?: number;
+  /** Longest pause after repeated "rate limit" answers, in ms. */
+  readonly rateLimitMaxBackoffMs?: number;
+  /**
+   * After a pause, starts are paced at half the sustained rate for this long, then at the
+   * sustained rate for as long again, so a backlog never leaves in a burst. A report during that
+   * time doubles the next pause.
+   */
+  readonly recoveryMs?: number;
+  /** Time source and timers (virtual in tests). */
+  readonly clock?: SchedulerClock;
+  /** Where the start-time logs live (in process by default; shared across processes later). */
+  readonly store?: WindowStore;
 }
 
-/** Plan-limited request scheduler (stub: the real gate lands in the next commit). */
-export class PlanScheduler implements RequestScheduler {
+/**
+ * Defaults of {@link PlanSchedulerOptions}.
+ *
+ * - `marginMs: 25`: jitter between two requests on one keep-alive connection is a few ms on a LAN
+ *   and rarely above 10 ms across a region; 25 ms covers that plus timer lateness and still leaves
+ *   the binding 1 s rules at 1000 / 1025 = 0.976 of the allowed rate (target >= 0.95).
+ * - `dailyResetTimeZone: 'Asia/Shanghai'`: the provider counts days in China time (its ret codes,
+ *   A-share focus and Shanghai suspension source point there), and the zone has no DST, so every
+ *   day is exactly 24 h. Set it to the zone your provider account states.
+ * - `maxInFlight: 32`: far above what any plan needs (20/s × a 1 s response), but bounds sockets
+ *   and memory if the service stalls.
+ */
+export const PLAN_SCHEDULER_DEFAULTS = {
+  marginMs: 25,
+  dailyResetTimeZone: 'Asia/Shanghai',
+  maxInFlight: 32,
+  rateLimitBackoffMs: 2_000,
+  rateLimitMaxBackoffMs: 60_000,
+  recoveryMs: 10_000,
+} as const;
+
+/** Wait statistics of one priority (queue entry to start). */
+export interface WaitStats {
+  readonly started: number;
+  readonly meanWaitMs: number;
+  readonly maxWaitMs: number;
+}
+
+/** One rule's state: starts in the window that ends now (nominal window, margin not included). */
+export interface RuleStats {
+  readonly id: string;
+  readonly scope: WindowRule['scope'];
+  readonly windowMs: number;
+  readonly limit: number;
+  readonly startsInWindow: number;
+  /** `startsInWindow / limit`. */
+  readonly fill: number;
+}
+
+/** A snapshot of {@link PlanScheduler.stats}. */
+export interface PlanSchedulerStats {
+  readonly atMs: number;
+  readonly queued: Readonly<Record<Priority, number>>;
+  readonly inFlight: number;
+  readonly waits: Readonly<Record<Priority, WaitStats>>;
+  readonly startedPerEndpoint: Readonly<Partial<Record<EndpointKind, number>>>;
+  readonly rules: readonly RuleStats[];
+  readonly day: { readonly starts: number; readonly limit: number; readonly resetsAtMs: number };
+  readonly rateLimitReports: number;
+  /** Set while starts are paused after a "rate limit" answer. */
+  readonly pausedUntilMs: number | undefined;
+  /** Set while starts are paced after a pause. */
+  readonly recoveringUntilMs: number | undefined;
+  /**
+   * How close the plan is to its binding rule right now: the largest `fill` of any rule. On a
+   * saturated backlog it stays near `windowMs / (windowMs + marginMs)`.
+   */
+  readonly utilisation: number;
+}
+
+type JobState = 'queued' | 'dispatching' | 'started' | 'settled';
+
+interface Job extends FairQueueItem {
+  readonly priority: Priority;
+  readonly signal: AbortSignal | undefined;
+  readonly send: () => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (reason: unknown) => void;
+  readonly enqueuedAtMs: number;
+  state: JobState;
+  onAbort: (() => void) | undefined;
+}
+
+const DEFAULT_SOURCE = '';
+
+/**
+ * The plan scheduler: every request of one token goes through {@link PlanScheduler.schedule},
+ * which starts `send` only when every sliding-window rule of the plan, the daily total (calendar
+ * day of `dailyResetTimeZone`) and any rate-limit pause allow one more request arrival.
+ *
+ * - Limit safety comes from an exact gate over per-rule logs of start times ({@link WindowStore}):
+ *   a job starts at the earliest instant every applicable rule allows, each window widened by
+ *   `marginMs`, and the start is recorded atomically with the check.
+ * - Order: `live` before `backfill` (a backfill job never takes a slot a waiting live job could use
+ *   now or would need first); within a priority, round-robin across `sourceId`s.
+ * - Queueing is lazy and cheap: jobs wait in an internal queue per priority; only the one job that
+ *   may start now is handed to bottleneck, which runs it and caps requests in flight
+ *   (`maxInFlight`). Ten thousand queued jobs are ten thousand small records and one timer.
+ * - `reportRateLimited` pauses all starts with exponential backoff, then paces them (half rate,
+ *   then full rate) so a backlog never leaves in a burst.
+ *
+ * Use {@link sharedSchedulerFor} to get the one scheduler of a token; construct directly only in
+ * tests or for a private quota.
+ *
+ * @example
+ * ```ts
+ * const scheduler = new PlanScheduler(planLimits('premium'));
+ * const body = await scheduler.schedule({ endpoint: 'kline', priority: 'backfill', sourceId: 'AAPL.US' }, () =>
+ *   fetch(url).then((r) => r.json()),
+ * );
+ * await scheduler.close();
+ * ```
+ */
+export class PlanScheduler implements RequestScheduler, AsyncDisposable {
   readonly limits: PlanLimits;
-  constructor(limits: PlanLimits, _options: PlanSchedulerOptions = {}) {
+  readonly options: Required<Omit<PlanSchedulerOptions, 'clock' | 'store'>>;
+  private readonly clock: SchedulerClock;
+  private readonly store: WindowStore;
+  private readonly windows: PlanWindows;
+  private readonly limiter: Bottleneck;
+  private readonly queues: Record<Priority, FairQueue<Job>> = {
+    live: new FairQueue(),
+    backfill: new FairQueue(),
+  };
+  private dispatching: Job | undefined;
+  private inFlight = 0;
+  private wakeHandle: unknown;
+  private wakeAtMs = Number.POSITIVE_INFINITY;
+  private lastNowMs = Number.NEGATIVE_INFINITY;
+  private pausedUntilMs = Number.NEGATIVE_INFINITY;
+  private recoveringUntilMs = Number.NEGATIVE_INFINITY;
+  private backoffLevel = 0;
+  private rateLimitReports = 0;
+  private readonly waits = {
+    live: { started: 0, totalMs: 0, maxMs: 0 },
+    backfill: { started: 0, totalMs: 0, maxMs: 0 },
+  };
+  private readonly startedPerEndpoint: Partial<Record<EndpointKind, number>> = {};
+  private closing: Promise<void> | undefined;
+
+  /**
+   * @param limits - the plan's limits (`planLimits(plan)`).
+   * @param options - see {@link PlanSchedulerOptions}; defaults in {@link PLAN_SCHEDULER_DEFAULTS}.
+   * @throws SchedulerError `QF_INVALID_OPTION` when an option or a limit is out of range.
+   */
+  constructor(limits: PlanLimits, options: PlanSchedulerOptions = {}) {
     this.limits = limits;
+    this.options = {
+      marginMs: options.marginMs ?? PLAN_SCHEDULER_DEFAULTS.marginMs,
+      dailyResetTimeZone: options.dailyResetTimeZone ?? PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
+      maxInFlight: options.maxInFlight ?? PLAN_SCHEDULER_DEFAULTS.maxInFlight,
+      rateLimitBackoffMs: options.rateLimitBackoffMs ?? PLAN_SCHEDULER_DEFAULTS.rateLimitBackoffMs,
+      rateLimitMaxBackoffMs: options.rateLimitMaxBackoffMs ?? PLAN_SCHEDULER_DEFAULTS.rateLimitMaxBackoffMs,
+      recoveryMs: options.recoveryMs ?? PLAN_SCHEDULER_DEFAULTS.recoveryMs,
+    };
+    validate(limits, this.options);
+    this.clock = options.clock ?? systemClock;
+    this.store = options.store ?? new MemoryWindowStore();
+    this.windows = new PlanWindows(limits, this.options.marginMs, this.options.dailyResetTimeZone);
+    const maxInFlight = this.options.maxInFlight;
+    this.limiter = new Bottleneck({ maxConcurrent: Number.isFinite(maxInFlight) ? maxInFlight : null });
   }
+
+  /** True once {@link close} was called. */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /**
+   * Runs `send` once every limit allows one more request of `request.endpoint`, and settles as
+   * `send` settles. Rejects with the signal's reason when `request.signal` aborts while the job
+   * is queued (a started `send` is not touched), and with `SchedulerError` `QF_SCHEDULER_CLOSED`
+   * when the scheduler closes first.
+   */
   schedule<T>(request: ScheduledRequest, send: () => Promise<T>): Promise<T> {
-    if (request.signal?.aborted === true) return Promise.reject(request.signal.reason);
-    return send();
+    if (this.closed) return Promise.reject(closedError());
+    if (!(ENDPOINT_KINDS as readonly string[]).includes(request.endpoint)) {
+      return Promise.reject(new TypeError(`schedule: unknown endpoint ${JSON.stringify(request.endpoint)}`));
+    }
+    if (!(PRIORITIES as readonly string[]).includes(request.priority)) {
+      return Promise.reject(new TypeError(`schedule: unknown priority ${JSON.stringify(request.priority)}`));
+    }
+    const signal = request.signal;
+    if (signal?.aborted === true) return Promise.reject(signal.reason);
+    return new Promise<T>((resolve, reject) => {
+      const job: Job = {
+        sourceId: request.sourceId ?? DEFAULT_SOURCE,
+        endpoint: request.endpoint,
+        priority: request.priority,
+        signal,
+        send,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        enqueuedAtMs: this.now(),
+        removed: false,
+        state: 'queued',
+        onAbort: undefined,
+      };
+      if (signal !== undefined) {
+        job.onAbort = () => this.abort(job);
+        signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      this.queues[job.priority].push(job);
+      this.pump();
+    });
   }
-  reportRateLimited(_endpoint: EndpointKind): void {}
-  async close(): Promise<void> {}
+
+  /**
+   * The service answered "rate limit" although every known rule held (another process on the
+   * token, or a clock between us and it). Pauses every start for `rateLimitBackoffMs`, doubled for
+   * each report that comes before the previous recovery ended (up to `rateLimitMaxBackoffMs`);
+   * reports during a pause belong to the same episode. Afterwards starts are paced (no burst).
+   */
+  reportRateLimited(endpoint: EndpointKind): void {
+    void endpoint; // One pause for every scope: a 429 does not say which rule the service applied.
+    if (this.closed) return;
+    const now = this.now();
+    this.rateLimitReports++;
+    if (now < this.pausedUntilMs) return;
+    this.backoffLevel = now < this.recoveringUntilMs ? this.backoffLevel + 1 : 1;
+    const pauseMs = Math.min(
+      this.options.rateLimitMaxBackoffMs,
+      this.options.rateLimitBackoffMs * 2 ** (this.backoffLevel - 1),
+    );
+    this.pausedUntilMs = now + pauseMs;
+    this.recoveringUntilMs = this.pausedUntilMs + 2 * this.options.recoveryMs;
+    this.cancelWake(); // the wake time moves
+    this.pump();
+  }
+
+  /** A snapshot of queues, waits, rule windows and utilisation. */
+  stats(): PlanSchedulerStats {
+    const now = this.now();
+    const rules = this.limits.rules.map((rule) => {
+      const spec: WindowSpec = {
+        kind: 'sliding',
+        key: `rule:${rule.id}`,
+        windowMs: rule.windowMs,
+        limit: rule.limit,
+      };
+      const startsInWindow = this.store.count(spec, now);
+      return {
+        id: rule.id,
+        scope: rule.scope,
+        windowMs: rule.windowMs,
+        limit: rule.limit,
+        startsInWindow,
+        fill: startsInWindow / rule.limit,
+      };
+    });
+    const day = this.windows.dayOf(now);
+    const waitStats = (w: { started: number; totalMs: number; maxMs: number }): WaitStats => ({
+      started: w.started,
+      meanWaitMs: w.started === 0 ? 0 : w.totalMs / w.started,
+      maxWaitMs: w.maxMs,
+    });
+    return {
+      atMs: now,
+      queued: { live: this.queues.live.size, backfill: this.queues.backfill.size },
+      inFlight: this.inFlight,
+      waits: { live: waitStats(this.waits.live), backfill: waitStats(this.waits.backfill) },
+      startedPerEndpoint: { ...this.startedPerEndpoint },
+      rules,
+      day: { starts: this.store.count(day.spec, now), limit: this.limits.perDay, resetsAtMs: day.endMs },
+      rateLimitReports: this.rateLimitReports,
+      pausedUntilMs: now < this.pausedUntilMs ? this.pausedUntilMs : undefined,
+      recoveringUntilMs: now < this.recoveringUntilMs ? this.recoveringUntilMs : undefined,
+      utilisation: Math.max(0, ...rules.map((r) => r.fill)),
+    };
+  }
+
+  /**
+   * Rejects every queued job with `QF_SCHEDULER_CLOSED`, refuses new ones, and resolves once the
+   * requests in flight have settled. Idempotent.
+   */
+  close(): Promise<void> {
+    if (this.closing !== undefined) return this.closing;
+    this.cancelWake();
+    const error = closedError();
+    const queued = [...this.queues.live.drain(), ...this.queues.backfill.drain()];
+    if (this.dispatching !== undefined) queued.push(this.dispatching);
+    this.dispatching = undefined;
+    for (const job of queued) this.settle(job, () => job.reject(error));
+    this.closing = this.limiter.stop({ dropWaitingJobs: true }).then(
+      () => undefined,
+      () => undefined,
+    );
+    return this.closing;
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+
+  /** The clock, never going backwards (a wall clock may be stepped back). */
+  private now(): number {
+    this.lastNowMs = Math.max(this.lastNowMs, this.clock.now());
+    return this.lastNowMs;
+  }
+
+  private specsFor(endpoint: EndpointKind, now: number): WindowSpec[] {
+    let paceMs: number | undefined;
+    if (now < this.recoveringUntilMs) {
+      const interval = this.windows.intervalMs(endpoint);
+      paceMs = now < this.recoveringUntilMs - this.options.recoveryMs ? 2 * interval : interval;
+    }
+    return this.windows.specsFor(endpoint, now, paceMs);
+  }
+
+  /** The earliest instant >= now at which a job of `endpoint` may start. */
+  private earliestFor(endpoint: EndpointKind, now: number): number {
+    return Math.max(this.pausedUntilMs, this.store.earliestStart(this.specsFor(endpoint, now), now));
+  }
+
+  /**
+   * Whether a backfill start of `endpoint` now must give way to live work: a queued live job that
+   * could start now, or one whose earliest start this start would push later.
+   */
+  private yieldsToLive(endpoint: EndpointKind, now: number, earliest: (e: EndpointKind) => number): boolean {
+    let keys: Set<string> | undefined;
+    for (const [liveEndpoint, count] of this.queues.live.perEndpoint) {
+      if (count <= 0) continue;
+      const base = earliest(liveEndpoint);
+      if (base <= now) return true;
+      keys ??= new Set(this.specsFor(endpoint, now).map((spec) => spec.key));
+      const specs = this.specsFor(liveEndpoint, now);
+      if (Math.max(this.pausedUntilMs, this.store.earliestStart(specs, now, keys)) > base) return true;
+    }
+    return false;
+  }
+
+  /** Starts the next job that may start now, or arms one timer for the earliest that may. */
+  private pump(): void {
+    if (this.closed || this.dispatching !== undefined || this.inFlight >= this.options.maxInFlight) return;
+    const now = this.now();
+    const cache = new Map<EndpointKind, number>();
+    const earliest = (endpoint: EndpointKind): number => {
+      let t = cache.get(endpoint);
+      if (t === undefined) cache.set(endpoint, (t = this.earliestFor(endpoint, now)));
+      return t;
+    };
+    let wakeAt = Number.POSITIVE_INFINITY;
+    for (const priority of PRIORITIES) {
+      const queue = this.queues[priority];
+      if (queue.size === 0) continue;
+      // Decide per endpoint first (at most five), so a long blocked queue is never walked.
+      const ready = new Set<EndpointKind>();
+      for (const [endpoint, count] of queue.perEndpoint) {
+        if (count <= 0) continue;
+        const t = earliest(endpoint);
+        if (t > now) wakeAt = Math.min(wakeAt, t);
+        else if (priority === 'live' || !this.yieldsToLive(endpoint, now, earliest)) ready.add(endpoint);
+      }
+      if (ready.size === 0) continue;
+      for (const job of queue.candidates()) {
+        if (ready.has(job.endpoint)) {
+          this.dispatch(job);
+          return;
+        }
+      }
+    }
+    this.armWake(wakeAt, now);
+  }
+
+  private dispatch(job: Job): void {
+    this.cancelWake();
+    this.queues[job.priority].take(job);
+    job.state = 'dispatching';
+    this.dispatching = job;
+    // Bottleneck runs the job and counts it in flight until `send` settles (maxConcurrent);
+    // our gate has already said it may start, and `run` checks again at the real start instant.
+    this.limiter
+      .schedule({ priority: job.priority === 'live' ? 1 : 5 }, () => this.run(job))
+      .catch(() => undefined);
+  }
+
+  private run(job: Job): Promise<void> {
+    if (this.dispatching === job) this.dispatching = undefined;
+    if (job.state !== 'dispatching') {
+      this.pump();
+      return Promise.resolve();
+    }
+    const now = this.now();
+    const blocked =
+      now < this.pausedUntilMs ||
+      (job.priority === 'backfill' && this.yieldsToLive(job.endpoint, now, (e) => this.earliestFor(e, now)));
+    if (blocked || !this.store.tryAcquire(this.specsFor(job.endpoint, now), now).acquired) {
+      // Something changed between the decision and the start (a pause, a live job): queue again.
+      job.state = 'queued';
+      this.queues[job.priority].pushFront(job);
+      this.pump();
+      return Promise.resolve();
+    }
+    job.state = 'started';
+    if (job.onAbort !== undefined) job.signal?.removeEventListener('abort', job.onAbort);
+    const wait = this.waits[job.priority];
+    wait.started++;
+    wait.totalMs += now - job.enqueuedAtMs;
+    wait.maxMs = Math.max(wait.maxMs, now - job.enqueuedAtMs);
+    this.startedPerEndpoint[job.endpoint] = (this.startedPerEndpoint[job.endpoint] ?? 0) + 1;
+    this.inFlight++;
+    let sent: Promise<unknown>;
+    try {
+      sent = Promise.resolve(job.send());
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
+    this.pump();
+    return sent.then(
+      (value) => this.finish(job, () => job.resolve(value)),
+      (error: unknown) => this.finish(job, () => job.reject(error)),
+    );
+  }
+
+  private finish(job: Job, settle: () => void): void {
+    this.inFlight--;
+    job.state = 'settled';
+    settle();
+    this.pump();
+  }
+
+  private abort(job: Job): void {
+    if (job.state !== 'queued' && job.state !== 'dispatching') return;
+    if (job.state === 'queued') this.queues[job.priority].remove(job);
+    this.settle(job, () => job.reject(job.signal?.reason));
+    this.pump();
+  }
+
+  /** Settles a job that never started. */
+  private settle(job: Job, settle: () => void): void {
+    if (job.state === 'started' || job.state === 'settled') return;
+    job.state = 'settled';
+    job.removed = true;
+    if (job.onAbort !== undefined) job.signal?.removeEventListener('abort', job.onAbort);
+    settle();
+  }
+
+  private armWake(atMs: number, now: number): void {
+    if (atMs === this.wakeAtMs) return;
+    this.cancelWake();
+    if (!Number.isFinite(atMs)) return;
+    this.wakeAtMs = atMs;
+    this.wakeHandle = this.clock.setTimeout(
+      () => {
+        this.wakeHandle = undefined;
+        this.wakeAtMs = Number.POSITIVE_INFINITY;
+        this.pump();
+      },
+      Math.max(0, atMs - now),
+    );
+  }
+
+  private cancelWake(): void {
+    if (this.wakeHandle !== undefined) this.clock.clearTimeout(this.wakeHandle);
+    this.wakeHandle = undefined;
+    this.wakeAtMs = Number.POSITIVE_INFINITY;
+  }
 }
 
-/** The process-wide scheduler of `token` (stub). */
-export function sharedSchedulerFor(_token: string, limits: PlanLimits, options?: PlanSchedulerOptions): PlanScheduler {
-  return new PlanScheduler(limits, options);
+function closedError(): SchedulerError {
+  return new SchedulerError(
+    'QF_SCHEDULER_CLOSED',
+    'scheduler: closed before the request could start; create a new one',
+  );
+}
+
+function validate(limits: PlanLimits, options: PlanScheduler['options']): void {
+  const fail = (message: string) => {
+    throw new SchedulerError('QF_INVALID_OPTION', `PlanScheduler: ${message}`);
+  };
+  for (const rule of limits.rules) {
+    if (!Number.isInteger(rule.limit) || rule.limit < 1 || !(rule.windowMs > 0)) {
+      fail(
+        `rule "${rule.id}" needs an integer limit >= 1 and windowMs > 0, got ${rule.limit} per ${rule.windowMs} ms`,
+      );
+    }
+  }
+  if (!Number.isInteger(limits.perDay) || limits.perDay < 1)
+    fail(`"perDay" must be an integer >= 1, got ${limits.perDay}`);
+  if (!(options.marginMs >= 0) || !Number.isFinite(options.marginMs))
+    fail(`"marginMs" must be a finite number >= 0, got ${options.marginMs}`);
+  if (!(options.maxInFlight >= 1))
+    fail(`"maxInFlight" must be >= 1 (or Infinity), got ${options.maxInFlight}`);
+  for (const name of ['rateLimitBackoffMs', 'rateLimitMaxBackoffMs', 'recoveryMs'] as const) {
+    if (!(options[name] >= 0) || !Number.isFinite(options[name]))
+      fail(`"${name}" must be a finite number >= 0, got ${options[name]}`);
+  }
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: options.dailyResetTimeZone });
+  } catch {
+    fail(`"dailyResetTimeZone" must be an IANA time zone, got ${JSON.stringify(options.dailyResetTimeZone)}`);
+  }
 }

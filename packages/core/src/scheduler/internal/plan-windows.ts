@@ -1,0 +1,81 @@
+import type { EndpointKind, PlanLimits, WindowRule } from '../../plans.js';
+import { utcToZoned, zonedToUtcMs } from '../../internal/zoned-time.js';
+import type { BucketSpec, SlidingWindowSpec, WindowSpec } from '../window-store.js';
+
+/** The key under which the recovery pacing after a rate-limit report is logged. */
+export const PACE_KEY = 'pace';
+
+/**
+ * Turns a plan's limits into the window specs one request of an endpoint must satisfy: every
+ * sliding rule that applies (window widened by the margin), the calendar day of the start and, in
+ * the last `marginMs` before midnight, the next day too (the request may arrive after midnight).
+ */
+export class PlanWindows {
+  private readonly byEndpoint = new Map<EndpointKind, SlidingWindowSpec[]>();
+  /** The two most recently used days (today, and tomorrow near midnight). */
+  private days: CalendarDay[] = [];
+
+  constructor(
+    readonly limits: PlanLimits,
+    readonly marginMs: number,
+    readonly timeZone: string,
+  ) {}
+
+  /** The sliding rules that count a request of `endpoint`. */
+  rulesFor(endpoint: EndpointKind): readonly WindowRule[] {
+    return this.limits.rules.filter((rule) => rule.scope === 'all' || rule.scope === endpoint);
+  }
+
+  /** The specs of one start of `endpoint` at `nowMs`; `paceMs` adds recovery pacing. */
+  specsFor(endpoint: EndpointKind, nowMs: number, paceMs?: number): WindowSpec[] {
+    let sliding = this.byEndpoint.get(endpoint);
+    if (sliding === undefined) {
+      sliding = this.rulesFor(endpoint).map((rule) => ({
+        kind: 'sliding' as const,
+        key: `rule:${rule.id}`,
+        windowMs: rule.windowMs + this.marginMs,
+        limit: rule.limit,
+      }));
+      this.byEndpoint.set(endpoint, sliding);
+    }
+    const specs: WindowSpec[] = [...sliding, this.dayOf(nowMs).spec];
+    const arrivalDay = this.dayOf(nowMs + this.marginMs);
+    if (arrivalDay.spec.key !== specs[specs.length - 1]!.key) specs.push(arrivalDay.spec);
+    if (paceMs !== undefined) specs.push({ kind: 'sliding', key: PACE_KEY, windowMs: paceMs, limit: 1 });
+    return specs;
+  }
+
+  /** The spacing of evenly paced starts at the sustained rate of `endpoint` (margin included). */
+  intervalMs(endpoint: EndpointKind): number {
+    let interval = 0;
+    for (const rule of this.rulesFor(endpoint)) {
+      interval = Math.max(interval, (rule.windowMs + this.marginMs) / rule.limit);
+    }
+    return interval;
+  }
+
+  /** The calendar day (reset time zone) that contains `ms`. */
+  dayOf(ms: number): CalendarDay {
+    for (const day of this.days) if (ms >= day.startMs && ms < day.endMs) return day;
+    const z = utcToZoned(ms, this.timeZone);
+    const startMs = zonedToUtcMs(this.timeZone, z.year, z.month, z.day);
+    // Date.UTC inside zonedToUtcMs normalises day 32 into the next month.
+    const endMs = zonedToUtcMs(this.timeZone, z.year, z.month, z.day + 1);
+    const spec: BucketSpec = {
+      kind: 'bucket',
+      key: `day:${startMs}`,
+      limit: this.limits.perDay,
+      endsAtMs: endMs,
+    };
+    const day = { startMs, endMs, spec };
+    this.days = [day, ...this.days.slice(0, 1)];
+    return day;
+  }
+}
+
+/** One calendar day of the reset time zone and its bucket. */
+export interface CalendarDay {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly spec: BucketSpec;
+}

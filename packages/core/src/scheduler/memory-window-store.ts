@@ -1,0 +1,109 @@
+import type { AcquireResult, WindowSpec, WindowStore } from './window-store.js';
+
+/** The last `capacity` start times of one key, oldest first (starts arrive in time order). */
+class StartLog {
+  private times: Float64Array;
+  private head = 0;
+  size = 0;
+  constructor(capacity: number) {
+    this.times = new Float64Array(Math.max(1, capacity));
+  }
+  get capacity(): number {
+    return this.times.length;
+  }
+  /** The k-th most recent start (k = 1 is the newest), or undefined. */
+  recent(k: number): number | undefined {
+    if (k < 1 || k > this.size) return undefined;
+    return this.times[(this.head + this.size - k) % this.times.length];
+  }
+  push(t: number): void {
+    if (this.size === this.times.length) {
+      this.times[this.head] = t;
+      this.head = (this.head + 1) % this.times.length;
+    } else {
+      this.times[(this.head + this.size) % this.times.length] = t;
+      this.size++;
+    }
+  }
+  grow(capacity: number): void {
+    if (capacity <= this.times.length) return;
+    const next = new Float64Array(capacity);
+    for (let i = 0; i < this.size; i++) next[i] = this.times[(this.head + i) % this.times.length]!;
+    this.times = next;
+    this.head = 0;
+  }
+}
+
+/**
+ * The in-process {@link WindowStore}: for each sliding key the last `limit` start times (a ring),
+ * for each calendar bucket a counter. Exact: the earliest allowed start under a rule of `limit` per
+ * `windowMs` is the `limit`-th most recent start plus `windowMs`.
+ */
+export class MemoryWindowStore implements WindowStore {
+  private readonly logs = new Map<string, StartLog>();
+  private readonly buckets = new Map<string, { count: number; endsAtMs: number }>();
+
+  earliestStart(specs: readonly WindowSpec[], nowMs: number, extraStartKeys?: ReadonlySet<string>): number {
+    let earliest = nowMs;
+    for (const spec of specs) {
+      const extra = extraStartKeys?.has(spec.key) === true ? 1 : 0;
+      if (spec.kind === 'bucket') {
+        const count = this.bucketCount(spec.key, nowMs) + extra;
+        if (count >= spec.limit) earliest = Math.max(earliest, spec.endsAtMs);
+        continue;
+      }
+      // With a hypothetical start at nowMs, the limit-th most recent start is the (limit-1)-th
+      // most recent recorded one (or that hypothetical start itself when limit is 1).
+      const k = spec.limit - extra;
+      const blocking = k === 0 ? nowMs : this.logs.get(spec.key)?.recent(k);
+      if (blocking !== undefined) earliest = Math.max(earliest, blocking + spec.windowMs);
+    }
+    return earliest;
+  }
+
+  tryAcquire(specs: readonly WindowSpec[], nowMs: number): AcquireResult {
+    const earliest = this.earliestStart(specs, nowMs);
+    if (earliest > nowMs) return { acquired: false, retryAtMs: earliest };
+    for (const spec of specs) {
+      if (spec.kind === 'bucket') {
+        const bucket = this.buckets.get(spec.key);
+        if (bucket === undefined) this.buckets.set(spec.key, { count: 1, endsAtMs: spec.endsAtMs });
+        else bucket.count++;
+        continue;
+      }
+      let log = this.logs.get(spec.key);
+      if (log === undefined) this.logs.set(spec.key, (log = new StartLog(spec.limit)));
+      else log.grow(spec.limit);
+      log.push(nowMs);
+    }
+    this.pruneBuckets(nowMs);
+    return { acquired: true };
+  }
+
+  count(spec: WindowSpec, nowMs: number): number {
+    if (spec.kind === 'bucket') return this.bucketCount(spec.key, nowMs);
+    const log = this.logs.get(spec.key);
+    if (log === undefined) return 0;
+    let n = 0;
+    for (let k = 1; k <= log.size; k++) {
+      if (log.recent(k)! <= nowMs - spec.windowMs) break;
+      n++;
+    }
+    return n;
+  }
+
+  clear(): void {
+    this.logs.clear();
+    this.buckets.clear();
+  }
+
+  private bucketCount(key: string, nowMs: number): number {
+    const bucket = this.buckets.get(key);
+    return bucket === undefined || bucket.endsAtMs <= nowMs ? 0 : bucket.count;
+  }
+
+  private pruneBuckets(nowMs: number): void {
+    if (this.buckets.size < 8) return;
+    for (const [key, bucket] of this.buckets) if (bucket.endsAtMs <= nowMs) this.buckets.delete(key);
+  }
+}

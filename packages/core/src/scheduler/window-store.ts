@@ -1,0 +1,47 @@
+/**
+ * A sliding window over start times: at most `limit` starts in any window of `windowMs`
+ * (the scheduler passes the rule's window plus its safety margin).
+ */
+export interface SlidingWindowSpec {
+  readonly kind: 'sliding';
+  /** Identifies the log shared by every request this rule counts (e.g. `rule:combined`). */
+  readonly key: string;
+  readonly windowMs: number;
+  readonly limit: number;
+}
+
+/** A calendar bucket (one day of the reset time zone): at most `limit` starts until `endsAtMs`. */
+export interface BucketSpec {
+  readonly kind: 'bucket';
+  /** Identifies the bucket (e.g. `day:<start ms>`); a new period is a new key. */
+  readonly key: string;
+  readonly limit: number;
+  /** When the bucket expires and its count no longer matters. */
+  readonly endsAtMs: number;
+}
+
+export type WindowSpec = SlidingWindowSpec | BucketSpec;
+
+/** The outcome of {@link WindowStore.tryAcquire}. */
+export type AcquireResult =
+  { readonly acquired: true } | { readonly acquired: false; readonly retryAtMs: number };
+
+/**
+ * Where the scheduler keeps its start-time logs. The in-process {@link MemoryWindowStore} is the
+ * default; a later shared store (Redis, one per token across processes) implements the same
+ * operations, `tryAcquire` atomically (one script), so that several processes share one plan.
+ */
+export interface WindowStore {
+  /**
+   * The earliest instant `>= nowMs` at which one more start is allowed by every spec. With
+   * `extraStartKeys`, answers as if one more start had been recorded at `nowMs` under those keys
+   * (used to ask "would this start delay that one?").
+   */
+  earliestStart(specs: readonly WindowSpec[], nowMs: number, extraStartKeys?: ReadonlySet<string>): number;
+  /** Checks every spec and, only when all allow a start at `nowMs`, records it under every key. */
+  tryAcquire(specs: readonly WindowSpec[], nowMs: number): AcquireResult;
+  /** Starts recorded under `spec.key` in the window `(nowMs - windowMs, nowMs]` (or in the bucket). */
+  count(spec: WindowSpec, nowMs: number): number;
+  /** Forgets everything. */
+  clear(): void;
+}
