@@ -1,0 +1,222 @@
+import { mkdtemp, mkdir, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { readParquet } from 'parquet-wasm';
+import { tableFromIPC } from 'apache-arrow';
+import { readFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DatasetWriter, type DatasetWriterOptions } from './dataset-writer.js';
+import { FileSinkError } from './file-sink-error.js';
+import { bar, barUpdate, depth, level, suspension } from './internal/test-records.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'qf-writer-'));
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function walk(root: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(root, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) out.push(relative(root, join(e.parentPath, e.name)));
+  }
+  return out.sort();
+}
+
+function rowsOfParquet(path: string): Record<string, unknown>[] {
+  const table = tableFromIPC(readParquet(readFileSync(path)).intoIPCStream());
+  return table.toArray().map((r: { toJSON(): Record<string, unknown> }) => r.toJSON());
+}
+
+const T0 = Date.UTC(2026, 0, 5, 1, 30);
+const minute = (i: number): number => T0 + i * 60_000;
+
+describe.each([0, 1])('DatasetWriter (encoderThreads %i)', (encoderThreads) => {
+  const make = (o: Partial<DatasetWriterOptions> = {}): DatasetWriter =>
+    new DatasetWriter({ dir, encoderThreads, ...o });
+
+  it('writes each dataset under its Hive partition and leaves nothing in staging', async () => {
+    await using w = make();
+    await w.write([
+      bar('AAPL.US', minute(0)),
+      bar('700.HK', minute(1), { klineType: 8 }),
+      depth('AAPL.US', 7n, minute(0), [level(1, 2)], []),
+      suspension('XYZ'),
+    ]);
+    const files = await w.flush();
+    expect(files.map((f) => f.kind).sort()).toEqual(['depth', 'kline', 'kline', 'suspension']);
+    const all = await walk(dir);
+    expect(all.map((p) => p.replace(/part-\d{8}T\d{9}Z-[0-9a-f]{8}-\d{6}\.parquet$/, 'FILE'))).toEqual([
+      'depth/date=2026-01-05/FILE',
+      'kline/kline_type=1/month=2026-01/FILE',
+      'kline/kline_type=8/month=2026-01/FILE',
+      'suspension/exchange=nyse/FILE',
+    ]);
+    expect(await readdir(join(dir, '.staging'))).toEqual([]);
+    for (const f of files) expect((await stat(f.path)).size).toBe(f.bytes);
+  });
+
+  it('writes closed bars only: a forming bar-update is ignored, a final one is written', async () => {
+    await using w = make();
+    w.append(barUpdate('AAPL.US', minute(0), false));
+    w.append(barUpdate('AAPL.US', minute(0), true));
+    const [file] = await w.flush();
+    expect(file?.rows).toBe(1);
+    expect(rowsOfParquet(file!.path)).toEqual([
+      {
+        code: 'AAPL.US',
+        ts: minute(0),
+        open: 10,
+        high: 11,
+        low: 9.5,
+        close: 10.5,
+        volume: 1000,
+        turnover: 10500,
+      },
+    ]);
+  });
+
+  it('rolls to a new file every maxRowsPerFile rows', async () => {
+    await using w = make({ maxRowsPerFile: 3 });
+    await w.write(Array.from({ length: 7 }, (_, i) => bar('AAPL.US', minute(i))));
+    const files = await w.flush();
+    expect(files.map((f) => f.rows).sort()).toEqual([1, 3, 3]);
+    const ts = files
+      .flatMap((f) => rowsOfParquet(f.path).map((r) => r['ts'] as number))
+      .sort((a, b) => a - b);
+    expect(ts).toEqual(Array.from({ length: 7 }, (_, i) => minute(i)));
+  });
+
+  it('rolls to a new file once the buffered rows reach maxBytesPerFile', async () => {
+    await using w = make({ maxBytesPerFile: 200 });
+    await w.write(Array.from({ length: 10 }, (_, i) => bar('AAPL.US', minute(i))));
+    const files = await w.flush();
+    expect(files.length).toBeGreaterThan(2);
+    expect(files.reduce((n, f) => n + f.rows, 0)).toBe(10);
+  });
+
+  it('gives every file a unique name that sorts by creation, also across writers on one directory', async () => {
+    const names: string[] = [];
+    for (let k = 0; k < 2; k++) {
+      await using w = make({ maxRowsPerFile: 1 });
+      await w.write([bar('AAPL.US', minute(0)), bar('AAPL.US', minute(1))]);
+      names.push(...(await w.flush()).map((f) => f.relativePath).sort());
+    }
+    expect(new Set(names).size).toBe(4);
+    expect((await walk(join(dir, 'kline'))).length).toBe(4);
+  });
+
+  it('is closed after close(): close is idempotent and a later write throws QF_CLOSED', async () => {
+    const w = make();
+    w.append(bar('AAPL.US', minute(0)));
+    await Promise.all([w.close(), w.close()]);
+    expect((await walk(join(dir, 'kline'))).length).toBe(1);
+    expect(() => w.append(bar('AAPL.US', minute(1)))).toThrow(expect.objectContaining({ code: 'QF_CLOSED' }));
+  });
+
+  it('reports a file it cannot write as QF_FILE_WRITE, from flush and from onError', async () => {
+    await writeFile(join(dir, 'kline'), 'not a directory');
+    const onError = vi.fn();
+    const w = make({ onError });
+    w.append(bar('AAPL.US', minute(0)));
+    const err: unknown = await w.flush().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FileSinkError);
+    expect(err).toMatchObject({ code: 'QF_FILE_WRITE', retryable: true });
+    expect((err as Error).message).toContain('kline/kline_type=1/month=2026-01/part-');
+    expect(onError).toHaveBeenCalledTimes(1);
+    await expect(w.close()).rejects.toMatchObject({ code: 'QF_FILE_WRITE' });
+    expect(await readdir(join(dir, '.staging'))).toEqual([]);
+  });
+});
+
+describe('DatasetWriter', () => {
+  it('finishes a partition file maxFileAgeMs after its first row', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    vi.setSystemTime(T0);
+    const onFile = vi.fn();
+    await using w = new DatasetWriter({ dir, encoderThreads: 0, maxFileAgeMs: 1000, onFile });
+    w.append(bar('AAPL.US', minute(0)));
+    vi.advanceTimersByTime(750);
+    w.append(bar('AAPL.US', minute(1)));
+    expect(onFile).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(250);
+    await vi.waitFor(() => expect(onFile).toHaveBeenCalledTimes(1));
+    expect(onFile.mock.calls[0]?.[0]).toMatchObject({ rows: 2, kind: 'kline' });
+    expect(onFile.mock.calls[0]?.[0].relativePath).toMatch(/part-20260105T013001000Z-/); // named when finished;
+  });
+
+  it('removes stale staging leftovers of dead writers on start and keeps those of live ones', async () => {
+    const staging = join(dir, '.staging');
+    await mkdir(staging, { recursive: true });
+    const host = hostname().replaceAll('~', '_');
+    const deadPid = 2 ** 22 + 12345; // above Linux's pid_max default, so never alive
+    const dead = `${host}~${deadPid}~part-a.parquet.tmp`;
+    const live = `${host}~${process.pid}~part-b.parquet.tmp`;
+    const oldOther = `other-host~1~part-c.parquet.tmp`;
+    const freshOther = `other-host~1~part-d.parquet.tmp`;
+    for (const n of [dead, live, oldOther, freshOther]) await writeFile(join(staging, n), 'partial');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    await utimes(join(staging, oldOther), twoHoursAgo, twoHoursAgo);
+    await using w = new DatasetWriter({ dir, encoderThreads: 0 });
+    w.append(bar('AAPL.US', minute(0)));
+    await w.flush();
+    expect((await readdir(staging)).sort()).toEqual([freshOther, live].sort());
+  });
+
+  it('writes Arrow IPC files that apache-arrow reads back with the exact types', async () => {
+    await using w = new DatasetWriter({ dir, format: 'arrow', encoderThreads: 1 });
+    await w.write([
+      bar('AAPL.US', minute(0), { volume: null }),
+      depth('AAPL.US', 2n ** 62n, undefined, [], [level(1.5, undefined)]),
+    ]);
+    const files = await w.flush();
+    const kline = files.find((f) => f.kind === 'kline')!;
+    expect(kline.relativePath).toMatch(/\.arrow$/);
+    const t = tableFromIPC(readFileSync(kline.path));
+    expect(t.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`)).toEqual([
+      'code:Utf8:false',
+      'ts:Timestamp<MILLISECOND, UTC>:false',
+      'open:Float64:false',
+      'high:Float64:false',
+      'low:Float64:false',
+      'close:Float64:false',
+      'volume:Float64:true',
+      'turnover:Float64:true',
+    ]);
+    expect(t.get(0)?.toJSON()).toMatchObject({
+      code: 'AAPL.US',
+      ts: minute(0),
+      volume: null,
+      turnover: 10500,
+    });
+    const d = tableFromIPC(readFileSync(files.find((f) => f.kind === 'depth')!.path));
+    expect(d.get(0)?.toJSON()['seq']).toBe(2n ** 62n);
+    expect(d.get(0)?.toJSON()['tick_time']).toBeNull();
+  });
+
+  it('writes NDJSON with ISO times, seq as a string and null volumes', async () => {
+    await using w = new DatasetWriter({ dir, format: 'ndjson', encoderThreads: 0 });
+    await w.write([depth('AAPL.US', 9007199254740993n, minute(0), [level(1.5, undefined)], [])]);
+    const [file] = await w.flush();
+    expect(file?.relativePath).toMatch(/^depth\/date=2026-01-05\/part-.*\.ndjson$/);
+    expect(readFileSync(file!.path, 'utf8')).toBe(
+      '{"code":"AAPL.US","seq":"9007199254740993","tick_time":"2026-01-05T01:30:00.000Z","bids":[{"price":1.5,"volume":null}],"asks":[]}\n',
+    );
+  });
+
+  it.each([
+    [{ maxRowsPerFile: 0 }, 'maxRowsPerFile'],
+    [{ maxBytesPerFile: 1.5 }, 'maxBytesPerFile'],
+    [{ encoderThreads: -1 }, 'encoderThreads'],
+    [{ format: 'csv' }, 'format'],
+    [{ klineSubPartition: 'week' }, 'klineSubPartition'],
+    [{ dir: '' }, 'dir'],
+  ])('rejects %o naming the option', (bad, name) => {
+    expect(() => new DatasetWriter({ dir, ...(bad as object) })).toThrow(
+      expect.objectContaining({ code: 'QF_INVALID_OPTION', message: expect.stringContaining(`"${name}"`) }),
+    );
+  });
+});

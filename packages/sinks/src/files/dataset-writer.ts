@@ -1,0 +1,307 @@
+import { join, resolve } from 'node:path';
+import {
+  createColumnBuilder,
+  datasetKindOf,
+  datasetPartitionOf,
+  KLINE_SUB_PARTITIONS,
+  type ColumnBuilder,
+  type DatasetKind,
+  type DatasetRecord,
+  type KlineSubPartition,
+} from './dataset-columns.js';
+import { FileSinkError } from './file-sink-error.js';
+import { EncoderPool } from './internal/encoder-pool.js';
+import type { EncodeFormat } from './internal/encode-worker.js';
+import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './internal/staging.js';
+
+/** File formats: Parquet (zstd), Arrow IPC file (uncompressed), NDJSON. */
+export const DATASET_FORMATS = ['parquet', 'arrow', 'ndjson'] as const;
+export type DatasetFormat = (typeof DATASET_FORMATS)[number];
+
+/** Options of {@link DatasetWriter}. */
+export interface DatasetWriterOptions {
+  /** The dataset root `DIR` (contract.md "Datasets on disk"). */
+  readonly dir: string;
+  /** @defaultValue `'parquet'` */
+  readonly format?: DatasetFormat;
+  /** A partition's file is finished once it holds this many rows. @defaultValue 1,000,000 rows */
+  readonly maxRowsPerFile?: number;
+  /**
+   * A partition's file is finished once its rows take this much memory before encoding (an upper
+   * bound on the file size; zstd Parquet is typically 4x smaller). @defaultValue 256 MiB
+   */
+  readonly maxBytesPerFile?: number;
+  /** A partition's file is finished this long after its first row arrived. @defaultValue 60,000 ms */
+  readonly maxFileAgeMs?: number;
+  /** Sub-partition below `kline/kline_type=K/`. @defaultValue `'month'` (`month=YYYY-MM`) */
+  readonly klineSubPartition?: KlineSubPartition;
+  /** Worker threads that encode and write files; 0 encodes on the calling thread. @defaultValue 1 */
+  readonly encoderThreads?: number;
+  /** `write()` waits while this many files are being encoded and written. @defaultValue 4 files */
+  readonly maxPendingFiles?: number;
+  /** `.tmp` files in `DIR/.staging/` older than this are removed on start. @defaultValue 3,600,000 ms */
+  readonly staleStagingMs?: number;
+  /** Called for every finished file, after it was renamed into place. */
+  readonly onFile?: (file: WrittenFile) => void;
+  /** Called once when a file fails in the background; the error is also raised by the next call. */
+  readonly onError?: (err: FileSinkError) => void;
+  /** The clock (epoch ms) for file names, file age and depth ticks without a tick time. */
+  readonly now?: () => number;
+}
+
+/** Defaults of {@link DatasetWriterOptions}. */
+export const DATASET_WRITER_DEFAULTS = {
+  format: 'parquet',
+  maxRowsPerFile: 1_000_000,
+  maxBytesPerFile: 256 * 1024 * 1024,
+  maxFileAgeMs: 60_000,
+  klineSubPartition: 'month',
+  encoderThreads: 1,
+  maxPendingFiles: 4,
+  staleStagingMs: 3_600_000,
+} as const satisfies Partial<DatasetWriterOptions>;
+
+/** A file the writer finished and renamed into place. */
+export interface WrittenFile {
+  readonly kind: DatasetKind;
+  readonly format: DatasetFormat;
+  /** Absolute path. */
+  readonly path: string;
+  /** Path relative to `DIR`, e.g. `kline/kline_type=8/month=2026-01/part-….parquet`. */
+  readonly relativePath: string;
+  readonly rows: number;
+  readonly bytes: number;
+}
+
+const EXTENSIONS: Record<DatasetFormat, string> = { parquet: 'parquet', arrow: 'arrow', ndjson: 'ndjson' };
+
+interface OpenFile {
+  readonly kind: DatasetKind;
+  readonly partition: string;
+  readonly builder: ColumnBuilder;
+  readonly openedAtMs: number;
+}
+
+function positiveInt(name: string, value: number, min = 1): number {
+  if (!Number.isInteger(value) || value < min) {
+    throw new FileSinkError(
+      'QF_INVALID_OPTION',
+      `DatasetWriter: "${name}" must be an integer >= ${min}, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Writes domain records (`Bar`, final `BarUpdate`, `DepthTick`, `SuspensionRecord`) into the
+ * Hive-partitioned datasets under `DIR`, as Parquet (zstd), Arrow IPC or NDJSON files.
+ *
+ * Rows are buffered per partition; a partition's file is finished when it reaches
+ * `maxRowsPerFile`, `maxBytesPerFile` or `maxFileAgeMs`, and on `flush()`/`close()`. A finished
+ * file is encoded on a worker thread, written to `DIR/.staging/….tmp`, fsync'd and renamed into
+ * place, so readers only ever see complete files. Stale staging leftovers of crashed writers are
+ * removed on start. Bars still forming (`final: false`) are ignored: files hold closed bars only.
+ *
+ * @example
+ * ```ts
+ * await using writer = new DatasetWriter({ dir: './data' });
+ * await writer.write(bars);
+ * const files = await writer.flush();
+ * ```
+ */
+export class DatasetWriter implements AsyncDisposable {
+  private readonly dir: string;
+  private readonly format: DatasetFormat;
+  private readonly maxRows: number;
+  private readonly maxBytes: number;
+  private readonly maxAgeMs: number;
+  private readonly klineSub: KlineSubPartition;
+  private readonly maxPending: number;
+  private readonly staleMs: number;
+  private readonly now: () => number;
+  private readonly onFile: ((f: WrittenFile) => void) | undefined;
+  private readonly onError: ((e: FileSinkError) => void) | undefined;
+  private readonly pool: EncoderPool;
+  private readonly writerId = newWriterId();
+  private readonly open = new Map<string, OpenFile>();
+  private readonly pending = new Set<Promise<void>>();
+  private readonly written: WrittenFile[] = [];
+  private seq = 0;
+  private ready: Promise<void> | undefined;
+  private failure: FileSinkError | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: DatasetWriterOptions) {
+    const o = { ...DATASET_WRITER_DEFAULTS, ...options };
+    if (typeof o.dir !== 'string' || o.dir === '') {
+      throw new FileSinkError('QF_INVALID_OPTION', 'DatasetWriter: "dir" must be a non-empty path');
+    }
+    if (!(DATASET_FORMATS as readonly string[]).includes(o.format)) {
+      throw new FileSinkError(
+        'QF_INVALID_OPTION',
+        `DatasetWriter: "format" must be one of ${DATASET_FORMATS.join(', ')}, got ${String(o.format)}`,
+      );
+    }
+    if (!(KLINE_SUB_PARTITIONS as readonly string[]).includes(o.klineSubPartition)) {
+      throw new FileSinkError(
+        'QF_INVALID_OPTION',
+        `DatasetWriter: "klineSubPartition" must be one of ${KLINE_SUB_PARTITIONS.join(', ')}, got ${String(o.klineSubPartition)}`,
+      );
+    }
+    this.dir = resolve(o.dir);
+    this.format = o.format;
+    this.maxRows = positiveInt('maxRowsPerFile', o.maxRowsPerFile);
+    this.maxBytes = positiveInt('maxBytesPerFile', o.maxBytesPerFile);
+    this.maxAgeMs = positiveInt('maxFileAgeMs', o.maxFileAgeMs);
+    this.klineSub = o.klineSubPartition;
+    this.maxPending = positiveInt('maxPendingFiles', o.maxPendingFiles);
+    this.staleMs = positiveInt('staleStagingMs', o.staleStagingMs, 0);
+    this.now = o.now ?? Date.now;
+    this.onFile = o.onFile;
+    this.onError = o.onError;
+    this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0));
+  }
+
+  /** The dataset root, absolute. */
+  get root(): string {
+    return this.dir;
+  }
+
+  /** Files finished so far, oldest first. */
+  get files(): readonly WrittenFile[] {
+    return this.written;
+  }
+
+  /**
+   * Buffers one record without waiting. Files it completes are written in the background; a
+   * background failure is raised by the next `append`, `write`, `flush` or `close`.
+   * @throws FileSinkError `QF_CLOSED` after `close()`, or the background failure.
+   */
+  append(record: DatasetRecord): void {
+    this.check();
+    const kind = datasetKindOf(record);
+    if (kind === undefined) return;
+    const partition = datasetPartitionOf(record, this.klineSub, this.now());
+    const key = partition;
+    let file = this.open.get(key);
+    if (file === undefined) {
+      file = { kind, partition, builder: createColumnBuilder(kind), openedAtMs: this.now() };
+      this.open.set(key, file);
+      this.startTimer();
+    }
+    file.builder.append(record);
+    if (file.builder.rows >= this.maxRows || file.builder.estimatedBytes >= this.maxBytes)
+      this.finish(key, file);
+  }
+
+  /**
+   * Buffers records, then waits while more than `maxPendingFiles` files are being written
+   * (backpressure). Resolves once the records are buffered, not once they are on disk.
+   */
+  async write(records: Iterable<DatasetRecord> | DatasetRecord): Promise<void> {
+    if (isRecord(records)) this.append(records);
+    else for (const r of records) this.append(r);
+    while (this.pending.size > this.maxPending) await Promise.race(this.pending);
+    this.check();
+  }
+
+  /** Finishes every open file and waits until all are renamed into place. Returns files finished since the last flush. */
+  async flush(): Promise<WrittenFile[]> {
+    this.check();
+    const from = this.written.length;
+    for (const [key, file] of [...this.open]) this.finish(key, file);
+    while (this.pending.size > 0) await Promise.all(this.pending);
+    this.check();
+    return this.written.slice(from);
+  }
+
+  /** Flushes, then stops the encoder threads. Idempotent; later writes throw `QF_CLOSED`. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.timer !== undefined) clearInterval(this.timer);
+      try {
+        for (const [key, file] of [...this.open]) this.finish(key, file);
+        while (this.pending.size > 0) await Promise.all(this.pending);
+        if (this.failure !== undefined) throw this.failure;
+      } finally {
+        this.open.clear();
+        await this.pool.close();
+      }
+    })();
+    return this.closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private check(): void {
+    if (this.failure !== undefined) throw this.failure;
+    if (this.closing !== undefined)
+      throw new FileSinkError('QF_CLOSED', `DatasetWriter for ${this.dir} is closed`);
+  }
+
+  private startTimer(): void {
+    if (this.timer !== undefined) return;
+    const everyMs = Math.min(1000, Math.max(10, Math.floor(this.maxAgeMs / 4)));
+    this.timer = setInterval(() => {
+      const now = this.now();
+      for (const [key, file] of [...this.open])
+        if (now - file.openedAtMs >= this.maxAgeMs) this.finish(key, file);
+      if (this.open.size === 0 && this.timer !== undefined) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+      }
+    }, everyMs);
+    this.timer.unref();
+  }
+
+  private finish(key: string, file: OpenFile): void {
+    this.open.delete(key);
+    if (file.builder.rows === 0) return;
+    const nowMs = this.now();
+    const name = partFileName(nowMs, this.writerId, ++this.seq, EXTENSIONS[this.format]);
+    const relativePath = `${file.partition}/${name}`;
+    const finalPath = join(this.dir, relativePath);
+    const stagingPath = stagingPathFor(this.dir, name);
+    const batch = file.builder.build();
+    const format: EncodeFormat = this.format;
+    const job = (async () => {
+      this.ready ??= cleanStaging(this.dir, this.staleMs, nowMs).then(() => undefined);
+      await this.ready;
+      const res = await this.pool.run({ format, batch, stagingPath, finalPath });
+      const done: WrittenFile = {
+        kind: file.kind,
+        format,
+        path: finalPath,
+        relativePath,
+        rows: batch.rows,
+        bytes: res.bytes,
+      };
+      this.written.push(done);
+      this.onFile?.(done);
+    })().catch((cause: unknown) => {
+      const err = new FileSinkError(
+        'QF_FILE_WRITE',
+        `DatasetWriter: could not write ${relativePath} (${batch.rows} rows) under ${this.dir}`,
+        {
+          retryable: true,
+          cause,
+        },
+      );
+      if (this.failure === undefined) {
+        this.failure = err;
+        this.onError?.(err);
+      }
+    });
+    const tracked: Promise<void> = job.finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+  }
+}
+
+function isRecord(x: Iterable<DatasetRecord> | DatasetRecord): x is DatasetRecord {
+  return (
+    typeof x === 'object' && x !== null && 'type' in x && typeof (x as { type: unknown }).type === 'string'
+  );
+}

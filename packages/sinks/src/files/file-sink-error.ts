@@ -1,0 +1,19 @@
+/** Stable codes of the file sink's errors. */
+export const FILE_SINK_ERROR_CODES = ['QF_INVALID_OPTION', 'QF_FILE_WRITE', 'QF_CLOSED'] as const;
+export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
+
+/**
+ * An error of the dataset writer: a bad option (`QF_INVALID_OPTION`, thrown by the constructor),
+ * a file that could not be encoded or written (`QF_FILE_WRITE`, retryable: a disk may free up;
+ * the cause is kept), or a write after `close()` (`QF_CLOSED`).
+ */
+export class FileSinkError extends Error {
+  readonly code: FileSinkErrorCode;
+  readonly retryable: boolean;
+  constructor(code: FileSinkErrorCode, message: string, opts: { retryable?: boolean; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = opts.retryable ?? false;
+  }
+}

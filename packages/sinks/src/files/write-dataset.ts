@@ -1,0 +1,72 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { DatasetRecord } from './dataset-columns.js';
+import { DatasetWriter, type DatasetWriterOptions, type WrittenFile } from './dataset-writer.js';
+
+/** Options of {@link writeDataset}: those of {@link DatasetWriter} minus the callbacks it owns. */
+export type WriteDatasetOptions = Omit<DatasetWriterOptions, 'onFile' | 'onError'>;
+
+/**
+ * Writes every record into the datasets under `options.dir` (see {@link DatasetWriter}) and emits
+ * each file once it is renamed into place.
+ *
+ * Completes after the source completes and every buffered row is on disk. A source error first
+ * flushes what arrived, then is forwarded. A failed file write errors the stream with a
+ * `FileSinkError` (`QF_FILE_WRITE`). Unsubscribing early still flushes buffered rows (in the
+ * background) and stops the encoder threads. Each subscription has its own writer.
+ *
+ * @example
+ * ```ts
+ * bars$.pipe(writeDataset({ dir: './data', maxFileAgeMs: 10_000 })).subscribe((f) => console.log(f.relativePath));
+ * ```
+ */
+export function writeDataset(options: WriteDatasetOptions): OperatorFunction<DatasetRecord, WrittenFile> {
+  return (source) =>
+    new Observable<WrittenFile>((subscriber) => {
+      let done = false;
+      const writer = new DatasetWriter({
+        ...options,
+        onFile: (file) => {
+          if (!done) subscriber.next(file);
+        },
+        onError: (err) => {
+          if (done) return;
+          done = true;
+          subscriber.error(err);
+        },
+      });
+      const finish = (sourceError: { err: unknown } | undefined): void => {
+        writer.close().then(
+          () => {
+            if (done) return;
+            done = true;
+            if (sourceError === undefined) subscriber.complete();
+            else subscriber.error(sourceError.err);
+          },
+          (err: unknown) => {
+            if (done) return;
+            done = true;
+            subscriber.error(sourceError === undefined ? err : sourceError.err);
+          },
+        );
+      };
+      const sub = source.subscribe({
+        next: (record) => {
+          if (done) return;
+          try {
+            writer.append(record);
+          } catch (err) {
+            done = true;
+            subscriber.error(err);
+          }
+        },
+        error: (err: unknown) => finish({ err }),
+        complete: () => finish(undefined),
+      });
+      return () => {
+        done = true;
+        sub.unsubscribe();
+        // Idempotent; on early unsubscribe, rows already received still reach the disk.
+        writer.close().catch(() => undefined);
+      };
+    });
+}

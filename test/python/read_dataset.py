@@ -1,0 +1,128 @@
+"""Reads a quoteflow dataset file or directory with one real reader and prints JSON on stdout.
+
+Usage: read_dataset.py READER PATH [--hive] [--format parquet|arrow|ndjson]
+  READER: pyarrow | polars | duckdb | parquet-meta
+  PATH:   one file, or a directory read as one Hive-partitioned table with --hive
+
+Output: {"reader", "columns": [{"name", "type"}], "rows": [{...}]} where each reader names types in
+its own words (pyarrow: "timestamp[ms, tz=UTC]", polars: "Datetime(time_unit='ms', time_zone='UTC')",
+duckdb: "TIMESTAMP WITH TIME ZONE"). Values are normalised so JavaScript can compare them exactly:
+timestamps as epoch milliseconds, integers as decimal strings (int64 exceeds 2**53), floats as
+numbers, nulls as null. parquet-meta prints each column's physical/logical type and encodings.
+"""
+import datetime as _dt
+import glob
+import json
+import os
+import sys
+
+EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def norm(v):
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is None:
+            raise SystemExit("naive datetime: the reader lost the UTC time zone")
+        return (v - EPOCH) // _dt.timedelta(milliseconds=1)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return v if v == v else "NaN"
+    if isinstance(v, dict):
+        return {k: norm(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [norm(x) for x in v]
+    return v
+
+
+def files_of(path, ext):
+    return sorted(glob.glob(os.path.join(path, "**", "*." + ext), recursive=True))
+
+
+def read_pyarrow(path, hive, fmt):
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    if hive:
+        table = ds.dataset(path, format="ipc" if fmt == "arrow" else fmt, partitioning="hive").to_table()
+    elif fmt == "arrow":
+        with pa.memory_map(path) as src:
+            table = pa.ipc.open_file(src).read_all()
+    else:
+        table = pq.read_table(path)
+    cols = [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in table.schema]
+    return cols, table.to_pylist()
+
+
+def read_polars(path, hive, fmt):
+    import polars as pl
+
+    if fmt == "arrow":
+        df = pl.scan_ipc(os.path.join(path, "**", "*.arrow") if hive else path, hive_partitioning=hive).collect()
+    elif hive:
+        df = pl.scan_parquet(os.path.join(path, "**", "*.parquet"), hive_partitioning=True).collect()
+    else:
+        df = pl.read_parquet(path)
+    cols = [{"name": n, "type": str(t)} for n, t in df.schema.items()]
+    return cols, df.to_dicts()
+
+
+def read_duckdb(path, hive, fmt):
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    ext = "ndjson" if fmt == "ndjson" else "parquet"
+    src = os.path.join(path, "**", "*." + ext) if hive else path
+    fn = "read_json_auto" if fmt == "ndjson" else "read_parquet"
+    extra = ", format = 'newline_delimited'" if fmt == "ndjson" else ""
+    rel = con.sql(f"SELECT * FROM {fn}('{src}', hive_partitioning = {str(hive).lower()}{extra})")
+    cols = [{"name": n, "type": str(t)} for n, t in zip(rel.columns, rel.types)]
+    rows = [dict(zip(rel.columns, r)) for r in rel.fetchall()]
+    return cols, rows
+
+
+def parquet_meta(path):
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(path)
+    md = f.metadata
+    cols = []
+    for i in range(md.num_columns):
+        c = f.schema.column(i)
+        encodings = sorted({e for rg in range(md.num_row_groups) for e in md.row_group(rg).column(i).encodings})
+        codecs = sorted({md.row_group(rg).column(i).compression for rg in range(md.num_row_groups)})
+        cols.append(
+            {
+                "path": c.path,
+                "physical": c.physical_type,
+                "logical": str(c.logical_type),
+                "encodings": encodings,
+                "compression": codecs,
+            }
+        )
+    return {"reader": "parquet-meta", "rows": md.num_rows, "row_groups": md.num_row_groups, "columns": cols}
+
+
+def main(argv):
+    if len(argv) < 3:
+        raise SystemExit(__doc__)
+    reader, path = argv[1], argv[2]
+    hive = "--hive" in argv
+    fmt = argv[argv.index("--format") + 1] if "--format" in argv else "parquet"
+    if reader == "parquet-meta":
+        out = parquet_meta(path)
+    else:
+        fn = {"pyarrow": read_pyarrow, "polars": read_polars, "duckdb": read_duckdb}[reader]
+        cols, rows = fn(path, hive, fmt)
+        out = {"reader": reader, "columns": cols, "rows": [norm(r) for r in rows]}
+    json.dump(out, sys.stdout, allow_nan=False)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
