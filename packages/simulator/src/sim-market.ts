@@ -1,0 +1,426 @@
+import {
+  lastTradingInstant,
+  lastTradingMinute,
+  sessionsOfDay,
+  simBarPeriodAt,
+  type SimBarPeriod,
+} from './calendars.js';
+import type { SimProduct } from './catalogue.js';
+import { hash32, hashString, signedUnit, unit } from './internal/hash.js';
+import { DAY_MS, toLocal } from './internal/zoned-time.js';
+
+/** One simulated bar (numbers; the server formats them as the wire's decimal strings). */
+export interface SimBar {
+  /** Bar start, epoch ms (the wire's `timestamp` is this in seconds). */
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly open: number;
+  readonly high: number;
+  readonly low: number;
+  readonly close: number;
+  readonly volume: number;
+  readonly turnover: number;
+  /** Whether the bar is still forming at the market time it was computed for. */
+  readonly forming: boolean;
+}
+
+/** One simulated order book. */
+export interface SimBook {
+  readonly seq: bigint;
+  readonly tickTimeMs: number;
+  /** Best first; `[price, volume]`. */
+  readonly bids: readonly (readonly [number, number])[];
+  readonly asks: readonly (readonly [number, number])[];
+}
+
+/** Options of {@link SimMarket}. */
+export interface SimMarketOptions {
+  /** Seed of every random walk: the same seed gives the same market. */
+  readonly seed: number;
+  /** First instant with history (bars before it do not exist), epoch ms. */
+  readonly historyStartMs: number;
+  /** Base of the depth `seq` numbers (each product adds its own offset). @defaultValue 30_000_000n */
+  readonly seqBase?: bigint;
+}
+
+const MINUTE = 60_000;
+const FINE_MS = 5_000;
+const KNOTS = MINUTE / FINE_MS;
+/** Scales of the value-noise random walk; all multiples of a minute, so the coarse path is linear within a minute. */
+const SCALES_MS = [
+  60_000, 600_000, 3_600_000, 21_600_000, 86_400_000, 604_800_000, 2_592_000_000, 15_552_000_000,
+];
+
+interface ProductState {
+  readonly p: SimProduct;
+  readonly h: number;
+  readonly logBase: number;
+  readonly amps: readonly number[];
+  readonly fineAmp: number;
+  readonly seqOffset: bigint;
+}
+
+interface Agg {
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  volume: number;
+  turnover: number;
+}
+
+interface CnDay {
+  /** Limit-up/limit-down day direction (+1/-1) or 0. */
+  readonly dir: number;
+  readonly openMs: number;
+  readonly upper: number;
+  readonly lower: number;
+}
+
+/**
+ * The deterministic market behind the simulator. Each product's log price is a sum of piecewise
+ * linear value-noise walks at scales from 5 s to 180 days (Brownian-like, mean-reverting over
+ * years), so the price at any instant costs a handful of hashes and never depends on call order.
+ * Bars are folds of 1-minute bars (open, close at the minute's ends, high/low over 5-second knots),
+ * so every K-line type is exactly consistent with the 1-minute bars it spans. A-shares are clamped
+ * to ±10 % of the previous close and some days are driven to their limit.
+ */
+export class SimMarket {
+  readonly #seed: number;
+  readonly #historyStartMs: number;
+  readonly #products = new Map<string, ProductState>();
+  readonly #dayCache = new Map<string, Agg | null>();
+  readonly #barCache = new Map<string, Agg | null>();
+  readonly #cnDays = new Map<string, CnDay>();
+  readonly #seqBase: bigint;
+
+  constructor(products: Iterable<SimProduct>, options: SimMarketOptions) {
+    this.#seed = options.seed >>> 0;
+    this.#historyStartMs = options.historyStartMs;
+    this.#seqBase = options.seqBase ?? 30_000_000n;
+    for (const p of products) this.add(p);
+  }
+
+  /** Adds (or replaces) a product. */
+  add(p: SimProduct): void {
+    const h = hashString(p.code) ^ hash32(this.#seed, 0x5eed);
+    const amps = SCALES_MS.map((l) => p.dailyVol * Math.sqrt(l / DAY_MS));
+    this.#products.set(p.code, {
+      p,
+      h,
+      logBase: Math.log(p.basePrice),
+      amps,
+      fineAmp: p.dailyVol * Math.sqrt(FINE_MS / DAY_MS),
+      seqOffset: BigInt(hash32(h, 0x5e9) % 90_000_000),
+    });
+  }
+
+  /** The product of `code` (case-sensitive), if listed. */
+  product(code: string): SimProduct | undefined {
+    return this.#products.get(code)?.p;
+  }
+
+  /** Every listed product. */
+  products(): SimProduct[] {
+    return [...this.#products.values()].map((s) => s.p);
+  }
+
+  get historyStartMs(): number {
+    return this.#historyStartMs;
+  }
+
+  /** The last trade price of `code` at market instant `tMs` (the last session's close when closed). */
+  priceAt(code: string, tMs: number): number {
+    const s = this.#state(code);
+    const t = lastTradingInstant(s.p.calendar, tMs) ?? tMs;
+    return this.#price(s, t);
+  }
+
+  /**
+   * Up to `count` bars of `klineType` whose start is ≤ `endMs` (default: the latest), oldest
+   * first, as of market time `nowMs`; the last one is still forming when the market is open.
+   */
+  bars(code: string, klineType: number, nowMs: number, count: number, endMs?: number): SimBar[] {
+    const s = this.#state(code);
+    const cal = s.p.calendar;
+    const out: SimBar[] = [];
+    let m = lastTradingMinute(cal, Math.min(endMs ?? nowMs, nowMs));
+    while (out.length < count && m !== undefined && m >= this.#historyStartMs) {
+      const period = simBarPeriodAt(m, klineType, cal);
+      if (period === undefined) break; // cannot happen for a trading minute
+      const bar = this.#bar(s, klineType, period, nowMs);
+      if (bar !== undefined) out.push(bar);
+      m = lastTradingMinute(cal, period.startMs - 1);
+    }
+    return out.reverse();
+  }
+
+  /** The order book of `code` at market time `nowMs` (frozen at the last session's end when closed). */
+  book(code: string, nowMs: number): SimBook {
+    const s = this.#state(code);
+    const p = s.p;
+    const t = lastTradingInstant(p.calendar, nowMs) ?? nowMs;
+    const e = p.bookIntervalMs;
+    // The book changes at instants n*e + off(n); seq grows only then (by 1 to 3).
+    let n = Math.floor(t / e);
+    if (t < n * e + this.#bookOffset(s, n)) n -= 1;
+    const changedAt = n * e + this.#bookOffset(s, n);
+    const seq = this.#seqBase + s.seqOffset + BigInt(n) * 3n + BigInt(hash32(s.h, 0x5e0, n) % 3);
+    const mid = this.#price(s, changedAt);
+    const tick = 10 ** -p.priceDecimals;
+    const r = (i: number) => unit(hash32(s.h, 0xb00c, n, i));
+    // Inactive moments: fewer levels than the maximum (spec, depth rule 1).
+    const levels = r(0) < 0.15 ? Math.max(1, Math.floor(p.depthLevels * r(1))) : p.depthLevels;
+    const spreadTicks = 1 + Math.floor(r(2) * 3);
+    let bestBid = Math.floor(mid / tick - spreadTicks / 2) * tick;
+    let bestAsk = bestBid + spreadTicks * tick;
+    let bidsEmpty = false;
+    let asksEmpty = false;
+    if (p.productClass === 'cn-stock') {
+      const day = this.#cnDay(s, changedAt);
+      const up = round(day.upper, p.priceDecimals);
+      const down = round(day.lower, p.priceDecimals);
+      // At limit-up nobody sells (no asks); at limit-down nobody buys (spec, depth rule 2).
+      if (mid >= up - tick / 2) {
+        asksEmpty = true;
+        bestBid = up;
+      } else if (mid <= down + tick / 2) {
+        bidsEmpty = true;
+        bestAsk = down;
+      }
+    }
+    const volumeOf = (i: number): number => {
+      const base =
+        p.productClass === 'crypto'
+          ? 0.05 + r(10 + i) * 4
+          : p.family === 'stock'
+            ? 100 * (1 + Math.floor(r(10 + i) * 80))
+            : 1 + Math.floor(r(10 + i) * 50) * 10_000;
+      return base;
+    };
+    const bids: [number, number][] = [];
+    const asks: [number, number][] = [];
+    for (let i = 0; i < levels; i++) {
+      if (!bidsEmpty && bestBid - i * tick > 0)
+        bids.push([round(bestBid - i * tick, p.priceDecimals), volumeOf(i)]);
+      if (!asksEmpty) asks.push([round(bestAsk + i * tick, p.priceDecimals), volumeOf(50 + i)]);
+    }
+    return { seq, tickTimeMs: changedAt, bids, asks };
+  }
+
+  /** Whether `code` has an A-share limit day (empty book side possible) on the local day of `tMs`, and which way. */
+  limitDirection(code: string, tMs: number): number {
+    const s = this.#state(code);
+    return s.p.productClass === 'cn-stock' ? this.#cnDay(s, tMs).dir : 0;
+  }
+
+  #state(code: string): ProductState {
+    const s = this.#products.get(code);
+    if (s === undefined) throw new RangeError(`unknown product code ${JSON.stringify(code)}`);
+    return s;
+  }
+
+  #bookOffset(s: ProductState, n: number): number {
+    return hash32(s.h, 0x0ff, n) % Math.max(1, Math.floor(s.p.bookIntervalMs / 2));
+  }
+
+  #coarse(s: ProductState, t: number): number {
+    let log = s.logBase;
+    for (let k = 0; k < SCALES_MS.length; k++) {
+      const l = SCALES_MS[k]!;
+      const i = Math.floor(t / l);
+      const f = (t - i * l) / l;
+      const a = signedUnit(hash32(s.h, k, i));
+      log += s.amps[k]! * (f === 0 ? a : a + (signedUnit(hash32(s.h, k, i + 1)) - a) * f);
+    }
+    return log;
+  }
+
+  #fine(s: ProductState, knot: number): number {
+    return s.fineAmp * signedUnit(hash32(s.h, 99, knot));
+  }
+
+  /** Raw log price at instant t (no A-share clamp). */
+  #rawLog(s: ProductState, t: number): number {
+    const k = Math.floor(t / FINE_MS);
+    const f = (t - k * FINE_MS) / FINE_MS;
+    const a = this.#fine(s, k);
+    return this.#coarse(s, t) + (f === 0 ? a : a + (this.#fine(s, k + 1) - a) * f);
+  }
+
+  #price(s: ProductState, t: number): number {
+    const log = this.#rawLog(s, t);
+    return Math.exp(s.p.productClass === 'cn-stock' ? this.#cnAdjust(s, this.#cnDay(s, t), t, log) : log);
+  }
+
+  #cnDay(s: ProductState, t: number): CnDay {
+    const cal = s.p.calendar;
+    const dayNumber = toLocal(t, cal.timeZone).dayNumber;
+    const key = `${s.p.code}|${dayNumber}`;
+    let day = this.#cnDays.get(key);
+    if (day !== undefined) return day;
+    const sessions = sessionsOfDay(cal, dayNumber);
+    const openMs = sessions[0]?.[0] ?? dayNumber * DAY_MS;
+    const prevClose = lastTradingInstant(cal, openMs - 1) ?? openMs - 1;
+    const prevLog = this.#rawLog(s, prevClose + 1);
+    // Limit days only on even local days, so the day before a limit day never is one and its
+    // close (the next limit base) is the plain walk.
+    const r = unit(hash32(s.h, 0x11a1, dayNumber));
+    const dir = dayNumber % 2 === 0 && r < 0.08 ? (hash32(s.h, 0x11a2, dayNumber) % 2 === 0 ? 1 : -1) : 0;
+    day = { dir, openMs, upper: Math.exp(prevLog) * 1.1, lower: Math.exp(prevLog) * 0.9 };
+    if (this.#cnDays.size > 100_000) this.#cnDays.clear();
+    this.#cnDays.set(key, day);
+    return day;
+  }
+
+  #cnAdjust(s: ProductState, day: CnDay, t: number, log: number): number {
+    let v = log;
+    if (day.dir !== 0) v += day.dir * 0.2 * Math.min(1, Math.max(0, (t - day.openMs) / (90 * MINUTE)));
+    void s;
+    return Math.min(Math.log(day.upper), Math.max(Math.log(day.lower), v));
+  }
+
+  /** A coarse-path evaluator that remembers each scale's knot pair, for runs of consecutive minutes. */
+  #coarseRun(s: ProductState): (t: number) => number {
+    const n = SCALES_MS.length;
+    const knot = new Array<number>(n).fill(Number.NaN);
+    const a = new Array<number>(n).fill(0);
+    const b = new Array<number>(n).fill(0);
+    return (t) => {
+      let log = s.logBase;
+      for (let k = 0; k < n; k++) {
+        const l = SCALES_MS[k]!;
+        const i = Math.floor(t / l);
+        if (i !== knot[k]) {
+          a[k] = i === knot[k]! + 1 ? b[k]! : signedUnit(hash32(s.h, k, i));
+          b[k] = signedUnit(hash32(s.h, k, i + 1));
+          knot[k] = i;
+        }
+        const f = (t - i * l) / l;
+        log += s.amps[k]! * (a[k]! + (b[k]! - a[k]!) * f);
+      }
+      return log;
+    };
+  }
+
+  /**
+   * 1-minute aggregate of the minute starting at `m`, up to instant `upto` (≤ m + 1 min); `c0`/`c1`
+   * are the coarse log prices at the minute's ends. Extremes are taken on log prices (exp is monotonic).
+   */
+  #minute(s: ProductState, m: number, upto: number, c0: number, c1: number): Agg {
+    const k0 = m / FINE_MS;
+    const cn = s.p.productClass === 'cn-stock' ? this.#cnDay(s, m) : undefined;
+    const adj = (t: number, log: number) => (cn === undefined ? log : this.#cnAdjust(s, cn, t, log));
+    const endT = Math.min(upto, m + MINUTE);
+    let open = 0;
+    let high = -Infinity;
+    let low = Infinity;
+    let close = 0;
+    let prevLog = 0;
+    for (let j = 0; j <= KNOTS; j++) {
+      const t = m + j * FINE_MS;
+      const raw = c0 + ((c1 - c0) * j) / KNOTS + this.#fine(s, k0 + j);
+      if (t > endT) {
+        // The forming minute: the price now lies between the last knot and the next one.
+        const f = (endT - (t - FINE_MS)) / FINE_MS;
+        close = adj(endT, prevLog + (raw - prevLog) * f);
+        if (close > high) high = close;
+        if (close < low) low = close;
+        break;
+      }
+      const log = adj(t, raw);
+      prevLog = raw;
+      if (j === 0) open = log;
+      if (log > high) high = log;
+      if (log < low) low = log;
+      close = log;
+    }
+    const o = Math.exp(open);
+    const h = Math.exp(high);
+    const l = Math.exp(low);
+    const c = Math.exp(close);
+    const frac = (endT - m) / MINUTE;
+    const full = s.p.minuteVolume * (0.3 + 1.4 * unit(hash32(s.h, 0x701, m / MINUTE)));
+    const volume = round(full * frac, s.p.volumeDecimals);
+    const turnover = round(volume * ((o + h + l + c) / 4), 2);
+    return { open: o, high: h, low: l, close: c, volume, turnover };
+  }
+
+  #aggMinutes(s: ProductState, from: number, to: number, acc: Agg | undefined): Agg | undefined {
+    const coarse = this.#coarseRun(s);
+    let m = Math.floor(from / MINUTE) * MINUTE;
+    let c0 = coarse(m);
+    for (; m < to; m += MINUTE) {
+      const c1 = coarse(m + MINUTE);
+      acc = merge(acc, this.#minute(s, m, Math.min(to, m + MINUTE), c0, c1));
+      c0 = c1;
+    }
+    return acc;
+  }
+
+  /** Aggregate of every trading minute in [from, min(to, now)), using cached closed days. */
+  #aggRange(s: ProductState, from: number, to: number, now: number): Agg | undefined {
+    const cal = s.p.calendar;
+    const end = Math.min(to, now);
+    if (end <= from) return undefined;
+    let acc: Agg | undefined;
+    const first = toLocal(from, cal.timeZone).dayNumber;
+    const last = toLocal(end - 1, cal.timeZone).dayNumber;
+    for (let d = first; d <= last; d++) {
+      const sessions = sessionsOfDay(cal, d);
+      if (sessions.length === 0) continue;
+      const dayOpen = sessions[0]![0];
+      const dayClose = sessions.at(-1)![1];
+      if (from <= dayOpen && end >= dayClose) {
+        const key = `${s.p.code}|${d}`;
+        let day = this.#dayCache.get(key);
+        if (day === undefined) {
+          day = null;
+          for (const [a, b] of sessions) day = this.#aggMinutes(s, a, b, day ?? undefined) ?? null;
+          if (this.#dayCache.size > 200_000) this.#dayCache.clear();
+          this.#dayCache.set(key, day);
+        }
+        if (day !== null) acc = merge(acc, day);
+        continue;
+      }
+      for (const [a, b] of sessions) {
+        const lo = Math.max(a, from);
+        const hi = Math.min(b, end);
+        if (lo < hi) acc = this.#aggMinutes(s, lo, hi, acc);
+      }
+    }
+    return acc;
+  }
+
+  #bar(s: ProductState, klineType: number, period: SimBarPeriod, now: number): SimBar | undefined {
+    const from = Math.max(period.startMs, this.#historyStartMs);
+    const closed = period.endMs <= now;
+    const key = `${s.p.code}|${klineType}|${period.startMs}`;
+    let agg: Agg | null | undefined = closed ? this.#barCache.get(key) : undefined;
+    if (agg === undefined) {
+      agg = this.#aggRange(s, from, period.endMs, now) ?? null;
+      if (closed) {
+        if (this.#barCache.size > 200_000) this.#barCache.clear();
+        this.#barCache.set(key, agg);
+      }
+    }
+    if (agg === null) return undefined;
+    return { startMs: period.startMs, endMs: period.endMs, ...agg, forming: !closed };
+  }
+}
+
+/** Folds `x` into `acc` (mutating `acc`, which is always a private copy; cached aggregates are never mutated). */
+function merge(acc: Agg | undefined, x: Agg): Agg {
+  if (acc === undefined) return { ...x };
+  if (x.high > acc.high) acc.high = x.high;
+  if (x.low < acc.low) acc.low = x.low;
+  acc.close = x.close;
+  acc.volume += x.volume;
+  acc.turnover += x.turnover;
+  return acc;
+}
+
+function round(x: number, decimals: number): number {
+  const f = 10 ** decimals;
+  return Math.round(x * f) / f;
+}

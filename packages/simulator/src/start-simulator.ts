@@ -1,0 +1,504 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { defaultCatalogue, syntheticCatalogue, type SimProduct } from './catalogue.js';
+import { FaultInjector, type FaultKind, type FaultRule, FAULT_KINDS } from './fault-injector.js';
+import {
+  RET,
+  parseDataList,
+  parseEnvelope,
+  parseKlineQuery,
+  parseSymbolList,
+  type KlineQuery,
+  type Refusal,
+} from './internal/parse-request.js';
+import { applyKlineQuirks, wireBar, wireBook, type CfdDepthVolume } from './internal/wire-format.js';
+import { formatWallClock } from './internal/zoned-time.js';
+import { RateLimiter } from './rate-limiter.js';
+import { RequestLog, type SimLogEntry } from './request-log.js';
+import { SimMarket } from './sim-market.js';
+import {
+  planCovers,
+  SIM_MAX_BATCH_BARS,
+  SIM_MAX_KLINE_NUM,
+  SIM_PLANS,
+  simPlanLimits,
+  type SimEndpoint,
+  type SimPlan,
+  type SimPlanOverrides,
+} from './sim-plans.js';
+import { SIM_EXCHANGES, suspensionRecords, type SimExchange } from './suspension-records.js';
+
+/** A token's plan, optionally with limit overrides. */
+export interface SimTokenSpec {
+  readonly plan: SimPlan;
+  readonly overrides?: SimPlanOverrides;
+}
+
+/** Options of {@link startSimulator}. */
+export interface SimulatorOptions {
+  /** @defaultValue '127.0.0.1' */
+  readonly host?: string;
+  /** 0 = a free port. @defaultValue 0 */
+  readonly port?: number;
+  /** Token → plan. @defaultValue `{ demo: 'professional' }` */
+  readonly tokens?: Readonly<Record<string, SimPlan | SimTokenSpec>>;
+  /** Seed of the market and of fault probabilities. @defaultValue 1 */
+  readonly seed?: number;
+  /** Faults for the whole run (see {@link FaultRule}). @defaultValue [] */
+  readonly faults?: readonly FaultRule[];
+  /** Market clock speed: 60 closes a 1-minute bar every real second. Rate limits stay in real time. @defaultValue 1 */
+  readonly clockSpeed?: number;
+  /** Market time at start, epoch ms. @defaultValue the real time at start */
+  readonly marketStartMs?: number;
+  /** Days of history before `marketStartMs`. @defaultValue 800 */
+  readonly historyDays?: number;
+  /** Replace the default catalogue. */
+  readonly products?: readonly SimProduct[];
+  /** Add this many synthetic products (see `syntheticCatalogue`). @defaultValue 0 */
+  readonly syntheticProducts?: number;
+  /** Whether refused requests count toward the windows (stricter). @defaultValue true */
+  readonly countRefused?: boolean;
+  /** Zone whose midnight resets daily counts. @defaultValue 'UTC' */
+  readonly dayTimeZone?: string;
+  /** Enforce rate limits at all (turn off only for demos of other things). @defaultValue true */
+  readonly rateLimits?: boolean;
+  /** HTTP status of a failing `ret`: `'ok'` = 200 (default), `'mirror'` = 400/401/429 as the ret, 400 for 6xx. */
+  readonly failureStatus?: 'ok' | 'mirror';
+  /** Base of depth `seq` numbers; `2n ** 53n` puts every seq above JS number precision. @defaultValue 30_000_000n */
+  readonly seqBase?: bigint;
+  /** CFD depth levels without volume: key omitted, `""` or `"0"`. @defaultValue 'omit' */
+  readonly cfdDepthVolume?: CfdDepthVolume;
+  /** Real clock (epoch ms); injectable for tests. @defaultValue Date.now */
+  readonly clock?: () => number;
+  /** Header that injects faults into one request (comma-separated kinds), or `false`. @defaultValue 'x-sim-fault' */
+  readonly faultHeader?: string | false;
+}
+
+/** A running simulator. */
+export interface Simulator extends AsyncDisposable {
+  /** Base URL, `http://HOST:PORT` (no trailing slash). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** Every request, in arrival order. */
+  readonly log: RequestLog;
+  /** The market (bars, books, prices at any market time). */
+  readonly market: SimMarket;
+  /** Market time now, epoch ms. */
+  marketNow(): number;
+  /** Replaces the run's fault rules. */
+  setFaults(rules: readonly FaultRule[]): void;
+  /** Adds one fault rule (for example `{ kind: 'http-5xx', endpoint: 'kline', times: 3 }`). */
+  addFault(rule: FaultRule): void;
+  /** Adds or replaces a token. */
+  setToken(token: string, plan: SimPlan | SimTokenSpec): void;
+  /** Stops listening and closes every connection; idempotent. */
+  close(): Promise<void>;
+}
+
+const DEFAULTS = {
+  host: '127.0.0.1',
+  port: 0,
+  tokens: { demo: 'professional' } as Readonly<Record<string, SimPlan | SimTokenSpec>>,
+  seed: 1,
+  clockSpeed: 1,
+  historyDays: 800,
+  syntheticProducts: 0,
+  countRefused: true,
+  dayTimeZone: 'UTC',
+  rateLimits: true,
+  failureStatus: 'ok',
+  cfdDepthVolume: 'omit',
+  faultHeader: 'x-sim-fault',
+} as const;
+
+interface TokenState {
+  readonly plan: SimPlan;
+  readonly label: string;
+  readonly limiter: RateLimiter;
+}
+
+/** Safe label of a token for logs: `plan#` + the first 6 hex digits of its SHA-256. */
+export function tokenLabel(token: string, plan: string | undefined): string {
+  return `${plan ?? 'unknown'}#${createHash('sha256').update(token).digest('hex').slice(0, 6)}`;
+}
+
+interface Route {
+  readonly endpoint: SimEndpoint;
+  readonly family: 'stock' | 'general' | SimExchange;
+}
+
+function routeOf(path: string): Route | undefined {
+  const susp = /^\/api\/suspension\/([a-z]+)$/.exec(path);
+  if (susp !== null)
+    return (SIM_EXCHANGES as readonly string[]).includes(susp[1]!)
+      ? { endpoint: 'suspension', family: susp[1] as SimExchange }
+      : undefined;
+  const m = /^\/(quote-stock-b-api|quote-b-api)\/(static_info|depth-tick|kline|batch-kline)$/.exec(path);
+  if (m === null) return undefined;
+  const family = m[1] === 'quote-stock-b-api' ? 'stock' : 'general';
+  const names: Readonly<Record<string, SimEndpoint>> = {
+    static_info: 'static-info',
+    'depth-tick': 'depth-tick',
+    kline: 'kline',
+    'batch-kline': 'batch-kline',
+  };
+  const endpoint = names[m[2]!]!;
+  if (endpoint === 'static-info' && family === 'general') return undefined; // the spec has no general static info
+  return { endpoint, family };
+}
+
+function checkOption(ok: boolean, name: string, expected: string, got: unknown): void {
+  if (!ok) throw new RangeError(`startSimulator: "${name}" must be ${expected}, got ${JSON.stringify(got)}`);
+}
+
+/**
+ * Starts a local simulator of the market-data HTTP service on `node:http`.
+ * @example
+ * const sim = await startSimulator({ port: 0, tokens: { demo: 'professional' }, seed: 7, clockSpeed: 60 });
+ * const res = await fetch(`${sim.url}/quote-b-api/kline?token=demo&query=${encodeURIComponent(JSON.stringify(q))}`);
+ * await sim.close();
+ */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const o = { ...DEFAULTS, ...options };
+  checkOption(
+    Number.isInteger(o.port) && o.port >= 0 && o.port <= 65_535,
+    'port',
+    'an integer from 0 to 65535',
+    o.port,
+  );
+  checkOption(
+    Number.isFinite(o.clockSpeed) && o.clockSpeed > 0,
+    'clockSpeed',
+    'a positive number',
+    o.clockSpeed,
+  );
+  checkOption(Number.isInteger(o.seed), 'seed', 'an integer', o.seed);
+  checkOption(
+    Number.isFinite(o.historyDays) && o.historyDays > 0,
+    'historyDays',
+    'a positive number of days',
+    o.historyDays,
+  );
+  const clock = o.clock ?? Date.now;
+  const realStart = clock();
+  const marketStart = o.marketStartMs ?? realStart;
+  checkOption(Number.isFinite(marketStart), 'marketStartMs', 'epoch ms', marketStart);
+  const marketNow = (real = clock()) => Math.floor(marketStart + (real - realStart) * o.clockSpeed);
+  const products = [
+    ...(o.products ?? defaultCatalogue()),
+    ...syntheticCatalogue({ count: o.syntheticProducts }),
+  ];
+  const market = new SimMarket(products, {
+    seed: o.seed,
+    historyStartMs: marketStart - o.historyDays * 86_400_000,
+    ...(o.seqBase !== undefined ? { seqBase: o.seqBase } : {}),
+  });
+  const faults = new FaultInjector(o.faults ?? [], o.seed);
+  const log = new RequestLog();
+  const tokens = new Map<string, TokenState>();
+  const setToken = (token: string, spec: SimPlan | SimTokenSpec) => {
+    const s = typeof spec === 'string' ? { plan: spec } : spec;
+    checkOption(
+      (SIM_PLANS as readonly string[]).includes(s.plan),
+      'tokens',
+      `plans from ${SIM_PLANS.join(', ')}`,
+      s.plan,
+    );
+    const limits = simPlanLimits(s.plan, s.overrides);
+    tokens.set(token, {
+      plan: s.plan,
+      label: tokenLabel(token, s.plan),
+      limiter: new RateLimiter(limits, { countRefused: o.countRefused, dayTimeZone: o.dayTimeZone }),
+    });
+  };
+  for (const [token, spec] of Object.entries(o.tokens)) setToken(token, spec);
+
+  const failureHttp = (ret: number): number =>
+    o.failureStatus === 'ok' || ret === 200 ? 200 : ret === 401 || ret === 429 ? ret : 400;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrivalMs = clock();
+    const mNow = marketNow(arrivalMs);
+    const url = new URL(req.url ?? '/', 'http://sim.invalid');
+    const route = routeOf(url.pathname);
+    const token = url.searchParams.get('token');
+    const ts = token === null ? undefined : tokens.get(token);
+    const entry = log.push({
+      arrivalMs,
+      marketMs: mNow,
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      endpoint: route?.endpoint ?? 'unknown',
+      family: route?.family,
+      token: token === null ? 'missing' : (ts?.label ?? tokenLabel(token, undefined)),
+      plan: ts?.plan,
+      codes: 0,
+      groups: 0,
+      status: 0,
+      ret: undefined,
+      msg: undefined,
+      refusedBy: undefined,
+      faults: [],
+      trace: undefined,
+      done: false,
+    });
+    if (route === undefined) return send(res, entry, 404, { error: 'not found' }, []);
+    const wantMethod = route.endpoint === 'batch-kline' ? 'POST' : 'GET';
+    if (req.method !== wantMethod)
+      return send(res, entry, 405, { error: `method not allowed; use ${wantMethod}` }, []);
+    const suspension = route.endpoint === 'suspension';
+    const fail = (r: Refusal, trace: string, injected: FaultRule[] = []) => {
+      entry.ret = r.ret;
+      entry.msg = r.msg;
+      if (suspension) return send(res, entry, 500, { success: false, error: r.msg }, injected);
+      return send(res, entry, failureHttp(r.ret), { ret: r.ret, msg: r.msg, trace }, injected);
+    };
+    const body = wantMethod === 'POST' ? await readBody(req) : undefined;
+    if (ts === undefined) return fail(RET.token, traceOf(url, body));
+    if (o.rateLimits) {
+      const decision = ts.limiter.arrive(route.endpoint, arrivalMs);
+      if (!decision.allowed) {
+        entry.refusedBy = decision.rule;
+        return fail(RET.rateLimit, traceOf(url, body));
+      }
+    }
+    const injected = [...faults.pick(route.endpoint), ...headerFaults(req)];
+    entry.faults = injected.map((f) => f.kind);
+    const has = (k: FaultKind) => injected.some((f) => f.kind === k);
+    if (has('rate-limit')) return fail(RET.rateLimit, traceOf(url, body), injected);
+
+    if (suspension) {
+      const data = suspensionRecords(route.family as SimExchange, mNow, o.seed);
+      return send(
+        res,
+        entry,
+        200,
+        {
+          success: true,
+          timestamp: formatWallClock(mNow, 'Asia/Shanghai', 'T'),
+          totalCount: data.length,
+          data,
+        },
+        injected,
+      );
+    }
+    const env = parseEnvelope(wantMethod === 'POST' ? body : (url.searchParams.get('query') ?? undefined));
+    entry.trace = env.trace;
+    if (!env.ok) return fail(env.refusal, env.trace, injected);
+    const { trace, data } = env.value;
+    const family = route.family as 'stock' | 'general';
+    // Unknown code and code on the wrong family → 600; plan not covering it → 604.
+    const checkCode = (code: string): Refusal | undefined => {
+      const p = market.product(code);
+      if (p === undefined || p.family !== family) return RET.codeInvalid;
+      if (!planCovers(ts.plan, p.market)) return RET.unauthorized;
+      return undefined;
+    };
+    const ok = (payload: unknown) => {
+      entry.ret = 200;
+      entry.msg = 'ok';
+      return send(res, entry, 200, { ret: 200, msg: 'ok', trace, data: payload }, injected);
+    };
+    const limits = ts.limiter.limits;
+    switch (route.endpoint) {
+      case 'kline': {
+        const q = parseKlineQuery(data);
+        entry.codes = 1;
+        if (q === undefined) return fail(RET.data, trace, injected);
+        const refusal = checkCode(q.code) ?? checkKlineSemantics(q);
+        if (refusal !== undefined) return fail(refusal, trace, injected);
+        const list = klineList(q, Math.min(q.num, SIM_MAX_KLINE_NUM), mNow, has);
+        return ok({ code: q.code, kline_type: q.klineType, kline_list: list });
+      }
+      case 'batch-kline': {
+        const groups = parseDataList(data);
+        if (!Array.isArray(groups)) return fail(groups, trace, injected);
+        entry.groups = groups.length;
+        entry.codes = new Set(groups.map((g) => g.code)).size;
+        if (groups.length > limits.batchKlineGroups) return fail(RET.tooMany, trace, injected);
+        for (const g of groups) {
+          const refusal = checkCode(g.code) ?? checkKlineSemantics(g);
+          if (refusal !== undefined) return fail(refusal, trace, injected);
+        }
+        const kline_list = groups.map((g) => ({
+          code: g.code,
+          kline_type: g.klineType,
+          kline_data: klineList(g, Math.min(g.num, SIM_MAX_BATCH_BARS), mNow, has),
+        }));
+        return ok({ kline_list });
+      }
+      case 'depth-tick':
+      case 'static-info': {
+        const all = parseSymbolList(data);
+        if (!Array.isArray(all)) return fail(all, trace, injected);
+        entry.codes = all.length;
+        // More codes than the plan allows are cut silently (provider-facts.md).
+        const codes = all.slice(0, limits.codesPerRequest);
+        for (const c of codes) {
+          const refusal = checkCode(c);
+          if (refusal !== undefined) return fail(refusal, trace, injected);
+        }
+        if (route.endpoint === 'depth-tick') {
+          return ok({
+            tick_list: codes.map((c) =>
+              wireBook(c, market.book(c, mNow), market.product(c)!, o.cfdDepthVolume),
+            ),
+          });
+        }
+        return ok({
+          static_info_list: codes.map((c) => ({ ...(market.product(c)!.staticInfo ?? { symbol: c }) })),
+        });
+      }
+    }
+  }
+
+  function checkKlineSemantics(q: KlineQuery): Refusal | undefined {
+    const p = market.product(q.code)!;
+    if (p.family === 'stock' && (q.klineType === 6 || q.klineType === 7)) return RET.data; // not supported for stocks
+    if (p.family === 'stock' && q.adjustType !== 0) return RET.data; // "only 0 is currently supported"
+    if (q.endTs !== 0) {
+      // Only forex, precious metals and crypto accept a timestamp (seconds, as K-line timestamps are).
+      if (!(p.productClass === 'forex' || p.productClass === 'metal' || p.productClass === 'crypto'))
+        return RET.data;
+      if (q.endTs >= 100_000_000_000) return RET.data; // milliseconds, not seconds
+    }
+    return undefined;
+  }
+
+  function klineList(
+    q: KlineQuery,
+    num: number,
+    mNow: number,
+    has: (k: FaultKind) => boolean,
+  ): Record<string, string>[] {
+    const p = market.product(q.code)!;
+    const bars = market.bars(q.code, q.klineType, mNow, num, q.endTs === 0 ? undefined : q.endTs * 1000);
+    return applyKlineQuirks(
+      bars.map((b) => wireBar(b, p)),
+      has('kline-newest-first-repeated'),
+      has('kline-empty-first-volume'),
+    );
+  }
+
+  function headerFaults(req: IncomingMessage): FaultRule[] {
+    if (o.faultHeader === false) return [];
+    const raw = req.headers[o.faultHeader];
+    if (typeof raw !== 'string') return [];
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((k): k is FaultKind => (FAULT_KINDS as readonly string[]).includes(k))
+      .map((kind) => ({ kind }));
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            error: `simulator internal error: ${err instanceof Error ? err.message : String(err)}`,
+          }),
+        );
+      }
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    return closing;
+  };
+  return {
+    url: `http://${hostForUrl}:${address.port}`,
+    host: address.address,
+    port: address.port,
+    log,
+    market,
+    marketNow: () => marketNow(),
+    setFaults: (rules) => faults.set(rules),
+    addFault: (rule) => faults.add(rule),
+    setToken,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+function traceOf(url: URL, body: string | undefined): string {
+  try {
+    const j: unknown = JSON.parse(body ?? url.searchParams.get('query') ?? '');
+    if (typeof j === 'object' && j !== null && typeof (j as { trace?: unknown }).trace === 'string')
+      return (j as { trace: string }).trace;
+  } catch {
+    // no trace to echo
+  }
+  return '';
+}
+
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > MAX_BODY_BYTES) break;
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function send(
+  res: ServerResponse,
+  entry: SimLogEntry,
+  status: number,
+  payload: unknown,
+  injected: readonly FaultRule[],
+): Promise<void> {
+  const latency = injected
+    .filter((f) => f.kind === 'latency')
+    .reduce((sum, f) => sum + (f.latencyMs ?? 1000), 0);
+  if (latency > 0) await new Promise((r) => setTimeout(r, latency));
+  const has = (k: FaultKind) => injected.find((f) => f.kind === k);
+  if (has('drop') !== undefined) {
+    entry.status = 0;
+    entry.done = true;
+    res.socket?.destroy();
+    return;
+  }
+  const http5xx = has('http-5xx');
+  if (http5xx !== undefined) {
+    const code = http5xx.status ?? 503;
+    entry.status = code;
+    entry.done = true;
+    res.writeHead(code, { 'content-type': 'text/html' });
+    res.end(`<html><body><h1>${code} Service Unavailable</h1></body></html>`);
+    return;
+  }
+  let text = JSON.stringify(payload);
+  if (has('malformed-json') !== undefined)
+    text = `{"ret":${status === 200 ? 200 : status},"msg":"ok",,${text.slice(1)}`;
+  else if (has('truncated') !== undefined) text = text.slice(0, Math.max(1, Math.floor(text.length / 2)));
+  entry.status = status;
+  entry.done = true;
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
