@@ -53,6 +53,8 @@ interface Series {
   /** Period start of the newest closed bar, if known (gap checks). */
   closedStart: number | undefined;
   forming: Bar | undefined;
+  /** The forming bar as last emitted, to skip an update that changes nothing. */
+  emitted: Bar | undefined;
   formingStart: number;
   formingDeadline: number;
   /** Next revision number of the forming bar. */
@@ -151,6 +153,7 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
         closedBar: undefined,
         closedStart: undefined,
         forming: undefined,
+        emitted: undefined,
         formingStart: 0,
         formingDeadline: Infinity,
         revision: 0,
@@ -170,6 +173,7 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
     s.closedBar = bar;
     s.closedStart = s.formingStart;
     s.forming = undefined;
+    s.emitted = undefined;
     s.dirty = false;
     s.revision = 0;
     forming.delete(s);
@@ -191,6 +195,7 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
     }
     s.skipGapCheck = false;
     s.forming = bar;
+    s.emitted = undefined;
     s.formingStart = start;
     s.formingDeadline = end + graceMs;
     s.revision = 0;
@@ -274,10 +279,13 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
     for (let i = 0; i < touched.length; i++) {
       const s = touched[i] as Series;
       if (!s.dirty) continue;
-      if (nowMs >= s.formingDeadline) closeForming(s, emit);
+      const bar = s.forming as Bar;
+      if (s.emitted !== undefined && sameValues(s.emitted, bar)) s.dirty = false;
+      else if (nowMs >= s.formingDeadline) closeForming(s, emit);
       else {
         s.dirty = false;
-        emit(toUpdate(s.forming as Bar, false, s.revision++));
+        s.emitted = bar;
+        emit(toUpdate(bar, false, s.revision++));
       }
     }
     touched.length = 0;
@@ -296,9 +304,15 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
       if (Array.isArray(input)) {
         const bars = input as readonly Bar[];
         let sorted = true;
-        for (let i = 1; i < bars.length && sorted; i++) if (compareBars(bars[i - 1] as Bar, bars[i] as Bar) > 0) sorted = false;
+        for (let i = 1; i < bars.length && sorted; i++) if (compareBars(bars[i - 1] as Bar, bars[i] as Bar) >= 0) sorted = false;
         const ordered = sorted ? bars : [...bars].sort(compareBars);
-        for (const bar of ordered) pushBar(bar, emit);
+        for (let i = 0; i < ordered.length; i++) {
+          const bar = ordered[i] as Bar;
+          const next = ordered[i + 1];
+          // Of rows with the same start in one batch the last one wins (the sort is stable).
+          if (!sorted && next !== undefined && next.tsMs === bar.tsMs && next.code === bar.code && next.klineType === bar.klineType) continue;
+          pushBar(bar, emit);
+        }
       } else if ((input as GapMarker).type === 'gap') {
         pushGap(input as GapMarker, emit);
       } else {
