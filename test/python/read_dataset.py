@@ -7,7 +7,7 @@ Usage: read_dataset.py READER PATH [--hive] [--format parquet|arrow|ndjson]
 Output: {"reader", "columns": [{"name", "type"}], "rows": [{...}]} where each reader names types in
 its own words (pyarrow: "timestamp[ms, tz=UTC]", polars: "Datetime(time_unit='ms', time_zone='UTC')",
 duckdb: "TIMESTAMP WITH TIME ZONE"). Values are normalised so JavaScript can compare them exactly:
-timestamps as epoch milliseconds, integers as decimal strings (int64 exceeds 2**53), floats as
+timestamps as epoch milliseconds, dates as YYYY-MM-DD, integers as decimal strings (int64 exceeds 2**53), floats as
 numbers, nulls as null. parquet-meta prints each column's physical/logical type and encodings.
 """
 import datetime as _dt
@@ -28,6 +28,8 @@ def norm(v):
         if v.tzinfo is None:
             raise SystemExit("naive datetime: the reader lost the UTC time zone")
         return (v - EPOCH) // _dt.timedelta(milliseconds=1)
+    if isinstance(v, _dt.date):
+        return v.isoformat()
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
