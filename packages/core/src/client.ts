@@ -26,6 +26,7 @@ import { backoffDelayMs } from './internal/backoff-delay.js';
 import { chunk } from './internal/chunk.js';
 import { httpExchange, type HttpResponse } from './internal/http-exchange.js';
 import { newTrace } from './internal/new-trace.js';
+import { redactErrorInPlace } from './internal/redact-token.js';
 import {
   canPageBackwards,
   classifyCode,
@@ -568,11 +569,14 @@ export class QuoteflowClient {
       } catch (err) {
         if (isAborted(signal)) throw err instanceof AbortedError ? err : new AbortedError(endpoint);
         if (!(err instanceof QuoteflowError)) throw err;
+        redactErrorInPlace(err, this.#token);
         if (err.code === 'QF_RATE_LIMITED') this.scheduler.reportRateLimited(endpoint);
         if (!err.retryable || attempt >= this.#retry.maxAttempts) {
           if (attempt > 1) {
             err.attempts = attempt;
             err.message += ` (gave up after ${attempt} attempts)`;
+            if (err.stack !== undefined)
+              err.stack = err.stack.replace(/^([^\n]*)/, `$1 (gave up after ${attempt} attempts)`);
           }
           throw err;
         }

@@ -96,3 +96,18 @@ export { buildDepthTickRequest, decodeDepthTickData, DepthTickDataSchema } from 
 export { buildStaticInfoRequest, decodeStaticInfoData, StaticInfoDataSchema } from './endpoints/static-info.js';
 export { buildSuspensionRequest, decodeSuspensionResponse, SuspensionEnvelopeSchema, SuspensionRecordSchema } from './endpoints/suspension.js';
 export type { SuspensionQuery } from './endpoints/suspension.js';
+export type { SourceClient } from './sources/source-client.js';
+export { pollDepth, POLL_DEPTH_DEFAULTS } from './sources/poll-depth.js';
+export type { PollDepthOptions } from './sources/poll-depth.js';
+export { pollLatestBars } from './sources/poll-latest-bars.js';
+export type { PollLatestBarsOptions } from './sources/poll-latest-bars.js';
+export { klineHistory, HISTORY_GAP_REASONS } from './sources/kline-history.js';
+export type { KlineHistoryOptions } from './sources/kline-history.js';
+export { pollSuspensions, POLL_SUSPENSIONS_DEFAULTS } from './sources/poll-suspensions.js';
+export type { PollSuspensionsOptions } from './sources/poll-suspensions.js';
+export { fetchStaticInfo } from './sources/fetch-static-info.js';
+export type { FetchStaticInfoOptions } from './sources/fetch-static-info.js';
+export { toAsyncIterable, TO_ASYNC_ITERABLE_DEFAULTS } from './adapters/to-async-iterable.js';
+export type { ToAsyncIterableOptions } from './adapters/to-async-iterable.js';
+export { toReadable } from './adapters/to-readable.js';
+export type { ToReadableOptions } from './adapters/to-readable.js';

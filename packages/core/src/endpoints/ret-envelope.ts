@@ -13,6 +13,7 @@ import {
   type ServiceRefusal,
 } from '../errors.js';
 import type { EndpointKind } from '../plans.js';
+import { redactToken } from '../internal/redact-token.js';
 
 /** The envelope of every non-suspension response: `{ret, msg, trace, data}`. */
 export const RetEnvelopeSchema = z.object({
@@ -57,7 +58,8 @@ export interface RawResponse {
 }
 
 function snippet(text: string): string {
-  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
+  const clean = redactToken(text);
+  return clean.length > 120 ? `${clean.slice(0, 120)}…` : clean;
 }
 
 /**
