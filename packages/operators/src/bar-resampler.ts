@@ -1,6 +1,7 @@
 import { KLINE_PERIOD_MS, barPeriodAt, calendarOf as coreCalendarOf, isKlineType } from '@quoteflow/core';
 import type { Bar, BarUpdate, KlineType, TradingCalendar } from '@quoteflow/core';
-import { OperatorOptionError, invalidOption } from './internal/invalid-option.js';
+import { InvalidOptionError } from '@quoteflow/core';
+import { invalidOption } from './internal/invalid-option.js';
 import { countBarStarts } from './internal/next-bar-start.js';
 import type { BarKind } from './internal/next-bar-start.js';
 import type { BarReport } from './normalize-bars.js';
@@ -159,7 +160,7 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
     if (s === undefined) {
       if (checked[source] !== true) {
         const problem = nestingProblem(source, target);
-        if (problem !== undefined) throw new OperatorOptionError('to', `resampleBars: cannot resample ${code} type ${source}: ${problem}`);
+        if (problem !== undefined) throw new InvalidOptionError('to', `resampleBars: cannot resample ${code} type ${source}: ${problem}`);
         checked[source] = true;
       }
       s = {

@@ -1,4 +1,3 @@
-export { OperatorOptionError } from './internal/invalid-option.js';
 export { seriesKey } from './series-key.js';
 export { isBarUpdate } from './is-bar-update.js';
 export { BAR_PROBLEMS, SECONDS_THRESHOLD, normalizeBar, normalizeBarList, normalizeBars } from './normalize-bars.js';

@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
-import { EXCHANGE_TIME_ZONES, parseWallClock } from '@quoteflow/core';
+import { DecodeError, EXCHANGE_TIME_ZONES, parseWallClock } from '@quoteflow/core';
 import type { SuspensionRecord } from '@quoteflow/core';
 
 /** The kinds of change between two snapshots. */
@@ -74,10 +74,17 @@ function finiteOr(ms: number | undefined, fallback: () => number | undefined): n
  * `haltAtMs`, `resumeAtMs` and `publishAtMs` from the raw wall-clock strings in the exchange's time
  * zone (core's `EXCHANGE_TIME_ZONES`) where they are missing or not finite: `haltDateTime`, else
  * `haltDate` + `haltTime` (likewise for resume). Raw strings are kept. Records decoded by core
- * already satisfy this; records from elsewhere may not.
+ * already satisfy this; records from elsewhere may not. Throws core's `DecodeError`
+ * (`QF_DECODE`) for an unknown exchange or an empty symbol.
  */
 export function normalizeSuspension(record: SuspensionRecord): SuspensionRecord {
-  const tz = EXCHANGE_TIME_ZONES[record.exchange];
+  const tz = EXCHANGE_TIME_ZONES[record.exchange] as string | undefined;
+  if (tz === undefined || !Object.hasOwn(EXCHANGE_TIME_ZONES, record.exchange)) {
+    throw new DecodeError('suspension', 'exchange', `unknown exchange ${JSON.stringify(record.exchange)}; expected sse, nyse or nasdaq`);
+  }
+  if (typeof record.symbol !== 'string' || record.symbol.trim() === '') {
+    throw new DecodeError('suspension', 'symbol', `a record needs a non-empty symbol, got ${JSON.stringify(record.symbol)}`);
+  }
   const raw = {} as Record<(typeof RAW_FIELDS)[number], string | undefined>;
   for (const f of RAW_FIELDS) raw[f] = clean(record[f]);
   const publishDate = raw.publishDate ?? '';

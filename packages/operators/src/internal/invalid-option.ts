@@ -1,21 +1,6 @@
-/**
- * Error raised when an operator's options (or a value it cannot interpret) are invalid. It has the
- * shape of core's `QuoteflowError` family (`code`, `retryable`, `option`) so callers can branch on
- * `err.code === 'QF_INVALID_OPTION'`.
- */
-export class OperatorOptionError extends Error {
-  readonly code = 'QF_INVALID_OPTION' as const;
-  readonly retryable = false;
-  /** The option's name, as the caller wrote it. */
-  readonly option: string;
-  constructor(option: string, message: string) {
-    super(message);
-    this.name = new.target.name;
-    this.option = option;
-  }
-}
+import { InvalidOptionError } from '@quoteflow/core';
 
-/** Throws an {@link OperatorOptionError} naming `option`. */
+/** Throws core's `InvalidOptionError` (`QF_INVALID_OPTION`) naming `option`. */
 export function invalidOption(option: string, message: string): never {
-  throw new OperatorOptionError(option, message);
+  throw new InvalidOptionError(option, message);
 }
