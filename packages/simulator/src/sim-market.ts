@@ -7,7 +7,7 @@ import {
 } from './calendars.js';
 import type { SimProduct } from './catalogue.js';
 import { hash32, hashString, signedUnit, unit } from './internal/hash.js';
-import { DAY_MS, toLocal } from './internal/zoned-time.js';
+import { DAY_MS, fromLocalDay, toLocal } from './internal/zoned-time.js';
 
 /** One simulated bar (numbers; the server formats them as the wire's decimal strings). */
 export interface SimBar {
@@ -44,15 +44,20 @@ export interface SimMarketOptions {
 }
 
 const MINUTE = 60_000;
-const FINE_MS = 5_000;
+const FINE_MS = 15_000;
 const KNOTS = MINUTE / FINE_MS;
 /** Scales of the value-noise random walk; all multiples of a minute, so the coarse path is linear within a minute. */
 const SCALES_MS = [
   60_000, 600_000, 3_600_000, 21_600_000, 86_400_000, 604_800_000, 2_592_000_000, 15_552_000_000,
 ];
 
+/** Folds of closed days are pure functions of (seed, product parameters, day): safe to share across instances. */
+const SHARED_DAY_CACHE = new Map<string, Agg | null>();
+
 interface ProductState {
   readonly p: SimProduct;
+  /** Seed + every product parameter the path depends on: the shared cache key prefix. */
+  readonly fingerprint: string;
   readonly h: number;
   readonly logBase: number;
   readonly amps: readonly number[];
@@ -60,6 +65,7 @@ interface ProductState {
   readonly seqOffset: bigint;
 }
 
+/** A fold of 1-minute bars; prices as natural logs (exp is monotonic, so extremes fold the same). */
 interface Agg {
   open: number;
   high: number;
@@ -73,15 +79,26 @@ interface CnDay {
   /** Limit-up/limit-down day direction (+1/-1) or 0. */
   readonly dir: number;
   readonly openMs: number;
+  /** Next local midnight. */
+  readonly endMs: number;
   readonly upper: number;
   readonly lower: number;
+  readonly logUpper: number;
+  readonly logLower: number;
+}
+
+/** A-share price rule on log prices: a limit day's drive toward the limit, clamped at ±10 % of the previous close. */
+function cnAdjust(day: CnDay, t: number, log: number): number {
+  let v = log;
+  if (day.dir !== 0) v += day.dir * 0.2 * Math.min(1, Math.max(0, (t - day.openMs) / (90 * MINUTE)));
+  return v > day.logUpper ? day.logUpper : v < day.logLower ? day.logLower : v;
 }
 
 /**
  * The deterministic market behind the simulator. Each product's log price is a sum of piecewise
- * linear value-noise walks at scales from 5 s to 180 days (Brownian-like, mean-reverting over
+ * linear value-noise walks at scales from 15 s to 180 days (Brownian-like, mean-reverting over
  * years), so the price at any instant costs a handful of hashes and never depends on call order.
- * Bars are folds of 1-minute bars (open, close at the minute's ends, high/low over 5-second knots),
+ * Bars are folds of 1-minute bars (open, close at the minute's ends, high/low over 15-second knots),
  * so every K-line type is exactly consistent with the 1-minute bars it spans. A-shares are clamped
  * to ±10 % of the previous close and some days are driven to their limit.
  */
@@ -89,7 +106,8 @@ export class SimMarket {
   readonly #seed: number;
   readonly #historyStartMs: number;
   readonly #products = new Map<string, ProductState>();
-  readonly #dayCache = new Map<string, Agg | null>();
+  /** Closed trading days, shared by every market of the process with the same seed and product. */
+  readonly #dayCache = SHARED_DAY_CACHE;
   readonly #barCache = new Map<string, Agg | null>();
   readonly #cnDays = new Map<string, CnDay>();
   readonly #seqBase: bigint;
@@ -107,6 +125,16 @@ export class SimMarket {
     const amps = SCALES_MS.map((l) => p.dailyVol * Math.sqrt(l / DAY_MS));
     this.#products.set(p.code, {
       p,
+      fingerprint: [
+        this.#seed,
+        p.code,
+        p.productClass,
+        p.basePrice,
+        p.dailyVol,
+        p.minuteVolume,
+        p.volumeDecimals,
+        p.calendar.id,
+      ].join('|'),
       h,
       logBase: Math.log(p.basePrice),
       amps,
@@ -250,7 +278,7 @@ export class SimMarket {
 
   #price(s: ProductState, t: number): number {
     const log = this.#rawLog(s, t);
-    return Math.exp(s.p.productClass === 'cn-stock' ? this.#cnAdjust(s, this.#cnDay(s, t), t, log) : log);
+    return Math.exp(s.p.productClass === 'cn-stock' ? cnAdjust(this.#cnDay(s, t), t, log) : log);
   }
 
   #cnDay(s: ProductState, t: number): CnDay {
@@ -267,17 +295,13 @@ export class SimMarket {
     // close (the next limit base) is the plain walk.
     const r = unit(hash32(s.h, 0x11a1, dayNumber));
     const dir = dayNumber % 2 === 0 && r < 0.08 ? (hash32(s.h, 0x11a2, dayNumber) % 2 === 0 ? 1 : -1) : 0;
-    day = { dir, openMs, upper: Math.exp(prevLog) * 1.1, lower: Math.exp(prevLog) * 0.9 };
+    const upper = Math.exp(prevLog) * 1.1;
+    const lower = Math.exp(prevLog) * 0.9;
+    const endMs = fromLocalDay(dayNumber + 1, 0, cal.timeZone);
+    day = { dir, openMs, endMs, upper, lower, logUpper: Math.log(upper), logLower: Math.log(lower) };
     if (this.#cnDays.size > 100_000) this.#cnDays.clear();
     this.#cnDays.set(key, day);
     return day;
-  }
-
-  #cnAdjust(s: ProductState, day: CnDay, t: number, log: number): number {
-    let v = log;
-    if (day.dir !== 0) v += day.dir * 0.2 * Math.min(1, Math.max(0, (t - day.openMs) / (90 * MINUTE)));
-    void s;
-    return Math.min(Math.log(day.upper), Math.max(Math.log(day.lower), v));
   }
 
   /** A coarse-path evaluator that remembers each scale's knot pair, for runs of consecutive minutes. */
@@ -304,57 +328,74 @@ export class SimMarket {
   }
 
   /**
-   * 1-minute aggregate of the minute starting at `m`, up to instant `upto` (≤ m + 1 min); `c0`/`c1`
-   * are the coarse log prices at the minute's ends. Extremes are taken on log prices (exp is monotonic).
+   * Folds the 1-minute bars of [from, to) into `acc` (log prices). `to` may fall inside a minute:
+   * that minute is still forming and closes at the price at `to` (from === to gives a bar that
+   * starts now: open = close, no volume). Each minute: open and close at its ends, high/low over
+   * its 15-second knots. Written as one tight loop: it is the simulator's hot path (a year of
+   * crypto daily bars folds ~500 000 minutes).
    */
-  #minute(s: ProductState, m: number, upto: number, c0: number, c1: number): Agg {
-    const k0 = m / FINE_MS;
-    const cn = s.p.productClass === 'cn-stock' ? this.#cnDay(s, m) : undefined;
-    const adj = (t: number, log: number) => (cn === undefined ? log : this.#cnAdjust(s, cn, t, log));
-    const endT = Math.min(upto, m + MINUTE);
-    let open = 0;
-    let high = -Infinity;
-    let low = Infinity;
-    let close = 0;
-    let prevLog = 0;
-    for (let j = 0; j <= KNOTS; j++) {
-      const t = m + j * FINE_MS;
-      const raw = c0 + ((c1 - c0) * j) / KNOTS + this.#fine(s, k0 + j);
-      if (t > endT) {
-        // The forming minute: the price now lies between the last knot and the next one.
-        const f = (endT - (t - FINE_MS)) / FINE_MS;
-        close = adj(endT, prevLog + (raw - prevLog) * f);
-        if (close > high) high = close;
-        if (close < low) low = close;
-        break;
-      }
-      const log = adj(t, raw);
-      prevLog = raw;
-      if (j === 0) open = log;
-      if (log > high) high = log;
-      if (log < low) low = log;
-      close = log;
-    }
-    const o = Math.exp(open);
-    const h = Math.exp(high);
-    const l = Math.exp(low);
-    const c = Math.exp(close);
-    const frac = (endT - m) / MINUTE;
-    const full = s.p.minuteVolume * (0.3 + 1.4 * unit(hash32(s.h, 0x701, m / MINUTE)));
-    const volume = round(full * frac, s.p.volumeDecimals);
-    const turnover = round(volume * ((o + h + l + c) / 4), 2);
-    return { open: o, high: h, low: l, close: c, volume, turnover };
-  }
-
-  #aggMinutes(s: ProductState, from: number, to: number, acc: Agg | undefined): Agg | undefined {
+  #fold(s: ProductState, from: number, to: number, acc: Agg | undefined): Agg | undefined {
     const coarse = this.#coarseRun(s);
+    const h = s.h;
+    const amp = s.fineAmp;
+    const isCn = s.p.productClass === 'cn-stock';
+    const vScale = 10 ** s.p.volumeDecimals;
+    const mv = s.p.minuteVolume;
     let m = Math.floor(from / MINUTE) * MINUTE;
     let c0 = coarse(m);
-    for (; m < to; m += MINUTE) {
+    let k = m / FINE_MS;
+    let fine0 = amp * signedUnit(hash32(h, 99, k));
+    let cn: CnDay | undefined;
+    do {
       const c1 = coarse(m + MINUTE);
-      acc = merge(acc, this.#minute(s, m, Math.min(to, m + MINUTE), c0, c1));
+      if (isCn && (cn === undefined || m >= cn.endMs)) cn = this.#cnDay(s, m);
+      const endT = Math.min(to, m + MINUTE);
+      const dc = (c1 - c0) / KNOTS;
+      const open = cn === undefined ? c0 + fine0 : cnAdjust(cn, m, c0 + fine0);
+      let high = open;
+      let low = open;
+      let close = open;
+      let prevRaw = c0 + fine0;
+      let nextFine = fine0;
+      for (let j = 1; j <= KNOTS; j++) {
+        const t = m + j * FINE_MS;
+        const fj = amp * signedUnit(hash32(h, 99, k + j));
+        nextFine = fj;
+        const raw = c0 + dc * j + fj;
+        if (t > endT) {
+          // The forming minute: the price now lies between the last knot and this one.
+          const f = (endT - (t - FINE_MS)) / FINE_MS;
+          if (f > 0) {
+            const r = prevRaw + (raw - prevRaw) * f;
+            close = cn === undefined ? r : cnAdjust(cn, endT, r);
+            if (close > high) high = close;
+            if (close < low) low = close;
+          }
+          break;
+        }
+        const log = cn === undefined ? raw : cnAdjust(cn, t, raw);
+        if (log > high) high = log;
+        if (log < low) low = log;
+        close = log;
+        prevRaw = raw;
+      }
+      const frac = (endT - m) / MINUTE;
+      const volume =
+        Math.round(mv * (0.3 + 1.4 * unit(hash32(h, 0x701, m / MINUTE))) * frac * vScale) / vScale;
+      const turnover = Math.round(volume * Math.exp((open + high + low + close) / 4) * 100) / 100;
+      if (acc === undefined) acc = { open, high, low, close, volume, turnover };
+      else {
+        if (high > acc.high) acc.high = high;
+        if (low < acc.low) acc.low = low;
+        acc.close = close;
+        acc.volume += volume;
+        acc.turnover += turnover;
+      }
       c0 = c1;
-    }
+      fine0 = nextFine;
+      k += KNOTS;
+      m += MINUTE;
+    } while (m < to);
     return acc;
   }
 
@@ -362,7 +403,8 @@ export class SimMarket {
   #aggRange(s: ProductState, from: number, to: number, now: number): Agg | undefined {
     const cal = s.p.calendar;
     const end = Math.min(to, now);
-    if (end <= from) return undefined;
+    if (end < from) return undefined;
+    if (end === from) return this.#fold(s, from, from, undefined); // a bar that starts right now
     let acc: Agg | undefined;
     const first = toLocal(from, cal.timeZone).dayNumber;
     const last = toLocal(end - 1, cal.timeZone).dayNumber;
@@ -372,11 +414,11 @@ export class SimMarket {
       const dayOpen = sessions[0]![0];
       const dayClose = sessions.at(-1)![1];
       if (from <= dayOpen && end >= dayClose) {
-        const key = `${s.p.code}|${d}`;
+        const key = `${s.fingerprint}|${d}`;
         let day = this.#dayCache.get(key);
         if (day === undefined) {
           day = null;
-          for (const [a, b] of sessions) day = this.#aggMinutes(s, a, b, day ?? undefined) ?? null;
+          for (const [a, b] of sessions) day = this.#fold(s, a, b, day ?? undefined) ?? null;
           if (this.#dayCache.size > 200_000) this.#dayCache.clear();
           this.#dayCache.set(key, day);
         }
@@ -386,7 +428,7 @@ export class SimMarket {
       for (const [a, b] of sessions) {
         const lo = Math.max(a, from);
         const hi = Math.min(b, end);
-        if (lo < hi) acc = this.#aggMinutes(s, lo, hi, acc);
+        if (lo < hi) acc = this.#fold(s, lo, hi, acc);
       }
     }
     return acc;
@@ -405,7 +447,17 @@ export class SimMarket {
       }
     }
     if (agg === null) return undefined;
-    return { startMs: period.startMs, endMs: period.endMs, ...agg, forming: !closed };
+    return {
+      startMs: period.startMs,
+      endMs: period.endMs,
+      open: Math.exp(agg.open),
+      high: Math.exp(agg.high),
+      low: Math.exp(agg.low),
+      close: Math.exp(agg.close),
+      volume: agg.volume,
+      turnover: agg.turnover,
+      forming: !closed,
+    };
   }
 }
 
