@@ -1,0 +1,24 @@
+/** Stable codes of {@link ClusterError}. */
+export const CLUSTER_ERROR_CODES = ['QF_INVALID_OPTION', 'QF_CLUSTER_CLOSED', 'QF_REDIS'] as const;
+export type ClusterErrorCode = (typeof CLUSTER_ERROR_CODES)[number];
+
+/**
+ * A failure of the cluster layer: a bad option (`QF_INVALID_OPTION`, thrown when built), work
+ * refused because the component closed (`QF_CLUSTER_CLOSED`), or a Redis answer that cannot be
+ * used (`QF_REDIS`, retryable: the component retries on its own while Redis is away). Messages
+ * never carry the token or the Redis URL's password.
+ */
+export class ClusterError extends Error {
+  readonly code: ClusterErrorCode;
+  readonly retryable: boolean;
+  constructor(
+    code: ClusterErrorCode,
+    message: string,
+    options: { retryable?: boolean; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+  }
+}

@@ -1,0 +1,433 @@
+import {
+  PLAN_SCHEDULER_DEFAULTS,
+  PRIORITIES,
+  type EndpointKind,
+  type PlanLimits,
+  type Priority,
+} from '@quoteflow/core';
+import type { Redis } from 'ioredis';
+import { ClusterError } from './cluster-error.js';
+import { ACQUIRE_SCRIPT, PAUSE_SCRIPT, RESEED_SCRIPT } from './internal/quota-scripts.js';
+import { QuotaSpecs, type DayKeySpec } from './internal/quota-specs.js';
+import {
+  closeRedis,
+  openRedis,
+  whenReady,
+  type RedisHandle,
+  type RedisLike,
+} from './internal/redis-connection.js';
+import { tokenNamespace } from './internal/token-namespace.js';
+
+/** Options of {@link RedisQuota}; defaults in {@link REDIS_QUOTA_DEFAULTS}. */
+export interface RedisQuotaOptions {
+  /** A `redis://` URL (the quota opens and owns a connection) or an ioredis client (adopted, not closed). */
+  readonly redis: RedisLike;
+  /** The token whose plan is shared. Only a SHA-256 of it reaches Redis (as the key namespace). */
+  readonly token: string;
+  /** The plan's limits (`planLimits(plan)`); every worker of the token must pass the same. */
+  readonly limits: PlanLimits;
+  /** Safety margin added to every window, in ms (same meaning as `PlanScheduler`'s). */
+  readonly marginMs?: number;
+  /** IANA time zone whose midnight resets the daily total. */
+  readonly dailyResetTimeZone?: string;
+  /** First part of every Redis key. */
+  readonly keyPrefix?: string;
+  /** A Redis command that has not answered after this long counts as Redis being away, in ms. */
+  readonly commandTimeoutMs?: number;
+  /**
+   * After Redis lost its data (restart without persistence, flush), no request starts for this
+   * long, in ms, so starts recorded before the loss have left every window. Default: the longest
+   * window of the plan plus the margin.
+   */
+  readonly lostStateHoldMs?: number;
+  /** Called on state changes (Redis lost, back, data lost); never with the token. */
+  readonly onEvent?: (event: RedisQuotaEvent) => void;
+}
+
+/** What {@link RedisQuotaOptions.onEvent} reports. */
+export type RedisQuotaEvent =
+  | { readonly type: 'redis-unavailable'; readonly atMs: number; readonly error: string }
+  | { readonly type: 'redis-available'; readonly atMs: number; readonly downMs: number }
+  | { readonly type: 'state-reset'; readonly atMs: number; readonly epoch: string };
+
+/** Defaults of {@link RedisQuotaOptions}. */
+export const REDIS_QUOTA_DEFAULTS = {
+  marginMs: PLAN_SCHEDULER_DEFAULTS.marginMs,
+  dailyResetTimeZone: PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
+  keyPrefix: 'qf',
+  commandTimeoutMs: 1_000,
+} as const;
+
+/** A snapshot of {@link RedisQuota.stats}. */
+export interface RedisQuotaStats {
+  readonly reserved: number;
+  readonly waiting: number;
+  /** Reservation attempts that Redis refused for now (a rule, a pause or a hold). */
+  readonly refusedAttempts: number;
+  readonly redisAvailable: boolean;
+  /** Periods in which Redis could not be reached, and their total length in ms. */
+  readonly outages: number;
+  readonly outageMs: number;
+  readonly epoch: string | undefined;
+}
+
+interface Waiter {
+  readonly endpoint: EndpointKind;
+  readonly priority: Priority;
+  readonly signal: AbortSignal | undefined;
+  readonly resolve: () => void;
+  readonly reject: (reason: unknown) => void;
+  onAbort: (() => void) | undefined;
+}
+
+type AcquireReply = [1, 0, number] | [0, number, number] | [-1, string, number];
+
+/**
+ * The plan's quota shared by every worker of one token through Redis: {@link RedisQuota.reserve}
+ * resolves only after one Lua script has checked every sliding rule (sorted sets of start times
+ * on the Redis server's clock) and the day's counter, and recorded the start under all of them,
+ * atomically. Several processes on several hosts therefore never exceed any limit together.
+ *
+ * - Redis away (down, unreachable, timing out): nothing is reserved, so nothing starts; waiting
+ *   reservations resume once Redis answers again. A reply lost in transit counts as refused (a
+ *   start recorded but not made only wastes quota).
+ * - Redis lost its data: the first worker to notice opens a new state generation with a hold of
+ *   `lostStateHoldMs` (no start until old starts left every window); every worker re-seeds its
+ *   own recent starts and today's count into it before it reserves again.
+ * - Within a process, reservations go live before backfill, first come first served, and an
+ *   endpoint that must wait does not hold up another endpoint.
+ *
+ * @example
+ * ```ts
+ * const quota = new RedisQuota({ redis: 'redis://127.0.0.1:6379', token, limits: planLimits('premium') });
+ * await quota.reserve('kline', { priority: 'backfill' });
+ * await fetch(url); // the request may leave now
+ * await quota.close();
+ * ```
+ */
+export class RedisQuota implements AsyncDisposable {
+  readonly limits: PlanLimits;
+  private readonly handle: RedisHandle;
+  private readonly namespace: string;
+  private readonly specs: QuotaSpecs;
+  private readonly holdMs: number;
+  private readonly onEvent: (event: RedisQuotaEvent) => void;
+  private readonly waiters: Waiter[] = [];
+  private readonly blockedUntil = new Map<EndpointKind, number>();
+  /** Own starts (server ms) with their endpoint, for re-seeding; pruned to the longest window. */
+  private history: { atMs: number; endpoint: EndpointKind }[] = [];
+  private readonly dayCounts = new Map<string, { spec: DayKeySpec; count: number }>();
+  private epoch = '';
+  private running = false;
+  private wake: (() => void) | undefined;
+  private readonly closeController = new AbortController();
+  private closing: Promise<void> | undefined;
+  private reserved = 0;
+  private refusedAttempts = 0;
+  private available = true;
+  private downSinceMs = 0;
+  private outages = 0;
+  private outageMs = 0;
+
+  /** @throws ClusterError `QF_INVALID_OPTION` for a bad option. */
+  constructor(options: RedisQuotaOptions) {
+    const marginMs = options.marginMs ?? REDIS_QUOTA_DEFAULTS.marginMs;
+    const timeZone = options.dailyResetTimeZone ?? REDIS_QUOTA_DEFAULTS.dailyResetTimeZone;
+    const commandTimeoutMs = options.commandTimeoutMs ?? REDIS_QUOTA_DEFAULTS.commandTimeoutMs;
+    const fail = (message: string): never => {
+      throw new ClusterError('QF_INVALID_OPTION', `RedisQuota: ${message}`);
+    };
+    if (typeof options.token !== 'string' || options.token === '') fail('"token" must be a non-empty string');
+    if (!(marginMs >= 0) || !Number.isFinite(marginMs))
+      fail(`"marginMs" must be a finite number >= 0, got ${marginMs}`);
+    if (!(commandTimeoutMs > 0)) fail(`"commandTimeoutMs" must be > 0, got ${commandTimeoutMs}`);
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone });
+    } catch {
+      fail(`"dailyResetTimeZone" must be an IANA time zone, got ${JSON.stringify(timeZone)}`);
+    }
+    this.limits = options.limits;
+    this.namespace = tokenNamespace(options.keyPrefix ?? REDIS_QUOTA_DEFAULTS.keyPrefix, options.token);
+    this.specs = new QuotaSpecs(this.namespace, options.limits, marginMs, timeZone);
+    this.holdMs = options.lostStateHoldMs ?? this.specs.longestWindowMs;
+    if (!(this.holdMs >= 0)) fail(`"lostStateHoldMs" must be >= 0, got ${this.holdMs}`);
+    this.onEvent = options.onEvent ?? (() => undefined);
+    this.handle = openRedis(options.redis, commandTimeoutMs);
+    const client = this.handle.client as Redis & Record<string, unknown>;
+    if (typeof client.qfQuotaAcquire !== 'function') {
+      client.defineCommand('qfQuotaAcquire', { lua: ACQUIRE_SCRIPT });
+      client.defineCommand('qfQuotaReseed', { lua: RESEED_SCRIPT });
+      client.defineCommand('qfQuotaPause', { numberOfKeys: 1, lua: PAUSE_SCRIPT });
+    }
+  }
+
+  /** True once {@link close} was called. */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /**
+   * Resolves once one start of `endpoint` is recorded in the shared quota: the request may leave
+   * now. Waits while a rule, a shared pause or Redis being away blocks. Rejects with the signal's
+   * reason when `signal` aborts first, and with `ClusterError` `QF_CLUSTER_CLOSED` on close.
+   */
+  reserve(
+    endpoint: EndpointKind,
+    options: { readonly priority?: Priority; readonly signal?: AbortSignal } = {},
+  ): Promise<void> {
+    if (this.closed) return Promise.reject(closedError());
+    const signal = options.signal;
+    if (signal?.aborted === true) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        endpoint,
+        priority: options.priority ?? 'backfill',
+        signal,
+        resolve,
+        reject,
+        onAbort: undefined,
+      };
+      if (signal !== undefined) {
+        waiter.onAbort = () => {
+          const i = this.waiters.indexOf(waiter);
+          if (i >= 0) this.waiters.splice(i, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.waiters.push(waiter);
+      this.kick();
+    });
+  }
+
+  /**
+   * The service answered "rate limit" anyway (a client outside the cluster uses the token): every
+   * worker pauses for at least `pauseMs`. Best effort: when Redis is away, nothing starts anyway.
+   */
+  async reportRateLimited(pauseMs: number): Promise<void> {
+    if (this.closed || !(pauseMs > 0)) return;
+    try {
+      await (
+        this.handle.client as unknown as { qfQuotaPause(key: string, ms: number): Promise<number> }
+      ).qfQuotaPause(`${this.namespace}:quota:pause`, Math.ceil(pauseMs));
+    } catch {
+      // Redis away: no reservation succeeds until it is back, which pauses every worker anyway.
+    }
+  }
+
+  stats(): RedisQuotaStats {
+    return {
+      reserved: this.reserved,
+      waiting: this.waiters.length,
+      refusedAttempts: this.refusedAttempts,
+      redisAvailable: this.available,
+      outages: this.outages,
+      outageMs: this.outageMs + (this.available ? 0 : Date.now() - this.downSinceMs),
+      epoch: this.epoch === '' ? undefined : this.epoch,
+    };
+  }
+
+  /** Rejects every waiting reservation with `QF_CLUSTER_CLOSED` and closes an owned connection. Idempotent. */
+  close(): Promise<void> {
+    if (this.closing !== undefined) return this.closing;
+    this.closeController.abort();
+    const error = closedError();
+    for (const waiter of this.waiters.splice(0)) this.settle(waiter, () => waiter.reject(error));
+    this.wake?.();
+    this.closing = closeRedis(this.handle);
+    return this.closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private kick(): void {
+    if (this.running) {
+      this.wake?.();
+      return;
+    }
+    this.running = true;
+    void this.loop().finally(() => {
+      this.running = false;
+      if (!this.closed && this.waiters.length > 0) this.kick();
+    });
+  }
+
+  /** One reservation attempt at a time per process, in priority order. */
+  private async loop(): Promise<void> {
+    while (!this.closed && this.waiters.length > 0) {
+      const now = Date.now();
+      const waiter = this.next(now);
+      if (waiter === undefined) {
+        let until = Number.POSITIVE_INFINITY;
+        for (const w of this.waiters) until = Math.min(until, this.blockedUntil.get(w.endpoint) ?? now);
+        await this.sleep(Math.max(1, until - now));
+        continue;
+      }
+      let reply: AcquireReply;
+      try {
+        reply = await this.acquire(waiter.endpoint);
+      } catch (error) {
+        await this.redisUnavailable(error);
+        continue;
+      }
+      this.redisAvailable();
+      if (reply[0] === 1) {
+        this.blockedUntil.delete(waiter.endpoint);
+        this.record(waiter.endpoint, reply[2]);
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        this.reserved++;
+        this.settle(waiter, () => waiter.resolve());
+      } else if (reply[0] === 0) {
+        this.refusedAttempts++;
+        // The wait is measured on the server's clock; a local sleep of the same length is enough.
+        this.blockedUntil.set(waiter.endpoint, Date.now() + reply[1] + 1);
+      } else {
+        try {
+          await this.reseed(String(reply[1]));
+        } catch (error) {
+          await this.redisUnavailable(error);
+        }
+      }
+    }
+  }
+
+  /** The first waiter in priority order whose endpoint is not known to be blocked. */
+  private next(now: number): Waiter | undefined {
+    for (const priority of PRIORITIES) {
+      for (const w of this.waiters) {
+        if (w.priority === priority && (this.blockedUntil.get(w.endpoint) ?? 0) <= now) return w;
+      }
+    }
+    return undefined;
+  }
+
+  private async acquire(endpoint: EndpointKind): Promise<AcquireReply> {
+    const sliding = this.specs.sliding(endpoint);
+    const days = this.specs.bucketsAt(Date.now());
+    const keys = [
+      `${this.namespace}:quota:epoch`,
+      `${this.namespace}:quota:pause`,
+      `${this.namespace}:quota:seq`,
+      ...sliding.map((s) => s.key),
+      ...days.map((d) => d.key),
+    ];
+    const args: (string | number)[] = [this.epoch, Math.ceil(this.holdMs), sliding.length, days.length];
+    for (const s of sliding) args.push(s.windowMs, s.limit);
+    for (const d of days) args.push(d.limit, d.endsAtMs);
+    const client = this.handle.client as unknown as {
+      qfQuotaAcquire(n: number, ...a: (string | number)[]): Promise<unknown>;
+    };
+    const reply = await client.qfQuotaAcquire(keys.length, ...keys, ...args);
+    if (!Array.isArray(reply) || reply.length !== 3) {
+      throw new ClusterError('QF_REDIS', 'shared quota: unexpected reply from the acquire script', {
+        retryable: true,
+      });
+    }
+    const [status, value, now] = reply as [number, number | string, number];
+    if (status === -1) return [-1, String(value), Number(now)];
+    if (status === 1) return [1, 0, Number(now)];
+    return [0, Number(value), Number(now)];
+  }
+
+  private record(endpoint: EndpointKind, atMs: number): void {
+    this.history.push({ atMs, endpoint });
+    const horizon = atMs - this.specs.longestWindowMs;
+    if (this.history[0]!.atMs <= horizon) this.history = this.history.filter((h) => h.atMs > horizon);
+    for (const day of this.specs.bucketsAt(Date.now())) {
+      const entry = this.dayCounts.get(day.key);
+      if (entry === undefined) this.dayCounts.set(day.key, { spec: day, count: 1 });
+      else entry.count++;
+    }
+    const today = Date.now();
+    for (const [key, entry] of this.dayCounts)
+      if (entry.spec.endsAtMs < today - 60_000) this.dayCounts.delete(key);
+  }
+
+  /** Adopts a new state generation and writes this worker's recent starts and day counts into it. */
+  private async reseed(epoch: string): Promise<void> {
+    const hadEpoch = this.epoch !== '';
+    const bySliding = new Map<string, { windowMs: number; times: number[] }>();
+    for (const h of this.history) {
+      for (const s of this.specs.sliding(h.endpoint)) {
+        let entry = bySliding.get(s.key);
+        if (entry === undefined) bySliding.set(s.key, (entry = { windowMs: s.windowMs, times: [] }));
+        entry.times.push(h.atMs);
+      }
+    }
+    const days = [...this.dayCounts.values()];
+    if (bySliding.size > 0 || days.length > 0) {
+      const keys = [
+        `${this.namespace}:quota:epoch`,
+        `${this.namespace}:quota:seq`,
+        ...bySliding.keys(),
+        ...days.map((d) => d.spec.key),
+      ];
+      const args: (string | number)[] = [epoch, bySliding.size, days.length];
+      for (const entry of bySliding.values()) args.push(entry.windowMs, entry.times.length, ...entry.times);
+      for (const d of days) args.push(d.count, d.spec.endsAtMs);
+      const client = this.handle.client as unknown as {
+        qfQuotaReseed(n: number, ...a: (string | number)[]): Promise<unknown>;
+      };
+      const ok = await client.qfQuotaReseed(keys.length, ...keys, ...args);
+      if (ok !== 1) return; // the epoch moved on again: the next attempt re-seeds into the newest one
+    }
+    this.epoch = epoch;
+    if (hadEpoch) this.onEvent({ type: 'state-reset', atMs: Date.now(), epoch });
+  }
+
+  private async redisUnavailable(error: unknown): Promise<void> {
+    if (this.closed) return;
+    if (this.available) {
+      this.available = false;
+      this.downSinceMs = Date.now();
+      this.outages++;
+      this.onEvent({ type: 'redis-unavailable', atMs: this.downSinceMs, error: describe(error) });
+    }
+    // Wait for the connection to come back, but re-try at least every second: a timed-out
+    // command leaves the connection "ready" although Redis does not answer.
+    await whenReady(this.handle.client, this.closeController.signal, 1_000);
+    await this.sleep(50);
+  }
+
+  private redisAvailable(): void {
+    if (this.available) return;
+    this.available = true;
+    const now = Date.now();
+    this.outageMs += now - this.downSinceMs;
+    this.onEvent({ type: 'redis-available', atMs: now, downMs: now - this.downSinceMs });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = undefined;
+        done();
+      };
+    });
+  }
+
+  private settle(waiter: Waiter, settle: () => void): void {
+    if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    settle();
+  }
+}
+
+function closedError(): ClusterError {
+  return new ClusterError(
+    'QF_CLUSTER_CLOSED',
+    'shared quota: closed before the request could be reserved; create a new one',
+  );
+}
+
+/** An error's message without anything that could carry a secret (ioredis messages name host:port only). */
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

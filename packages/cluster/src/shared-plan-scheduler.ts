@@ -1,0 +1,98 @@
+import {
+  PLAN_SCHEDULER_DEFAULTS,
+  PlanScheduler,
+  type EndpointKind,
+  type PlanSchedulerOptions,
+  type PlanSchedulerStats,
+  type RequestScheduler,
+  type ScheduledRequest,
+} from '@quoteflow/core';
+import { RedisQuota, type RedisQuotaOptions, type RedisQuotaStats } from './redis-quota.js';
+
+/** Options of {@link SharedPlanScheduler}: the shared quota's, plus the local scheduler's. */
+export interface SharedPlanSchedulerOptions extends RedisQuotaOptions {
+  /** Options of the local `PlanScheduler` (ordering, fairness, in-flight cap, rate-limit pause). */
+  readonly local?: Omit<PlanSchedulerOptions, 'marginMs' | 'dailyResetTimeZone'>;
+}
+
+/** Local and shared statistics of a {@link SharedPlanScheduler}. */
+export interface SharedPlanSchedulerStats {
+  readonly local: PlanSchedulerStats;
+  readonly shared: RedisQuotaStats;
+}
+
+/**
+ * A {@link RequestScheduler} for one of several workers on one token: the local `PlanScheduler`
+ * orders this process's requests (live before backfill, round-robin across sources, the in-flight
+ * cap, the pause after a rate-limit answer), and every request additionally needs a reservation in
+ * the {@link RedisQuota} shared by all workers before `send` runs. No request leaves without a
+ * successful atomic reservation, so the workers together respect every limit of the plan; while
+ * Redis is away, requests wait.
+ *
+ * @example
+ * ```ts
+ * const scheduler = new SharedPlanScheduler({ redis: 'redis://127.0.0.1:6379', token, limits: planLimits('premium') });
+ * const client = new QuoteflowClient({ baseUrl, token, plan: 'premium', scheduler });
+ * // …
+ * await scheduler.close();
+ * ```
+ */
+export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
+  readonly local: PlanScheduler;
+  readonly quota: RedisQuota;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: SharedPlanSchedulerOptions) {
+    this.quota = new RedisQuota(options);
+    this.local = new PlanScheduler(options.limits, {
+      ...options.local,
+      marginMs: options.marginMs ?? PLAN_SCHEDULER_DEFAULTS.marginMs,
+      dailyResetTimeZone: options.dailyResetTimeZone ?? PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
+    });
+  }
+
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /**
+   * Runs `send` once the local scheduler lets the job start and the shared quota has reserved the
+   * start. Rejects like `PlanScheduler.schedule`, and with `ClusterError` `QF_CLUSTER_CLOSED` when
+   * closed while waiting for the reservation.
+   */
+  schedule<T>(request: ScheduledRequest, send: () => Promise<T>): Promise<T> {
+    return this.local.schedule(request, async () => {
+      await this.quota.reserve(request.endpoint, {
+        priority: request.priority,
+        ...(request.signal === undefined ? {} : { signal: request.signal }),
+      });
+      return send();
+    });
+  }
+
+  /** Pauses this process (local backoff) and every worker of the token (shared pause). */
+  reportRateLimited(endpoint: EndpointKind): void {
+    this.local.reportRateLimited(endpoint);
+    const until = this.local.stats().pausedUntilMs;
+    const pauseMs = until === undefined ? (this.local.options.rateLimitBackoffMs ?? 0) : until - Date.now();
+    void this.quota.reportRateLimited(pauseMs);
+  }
+
+  stats(): SharedPlanSchedulerStats {
+    return { local: this.local.stats(), shared: this.quota.stats() };
+  }
+
+  /** Closes the shared quota (rejecting waiting reservations) and the local scheduler. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const local = this.local.close();
+      await this.quota.close();
+      await local;
+    })();
+    return this.closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

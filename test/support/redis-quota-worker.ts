@@ -1,0 +1,30 @@
+// A worker process for test/cluster-quota.test.ts: schedules `JOBS` requests of the endpoints in
+// `ENDPOINTS` through a SharedPlanScheduler on one token and prints one JSON line per start.
+import { planLimits, type EndpointKind, type Plan } from '@quoteflow/core';
+import { SharedPlanScheduler } from '@quoteflow/cluster';
+
+const env = (name: string): string => {
+  const value = process.env[name];
+  if (value === undefined) throw new Error(`worker: ${name} is not set`);
+  return value;
+};
+
+const scheduler = new SharedPlanScheduler({
+  redis: env('QF_TEST_REDIS_URL'),
+  token: env('QF_TEST_TOKEN'),
+  limits: planLimits(env('QF_TEST_PLAN') as Plan),
+  marginMs: Number(env('QF_TEST_MARGIN_MS')),
+  keyPrefix: env('QF_TEST_PREFIX'),
+});
+const endpoints = env('QF_TEST_ENDPOINTS').split(',') as EndpointKind[];
+const jobs = Number(env('QF_TEST_JOBS'));
+await Promise.all(
+  Array.from({ length: jobs }, (_, i) =>
+    scheduler.schedule({ endpoint: endpoints[i % endpoints.length]!, priority: 'backfill' }, async () => {
+      process.stdout.write(
+        `${JSON.stringify({ atMs: Date.now(), endpoint: endpoints[i % endpoints.length], pid: process.pid })}\n`,
+      );
+    }),
+  ),
+);
+await scheduler.close();

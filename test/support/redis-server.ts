@@ -1,0 +1,151 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A Redis server for a test: its URL and how to stop (and restart) it. */
+export interface TestRedis {
+  readonly url: string;
+  readonly port: number;
+  /** Whether this helper started the server (false when `REDIS_URL` pointed at an existing one). */
+  readonly owned: boolean;
+  /** Stops the server (SIGTERM, then SIGKILL after 5 s). Idempotent. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port (only for a server this helper started). */
+  restart(): Promise<void>;
+  /** Stops the server and removes its temporary directory. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1 (bound once, then released). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Sends PING over a raw socket; true on `+PONG`. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    let answer = '';
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('utf8');
+      if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+    });
+    socket.once('connect', () => socket.write('PING\r\n'));
+  });
+}
+
+async function waitForPing(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null)
+      throw new Error(`redis-server on port ${port} exited with code ${child.exitCode}`);
+    if (await ping(port)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms`);
+}
+
+/**
+ * Starts `redis-server` on 127.0.0.1 on a free port, with a temporary directory and no
+ * persistence (`--save '' --appendonly no`), and waits until it answers PING. Needs the
+ * `redis-server` binary (`scripts/redis/setup.sh` installs it from Debian's packages).
+ */
+export async function startRedisServer(): Promise<TestRedis> {
+  const dir = await mkdtemp(join(tmpdir(), 'qf-redis-'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+
+  const start = async () => {
+    const proc = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    child = proc;
+    proc.stderr?.resume();
+    const spawned = new Promise<void>((resolve, reject) => {
+      proc.once('spawn', resolve);
+      proc.once('error', (err) =>
+        reject(new Error(`cannot start redis-server (run scripts/redis/setup.sh): ${err.message}`)),
+      );
+    });
+    await spawned;
+    await waitForPing(port, proc, 10_000);
+  };
+
+  const stop = async () => {
+    const proc = child;
+    child = undefined;
+    if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  await start();
+  let closed = false;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    owned: true,
+    stop,
+    restart: async () => {
+      await stop();
+      await start();
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The Redis a test uses: the one named by `REDIS_URL` when set (never stopped by the test), else
+ * a fresh local `redis-server` from {@link startRedisServer}.
+ */
+export async function testRedis(): Promise<TestRedis> {
+  const url = process.env.REDIS_URL;
+  if (url !== undefined && url !== '') {
+    const port = Number(new URL(url).port || 6379);
+    const refuse = () =>
+      Promise.reject(new Error('REDIS_URL points at an external Redis; this test cannot stop or restart it'));
+    return { url, port, owned: false, stop: refuse, restart: refuse, close: async () => undefined };
+  }
+  return startRedisServer();
+}
