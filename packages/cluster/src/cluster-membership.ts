@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Redis } from 'ioredis';
+import { ReplaySubject, distinctUntilChanged, type Observable } from 'rxjs';
+import { ClusterError } from './cluster-error.js';
+import { CLAIM_SCRIPT, HEARTBEAT_SCRIPT, RELEASE_SCRIPT } from './internal/membership-scripts.js';
+import { closeRedis, openRedis, type RedisHandle, type RedisLike } from './internal/redis-connection.js';
+import { tokenNamespace } from './internal/token-namespace.js';
+
+/** Options of {@link ClusterMembership}; defaults in {@link CLUSTER_MEMBERSHIP_DEFAULTS}. */
+export interface ClusterMembershipOptions {
+  /** A `redis://` URL (opened and owned) or an ioredis client (adopted, not closed). */
+  readonly redis: RedisLike;
+  /** The token the workers share (only its hash reaches Redis). */
+  readonly token: string;
+  /** Names the work being shared: workers with the same token and group divide the same items. */
+  readonly group: string;
+  /** This worker's id, unique among live workers. @defaultValue `<host>~<pid>~<random>` */
+  readonly workerId?: string;
+  /** How often this worker heartbeats and reads the member set, in ms. */
+  readonly heartbeatMs?: number;
+  /** A worker silent for `heartbeatMs × ttlFactor` is dead; its items move to the others. */
+  readonly ttlFactor?: number;
+  readonly keyPrefix?: string;
+  readonly commandTimeoutMs?: number;
+}
+
+/** Defaults of {@link ClusterMembershipOptions}: takeover within about `heartbeatMs × (ttlFactor + 1)` = 4 s. */
+export const CLUSTER_MEMBERSHIP_DEFAULTS = {
+  heartbeatMs: 1_000,
+  ttlFactor: 3,
+  keyPrefix: 'qf',
+  commandTimeoutMs: 1_000,
+} as const;
+
+/** What one worker knows about the group. */
+export interface MembershipView {
+  /** Live worker ids, sorted. Empty while this worker is fenced. */
+  readonly members: readonly string[];
+  /**
+   * True when this worker's own heartbeat may have lapsed in the others' eyes (Redis unreachable
+   * for `ttl - heartbeatMs`): it must stop its items before the others take them over.
+   */
+  readonly fenced: boolean;
+}
+
+/**
+ * Membership of one worker in a group, kept in Redis without a coordinator: every `heartbeatMs`
+ * one script stamps this worker (server clock), drops workers silent for the TTL and returns the
+ * live set; `views$` emits whenever that set changes. Items are held through {@link claim} (only
+ * when free, or held by this worker, or by a dead one) and given up through {@link release}, so a
+ * worker takes an item over only after its previous holder released it or died.
+ *
+ * @example
+ * ```ts
+ * const membership = new ClusterMembership({ redis: url, token, group: 'sync:1m' });
+ * membership.views$.subscribe((v) => console.error('live workers', v.members));
+ * membership.start();
+ * ```
+ */
+export class ClusterMembership implements AsyncDisposable {
+  readonly workerId: string;
+  readonly heartbeatMs: number;
+  readonly ttlMs: number;
+  private readonly handle: RedisHandle;
+  private readonly membersKey: string;
+  private readonly ownersKey: string;
+  private readonly subject = new ReplaySubject<MembershipView>(1);
+  /** Hot: the latest view first, then every change. Completes on {@link close}. */
+  readonly views$: Observable<MembershipView>;
+  private timer: NodeJS.Timeout | undefined;
+  private lastSentOkMs = Number.NEGATIVE_INFINITY;
+  private beating: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  /** @throws ClusterError `QF_INVALID_OPTION` for a bad option. */
+  constructor(options: ClusterMembershipOptions) {
+    const fail = (message: string): never => {
+      throw new ClusterError('QF_INVALID_OPTION', `ClusterMembership: ${message}`);
+    };
+    this.heartbeatMs = options.heartbeatMs ?? CLUSTER_MEMBERSHIP_DEFAULTS.heartbeatMs;
+    const ttlFactor = options.ttlFactor ?? CLUSTER_MEMBERSHIP_DEFAULTS.ttlFactor;
+    if (!(this.heartbeatMs >= 10)) fail(`"heartbeatMs" must be >= 10, got ${this.heartbeatMs}`);
+    if (!(ttlFactor >= 2)) fail(`"ttlFactor" must be >= 2, got ${ttlFactor}`);
+    if (typeof options.group !== 'string' || options.group === '') fail('"group" must be a non-empty string');
+    if (typeof options.token !== 'string' || options.token === '') fail('"token" must be a non-empty string');
+    this.ttlMs = this.heartbeatMs * ttlFactor;
+    this.workerId = options.workerId ?? `${hostname()}~${process.pid}~${randomUUID().slice(0, 8)}`;
+    const ns = tokenNamespace(options.keyPrefix ?? CLUSTER_MEMBERSHIP_DEFAULTS.keyPrefix, options.token);
+    this.membersKey = `${ns}:group:${options.group}:members`;
+    this.ownersKey = `${ns}:group:${options.group}:owners`;
+    this.handle = openRedis(
+      options.redis,
+      options.commandTimeoutMs ?? Math.min(CLUSTER_MEMBERSHIP_DEFAULTS.commandTimeoutMs, this.heartbeatMs),
+    );
+    const client = this.handle.client as Redis & Record<string, unknown>;
+    if (typeof client.qfHeartbeat !== 'function') {
+      client.defineCommand('qfHeartbeat', { numberOfKeys: 1, lua: HEARTBEAT_SCRIPT });
+      client.defineCommand('qfClaim', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
+      client.defineCommand('qfRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT });
+    }
+    this.views$ = this.subject.pipe(
+      distinctUntilChanged((a, b) => a.fenced === b.fenced && a.members.join('\n') === b.members.join('\n')),
+    );
+  }
+
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /** Starts heartbeating (the first one at once). Idempotent. */
+  start(): void {
+    if (this.closed || this.timer !== undefined || this.beating !== undefined) return;
+    this.tick();
+  }
+
+  /** Claims items for this worker; resolves with those now held (see the class description). */
+  async claim(items: readonly string[]): Promise<string[]> {
+    if (items.length === 0 || this.closed) return [];
+    const reply = await this.scripts().qfClaim(
+      this.membersKey,
+      this.ownersKey,
+      this.workerId,
+      this.ttlMs,
+      ...items,
+    );
+    return (reply as string[]).map(String);
+  }
+
+  /** Gives up items this worker holds (call after their work was flushed). */
+  async release(items: readonly string[]): Promise<number> {
+    if (items.length === 0) return 0;
+    return Number(await this.scripts().qfRelease(this.ownersKey, this.workerId, ...items));
+  }
+
+  /**
+   * Leaves the group (others take over at once instead of after the TTL), completes `views$` and
+   * closes an owned connection. Release held items first. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.timer !== undefined) clearTimeout(this.timer);
+      this.timer = undefined;
+      await this.beating;
+      try {
+        await this.scripts().qfHeartbeat(this.membersKey, this.workerId, this.ttlMs, '1');
+      } catch {
+        // Redis away: the TTL removes this worker instead.
+      }
+      this.subject.complete();
+      await closeRedis(this.handle);
+    })();
+    return this.closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    this.beating = this.beat().finally(() => {
+      this.beating = undefined;
+      if (!this.closed) this.timer = setTimeout(() => this.tick(), this.heartbeatMs);
+    });
+  }
+
+  private async beat(): Promise<void> {
+    const sentAt = Date.now();
+    try {
+      const reply = (await this.scripts().qfHeartbeat(
+        this.membersKey,
+        this.workerId,
+        this.ttlMs,
+        '0',
+      )) as string[];
+      this.lastSentOkMs = sentAt;
+      if (this.closed) return;
+      this.subject.next({ members: reply.slice(1).map(String).sort(), fenced: false });
+    } catch {
+      // Fence before the others may see this worker as dead (they judge by its last stamp, which
+      // is no earlier than the last successful send): stop the items, take them back later.
+      if (!this.closed && Date.now() - this.lastSentOkMs >= this.ttlMs - this.heartbeatMs) {
+        this.subject.next({ members: [], fenced: true });
+      }
+    }
+  }
+
+  private scripts() {
+    return this.handle.client as unknown as {
+      qfHeartbeat(key: string, id: string, ttl: number, leaving: string): Promise<unknown>;
+      qfClaim(members: string, owners: string, id: string, ttl: number, ...items: string[]): Promise<unknown>;
+      qfRelease(owners: string, id: string, ...items: string[]): Promise<unknown>;
+    };
+  }
+}

@@ -1,0 +1,220 @@
+import type { Subscription } from 'rxjs';
+import type { ClusterMembership, MembershipView } from './cluster-membership.js';
+import { rendezvousShare } from './rendezvous.js';
+
+/** A running piece of work over a set of items (e.g. a `klineSync` over some codes). */
+export interface ShareableRun<S> {
+  /** Settles when the run ends (after `stop()`, or on its own / with an error). */
+  readonly done: Promise<S>;
+  /** Stops the run after its in-flight work is flushed; resolves like `done`. */
+  stop(): Promise<S>;
+}
+
+/** Options of {@link clusterSync}. */
+export interface ClusterSyncOptions<S> {
+  /** This worker's membership; `clusterSync` starts it and closes it at the end. */
+  readonly membership: ClusterMembership;
+  /** Every item of the shared work (e.g. product codes); the same list on every worker. */
+  readonly items: readonly string[];
+  /** Starts the work over the items this worker holds (sorted); called again after every change. */
+  readonly run: (items: readonly string[]) => ShareableRun<S>;
+  /** Stops like `stop()`. */
+  readonly signal?: AbortSignal;
+  /** Assignment changes, for logs and for measuring takeover time. */
+  readonly onEvent?: (event: ClusterSyncEvent) => void;
+}
+
+/** What {@link clusterSync} reports. */
+export type ClusterSyncEvent =
+  | {
+      readonly type: 'members';
+      readonly atMs: number;
+      readonly members: readonly string[];
+      readonly fenced: boolean;
+    }
+  | {
+      readonly type: 'assignment';
+      readonly atMs: number;
+      /** Items the new run covers. */
+      readonly held: readonly string[];
+      readonly gained: readonly string[];
+      readonly lost: readonly string[];
+      /** Items this worker should hold but whose previous holder has not released them yet. */
+      readonly pending: readonly string[];
+    }
+  | { readonly type: 'warning'; readonly atMs: number; readonly message: string; readonly error?: unknown };
+
+/** A running {@link clusterSync}. */
+export interface ClusterSyncHandle<S> {
+  /** Resolves with the result of every run this worker made, after `stop()` or the signal. */
+  readonly done: Promise<S[]>;
+  /** Stops the current run (flushing it), releases its items, leaves the group. Idempotent. */
+  stop(): Promise<S[]>;
+}
+
+/**
+ * Divides `items` among the live workers of a group, without a coordinator: each worker computes
+ * its share by rendezvous hashing over the live member set it reads from Redis, claims the items
+ * of its share (an item is taken only once its previous holder released it or died), and runs
+ * `run(held)`. When the member set changes, the worker stops its run (the run flushes its
+ * in-flight work), releases the items it lost, claims the ones it gained and starts a new run,
+ * which resumes every item from the shared state (the dataset and its marks), so nothing is
+ * written twice and nothing is skipped. A fenced worker (Redis unreachable) stops everything
+ * before the others may take its items over.
+ *
+ * Takeover after a worker dies: its heartbeat TTL plus up to one heartbeat of the survivors, plus
+ * the time their runs take to stop and start.
+ *
+ * @example
+ * ```ts
+ * const membership = new ClusterMembership({ redis: url, token, group: 'kline-sync' });
+ * const cluster = clusterSync({ membership, items: codes, run: (mine) => klineSync({ client, codes: mine, klineTypes, files }) });
+ * process.on('SIGTERM', () => void cluster.stop());
+ * await cluster.done;
+ * ```
+ */
+export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandle<S> {
+  const { membership, items, run } = options;
+  const results: S[] = [];
+  let view: MembershipView = { members: [], fenced: false };
+  let held = new Set<string>();
+  let handle: ShareableRun<S> | undefined;
+  let chain: Promise<void> = Promise.resolve();
+  let queued = false;
+  let retry: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let failure: unknown;
+  let resolveDone!: (value: S[]) => void;
+  let rejectDone!: (reason: unknown) => void;
+  const done = new Promise<S[]>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
+  done.catch(() => undefined);
+
+  const emit = (event: ClusterSyncEvent): void => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // A listener's failure must not stop the work.
+    }
+  };
+
+  const schedule = (): void => {
+    if (queued || stopped) return;
+    queued = true;
+    chain = chain.then(async () => {
+      queued = false;
+      if (!stopped) await reconcile();
+    });
+  };
+
+  const stopRun = async (): Promise<void> => {
+    const current = handle;
+    handle = undefined;
+    if (current === undefined) return;
+    try {
+      results.push(await current.stop());
+    } catch (error) {
+      failure ??= error;
+    }
+  };
+
+  const reconcile = async (): Promise<void> => {
+    if (retry !== undefined) clearTimeout(retry);
+    retry = undefined;
+    const wanted = new Set(view.fenced ? [] : rendezvousShare(items, view.members, membership.workerId));
+    const lost = [...held].filter((item) => !wanted.has(item));
+    const missing = [...wanted].filter((item) => !held.has(item));
+    if (lost.length === 0 && missing.length === 0) return;
+    let gained: string[] = [];
+    if (missing.length > 0) {
+      try {
+        gained = await membership.claim(missing);
+      } catch (error) {
+        emit({
+          type: 'warning',
+          atMs: Date.now(),
+          message: 'claiming items failed (Redis away?); retrying',
+          error,
+        });
+      }
+    }
+    if (lost.length > 0 || gained.length > 0) {
+      await stopRun();
+      if (lost.length > 0) {
+        try {
+          await membership.release(lost);
+        } catch (error) {
+          emit({
+            type: 'warning',
+            atMs: Date.now(),
+            message: 'releasing items failed; they move after the TTL',
+            error,
+          });
+        }
+      }
+      held = new Set([...held].filter((item) => wanted.has(item)).concat(gained));
+      const pending = [...wanted].filter((item) => !held.has(item));
+      if (held.size > 0 && failure === undefined && !stopped) start([...held].sort());
+      emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
+    }
+    if ([...wanted].some((item) => !held.has(item))) retry = setTimeout(schedule, membership.heartbeatMs);
+  };
+
+  const start = (mine: string[]): void => {
+    const current = run(mine);
+    handle = current;
+    current.done.then(
+      (value) => {
+        if (handle !== current) return; // stopped by us: stopRun collected it
+        handle = undefined;
+        results.push(value);
+      },
+      (error: unknown) => {
+        if (handle !== current) return;
+        handle = undefined;
+        failure ??= error;
+        void stop();
+      },
+    );
+  };
+
+  let subscription: Subscription | undefined;
+  let stopping: Promise<S[]> | undefined;
+  const stop = (): Promise<S[]> => {
+    stopping ??= (async () => {
+      stopped = true;
+      subscription?.unsubscribe();
+      if (retry !== undefined) clearTimeout(retry);
+      options.signal?.removeEventListener('abort', onAbort);
+      await chain.catch(() => undefined);
+      await stopRun();
+      try {
+        await membership.release([...held]);
+      } catch {
+        // Redis away: the TTL frees them.
+      }
+      held = new Set();
+      await membership.close();
+      if (failure !== undefined) rejectDone(failure);
+      else resolveDone(results);
+      return done;
+    })();
+    return stopping;
+  };
+  const onAbort = (): void => void stop();
+
+  if (options.signal?.aborted === true) {
+    void stop();
+  } else {
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    subscription = membership.views$.subscribe((v) => {
+      view = v;
+      emit({ type: 'members', atMs: Date.now(), members: v.members, fenced: v.fenced });
+      schedule();
+    });
+    membership.start();
+  }
+  return { done, stop };
+}
