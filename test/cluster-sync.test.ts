@@ -1,0 +1,221 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, syntheticCatalogue, type Simulator } from '@quoteflow/simulator';
+import { testRedis, type TestRedis } from './support/redis-server.js';
+
+const TOKEN = 'tok-cluster-e2e';
+const CODES = syntheticCatalogue({ count: 30, classes: ['crypto'] }).map((p) => p.code);
+const KLINE_TYPES = [1, 2] as const; // 30 codes × 2 kline types = 60 series
+const PERIOD_MS: Record<number, number> = { 1: 60_000, 2: 300_000 };
+const CLOCK_SPEED = 12; // a 1-minute bar closes every 5 s
+const HEARTBEAT_MS = 500;
+
+interface WorkerLine {
+  readonly type: string;
+  readonly atMs?: number;
+  readonly held?: string[];
+  readonly gained?: string[];
+  readonly [key: string]: unknown;
+}
+
+interface Worker {
+  readonly id: string;
+  readonly child: ChildProcess;
+  readonly lines: WorkerLine[];
+  readonly exited: Promise<number | null>;
+  stderr: string;
+}
+
+let redis: TestRedis;
+let sim: Simulator;
+let out: string;
+const workers: Worker[] = [];
+
+beforeAll(async () => {
+  redis = await testRedis();
+  sim = await startSimulator({
+    tokens: { [TOKEN]: 'premium' },
+    products: syntheticCatalogue({ count: 30, classes: ['crypto'] }),
+    clockSpeed: CLOCK_SPEED,
+    seed: 11,
+  });
+  out = await mkdtemp(join(tmpdir(), 'qf-cluster-'));
+});
+
+afterAll(async () => {
+  for (const w of workers)
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  await Promise.all(workers.map((w) => w.exited));
+  await sim?.close();
+  await redis?.close();
+  if (out !== undefined) await rm(out, { recursive: true, force: true });
+});
+
+function startWorker(id: string, group: string, prefix: string): Worker {
+  const script = fileURLToPath(new URL('./support/redis-sync-worker.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script], {
+    env: {
+      ...process.env,
+      QF_TEST_TOKEN: TOKEN,
+      QF_TEST_PLAN: 'premium',
+      QF_TEST_WORKER_ID: id,
+      QF_TEST_REDIS_URL: redis.url,
+      QF_TEST_PREFIX: prefix,
+      QF_TEST_GROUP: group,
+      QF_TEST_HEARTBEAT_MS: String(HEARTBEAT_MS),
+      QF_TEST_MARGIN_MS: '100', // arrival jitter on a shared CI machine; the bench uses the default
+      QF_TEST_BASE_URL: sim.url,
+      QF_TEST_CODES: CODES.join(','),
+      QF_TEST_KLINE_TYPES: KLINE_TYPES.join(','),
+      QF_TEST_BARS: '5',
+      QF_TEST_REFRESH_MS: '1000',
+      QF_TEST_OUT: out,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const worker: Worker = {
+    id,
+    child,
+    lines: [],
+    stderr: '',
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+  };
+  let buffer = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString('utf8');
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line.trim() !== '') worker.lines.push(JSON.parse(line) as WorkerLine);
+    }
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (worker.stderr += chunk.toString('utf8')));
+  workers.push(worker);
+  return worker;
+}
+
+/** The items a worker's current run covers (its last assignment). */
+function heldBy(worker: Worker): string[] {
+  return [...worker.lines].reverse().find((l) => l.type === 'assignment')?.held ?? [];
+}
+
+async function until(check: () => boolean, timeoutMs: number, what: string): Promise<number> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return Date.now();
+}
+
+/** Every kline row in the dataset: `code`, `kline_type` (from the directory) and `ts` in ms. */
+async function readDataset(dir: string): Promise<{ code: string; klineType: number; tsMs: number }[]> {
+  const rows: { code: string; klineType: number; tsMs: number }[] = [];
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.name.endsWith('.ndjson')) {
+        const klineType = Number(/kline_type=(\d+)/.exec(p)![1]);
+        for (const line of (await readFile(p, 'utf8')).split('\n')) {
+          if (line === '') continue;
+          const row = JSON.parse(line) as { code: string; ts: string };
+          rows.push({ code: row.code, klineType, tsMs: Date.parse(row.ts) });
+        }
+      }
+    }
+  };
+  await walk(join(dir, 'kline'));
+  return rows;
+}
+
+describe('three sync workers on one token', () => {
+  it('share the plan without a refusal, write every closed bar once, and take over a killed worker’s series without a gap', async () => {
+    const group = `sync-${randomUUID().slice(0, 8)}`;
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const [w1, w2, w3] = ['w1', 'w2', 'w3'].map((id) => startWorker(id, group, prefix)) as [
+      Worker,
+      Worker,
+      Worker,
+    ];
+
+    // All three hold a share, together every code exactly once.
+    await until(
+      () => {
+        const held = [w1, w2, w3].map(heldBy);
+        return (
+          held.every((h) => h.length > 0) &&
+          held.flat().length === CODES.length &&
+          new Set(held.flat()).size === CODES.length
+        );
+      },
+      60_000,
+      'three-way split',
+    );
+    await new Promise((r) => setTimeout(r, 8_000)); // several 1-minute bars close (market time ×12)
+
+    const deadItems = heldBy(w3);
+    const killedAt = Date.now();
+    const killedAtMarketMs = sim.marketNow();
+    w3.child.kill('SIGKILL');
+    const takenOverAt = await until(
+      () => {
+        const held = [w1, w2].map(heldBy).flat();
+        return deadItems.every((code) => held.includes(code)) && held.length === CODES.length;
+      },
+      30_000,
+      'takeover',
+    );
+    const takeoverMs = takenOverAt - killedAt;
+    // TTL (3 heartbeats) + up to one survivor heartbeat + stopping and starting the runs.
+    expect(takeoverMs).toBeLessThan(HEARTBEAT_MS * 4 + 3_000);
+
+    await new Promise((r) => setTimeout(r, 15_000)); // bars keep closing; the survivors must write them
+    const stoppedAtMarketMs = sim.marketNow();
+    w1.child.kill('SIGTERM');
+    w2.child.kill('SIGTERM');
+    expect(await w1.exited, w1.stderr).toBe(0);
+    expect(await w2.exited, w2.stderr).toBe(0);
+
+    // Zero refusals: the three workers together never exceeded a limit of the plan.
+    expect(sim.log.refused()).toEqual([]);
+
+    const rows = await readDataset(out);
+    // Every closed bar exactly once.
+    const keys = rows.map((r) => `${r.code}|${r.klineType}|${r.tsMs}`);
+    const dupes = keys.filter((k, i) => keys.indexOf(k) !== i);
+    expect(dupes).toEqual([]);
+    // Every series present, and without a gap from its first bar to its last.
+    const bySeries = new Map<string, number[]>();
+    for (const r of rows) {
+      const key = `${r.code}|${r.klineType}`;
+      let list = bySeries.get(key);
+      if (list === undefined) bySeries.set(key, (list = []));
+      list.push(r.tsMs);
+    }
+    expect(bySeries.size).toBe(CODES.length * KLINE_TYPES.length);
+    for (const [key, list] of bySeries) {
+      const period = PERIOD_MS[Number(key.split('|')[1])]!;
+      list.sort((a, b) => a - b);
+      for (let i = 1; i < list.length; i++)
+        expect(list[i]! - list[i - 1]!, `${key} gap after ${new Date(list[i - 1]!).toISOString()}`).toBe(
+          period,
+        );
+    }
+    // The killed worker's 1-minute series went on after the kill: bars that closed after it are there.
+    for (const code of deadItems) {
+      const list = bySeries.get(`${code}|1`)!;
+      expect(list.at(-1)!, `${code} after the kill`).toBeGreaterThan(killedAtMarketMs);
+      expect(list.at(-1)!).toBeGreaterThanOrEqual(stoppedAtMarketMs - 3 * 60_000);
+    }
+    console.log(
+      `takeover after SIGKILL: ${takeoverMs} ms; ${rows.length} closed bars in ${bySeries.size} series`,
+    );
+  });
+});
