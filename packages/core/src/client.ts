@@ -248,7 +248,9 @@ export class QuoteflowClient {
     this.#productClasses = { ...options.productClasses };
     this.#families = { ...options.families };
     this.#logger = options.logger ?? {};
-    this.scheduler = options.scheduler ?? sharedSchedulerFor(options.token, this.limits);
+    // The shared scheduler gets the plan's own limits: overrides change request sizes, not rates,
+    // so clients of one token with different size overrides still share one scheduler.
+    this.scheduler = options.scheduler ?? sharedSchedulerFor(options.token, planLimits(options.plan));
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
