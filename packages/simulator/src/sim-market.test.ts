@@ -5,7 +5,7 @@ import { SimMarket } from './sim-market.js';
 
 // Tuesday 2026-11-17 15:00Z = 10:00 New York, 23:00 Hong Kong / Shanghai.
 const NOW = Date.parse('2026-11-17T15:00:00Z');
-const HISTORY = NOW - 400 * 86_400_000;
+const HISTORY = NOW - 150 * 86_400_000;
 const market = (seed = 1) => new SimMarket(defaultCatalogue(), { seed, historyStartMs: HISTORY });
 
 describe('SimMarket bars', () => {
