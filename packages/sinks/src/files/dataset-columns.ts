@@ -5,6 +5,7 @@
  */
 import type { Bar, BarUpdate, DepthTick, SuspensionRecord } from '@quoteflow/core';
 import type { ColumnBatch, ColumnData } from './internal/column-data.js';
+import { F64Builder, I32Builder, I64Builder, ValidityBuilder } from './internal/growable-array.js';
 
 /** The three datasets under `DIR`. */
 export const DATASET_KINDS = ['kline', 'depth', 'suspension'] as const;
@@ -136,6 +137,51 @@ export function datasetPartitionOf(
   }
 }
 
+/** The UTC period `[fromMs, toMs)` a sub-partition value covers, and the value's directory. */
+interface PeriodDir {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly dir: string;
+}
+
+/**
+ * {@link datasetPartitionOf} with the last period remembered per series, so the hot path (a
+ * million bars of one month) costs two comparisons instead of a `Date` and string formatting.
+ */
+export class DatasetPartitioner {
+  /** Index 0: depth; 1–10: the kline types. */
+  private readonly last: (PeriodDir | undefined)[] = [];
+  constructor(private readonly klineSubPartition: KlineSubPartition) {}
+
+  partitionOf(record: DatasetRecord, nowMs: number): string {
+    let key: number;
+    let tMs: number;
+    if (record.type === 'bar' || record.type === 'bar-update') {
+      key = record.klineType;
+      tMs = record.tsMs;
+    } else if (record.type === 'depth') {
+      key = 0;
+      tMs = record.tickTimeMs ?? nowMs;
+    } else return datasetPartitionOf(record, this.klineSubPartition, nowMs);
+    const hit = this.last[key];
+    if (hit !== undefined && tMs >= hit.fromMs && tMs < hit.toMs) return hit.dir;
+    const d = new Date(tMs);
+    const [y, m, day] = [d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()];
+    const unit = key === 0 ? 'date' : this.klineSubPartition;
+    const [fromMs, toMs] =
+      unit === 'none'
+        ? [-Infinity, Infinity]
+        : unit === 'year'
+          ? [Date.UTC(y, 0, 1), Date.UTC(y + 1, 0, 1)]
+          : unit === 'month'
+            ? [Date.UTC(y, m, 1), Date.UTC(y, m + 1, 1)]
+            : [Date.UTC(y, m, day), Date.UTC(y, m, day + 1)];
+    const dir = datasetPartitionOf(record, this.klineSubPartition, nowMs);
+    this.last[key] = { fromMs, toMs, dir };
+    return dir;
+  }
+}
+
 /** Accumulates the rows of one file, column by column. */
 export interface ColumnBuilder {
   /** Rows appended so far. */
@@ -161,10 +207,22 @@ export function createColumnBuilder(kind: DatasetKind): ColumnBuilder {
 
 /** Interns strings to dictionary indices (product codes repeat on almost every row). */
 class Dict {
-  values: string[] = [];
+  private values: string[] = [];
   private index = new Map<string, number>();
   bytes = 0;
+  take(): string[] {
+    const out = this.values;
+    this.values = [];
+    this.index = new Map();
+    this.bytes = 0;
+    this.lastValue = undefined;
+    return out;
+  }
+  private lastValue: string | undefined;
+  private lastId = -1;
   id(s: string): number {
+    // Records arrive grouped by code more often than not: skip the hash lookup then.
+    if (s === this.lastValue) return this.lastId;
     let i = this.index.get(s);
     if (i === undefined) {
       i = this.values.length;
@@ -172,145 +230,190 @@ class Dict {
       this.index.set(s, i);
       this.bytes += s.length;
     }
+    this.lastValue = s;
+    this.lastId = i;
     return i;
   }
 }
 
-const numeric = (
+function numeric(
   kind: 'float64' | 'timestamp-ms',
   name: string,
-  values: number[],
-  valid: number[] | undefined,
-): ColumnData => ({
-  kind,
-  name,
-  nullable: valid !== undefined,
-  values: Float64Array.from(values),
-  // Omitted when nothing is null: the encoder then writes no validity bitmap at all.
-  valid: valid === undefined || !valid.includes(0) ? undefined : Uint8Array.from(valid),
-});
+  values: Float64Array,
+  valid: ValidityBuilder | undefined,
+): ColumnData {
+  // The bitmap is omitted when nothing is null: the encoder then writes none at all.
+  return { kind, name, nullable: valid !== undefined, values, valid: valid?.take() };
+}
 
+/**
+ * Kline rows in plain typed arrays sharing one length and capacity: one bounds check per row
+ * instead of one per column (this loop runs for every bar written; measured ~2x faster).
+ */
 class KlineBuilder implements ColumnBuilder {
-  private dict = new Dict();
-  private code: number[] = [];
-  private ts: number[] = [];
-  private open: number[] = [];
-  private high: number[] = [];
-  private low: number[] = [];
-  private close: number[] = [];
-  private volume: number[] = [];
-  private volumeValid: number[] = [];
-  private turnover: number[] = [];
-  private turnoverValid: number[] = [];
+  private readonly dict = new Dict();
+  private n = 0;
+  private cap = 1024;
+  private nulls = 0;
+  private code = new Int32Array(this.cap);
+  private ts = new Float64Array(this.cap);
+  private open = new Float64Array(this.cap);
+  private high = new Float64Array(this.cap);
+  private low = new Float64Array(this.cap);
+  private close = new Float64Array(this.cap);
+  private volume = new Float64Array(this.cap);
+  private turnover = new Float64Array(this.cap);
+  private volumeValid = new Uint8Array(this.cap);
+  private turnoverValid = new Uint8Array(this.cap);
   get rows(): number {
-    return this.code.length;
+    return this.n;
   }
   get estimatedBytes(): number {
-    return this.code.length * 60 + this.dict.bytes;
+    return this.n * 62 + this.dict.bytes;
+  }
+  private grow(): void {
+    const cap = (this.cap *= 2);
+    const f = (a: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> => {
+      const b = new Float64Array(cap);
+      b.set(a);
+      return b;
+    };
+    const u = (a: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> => {
+      const b = new Uint8Array(cap);
+      b.set(a);
+      return b;
+    };
+    const code = new Int32Array(cap);
+    code.set(this.code);
+    this.code = code;
+    this.ts = f(this.ts);
+    this.open = f(this.open);
+    this.high = f(this.high);
+    this.low = f(this.low);
+    this.close = f(this.close);
+    this.volume = f(this.volume);
+    this.turnover = f(this.turnover);
+    this.volumeValid = u(this.volumeValid);
+    this.turnoverValid = u(this.turnoverValid);
   }
   append(r: DatasetRecord): void {
     if (r.type !== 'bar' && r.type !== 'bar-update')
       throw new TypeError(`kline builder got a ${r.type} record`);
-    this.code.push(this.dict.id(r.code));
-    this.ts.push(r.tsMs);
-    this.open.push(r.open);
-    this.high.push(r.high);
-    this.low.push(r.low);
-    this.close.push(r.close);
+    const i = this.n;
+    if (i === this.cap) this.grow();
+    this.code[i] = this.dict.id(r.code);
+    this.ts[i] = r.tsMs;
+    this.open[i] = r.open;
+    this.high[i] = r.high;
+    this.low[i] = r.low;
+    this.close[i] = r.close;
     // core turns the provider's empty-string volume/turnover into null (provider-facts.md).
-    this.volume.push(r.volume ?? 0);
-    this.volumeValid.push(r.volume === null ? 0 : 1);
-    this.turnover.push(r.turnover ?? 0);
-    this.turnoverValid.push(r.turnover === null ? 0 : 1);
+    const v = r.volume;
+    const t = r.turnover;
+    this.volume[i] = v ?? 0;
+    this.turnover[i] = t ?? 0;
+    this.volumeValid[i] = v === null ? 0 : 1;
+    this.turnoverValid[i] = t === null ? 0 : 1;
+    if (v === null || t === null) this.nulls++;
+    this.n = i + 1;
   }
   build(): ColumnBatch {
-    const batch: ColumnBatch = {
-      rows: this.rows,
-      columns: [
-        { kind: 'dict-utf8', name: 'code', dict: this.dict.values, indices: Int32Array.from(this.code) },
-        numeric('timestamp-ms', 'ts', this.ts, undefined),
-        numeric('float64', 'open', this.open, undefined),
-        numeric('float64', 'high', this.high, undefined),
-        numeric('float64', 'low', this.low, undefined),
-        numeric('float64', 'close', this.close, undefined),
-        numeric('float64', 'volume', this.volume, this.volumeValid),
-        numeric('float64', 'turnover', this.turnover, this.turnoverValid),
-      ],
-    };
-    Object.assign(this, new KlineBuilder());
-    return batch;
+    const rows = this.n;
+    const nullable = (name: string, values: Float64Array, valid: Uint8Array): ColumnData => ({
+      kind: 'float64',
+      name,
+      nullable: true,
+      values: values.slice(0, rows),
+      valid: this.nulls > 0 ? valid.slice(0, rows) : undefined,
+    });
+    const plain = (kind: 'float64' | 'timestamp-ms', name: string, values: Float64Array): ColumnData => ({
+      kind,
+      name,
+      nullable: false,
+      values: values.slice(0, rows),
+      valid: undefined,
+    });
+    const columns: ColumnData[] = [
+      { kind: 'dict-utf8', name: 'code', dict: this.dict.take(), indices: this.code.slice(0, rows) },
+      plain('timestamp-ms', 'ts', this.ts),
+      plain('float64', 'open', this.open),
+      plain('float64', 'high', this.high),
+      plain('float64', 'low', this.low),
+      plain('float64', 'close', this.close),
+      nullable('volume', this.volume, this.volumeValid),
+      nullable('turnover', this.turnover, this.turnoverValid),
+    ];
+    this.n = 0;
+    this.nulls = 0;
+    return { rows, columns };
   }
 }
 
 class LevelsBuilder {
-  offsets: number[] = [0];
-  price: number[] = [];
-  volume: number[] = [];
-  volumeValid: number[] = [];
+  readonly offsets = new I32Builder();
+  readonly price = new F64Builder();
+  readonly volume = new F64Builder();
+  readonly volumeValid = new ValidityBuilder();
+  constructor() {
+    this.offsets.push(0);
+  }
   append(levels: DepthTick['bids']): void {
     for (const l of levels) {
       this.price.push(l.price);
       this.volume.push(l.volume ?? 0);
-      this.volumeValid.push(l.volume === undefined ? 0 : 1);
+      this.volumeValid.push(l.volume !== undefined);
     }
     this.offsets.push(this.price.length);
   }
   build(name: string): ColumnData {
-    return {
+    const column: ColumnData = {
       kind: 'levels',
       name,
-      offsets: Int32Array.from(this.offsets),
-      price: Float64Array.from(this.price),
-      volume: Float64Array.from(this.volume),
-      volumeValid: Uint8Array.from(this.volumeValid),
+      offsets: this.offsets.take(),
+      price: this.price.take(),
+      volume: this.volume.take(),
+      volumeValid: this.volumeValid.takeAll(),
     };
+    this.offsets.push(0);
+    return column;
   }
 }
 
 class DepthBuilder implements ColumnBuilder {
-  private dict = new Dict();
-  private code: number[] = [];
-  private seq: bigint[] = [];
-  private seqValid: number[] = [];
-  private tickTime: number[] = [];
-  private tickTimeValid: number[] = [];
-  private bids = new LevelsBuilder();
-  private asks = new LevelsBuilder();
+  private readonly dict = new Dict();
+  private readonly code = new I32Builder();
+  private readonly seq = new I64Builder();
+  private readonly seqValid = new ValidityBuilder();
+  private readonly tickTime = new F64Builder();
+  private readonly tickTimeValid = new ValidityBuilder();
+  private readonly bids = new LevelsBuilder();
+  private readonly asks = new LevelsBuilder();
   get rows(): number {
     return this.code.length;
   }
   get estimatedBytes(): number {
-    return this.code.length * 30 + (this.bids.price.length + this.asks.price.length) * 17 + this.dict.bytes;
+    return this.code.length * 34 + (this.bids.price.length + this.asks.price.length) * 17 + this.dict.bytes;
   }
   append(r: DatasetRecord): void {
     if (r.type !== 'depth') throw new TypeError(`depth builder got a ${r.type} record`);
     this.code.push(this.dict.id(r.code));
     this.seq.push(r.seq ?? 0n);
-    this.seqValid.push(r.seq === undefined ? 0 : 1);
+    this.seqValid.push(r.seq !== undefined);
     this.tickTime.push(r.tickTimeMs ?? 0);
-    this.tickTimeValid.push(r.tickTimeMs === undefined ? 0 : 1);
+    this.tickTimeValid.push(r.tickTimeMs !== undefined);
     this.bids.append(r.bids);
     this.asks.append(r.asks);
   }
   build(): ColumnBatch {
-    const batch: ColumnBatch = {
-      rows: this.rows,
-      columns: [
-        { kind: 'dict-utf8', name: 'code', dict: this.dict.values, indices: Int32Array.from(this.code) },
-        {
-          kind: 'int64',
-          name: 'seq',
-          nullable: true,
-          values: BigInt64Array.from(this.seq),
-          valid: this.seqValid.includes(0) ? Uint8Array.from(this.seqValid) : undefined,
-        },
-        numeric('timestamp-ms', 'tick_time', this.tickTime, this.tickTimeValid),
-        this.bids.build('bids'),
-        this.asks.build('asks'),
-      ],
-    };
-    Object.assign(this, new DepthBuilder());
-    return batch;
+    const rows = this.rows;
+    const columns: ColumnData[] = [
+      { kind: 'dict-utf8', name: 'code', dict: this.dict.take(), indices: this.code.take() },
+      { kind: 'int64', name: 'seq', nullable: true, values: this.seq.take(), valid: this.seqValid.take() },
+      numeric('timestamp-ms', 'tick_time', this.tickTime.take(), this.tickTimeValid),
+      this.bids.build('bids'),
+      this.asks.build('asks'),
+    ];
+    return { rows, columns };
   }
 }
 
@@ -337,13 +440,16 @@ class SuspensionBuilder implements ColumnBuilder {
       nullable,
       values: values.map((v) => v ?? null),
     });
-    const times = (name: string, values: (number | undefined)[], nullable: boolean): ColumnData =>
-      numeric(
+    const times = (name: string, values: (number | undefined)[], nullable: boolean): ColumnData => {
+      const valid = new ValidityBuilder();
+      for (const v of values) valid.push(v !== undefined);
+      return numeric(
         'timestamp-ms',
         name,
-        values.map((v) => v ?? 0),
-        nullable ? values.map((v) => (v === undefined ? 0 : 1)) : undefined,
+        Float64Array.from(values, (v) => v ?? 0),
+        nullable ? valid : undefined,
       );
+    };
     const batch: ColumnBatch = {
       rows: rs.length,
       columns: [

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import {
   createColumnBuilder,
   datasetKindOf,
-  datasetPartitionOf,
+  DatasetPartitioner,
   KLINE_SUB_PARTITIONS,
   type ColumnBuilder,
   type DatasetKind,
@@ -115,13 +115,13 @@ export class DatasetWriter implements AsyncDisposable {
   private readonly maxRows: number;
   private readonly maxBytes: number;
   private readonly maxAgeMs: number;
-  private readonly klineSub: KlineSubPartition;
   private readonly maxPending: number;
   private readonly staleMs: number;
   private readonly now: () => number;
   private readonly onFile: ((f: WrittenFile) => void) | undefined;
   private readonly onError: ((e: FileSinkError) => void) | undefined;
   private readonly pool: EncoderPool;
+  private readonly partitioner: DatasetPartitioner;
   private readonly writerId = newWriterId();
   private readonly open = new Map<string, OpenFile>();
   private readonly pending = new Set<Promise<void>>();
@@ -154,7 +154,7 @@ export class DatasetWriter implements AsyncDisposable {
     this.maxRows = positiveInt('maxRowsPerFile', o.maxRowsPerFile);
     this.maxBytes = positiveInt('maxBytesPerFile', o.maxBytesPerFile);
     this.maxAgeMs = positiveInt('maxFileAgeMs', o.maxFileAgeMs);
-    this.klineSub = o.klineSubPartition;
+    this.partitioner = new DatasetPartitioner(o.klineSubPartition);
     this.maxPending = positiveInt('maxPendingFiles', o.maxPendingFiles);
     this.staleMs = positiveInt('staleStagingMs', o.staleStagingMs, 0);
     this.now = o.now ?? Date.now;
@@ -182,11 +182,12 @@ export class DatasetWriter implements AsyncDisposable {
     this.check();
     const kind = datasetKindOf(record);
     if (kind === undefined) return;
-    const partition = datasetPartitionOf(record, this.klineSub, this.now());
+    const nowMs = this.now();
+    const partition = this.partitioner.partitionOf(record, nowMs);
     const key = partition;
     let file = this.open.get(key);
     if (file === undefined) {
-      file = { kind, partition, builder: createColumnBuilder(kind), openedAtMs: this.now() };
+      file = { kind, partition, builder: createColumnBuilder(kind), openedAtMs: nowMs };
       this.open.set(key, file);
       this.startTimer();
     }
@@ -226,7 +227,7 @@ export class DatasetWriter implements AsyncDisposable {
         if (this.failure !== undefined) throw this.failure;
       } finally {
         this.open.clear();
-        await this.pool.close();
+        this.pool.close();
       }
     })();
     return this.closing;

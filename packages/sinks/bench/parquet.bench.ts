@@ -1,0 +1,237 @@
+/**
+ * Parquet through the file sink vs pyarrow, same table, same run.
+ *
+ * A deterministic 1,000,000-row K-line table (100 codes x 10,000 one-minute bars) is written
+ * (1) by pyarrow (`pq.write_table(..., compression="zstd")` + fsync, spawned in `.venv`, reading
+ * the same rows from an Arrow IPC file the sink wrote), and (2) through `DatasetWriter` from `Bar`
+ * records fed in batches of 10,000 (mapping, encoding, staging write, fsync, rename included).
+ * Targets: >= 0.5x pyarrow's rows/s, file <= pyarrow's size + 10%. The longest event-loop stall
+ * while the sink runs comes from `perf_hooks.monitorEventLoopDelay`. For the choice of writer,
+ * the candidate encoders are timed on the same columns (encode only, in memory).
+ *
+ * Run: `pnpm bench parquet` (needs `scripts/python/setup.sh`; builds first).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { zstdCompressSync } from 'node:zlib';
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import type { Bar } from '@quoteflow/core';
+import { DatasetWriter, type DatasetWriterOptions } from '@quoteflow/sinks';
+import { createColumnBuilder } from '../dist/files/dataset-columns.js';
+import { encodeBatch } from '../dist/files/internal/encode-worker.js';
+import type { ColumnBatch, DictUtf8Column, NumericColumn } from '../dist/files/internal/column-data.js';
+
+const ROWS = 1_000_000;
+const CODES = 100;
+const REPEATS = Number(process.env['BENCH_REPEATS'] ?? 3);
+const FEED_BATCH = 10_000;
+const root = new URL('../../..', import.meta.url).pathname;
+const python = join(root, '.venv', 'bin', 'python');
+
+function mulberry32(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function klineTable(): Bar[] {
+  const rnd = mulberry32(42);
+  const per = ROWS / CODES;
+  const t0 = Date.UTC(2026, 0, 5, 1, 30);
+  const bars: Bar[] = [];
+  for (let k = 0; k < CODES; k++) {
+    let p = 100 + k;
+    const code = `C${String(k).padStart(3, '0')}.US`;
+    for (let i = 0; i < per; i++) {
+      const open = p;
+      p = Math.round(p * (1 + (rnd() - 0.5) * 0.01) * 100) / 100;
+      const volume = Math.floor(rnd() * 10_000);
+      bars.push({
+        type: 'bar',
+        code,
+        klineType: 1,
+        tsMs: t0 + i * 60_000,
+        open,
+        high: Math.max(open, p) + 0.01,
+        low: Math.min(open, p) - 0.01,
+        close: p,
+        volume,
+        turnover: Math.round(volume * p * 100) / 100,
+      });
+    }
+  }
+  return bars;
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && !e.parentPath.includes('.staging'))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
+
+interface SinkRun {
+  ms: number;
+  bytes: number;
+  files: number;
+  stallMs: number;
+}
+
+async function runSink(bars: Bar[], opts: Partial<DatasetWriterOptions>): Promise<SinkRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'qf-bench-sink-'));
+  try {
+    gc();
+    const h = monitorEventLoopDelay({ resolution: 5 });
+    h.enable();
+    const t0 = performance.now();
+    const w = new DatasetWriter({ dir, maxRowsPerFile: ROWS, klineSubPartition: 'none', ...opts });
+    for (let i = 0; i < bars.length; i += FEED_BATCH) {
+      await w.write(bars.slice(i, i + FEED_BATCH));
+      await yieldToLoop(); // a stream delivers records over time, not in one synchronous loop
+    }
+    await w.close();
+    const ms = performance.now() - t0;
+    h.disable();
+    const files = filesUnder(dir);
+    const bytes = files.reduce((n, f) => n + statSync(f).size, 0);
+    return { ms, bytes, files: files.length, stallMs: h.max / 1e6 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function time(f: () => number): { ms: number; bytes: number } {
+  let best = Infinity;
+  let bytes = 0;
+  for (let i = 0; i < REPEATS; i++) {
+    gc();
+    const t0 = performance.now();
+    bytes = f();
+    best = Math.min(best, performance.now() - t0);
+  }
+  return { ms: best, bytes };
+}
+
+function hyparquet(batch: ColumnBatch): number {
+  const [code, ...rest] = batch.columns as [DictUtf8Column, ...NumericColumn[]];
+  const codes = Array.from(code.indices, (i) => code.dict[i]!);
+  const ts = rest[0]!.values as Float64Array;
+  const buf = parquetWriteBuffer({
+    codec: 'ZSTD',
+    compressors: { ZSTD: (b: Uint8Array) => new Uint8Array(zstdCompressSync(b)) },
+    rowGroupSize: 1 << 20,
+    columnData: [
+      { name: 'code', data: codes, type: 'STRING', nullable: false },
+      { name: 'ts', data: BigInt64Array.from(ts, (x) => BigInt(x)), type: 'TIMESTAMP', nullable: false },
+      ...rest
+        .slice(1)
+        .map((c) => ({ name: c.name, data: c.values as Float64Array, type: 'DOUBLE' as const })),
+    ],
+  });
+  return buf.byteLength;
+}
+
+const fmtRate = (ms: number): string => `${(ROWS / ms / 1000).toFixed(2)} M`;
+const mb = (b: number): string => (b / 1e6).toFixed(2);
+
+function pyarrowOnce(ipc: string, out: string): { ms: number; bytes: number; version: string } {
+  const res = execFileSync(python, [join(root, 'scripts/python/bench_pyarrow_write.py'), ipc, out, '1'], {
+    encoding: 'utf8',
+  });
+  const pa = JSON.parse(res) as { rows: number; bytes: number; ms: number[]; pyarrow: string };
+  if (pa.rows !== ROWS) throw new Error(`pyarrow read ${pa.rows} rows, expected ${ROWS}`);
+  return { ms: pa.ms[0]!, bytes: pa.bytes, version: pa.pyarrow };
+}
+
+const ratio = (x: number): string => `${x.toFixed(2)}x`;
+
+async function main(): Promise<void> {
+  const load0 = loadavg()[0]!;
+  const bars = klineTable();
+  const work = mkdtempSync(join(tmpdir(), 'qf-bench-'));
+  try {
+    // The same table for pyarrow, as an uncompressed Arrow IPC file written by the sink (untimed).
+    const input = join(work, 'input');
+    const w = new DatasetWriter({
+      dir: input,
+      format: 'arrow',
+      encoderThreads: 0,
+      maxRowsPerFile: ROWS,
+      klineSubPartition: 'none',
+    });
+    await w.write(bars);
+    await w.close();
+    const ipc = filesUnder(input)[0]!;
+
+    const configs: [string, Partial<DatasetWriterOptions>][] = [
+      ['sink: 1 encoder thread (default), 1 file', { encoderThreads: 1 }],
+      ['sink: 2 encoder threads, 2 files of 500k', { encoderThreads: 2, maxRowsPerFile: 500_000 }],
+      ['sink: inline (encoderThreads 0), 1 file', { encoderThreads: 0 }],
+    ];
+    // Warm-up (untimed): compiles parquet-wasm in both shared encoder threads and on this thread,
+    // as in a long-running process after its first file.
+    await runSink(bars.slice(0, 200_000), { encoderThreads: 2, maxRowsPerFile: 100_000 });
+    await runSink(bars.slice(0, 100_000), { encoderThreads: 0 });
+
+    // Interleaved, so pyarrow and every sink variant see the same load on a shared machine.
+    const pa: { ms: number; bytes: number; version: string }[] = [];
+    const runs: SinkRun[][] = configs.map(() => []);
+    for (let r = 0; r < REPEATS; r++) {
+      pa.push(pyarrowOnce(ipc, join(work, 'pyarrow.parquet')));
+      for (const [i, [, opts]] of configs.entries()) runs[i]!.push(await runSink(bars, opts));
+    }
+    const paMs = median(pa.map((p) => p.ms));
+    const paBytes = pa[0]!.bytes;
+    const rows: string[] = [
+      `| pyarrow ${pa[0]!.version} write_table zstd (baseline) | ${fmtRate(paMs)} | 1.00x | ${mb(paBytes)} | 1.00x | – |`,
+    ];
+    for (const [i, [name]] of configs.entries()) {
+      const rs = runs[i]!;
+      const ms = median(rs.map((r) => r.ms));
+      const bytes = rs[0]!.bytes;
+      const stall = Math.max(...rs.map((r) => r.stallMs));
+      rows.push(
+        `| ${name} | ${fmtRate(ms)} | ${ratio(paMs / ms)} | ${mb(bytes)} | ${ratio(bytes / paBytes)} | ${stall.toFixed(0)} ms |`,
+      );
+    }
+
+    // Candidate encoders on the same columns, encode only (no mapping, no disk), best of REPEATS.
+    const builder = createColumnBuilder('kline');
+    for (const b of bars) builder.append(b);
+    const batch = builder.build();
+    const pw = time(() => encodeBatch(batch, 'parquet').byteLength);
+    const hy = time(() => hyparquet(batch));
+    rows.push(
+      `| encode only: parquet-wasm 0.8 via apache-arrow | ${fmtRate(pw.ms)} | ${ratio(paMs / pw.ms)} | ${mb(pw.bytes)} | ${ratio(pw.bytes / paBytes)} | – |`,
+    );
+    rows.push(
+      `| encode only: hyparquet-writer 0.17 + node:zlib zstd | ${fmtRate(hy.ms)} | ${ratio(paMs / hy.ms)} | ${mb(hy.bytes)} | ${ratio(hy.bytes / paBytes)} | – |`,
+    );
+
+    const load1 = loadavg()[0]!;
+    console.log(
+      `1,000,000 K-line rows (100 codes), zstd, fsync'd; median of ${REPEATS} interleaved runs (encode-only rows: best of ${REPEATS}); ` +
+        `pyarrow median ${paMs.toFixed(0)} ms; ${availableParallelism()} cores, load average ${load0.toFixed(1)} → ${load1.toFixed(1)}.\n`,
+    );
+    console.log(
+      '| writer | rows/s | speed vs pyarrow | file MB | size vs pyarrow | longest event-loop stall |',
+    );
+    console.log('|---|---|---|---|---|---|');
+    for (const r of rows) console.log(r);
+    console.log('\nTargets: sink >= 0.50x pyarrow speed, size <= 1.10x.');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,33 @@
+"""Baseline for packages/sinks/bench/parquet.bench.ts: pyarrow writing the same table as zstd Parquet.
+
+Usage: bench_pyarrow_write.py INPUT.arrow OUTPUT.parquet REPEATS
+Reads the table (Arrow IPC file, untimed), then times pq.write_table(..., compression="zstd")
+plus fsync, REPEATS times, and prints JSON: {"rows", "bytes", "ms": [...], "pyarrow"}.
+"""
+import json
+import os
+import sys
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def main(src, dst, repeats):
+    with pa.memory_map(src) as f:
+        table = pa.ipc.open_file(f).read_all()
+    times = []
+    for _ in range(repeats):
+        if os.path.exists(dst):
+            os.remove(dst)
+        t0 = time.perf_counter()
+        pq.write_table(table, dst, compression="zstd")
+        fd = os.open(dst, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+        times.append((time.perf_counter() - t0) * 1000)
+    print(json.dumps({"rows": table.num_rows, "bytes": os.path.getsize(dst), "ms": times, "pyarrow": pa.__version__}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
