@@ -18,6 +18,8 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts', 'examples/*/**/*.test.ts'],
+          // The Kafka broker of the run (started on first use, stopped at the end; KAFKA_BROKERS skips it).
+          globalSetup: ['test/support/kafka-global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 300_000,
         },

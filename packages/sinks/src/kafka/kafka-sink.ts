@@ -1,0 +1,502 @@
+import { InvalidOptionError } from '@quoteflow/core';
+import { KafkaDeliveryError } from './kafka-delivery-error.js';
+import {
+  KAFKA_COMPRESSIONS,
+  type KafkaCompression,
+  type KafkaDriverOptions,
+  type KafkaProducerDriver,
+} from './kafka-producer-driver.js';
+import { KafkaSinkClosedError } from './kafka-sink-closed-error.js';
+import { KafkajsDriver } from './kafkajs-driver.js';
+import { PlatformaticKafkaDriver } from './platformatic-driver.js';
+import {
+  DEFAULT_TOPIC_PREFIX,
+  toKafkaMessage,
+  type KafkaMessage,
+  type KafkaRecord,
+} from './to-kafka-message.js';
+
+/** The built-in producer drivers. */
+export const KAFKA_DRIVERS = ['kafkajs', 'platformatic'] as const;
+export type KafkaDriverName = (typeof KAFKA_DRIVERS)[number];
+
+/** Builds a producer driver; lets a caller bring its own client (or a test double). */
+export type KafkaDriverFactory = (options: KafkaDriverOptions) => KafkaProducerDriver;
+
+/** Where the sink reports what it does; silent by default. */
+export interface KafkaSinkLogger {
+  debug?(event: string, fields: Readonly<Record<string, unknown>>): void;
+  warn?(event: string, fields: Readonly<Record<string, unknown>>): void;
+}
+
+/** Options of {@link KafkaSink}; see {@link KAFKA_SINK_DEFAULTS} for the defaults. */
+export interface KafkaSinkOptions {
+  /** Bootstrap brokers: `host:port`, several comma-separated or as an array. */
+  readonly brokers: string | readonly string[];
+  /** `kafkajs` (default), `platformatic` (@platformatic/kafka), or a factory of your own. */
+  readonly driver?: KafkaDriverName | KafkaDriverFactory;
+  /** Topics are `<topicPrefix>.kline`, `.depth` and `.suspension`. */
+  readonly topicPrefix?: string;
+  readonly clientId?: string;
+  /** Record batch compression: `none`, `gzip`, `snappy`, `lz4`, `zstd` (zstd needs Node ≥ 22.15). */
+  readonly compression?: KafkaCompression;
+  /** How long a record may wait for more to fill its batch while nothing is in flight, ms. */
+  readonly lingerMs?: number;
+  /** Most records in one produce request. */
+  readonly maxBatchRecords?: number;
+  /** Most key + value bytes in one produce request (keep below the broker's `message.max.bytes`). */
+  readonly maxBatchBytes?: number;
+  /** Most records written but not yet acknowledged; `write()` waits while this many are. */
+  readonly maxInFlightRecords?: number;
+  /** Create a topic that does not exist before the first record goes to it. */
+  readonly createTopics?: boolean;
+  /** Partitions of a created topic; `-1` = the broker's `num.partitions`. */
+  readonly partitions?: number;
+  /** Replication factor of a created topic; `-1` = the broker's `default.replication.factor`. */
+  readonly replicationFactor?: number;
+  /** How long the broker may take to answer one produce request, ms. */
+  readonly requestTimeoutMs?: number;
+  /** How long a batch may go unacknowledged (retries included) before the sink gives up, ms. */
+  readonly deliveryTimeoutMs?: number;
+  /** Longest pause between two retries of a failed request, ms. */
+  readonly retryMaxDelayMs?: number;
+  /** TCP connect timeout, ms. */
+  readonly connectTimeoutMs?: number;
+  readonly logger?: KafkaSinkLogger;
+}
+
+/** Defaults of {@link KafkaSinkOptions}, units in the names. */
+export const KAFKA_SINK_DEFAULTS = {
+  driver: 'kafkajs',
+  topicPrefix: DEFAULT_TOPIC_PREFIX,
+  clientId: 'quoteflow',
+  compression: 'gzip',
+  lingerMs: 5,
+  maxBatchRecords: 2_000,
+  maxBatchBytes: 900_000,
+  maxInFlightRecords: 20_000,
+  createTopics: true,
+  partitions: -1,
+  replicationFactor: -1,
+  requestTimeoutMs: 30_000,
+  deliveryTimeoutMs: 120_000,
+  retryMaxDelayMs: 2_000,
+  connectTimeoutMs: 10_000,
+} as const satisfies Omit<Required<KafkaSinkOptions>, 'brokers' | 'logger'>;
+
+/** Counters of a sink, for monitoring and tests. */
+export interface KafkaSinkStats {
+  /** Records accepted by `write()`. */
+  readonly written: number;
+  /** Records the broker acknowledged. */
+  readonly acknowledged: number;
+  /** Records written and not yet acknowledged (never above `maxInFlightRecords`). */
+  readonly outstanding: number;
+  /** The highest `outstanding` seen. */
+  readonly maxOutstanding: number;
+  /** Produce requests acknowledged. */
+  readonly batches: number;
+  /** Records that will not be delivered (the sink failed). */
+  readonly undelivered: number;
+}
+
+interface Pending {
+  readonly message: KafkaMessage;
+  readonly bytes: number;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+const RECORD_OVERHEAD_BYTES = 32;
+
+/**
+ * Produces quoteflow records to Kafka (topics, keys and JSON values as `shared/spec/contract.md`
+ * says) through an idempotent producer with `acks=all`.
+ *
+ * Records are batched (up to `maxBatchRecords` / `maxBatchBytes`, or after `lingerMs`) and sent
+ * one request at a time, so records of one key keep their order. `write()` resolves only once the
+ * broker acknowledged the record, and while `maxInFlightRecords` records are unacknowledged it
+ * waits before accepting more: the sink slows its writer instead of buffering without limit.
+ * The first batch to a topic creates the topic if it is missing.
+ *
+ * When a batch fails (the driver gave up, or `deliveryTimeoutMs` passed) the sink stops: that
+ * write and every later one reject with a {@link KafkaDeliveryError} listing the records not
+ * delivered. `close()` flushes everything pending, disconnects, and rejects with the list of all
+ * undelivered records if there are any.
+ *
+ * @example
+ * ```ts
+ * await using sink = new KafkaSink({ brokers: '127.0.0.1:9092', topicPrefix: 'md' });
+ * await sink.write(barUpdate); // resolved: on the broker
+ * bars$.pipe(toKafka(sink)).subscribe(); // or as an RxJS operator
+ * ```
+ */
+export class KafkaSink implements AsyncDisposable {
+  readonly #o: Required<Omit<KafkaSinkOptions, 'logger' | 'brokers' | 'driver'>>;
+  readonly #driverOptions: KafkaDriverOptions;
+  readonly #factory: KafkaDriverFactory;
+  readonly #logger: KafkaSinkLogger;
+  #driver: KafkaProducerDriver | undefined;
+  #connected: Promise<void> | undefined;
+  readonly #knownTopics = new Set<string>();
+
+  #queue: Pending[] = [];
+  #queueHead = 0;
+  #queueBytes = 0;
+  #inFlight = false;
+  #outstanding = 0;
+  #capacityWaiters: (() => void)[] = [];
+  #idleWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  #linger: NodeJS.Timeout | undefined;
+
+  #failure: KafkaDeliveryError | undefined;
+  #undelivered: KafkaMessage[] = [];
+  #closing: Promise<void> | undefined;
+
+  #written = 0;
+  #acknowledged = 0;
+  #maxOutstanding = 0;
+  #batches = 0;
+
+  constructor(options: KafkaSinkOptions) {
+    const o = { ...KAFKA_SINK_DEFAULTS, ...definedOnly(options) };
+    const brokers = (typeof o.brokers === 'string' ? o.brokers.split(',') : [...o.brokers])
+      .map((b) => b.trim())
+      .filter(Boolean);
+    if (brokers.length === 0 || brokers.some((b) => !/^[^\s:]+:\d+$/.test(b))) {
+      throw new InvalidOptionError(
+        'brokers',
+        `kafka: "brokers" must be host:port[,host:port…], got ${JSON.stringify(options.brokers)}`,
+      );
+    }
+    if (!(KAFKA_COMPRESSIONS as readonly string[]).includes(o.compression)) {
+      throw new InvalidOptionError(
+        'compression',
+        `kafka: "compression" must be one of ${KAFKA_COMPRESSIONS.join(', ')}, got ${JSON.stringify(o.compression)}`,
+      );
+    }
+    if (typeof o.topicPrefix !== 'string' || !/^[A-Za-z0-9._-]+$/.test(o.topicPrefix)) {
+      throw new InvalidOptionError(
+        'topicPrefix',
+        `kafka: "topicPrefix" must be letters, digits, '.', '_' or '-', got ${JSON.stringify(o.topicPrefix)}`,
+      );
+    }
+    checkInt('lingerMs', o.lingerMs, 0);
+    checkInt('maxBatchRecords', o.maxBatchRecords, 1);
+    checkInt('maxBatchBytes', o.maxBatchBytes, 1);
+    checkInt('maxInFlightRecords', o.maxInFlightRecords, 1);
+    checkInt('requestTimeoutMs', o.requestTimeoutMs, 1);
+    checkInt('deliveryTimeoutMs', o.deliveryTimeoutMs, 1);
+    checkInt('retryMaxDelayMs', o.retryMaxDelayMs, 1);
+    checkInt('connectTimeoutMs', o.connectTimeoutMs, 1);
+    if (o.partitions !== -1) checkInt('partitions', o.partitions, 1);
+    if (o.replicationFactor !== -1) checkInt('replicationFactor', o.replicationFactor, 1);
+    if (o.driver === 'kafkajs') this.#factory = (d) => new KafkajsDriver(d);
+    else if (o.driver === 'platformatic') this.#factory = (d) => new PlatformaticKafkaDriver(d);
+    else if (typeof o.driver === 'function') this.#factory = o.driver;
+    else
+      throw new InvalidOptionError(
+        'driver',
+        `kafka: "driver" must be ${KAFKA_DRIVERS.join(' or ')} or a factory, got ${JSON.stringify(o.driver)}`,
+      );
+    this.#o = o;
+    this.#logger = options.logger ?? {};
+    this.#driverOptions = {
+      brokers,
+      clientId: o.clientId,
+      compression: o.compression,
+      requestTimeoutMs: o.requestTimeoutMs,
+      retryMaxDelayMs: o.retryMaxDelayMs,
+      connectTimeoutMs: o.connectTimeoutMs,
+      deliveryTimeoutMs: o.deliveryTimeoutMs,
+    };
+    // Build the driver now, so a bad option of the driver (zstd on an old Node) throws here.
+    this.#driver = this.#factory(this.#driverOptions);
+  }
+
+  /** The topic prefix in use. */
+  get topicPrefix(): string {
+    return this.#o.topicPrefix;
+  }
+
+  /** The driver's name (`kafkajs`, `platformatic`, …). */
+  get driverName(): string {
+    return this.#driver?.name ?? 'closed';
+  }
+
+  /** Counters since the sink was made. */
+  stats(): KafkaSinkStats {
+    return {
+      written: this.#written,
+      acknowledged: this.#acknowledged,
+      outstanding: this.#outstanding,
+      maxOutstanding: this.#maxOutstanding,
+      batches: this.#batches,
+      undelivered: this.#undelivered.length,
+    };
+  }
+
+  /** Every record not delivered so far (empty while all goes well). */
+  get undelivered(): readonly KafkaMessage[] {
+    return this.#undelivered;
+  }
+
+  /**
+   * Connects now (otherwise the first batch does). Rejects when the cluster cannot be reached.
+   */
+  connect(): Promise<void> {
+    return this.#ensureConnected();
+  }
+
+  /**
+   * Writes one record; resolves once the broker acknowledged it. Waits first while
+   * `maxInFlightRecords` records are unacknowledged. Rejects with a {@link KafkaDeliveryError}
+   * when it was not delivered, with a {@link KafkaSinkClosedError} after `close()`.
+   */
+  write(record: KafkaRecord): Promise<void> {
+    return this.writeMessage(toKafkaMessage(record, this.#o.topicPrefix));
+  }
+
+  /** Like {@link KafkaSink.write} for a message already mapped (`toKafkaMessage`). */
+  writeMessage(message: KafkaMessage): Promise<void> {
+    if (this.#closing !== undefined) return Promise.reject(new KafkaSinkClosedError());
+    if (this.#failure !== undefined) return Promise.reject(this.#refuse(message));
+    if (this.#outstanding < this.#o.maxInFlightRecords && this.#capacityWaiters.length === 0) {
+      this.#outstanding++;
+      return this.#enqueue(message);
+    }
+    // Full: wait for a slot. A woken writer finds its slot already reserved (FIFO, no overtaking).
+    return new Promise<void>((resolve) => this.#capacityWaiters.push(resolve)).then(() => {
+      if (this.#failure !== undefined) {
+        this.#outstanding--;
+        this.#maybeIdle();
+        throw this.#refuse(message);
+      }
+      return this.#enqueue(message);
+    });
+  }
+
+  /**
+   * Sends what is batched now (without waiting for `lingerMs`) and resolves once every record
+   * written so far is acknowledged; rejects with a {@link KafkaDeliveryError} if any was not.
+   */
+  flush(): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failureSummary());
+    if (this.#outstanding === 0) return Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => this.#idleWaiters.push({ resolve, reject }));
+    this.#pump();
+    return done;
+  }
+
+  /**
+   * Flushes, then disconnects. Resolves when every record written was delivered; otherwise
+   * rejects with a {@link KafkaDeliveryError} listing all that were not. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #close(): Promise<void> {
+    let flushError: unknown;
+    await this.flush().catch((err: unknown) => {
+      flushError = err;
+    });
+    const driver = this.#driver;
+    this.#driver = undefined;
+    await driver?.close();
+    if (this.#undelivered.length > 0) throw this.#failureSummary(flushError);
+  }
+
+  #enqueue(message: KafkaMessage): Promise<void> {
+    this.#written++;
+    if (this.#outstanding > this.#maxOutstanding) this.#maxOutstanding = this.#outstanding;
+    const bytes = message.key.length + message.value.length + RECORD_OVERHEAD_BYTES;
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ message, bytes, resolve, reject });
+      this.#queueBytes += bytes;
+      const queued = this.#queue.length - this.#queueHead;
+      if (
+        queued >= this.#o.maxBatchRecords ||
+        this.#queueBytes >= this.#o.maxBatchBytes ||
+        this.#o.lingerMs === 0
+      ) {
+        this.#pump();
+      } else if (this.#linger === undefined && !this.#inFlight) {
+        this.#linger = setTimeout(() => {
+          this.#linger = undefined;
+          this.#pump();
+        }, this.#o.lingerMs);
+      }
+    });
+  }
+
+  /** Sends the next batch unless one is in flight. */
+  #pump(): void {
+    if (this.#inFlight || this.#failure !== undefined || this.#queue.length === this.#queueHead) return;
+    if (this.#linger !== undefined) {
+      clearTimeout(this.#linger);
+      this.#linger = undefined;
+    }
+    const batch: Pending[] = [];
+    let bytes = 0;
+    while (this.#queueHead < this.#queue.length && batch.length < this.#o.maxBatchRecords) {
+      const p = this.#queue[this.#queueHead]!;
+      if (batch.length > 0 && bytes + p.bytes > this.#o.maxBatchBytes) break;
+      batch.push(p);
+      bytes += p.bytes;
+      this.#queueHead++;
+    }
+    this.#queueBytes -= bytes;
+    if (this.#queueHead === this.#queue.length) {
+      this.#queue = [];
+      this.#queueHead = 0;
+    } else if (this.#queueHead > 4096 && this.#queueHead * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#queueHead);
+      this.#queueHead = 0;
+    }
+    this.#inFlight = true;
+    void this.#send(batch);
+  }
+
+  async #send(batch: Pending[]): Promise<void> {
+    const messages = batch.map((p) => p.message);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(`no acknowledgement within deliveryTimeoutMs = ${this.#o.deliveryTimeoutMs} ms`),
+            ),
+          this.#o.deliveryTimeoutMs,
+        );
+      });
+      await Promise.race([this.#deliver(messages), timeout]);
+    } catch (err) {
+      this.#fail(batch, err);
+      return;
+    } finally {
+      clearTimeout(timer);
+    }
+    this.#inFlight = false;
+    this.#batches++;
+    this.#acknowledged += batch.length;
+    for (const p of batch) p.resolve();
+    this.#release(batch.length);
+    // What queued up while this batch was in flight has waited long enough: send it right away.
+    this.#pump();
+    this.#maybeIdle();
+  }
+
+  async #deliver(messages: KafkaMessage[]): Promise<void> {
+    await this.#ensureConnected();
+    const driver = this.#driver;
+    if (driver === undefined) throw new KafkaSinkClosedError();
+    if (this.#o.createTopics) {
+      const fresh = [...new Set(messages.map((m) => m.topic))].filter((t) => !this.#knownTopics.has(t));
+      if (fresh.length > 0) {
+        await driver.ensureTopics(
+          fresh.map((topic) => ({
+            topic,
+            partitions: this.#o.partitions,
+            replicationFactor: this.#o.replicationFactor,
+          })),
+        );
+        for (const t of fresh) this.#knownTopics.add(t);
+        this.#logger.debug?.('kafka.topics', { topics: fresh });
+      }
+    }
+    await driver.send(messages);
+  }
+
+  #ensureConnected(): Promise<void> {
+    if (this.#connected === undefined) {
+      const driver = this.#driver;
+      if (driver === undefined) return Promise.reject(new KafkaSinkClosedError());
+      this.#connected = driver.connect();
+      // A failed connect is retried by the next batch (if the sink has not failed by then).
+      this.#connected.catch(() => {
+        this.#connected = undefined;
+      });
+    }
+    return this.#connected;
+  }
+
+  /** Frees `n` slots and hands them to waiting writers, oldest first. */
+  #release(n: number): void {
+    this.#outstanding -= n;
+    while (this.#capacityWaiters.length > 0 && this.#outstanding < this.#o.maxInFlightRecords) {
+      this.#outstanding++;
+      this.#capacityWaiters.shift()!();
+    }
+  }
+
+  #maybeIdle(): void {
+    if (this.#outstanding !== 0 || this.#idleWaiters.length === 0) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    if (this.#failure !== undefined) {
+      const err = this.#failureSummary();
+      for (const w of waiters) w.reject(err);
+    } else {
+      for (const w of waiters) w.resolve();
+    }
+  }
+
+  /** The batch failed: the sink stops; every pending record is rejected and listed. */
+  #fail(batch: Pending[], cause: unknown): void {
+    const queued = this.#queue.slice(this.#queueHead);
+    this.#queue = [];
+    this.#queueHead = 0;
+    this.#queueBytes = 0;
+    if (this.#linger !== undefined) clearTimeout(this.#linger);
+    this.#linger = undefined;
+    const lost = [...batch, ...queued];
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    const error = new KafkaDeliveryError(
+      lost.map((p) => p.message),
+      `${this.#driver?.name ?? 'driver'} gave up: ${reason}`,
+      cause,
+    );
+    this.#failure = error;
+    for (const p of lost) this.#undelivered.push(p.message);
+    this.#logger.warn?.('kafka.delivery-failed', { records: lost.length, reason });
+    for (const p of lost) p.reject(error);
+    this.#inFlight = false;
+    // Writers waiting for a slot wake up, see the failure and reject.
+    this.#release(lost.length);
+    this.#maybeIdle();
+  }
+
+  /** The error for a record refused because the sink failed earlier; the record counts as undelivered. */
+  #refuse(message: KafkaMessage): KafkaDeliveryError {
+    this.#undelivered.push(message);
+    return new KafkaDeliveryError(
+      [message],
+      `the sink stopped after an earlier failure (${this.#failure?.message ?? ''})`,
+      this.#failure,
+    );
+  }
+
+  #failureSummary(cause?: unknown): KafkaDeliveryError {
+    return new KafkaDeliveryError([...this.#undelivered], 'the sink failed', cause ?? this.#failure?.cause);
+  }
+}
+
+function checkInt(name: string, value: unknown, min: number): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new InvalidOptionError(
+      name,
+      `kafka: "${name}" must be an integer >= ${min}, got ${JSON.stringify(value)}`,
+    );
+  }
+}
+
+function definedOnly<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,169 @@
+import kafkajs from 'kafkajs';
+import type {
+  Admin,
+  CompressionTypes as CompressionType,
+  Kafka,
+  KafkaConfig,
+  Producer,
+  ProducerConfig,
+  TopicMessages,
+} from 'kafkajs';
+import { registerKafkajsCodecs, hasZstd } from './internal/kafkajs-codecs.js';
+import type {
+  KafkaCompression,
+  KafkaDriverOptions,
+  KafkaProducerDriver,
+  KafkaTopicSpec,
+} from './kafka-producer-driver.js';
+import type { KafkaMessage } from './to-kafka-message.js';
+import { InvalidOptionError } from '@quoteflow/core';
+
+const { CompressionTypes, logLevel } = kafkajs;
+
+const COMPRESSION: Readonly<Record<KafkaCompression, CompressionType>> = {
+  none: CompressionTypes.None,
+  gzip: CompressionTypes.GZIP,
+  snappy: CompressionTypes.Snappy,
+  lz4: CompressionTypes.LZ4,
+  zstd: CompressionTypes.ZSTD,
+};
+
+/**
+ * The kafkajs settings the sink uses, exported so the benchmark's raw-kafkajs baseline runs with
+ * exactly the same ones: idempotent producer (`acks=all`, one request in flight per broker,
+ * retries until acknowledged), no topic auto-creation, silent logs.
+ */
+export function kafkajsClientConfig(options: KafkaDriverOptions): KafkaConfig {
+  return {
+    clientId: options.clientId,
+    brokers: [...options.brokers],
+    connectionTimeout: options.connectTimeoutMs,
+    requestTimeout: options.requestTimeoutMs,
+    logLevel: logLevel.NOTHING,
+    // The cluster's retries decide how long a reconnect may take: long enough to span the whole
+    // delivery timeout, so a restarting broker does not make kafkajs give up on a batch.
+    retry: {
+      retries: Math.ceil(options.deliveryTimeoutMs / options.retryMaxDelayMs) + 10,
+      initialRetryTime: 100,
+      maxRetryTime: options.retryMaxDelayMs,
+    },
+  };
+}
+
+/** See {@link kafkajsClientConfig}. */
+export function kafkajsProducerConfig(options: KafkaDriverOptions): ProducerConfig {
+  return {
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    // Idempotence needs retries without limit (kafkajs warns otherwise); the sink's
+    // `deliveryTimeoutMs` bounds how long a batch may take instead.
+    retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: options.retryMaxDelayMs },
+  };
+}
+
+/** The kafkajs compression type of a codec name (registers zstd/lz4/snappy on first use). */
+export function kafkajsCompression(compression: KafkaCompression): CompressionType {
+  if (compression !== 'none' && compression !== 'gzip') registerKafkajsCodecs();
+  if (compression === 'zstd' && !hasZstd()) {
+    throw new InvalidOptionError(
+      'compression',
+      `kafka: "compression" zstd needs Node >= 22.15 (node:zlib zstd), got Node ${process.versions.node}`,
+    );
+  }
+  return COMPRESSION[compression];
+}
+
+/** Groups a batch by topic, keeping the order of the messages of each topic. */
+export function kafkajsTopicMessages(messages: readonly KafkaMessage[]): TopicMessages[] {
+  const byTopic = new Map<string, { key: string; value: string }[]>();
+  for (const m of messages) {
+    let list = byTopic.get(m.topic);
+    if (list === undefined) byTopic.set(m.topic, (list = []));
+    list.push({ key: m.key, value: m.value });
+  }
+  return [...byTopic].map(([topic, msgs]) => ({ topic, messages: msgs }));
+}
+
+/**
+ * The default driver: kafkajs 2 with an idempotent producer, `acks=all`, the chosen compression
+ * (gzip built in; zstd, lz4 and snappy registered by quoteflow) and Java-compatible murmur2
+ * partitioning by key.
+ */
+export class KafkajsDriver implements KafkaProducerDriver {
+  readonly name = 'kafkajs';
+  readonly #options: KafkaDriverOptions;
+  readonly #kafka: Kafka;
+  readonly #producer: Producer;
+  readonly #compression: CompressionType;
+  #admin: Admin | undefined;
+  #closed = false;
+
+  constructor(options: KafkaDriverOptions) {
+    this.#options = options;
+    this.#compression = kafkajsCompression(options.compression);
+    this.#kafka = new kafkajs.Kafka(kafkajsClientConfig(options));
+    this.#producer = this.#kafka.producer(kafkajsProducerConfig(options));
+  }
+
+  async connect(): Promise<void> {
+    await this.#producer.connect();
+  }
+
+  async ensureTopics(topics: readonly KafkaTopicSpec[]): Promise<void> {
+    if (topics.length === 0) return;
+    if (this.#admin === undefined) {
+      this.#admin = this.#kafka.admin();
+      await this.#admin.connect();
+    }
+    const admin = this.#admin;
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((t) => !existing.has(t.topic));
+    if (missing.length === 0) return;
+    try {
+      await admin.createTopics({
+        waitForLeaders: false,
+        timeout: this.#options.requestTimeoutMs,
+        topics: missing.map((t) => ({
+          topic: t.topic,
+          numPartitions: t.partitions,
+          replicationFactor: t.replicationFactor,
+        })),
+      });
+    } catch (err) {
+      // Another producer may have created them meanwhile; only a topic still missing is an error.
+      const now = new Set(await admin.listTopics());
+      if (missing.some((t) => !now.has(t.topic))) throw err;
+    }
+    // Wait until every partition has a leader. kafkajs's own wait gives up on the transient
+    // "unknown topic" a KRaft broker answers right after creating it, so poll here.
+    const names = missing.map((t) => t.topic);
+    const deadline = Date.now() + this.#options.requestTimeoutMs;
+    for (;;) {
+      try {
+        const meta = await admin.fetchTopicMetadata({ topics: names });
+        if (meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)))
+          return;
+      } catch (err) {
+        if (!(err as { retriable?: boolean }).retriable || Date.now() > deadline) throw err;
+      }
+      if (Date.now() > deadline) return; // the producer's retries take it from here
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async send(messages: readonly KafkaMessage[]): Promise<void> {
+    await this.#producer.sendBatch({
+      acks: -1,
+      timeout: this.#options.requestTimeoutMs,
+      compression: this.#compression,
+      topicMessages: kafkajsTopicMessages(messages),
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([this.#admin?.disconnect(), this.#producer.disconnect()]);
+  }
+}
