@@ -15,11 +15,30 @@ export const KlineRecordSchema = z.object({
 });
 export type KlineRecordWire = z.infer<typeof KlineRecordSchema>;
 
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const MS_THRESHOLD = 1e11;
+
+/** A decimal string as a number, NaN when it is not one (the caller names the path). */
+function dec(text: string): number {
+  return DECIMAL.test(text) ? Number(text) : Number.NaN;
+}
+
+/** Re-parses a record that failed the fast path, so the decode error names the first bad field. */
+function explain(r: KlineRecordWire, endpoint: EndpointKind, at: string): never {
+  parseEpochMs(r.timestamp, endpoint, () => `${at}.timestamp`);
+  for (const field of ['open_price', 'high_price', 'low_price', 'close_price'] as const)
+    parseDecimal(r[field], endpoint, () => `${at}.${field}`);
+  parseDecimalOrNull(r.volume, endpoint, () => `${at}.volume`);
+  parseDecimalOrNull(r.turnover, endpoint, () => `${at}.turnover`);
+  throw new Error(`unreachable: ${at} decoded on the slow path`);
+}
+
 /**
  * Converts validated K-line records to bars, oldest first, one bar per start time. The service
  * promises no order and has been seen to send bars newest-first and then repeated
  * (provider-facts.md, known upstream defects): sort, then keep the first record of each start.
- * A plain loop, not zod transforms: this is the `/batch-kline` hot path.
+ * A plain loop without closures, not zod transforms: this is the `/batch-kline` hot path (see
+ * bench/decode.bench.ts); a record that fails is decoded again slowly to name the bad field.
  */
 export function toBars(
   records: readonly KlineRecordWire[],
@@ -32,21 +51,30 @@ export function toBars(
   let sorted = true;
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
-    const at = (field: string) => () => `${pathPrefix}[${i}].${field}`;
-    const bar: Bar = {
-      type: 'bar',
-      code,
-      klineType,
-      tsMs: parseEpochMs(r.timestamp, endpoint, at('timestamp')),
-      open: parseDecimal(r.open_price, endpoint, at('open_price')),
-      high: parseDecimal(r.high_price, endpoint, at('high_price')),
-      low: parseDecimal(r.low_price, endpoint, at('low_price')),
-      close: parseDecimal(r.close_price, endpoint, at('close_price')),
-      // Empty volume/turnover is a known upstream defect: null, never NaN (provider-facts.md).
-      volume: parseDecimalOrNull(r.volume, endpoint, at('volume')),
-      turnover: parseDecimalOrNull(r.turnover, endpoint, at('turnover')),
-    };
-    if (i > 0 && bar.tsMs <= bars[i - 1]!.tsMs) sorted = false;
+    const ts = dec(r.timestamp);
+    // Seconds on the wire (provider-facts.md); a value already in ms is tolerated, told apart by magnitude.
+    const tsMs = ts >= MS_THRESHOLD ? Math.round(ts) : Math.round(ts * 1000);
+    const open = dec(r.open_price);
+    const high = dec(r.high_price);
+    const low = dec(r.low_price);
+    const close = dec(r.close_price);
+    // Empty volume/turnover is a known upstream defect: null, never NaN (provider-facts.md).
+    const volume = r.volume === '' ? null : dec(r.volume);
+    const turnover = r.turnover === '' ? null : dec(r.turnover);
+    if (
+      !(ts >= 0) ||
+      !Number.isFinite(tsMs) ||
+      !Number.isFinite(open) ||
+      !Number.isFinite(high) ||
+      !Number.isFinite(low) ||
+      !Number.isFinite(close) ||
+      (volume !== null && !Number.isFinite(volume)) ||
+      (turnover !== null && !Number.isFinite(turnover))
+    ) {
+      explain(r, endpoint, `${pathPrefix}[${i}]`);
+    }
+    const bar: Bar = { type: 'bar', code, klineType, tsMs, open, high, low, close, volume, turnover };
+    if (i > 0 && tsMs <= bars[i - 1]!.tsMs) sorted = false;
     bars[i] = bar;
   }
   if (sorted) return bars;
