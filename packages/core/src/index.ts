@@ -45,7 +45,6 @@ export {
   sharedSchedulerFor,
   MemoryWindowStore,
   systemClock,
-  SchedulerError,
 } from './scheduler/index.js';
 export type {
   PlanSchedulerOptions,
@@ -58,7 +57,6 @@ export type {
   BucketSpec,
   AcquireResult,
   SchedulerClock,
-  SchedulerErrorCode,
 } from './scheduler/index.js';
 export {
   ERROR_CODES,

@@ -11,5 +11,3 @@ export type {
 } from './window-store.js';
 export { systemClock } from './scheduler-clock.js';
 export type { SchedulerClock } from './scheduler-clock.js';
-export { SchedulerError } from './scheduler-error.js';
-export type { SchedulerErrorCode } from './scheduler-error.js';

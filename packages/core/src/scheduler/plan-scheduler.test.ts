@@ -4,7 +4,7 @@ import type { Priority } from '../request-scheduler.js';
 import { zonedToUtcMs } from '../internal/zoned-time.js';
 import { PlanScheduler, type PlanSchedulerOptions } from './plan-scheduler.js';
 import { sharedSchedulerFor } from './shared-scheduler-for.js';
-import { SchedulerError } from './scheduler-error.js';
+import { InvalidOptionError, QuoteflowError } from '../errors.js';
 
 const T0 = Date.UTC(2026, 0, 5, 4, 0, 0); // 12:00 in Shanghai: far from midnight
 
@@ -216,8 +216,8 @@ describe('PlanScheduler', () => {
     await closed;
     expect(results.filter((r) => r.status === 'fulfilled').length).toBe(1);
     const rejected = results.find((r) => r.status === 'rejected');
-    expect((rejected as PromiseRejectedResult).reason).toBeInstanceOf(SchedulerError);
-    expect((rejected as PromiseRejectedResult).reason.code).toBe('QF_SCHEDULER_CLOSED');
+    expect((rejected as PromiseRejectedResult).reason).toBeInstanceOf(QuoteflowError);
+    expect((rejected as PromiseRejectedResult).reason.code).toBe('QF_CLOSED');
   });
 
   it('reports queue lengths, waits and rule windows in stats', async () => {
@@ -271,8 +271,8 @@ describe('sharedSchedulerFor', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(SchedulerError);
-    expect((error as SchedulerError).code).toBe('QF_INVALID_OPTION');
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect((error as InvalidOptionError).code).toBe('QF_INVALID_OPTION');
     expect((error as Error).message).toMatch(/plan "basic".*plan "premium"/);
     expect((error as Error).message).not.toContain('token-three-secret');
     await a.close();

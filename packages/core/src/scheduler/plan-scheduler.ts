@@ -10,7 +10,7 @@ import { FairQueue, type FairQueueItem } from './internal/fair-queue.js';
 import { PlanWindows } from './internal/plan-windows.js';
 import { MemoryWindowStore } from './memory-window-store.js';
 import { systemClock, type SchedulerClock } from './scheduler-clock.js';
-import { SchedulerError } from './scheduler-error.js';
+import { InvalidOptionError, QuoteflowError } from '../errors.js';
 import type { WindowSpec, WindowStore } from './window-store.js';
 
 /** Options of {@link PlanScheduler}; every field has a default in {@link PLAN_SCHEDULER_DEFAULTS}. */
@@ -174,7 +174,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
   /**
    * @param limits - the plan's limits (`planLimits(plan)`).
    * @param options - see {@link PlanSchedulerOptions}; defaults in {@link PLAN_SCHEDULER_DEFAULTS}.
-   * @throws SchedulerError `QF_INVALID_OPTION` when an option or a limit is out of range.
+   * @throws InvalidOptionError (`QF_INVALID_OPTION`) when an option or a limit is out of range.
    */
   constructor(limits: PlanLimits, options: PlanSchedulerOptions = {}) {
     this.limits = limits;
@@ -202,7 +202,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
   /**
    * Runs `send` once every limit allows one more request of `request.endpoint`, and settles as
    * `send` settles. Rejects with the signal's reason when `request.signal` aborts while the job
-   * is queued (a started `send` is not touched), and with `SchedulerError` `QF_SCHEDULER_CLOSED`
+   * is queued (a started `send` is not touched), and with a `QuoteflowError` `QF_CLOSED`
    * when the scheduler closes first.
    */
   schedule<T>(request: ScheduledRequest, send: () => Promise<T>): Promise<T> {
@@ -303,7 +303,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
   }
 
   /**
-   * Rejects every queued job with `QF_SCHEDULER_CLOSED`, refuses new ones, and resolves once the
+   * Rejects every queued job with `QF_CLOSED`, refuses new ones, and resolves once the
    * requests in flight have settled. Idempotent.
    */
   close(): Promise<void> {
@@ -490,16 +490,16 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
   }
 }
 
-function closedError(): SchedulerError {
-  return new SchedulerError(
-    'QF_SCHEDULER_CLOSED',
+function closedError(): QuoteflowError {
+  return new QuoteflowError(
+    'QF_CLOSED',
     'scheduler: closed before the request could start; create a new one',
   );
 }
 
 function validate(limits: PlanLimits, options: PlanScheduler['options']): void {
-  const fail = (message: string) => {
-    throw new SchedulerError('QF_INVALID_OPTION', `PlanScheduler: ${message}`);
+  const fail = (message: string, option = /"(\w+)"/.exec(message)?.[1] ?? 'limits') => {
+    throw new InvalidOptionError(option, `PlanScheduler: ${message}`);
   };
   for (const rule of limits.rules) {
     if (!Number.isInteger(rule.limit) || rule.limit < 1 || !(rule.windowMs > 0)) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { PlanLimits } from '../plans.js';
 import { PlanScheduler, type PlanSchedulerOptions } from './plan-scheduler.js';
-import { SchedulerError } from './scheduler-error.js';
+import { InvalidOptionError } from '../errors.js';
 
 /** Process-wide registry, keyed by a SHA-256 of the token (the token itself is never kept). */
 const registry = new Map<string, { scheduler: PlanScheduler; limitsKey: string }>();
@@ -12,7 +12,7 @@ const registry = new Map<string, { scheduler: PlanScheduler; limitsKey: string }
  * token, provider-facts.md). `options` apply when the instance is created; a closed instance is
  * replaced by a new one.
  *
- * @throws SchedulerError `QF_INVALID_OPTION` when the token is already registered with other limits.
+ * @throws InvalidOptionError (`QF_INVALID_OPTION`) when the token is already registered with other limits.
  * @example
  * ```ts
  * const scheduler = sharedSchedulerFor(process.env.QUOTEFLOW_TOKEN!, planLimits('premium'));
@@ -29,8 +29,8 @@ export function sharedSchedulerFor(
   const entry = registry.get(key);
   if (entry !== undefined && !entry.scheduler.closed) {
     if (entry.limitsKey !== limitsKey) {
-      throw new SchedulerError(
-        'QF_INVALID_OPTION',
+      throw new InvalidOptionError(
+        'limits',
         `sharedSchedulerFor: this token already has a scheduler for plan "${entry.scheduler.limits.plan}" with other limits ` +
           `(asked for plan "${limits.plan}"); one token has one plan, so pass the same limits everywhere`,
       );
