@@ -91,6 +91,29 @@ describe('SimMarket bars', () => {
     expect(day.high).toBeCloseTo(Math.max(...minutes.map((b) => b.high)), 9);
   });
 
+  it('keeps the forming daily bar the fold of today’s 1-minute bars, poll after poll', () => {
+    const m = market(77);
+    const dayStart = Date.parse('2026-11-17T00:00:00Z');
+    for (const t of [
+      dayStart + 3_600_000 + 7_000,
+      dayStart + 3_600_000 + 65_500,
+      dayStart + 5 * 3_600_000 + 1,
+      dayStart + 2 * 3_600_000,
+    ]) {
+      const day = m.bars('SOLUSDT', 8, t, 1)[0]!;
+      const minutes = m.bars('SOLUSDT', 1, t, 400).filter((b) => b.startMs >= dayStart);
+      expect(day.forming).toBe(true);
+      expect(day.open).toBeCloseTo(minutes[0]!.open, 9);
+      expect(day.close).toBeCloseTo(minutes.at(-1)!.close, 9);
+      expect(day.high).toBeCloseTo(Math.max(...minutes.map((b) => b.high)), 9);
+      expect(day.low).toBeCloseTo(Math.min(...minutes.map((b) => b.low)), 9);
+      expect(day.volume).toBeCloseTo(
+        minutes.reduce((sum, b) => sum + b.volume, 0),
+        4,
+      );
+    }
+  });
+
   it('changes the forming bar as market time passes, then closes it unchanged', () => {
     const m = market();
     const t = Date.parse('2026-11-17T15:00:20Z');

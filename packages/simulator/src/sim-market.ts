@@ -53,6 +53,8 @@ const SCALES_MS = [
 
 /** Folds of closed days are pure functions of (seed, product parameters, day): safe to share across instances. */
 const SHARED_DAY_CACHE = new Map<string, Agg | null>();
+/** Folds of a day's first minutes up to `uptoMs` (minute-aligned), extended as market time passes. */
+const SHARED_PREFIX_CACHE = new Map<string, { readonly uptoMs: number; readonly agg: Agg | undefined }>();
 
 interface ProductState {
   readonly p: SimProduct;
@@ -425,6 +427,13 @@ export class SimMarket {
         if (day !== null) acc = merge(acc, day);
         continue;
       }
+      if (from <= dayOpen) {
+        // The day so far (a forming daily, weekly or monthly bar): extend a cached prefix by the
+        // minutes since the last call instead of folding the whole day again on every poll.
+        const dayAgg = this.#dayPrefix(s, d, sessions, end);
+        if (dayAgg !== undefined) acc = merge(acc, dayAgg);
+        continue;
+      }
       for (const [a, b] of sessions) {
         const lo = Math.max(a, from);
         const hi = Math.min(b, end);
@@ -432,6 +441,38 @@ export class SimMarket {
       }
     }
     return acc;
+  }
+
+  /** Fold of local day `d`'s trading minutes before `end` (a private copy), via the shared prefix cache. */
+  #dayPrefix(
+    s: ProductState,
+    d: number,
+    sessions: readonly [number, number][],
+    end: number,
+  ): Agg | undefined {
+    const key = `${s.fingerprint}|${d}`;
+    const endFloor = Math.floor(end / MINUTE) * MINUTE;
+    const cached = SHARED_PREFIX_CACHE.get(key);
+    const usable = cached !== undefined && cached.uptoMs <= endFloor;
+    let upto = usable ? cached.uptoMs : sessions[0]![0];
+    let agg = usable && cached.agg !== undefined ? { ...cached.agg } : undefined;
+    for (const [a, b] of sessions) {
+      const lo = Math.max(a, upto);
+      const hi = Math.min(b, endFloor);
+      if (lo < hi) agg = this.#fold(s, lo, hi, agg);
+    }
+    upto = Math.max(upto, endFloor);
+    if (usable || cached === undefined) {
+      if (SHARED_PREFIX_CACHE.size > 100_000) SHARED_PREFIX_CACHE.clear();
+      SHARED_PREFIX_CACHE.set(key, { uptoMs: upto, agg: agg === undefined ? undefined : { ...agg } });
+    }
+    // The minute still forming.
+    for (const [a, b] of sessions) {
+      const lo = Math.max(a, endFloor);
+      const hi = Math.min(b, end);
+      if (lo < hi) agg = this.#fold(s, lo, hi, agg);
+    }
+    return agg;
   }
 
   #bar(s: ProductState, klineType: number, period: SimBarPeriod, now: number): SimBar | undefined {

@@ -127,4 +127,14 @@ describe('rate limits over HTTP', () => {
     expect((await get('/quote-stock-b-api/kline', 'b', kline())).ret).toBe(429);
     expect(sim.marketNow() - T).toBe(1_800_000);
   });
+
+  it('refuses on the real clock too: Free admits one request per 10 s', async () => {
+    sim = await startSimulator({ marketStartMs: T, tokens: { f: 'free' } });
+    expect((await get('/quote-stock-b-api/kline', 'f', kline())).ret).toBe(200);
+    expect(await get('/quote-stock-b-api/depth-tick', 'f', depth)).toMatchObject({
+      ret: 429,
+      msg: 'rate limit',
+    });
+    expect(sim.log.refused().map((e) => e.refusedBy)).toEqual(['combined']);
+  });
 });
