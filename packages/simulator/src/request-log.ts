@@ -28,6 +28,8 @@ export interface SimLogEntry {
   msg: string | undefined;
   /** The limit rule that refused the request (ret 429), if any. */
   refusedBy: string | undefined;
+  /** The limit rule the request broke, refused or not (in `limitMode: 'observe'` it was served anyway). */
+  violated: string | undefined;
   /** Faults injected into this request. */
   faults: string[];
   trace: string | undefined;
@@ -86,6 +88,11 @@ export class RequestLog {
   /** Entries refused by a rate limit rule (ret 429 from the limiter, not from a forced fault). */
   refused(): SimLogEntry[] {
     return this.#entries.filter((e) => e.refusedBy !== undefined);
+  }
+
+  /** Entries that broke a limit rule, whether refused (strict) or served (observe). */
+  violations(): SimLogEntry[] {
+    return this.#entries.filter((e) => e.violated !== undefined);
   }
 
   /** The latest entry. */

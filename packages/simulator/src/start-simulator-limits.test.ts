@@ -137,4 +137,14 @@ describe('rate limits over HTTP', () => {
     });
     expect(sim.log.refused().map((e) => e.refusedBy)).toEqual(['combined']);
   });
+
+  it('observe mode serves every request but logs the rule each one broke', async () => {
+    now = T;
+    sim = await start({ limitMode: 'observe' });
+    expect((await get('/quote-stock-b-api/kline', 'b', kline())).ret).toBe(200);
+    now = T + 10;
+    expect((await get('/quote-stock-b-api/kline', 'b', kline())).ret).toBe(200);
+    expect(sim.log.refused()).toEqual([]);
+    expect(sim.log.violations().map((e) => [e.violated, e.ret])).toEqual([['combined', 200]]);
+  });
 });

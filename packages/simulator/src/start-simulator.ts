@@ -61,7 +61,14 @@ export interface SimulatorOptions {
   readonly countRefused?: boolean;
   /** Zone whose midnight resets daily counts. @defaultValue 'UTC' */
   readonly dayTimeZone?: string;
-  /** Enforce rate limits at all (turn off only for demos of other things). @defaultValue true */
+  /**
+   * `'strict'` refuses what the limits refuse (ret 429, logged with `refusedBy`); `'observe'` serves
+   * every request but logs the rule it broke as `violated` (for tests that assert a client never
+   * breaks a rule without the refusal changing its flow); `'off'` checks nothing.
+   * @defaultValue 'strict'
+   */
+  readonly limitMode?: 'strict' | 'observe' | 'off';
+  /** `false` is the same as `limitMode: 'off'`. @defaultValue true */
   readonly rateLimits?: boolean;
   /** HTTP status of a failing `ret`: `'ok'` = 200 (default), `'mirror'` = 400/401/429 as the ret, 400 for 6xx. */
   readonly failureStatus?: 'ok' | 'mirror';
@@ -108,6 +115,7 @@ const DEFAULTS = {
   countRefused: true,
   dayTimeZone: 'UTC',
   rateLimits: true,
+  limitMode: 'strict',
   failureStatus: 'ok',
   cfdDepthVolume: 'omit',
   faultHeader: 'x-sim-fault',
@@ -181,6 +189,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     'a positive number of days',
     o.historyDays,
   );
+  const limitMode = o.rateLimits === false ? 'off' : o.limitMode;
+  checkOption(
+    ['strict', 'observe', 'off'].includes(limitMode),
+    'limitMode',
+    "'strict', 'observe' or 'off'",
+    limitMode,
+  );
   const clock = o.clock ?? Date.now;
   const realStart = clock();
   const marketStart = o.marketStartMs ?? realStart;
@@ -240,6 +255,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       ret: undefined,
       msg: undefined,
       refusedBy: undefined,
+      violated: undefined,
       faults: [],
       trace: undefined,
       done: false,
@@ -257,9 +273,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     };
     const body = wantMethod === 'POST' ? await readBody(req) : undefined;
     if (ts === undefined) return fail(RET.token, traceOf(url, body));
-    if (o.rateLimits) {
+    if (limitMode !== 'off') {
       const decision = ts.limiter.arrive(route.endpoint, arrivalMs);
-      if (!decision.allowed) {
+      entry.violated = decision.rule;
+      if (!decision.allowed && limitMode === 'strict') {
         entry.refusedBy = decision.rule;
         return fail(RET.rateLimit, traceOf(url, body));
       }
