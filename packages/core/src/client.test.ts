@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { QuoteflowClient, type QuoteflowClientOptions } from './client.js';
 import {
@@ -243,6 +244,54 @@ describe('QuoteflowClient request building', () => {
       '/quote-stock-b-api/depth-tick',
       '/quote-stock-b-api/depth-tick',
     ]);
+  });
+});
+
+describe('QuoteflowClient request sizing (property)', () => {
+  const CODES = [
+    'AAPL.US',
+    '700.HK',
+    '600416.SH',
+    '000627.SZ',
+    'BTCUSDT',
+    'ETHUSDT',
+    'EURGBP',
+    'AUDUSD',
+    'GOLD',
+    'Silver',
+    'USOIL',
+    'US500',
+  ];
+  it('never sends more codes or groups than the plan allows, never mixes families, and answers every one in order', async () => {
+    handler = (s) => (s.method === 'POST' ? batchEcho(s) : depthEcho(s));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...CODES), { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 10 }),
+        async (codes, codesPerRequest, batchKlineGroups) => {
+          seen.length = 0;
+          const { c } = client({ plan: 'free', limitOverrides: { codesPerRequest, batchKlineGroups } });
+          const unique = [...new Set(codes)];
+          expect((await c.depth(codes)).map((t) => t.code)).toEqual(unique);
+          const groups = unique.flatMap((code) => [
+            { code, klineType: 1 as const },
+            { code, klineType: 8 as const },
+          ]);
+          expect((await c.batchKline(groups)).map((g) => `${g.code}:${g.klineType}`)).toEqual(
+            groups.map((g) => `${g.code}:${g.klineType}`),
+          );
+          for (const s of seen) {
+            const list = (s.json!.data['symbol_list'] ?? s.json!.data['data_list']) as { code: string }[];
+            expect(list.length).toBeLessThanOrEqual(s.method === 'POST' ? batchKlineGroups : codesPerRequest);
+            const family = s.path.startsWith('/quote-stock-b-api') ? 'stock' : 'general';
+            for (const item of list) expect(item.code.includes('.') ? 'stock' : 'general').toBe(family);
+          }
+          await c.close();
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });
 

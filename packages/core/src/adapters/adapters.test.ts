@@ -1,6 +1,6 @@
 import { finished } from 'node:stream/promises';
 import { Observable, Subject, finalize, of, throwError, concat } from 'rxjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { BufferOverflowError } from '../errors.js';
 import { toAsyncIterable } from './to-async-iterable.js';
 import { toReadable } from './to-readable.js';
@@ -15,6 +15,10 @@ function tracked<T>(source$: Observable<T>) {
 }
 
 describe('toAsyncIterable', () => {
+  it('keeps the element type', () => {
+    expectTypeOf(toAsyncIterable(of(1, 2))).toEqualTypeOf<AsyncIterable<number>>();
+  });
+
   it('yields every value in order and ends on complete', async () => {
     const out: number[] = [];
     for await (const v of toAsyncIterable(of(1, 2, 3))) out.push(v);
