@@ -2,7 +2,9 @@ import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import type { CommandContext } from './command-context.js';
 import { registerPlanCommand } from './commands/plan.js';
+import { registerSimCommand } from './commands/sim.js';
 import { registerStaticInfoCommand } from './commands/static-info.js';
+import { registerYesterdayCloseCommand } from './commands/yesterday-close.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -30,7 +32,9 @@ export function createProgram(ctx: CommandContext): Command {
         'QUOTEFLOW_LOG_LEVEL (info). Exit codes: 0 success, 1 failure, 2 bad usage or config, 3 the service refused.',
       ].join('\n'),
     );
+  registerSimCommand(program, ctx);
   registerStaticInfoCommand(program, ctx);
+  registerYesterdayCloseCommand(program, ctx);
   registerPlanCommand(program, ctx);
   return program;
 }

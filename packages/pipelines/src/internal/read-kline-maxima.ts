@@ -1,0 +1,69 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { tableFromIPC, type Table } from 'apache-arrow';
+import { readParquet } from 'parquet-wasm';
+
+/** Every finished dataset file under `dir/kline` (never the staging area), as paths relative to `dir`. */
+export async function listKlineFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(d, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for (const e of entries) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (/\.(parquet|arrow|ndjson)$/.test(e.name)) out.push(relative(dir, p).split(sep).join('/'));
+    }
+  };
+  await walk(join(dir, 'kline'));
+  return out.sort();
+}
+
+/**
+ * The newest bar start per `code` in one kline dataset file (Parquet, Arrow IPC or NDJSON), with
+ * its kline type from the Hive directory `kline_type=K`.
+ */
+export async function readKlineMaxima(
+  dir: string,
+  relativePath: string,
+): Promise<{ klineType: number; maxima: Map<string, number> }> {
+  const match = /(?:^|\/)kline_type=(\d+)(?:\/|$)/.exec(relativePath);
+  if (match === null) throw new Error(`${relativePath}: no kline_type=K directory in its path`);
+  const klineType = Number(match[1]);
+  const bytes = await readFile(join(dir, relativePath));
+  const maxima = new Map<string, number>();
+  const note = (code: unknown, ts: unknown): void => {
+    const ms =
+      typeof ts === 'number'
+        ? ts
+        : typeof ts === 'bigint'
+          ? Number(ts)
+          : typeof ts === 'string'
+            ? Date.parse(ts)
+            : NaN;
+    if (typeof code !== 'string' || !Number.isFinite(ms)) return;
+    const prev = maxima.get(code);
+    if (prev === undefined || ms > prev) maxima.set(code, ms);
+  };
+  if (relativePath.endsWith('.ndjson')) {
+    for (const line of bytes.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      const row = JSON.parse(line) as { code?: unknown; ts?: unknown };
+      note(row.code, row.ts);
+    }
+  } else {
+    const table: Table = relativePath.endsWith('.parquet')
+      ? tableFromIPC(readParquet(bytes).intoIPCStream())
+      : tableFromIPC(bytes);
+    const codes = table.getChild('code');
+    const ts = table.getChild('ts');
+    if (codes === null || ts === null) throw new Error(`${relativePath}: no code/ts columns`);
+    for (let i = 0; i < table.numRows; i++) note(codes.get(i), ts.get(i));
+  }
+  return { klineType, maxima };
+}
