@@ -1,32 +1,32 @@
 import type { AcquireResult, WindowSpec, WindowStore } from './window-store.js';
 
-/** The last `capacity` start times of one key, oldest first (starts arrive in time order). */
+/**
+ * The last `limit` start times of one key, oldest first (starts arrive in time order): a ring that
+ * grows by doubling up to `limit`, so a rule with a huge limit costs only what it holds.
+ */
 class StartLog {
-  private times: Float64Array;
+  private times = new Float64Array(8);
   private head = 0;
   size = 0;
-  constructor(capacity: number) {
-    this.times = new Float64Array(Math.max(1, capacity));
-  }
-  get capacity(): number {
-    return this.times.length;
-  }
   /** The k-th most recent start (k = 1 is the newest), or undefined. */
   recent(k: number): number | undefined {
     if (k < 1 || k > this.size) return undefined;
     return this.times[(this.head + this.size - k) % this.times.length];
   }
-  push(t: number): void {
-    if (this.size === this.times.length) {
-      this.times[this.head] = t;
-      this.head = (this.head + 1) % this.times.length;
-    } else {
-      this.times[(this.head + this.size) % this.times.length] = t;
-      this.size++;
+  /** Appends `t`, forgetting the oldest start once `limit` are held. */
+  push(t: number, limit: number): void {
+    if (this.size >= limit) {
+      // Full (or the limit shrank): drop the oldest until one slot is free.
+      while (this.size >= limit && this.size > 0) {
+        this.head = (this.head + 1) % this.times.length;
+        this.size--;
+      }
     }
+    if (this.size === this.times.length) this.grow(Math.min(Math.max(limit, 1), this.times.length * 2));
+    this.times[(this.head + this.size) % this.times.length] = t;
+    this.size++;
   }
-  grow(capacity: number): void {
-    if (capacity <= this.times.length) return;
+  private grow(capacity: number): void {
     const next = new Float64Array(capacity);
     for (let i = 0; i < this.size; i++) next[i] = this.times[(this.head + i) % this.times.length]!;
     this.times = next;
@@ -72,9 +72,8 @@ export class MemoryWindowStore implements WindowStore {
         continue;
       }
       let log = this.logs.get(spec.key);
-      if (log === undefined) this.logs.set(spec.key, (log = new StartLog(spec.limit)));
-      else log.grow(spec.limit);
-      log.push(nowMs);
+      if (log === undefined) this.logs.set(spec.key, (log = new StartLog()));
+      log.push(nowMs, spec.limit);
     }
     this.pruneBuckets(nowMs);
     return { acquired: true };
