@@ -403,3 +403,32 @@ describe('startSimulator: determinism and the market clock', () => {
     }
   });
 });
+
+describe('startSimulator: options and lifecycle', () => {
+  it.each([
+    [{ port: -1 }, /"port"/],
+    [{ clockSpeed: 0 }, /"clockSpeed"/],
+    [{ seed: 1.5 }, /"seed"/],
+    [{ tokens: { t: 'gold' as 'free' } }, /"tokens".*gold/],
+    [{ limitMode: 'lenient' as 'strict' }, /"limitMode"/],
+    [{ dayTimeZone: 'Mars/Olympus' }, /"dayTimeZone".*Mars\/Olympus/],
+    [{ failureStatus: 'always' as 'ok' }, /"failureStatus"/],
+  ])('rejects a bad option up front, naming it: %o', async (opts, message) => {
+    await expect(startSimulator(opts)).rejects.toThrow(message);
+  });
+
+  it('closes idempotently and frees the port', async () => {
+    const sim = await startSimulator({ port: 0 });
+    const { url } = sim;
+    await Promise.all([sim.close(), sim.close()]);
+    await sim.close();
+    await expect(fetch(`${url}/api/suspension/sse?token=demo`)).rejects.toThrow();
+  });
+
+  it('serves a synthetic universe next to the catalogue', async () => {
+    await using sim = await startSimulator({ syntheticProducts: 2_000, marketStartMs: T, clock: () => T });
+    expect(sim.market.products().length).toBeGreaterThan(2_000);
+    const r = await call(sim, '/quote-b-api/depth-tick', 'demo', symbols(['SYN4USDT', 'BTCUSDT']));
+    expect((r.json['data'] as { tick_list: unknown[] }).tick_list).toHaveLength(2);
+  });
+});

@@ -196,6 +196,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     "'strict', 'observe' or 'off'",
     limitMode,
   );
+  checkOption(isTimeZone(o.dayTimeZone), 'dayTimeZone', 'an IANA time zone', o.dayTimeZone);
+  checkOption(
+    ['ok', 'mirror'].includes(o.failureStatus),
+    'failureStatus',
+    "'ok' or 'mirror'",
+    o.failureStatus,
+  );
+  checkOption(
+    ['omit', 'empty', 'zero'].includes(o.cfdDepthVolume),
+    'cfdDepthVolume',
+    "'omit', 'empty' or 'zero'",
+    o.cfdDepthVolume,
+  );
   const clock = o.clock ?? Date.now;
   const realStart = clock();
   const marketStart = o.marketStartMs ?? realStart;
@@ -453,6 +466,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function traceOf(url: URL, body: string | undefined): string {
