@@ -7,7 +7,12 @@ import {
   type RequestScheduler,
   type ScheduledRequest,
 } from '@quoteflow/core';
-import { RedisQuota, type RedisQuotaOptions, type RedisQuotaStats } from './redis-quota.js';
+import {
+  REDIS_QUOTA_DEFAULTS,
+  RedisQuota,
+  type RedisQuotaOptions,
+  type RedisQuotaStats,
+} from './redis-quota.js';
 
 /** Options of {@link SharedPlanScheduler}: the shared quota's, plus the local scheduler's. */
 export interface SharedPlanSchedulerOptions extends RedisQuotaOptions {
@@ -46,7 +51,7 @@ export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
     this.quota = new RedisQuota(options);
     this.local = new PlanScheduler(options.limits, {
       ...options.local,
-      marginMs: options.marginMs ?? PLAN_SCHEDULER_DEFAULTS.marginMs,
+      marginMs: options.marginMs ?? REDIS_QUOTA_DEFAULTS.marginMs,
       dailyResetTimeZone: options.dailyResetTimeZone ?? PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
     });
   }

@@ -1,0 +1,184 @@
+/**
+ * Scale-out figures: the combined request rate of three worker processes sharing one token
+ * through Redis, against the plan's binding limit (utilisation, target >= 0.9), next to the
+ * same-process baseline (one process, in-process PlanScheduler, same plan and simulator); and the
+ * takeover time after a worker is killed (SIGKILL), for two heartbeat intervals.
+ *
+ * Needs `redis-server` (scripts/redis/setup.sh) or REDIS_URL. Run: `pnpm bench cluster`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { QuoteflowClient, planLimits, sustainedRate } from '@quoteflow/core';
+import { REDIS_QUOTA_DEFAULTS } from '@quoteflow/cluster';
+import { startSimulator, tokenLabel, type Simulator } from '@quoteflow/simulator';
+import { testRedis } from '../../../test/support/redis-server.js';
+
+const PLAN = 'premium' as const;
+const DURATION_MS = 20_000;
+const WORKER = fileURLToPath(new URL('./cluster-worker.ts', import.meta.url));
+
+function spawnWorker(env: Record<string, string>): {
+  child: ChildProcess;
+  lines: Record<string, unknown>[];
+  exited: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  let buffer = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString('utf8');
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+    }
+  });
+  return { child, lines, exited: new Promise((resolve) => child.once('exit', resolve)) };
+}
+
+/**
+ * Requests per second of `token` at the simulator in the steady part of a run, and refusals.
+ * Starts leave in bursts (the plan allows `burst` per window), so the rate is taken over whole
+ * bursts: from one arrival to the arrival `k × burst` later, skipping the first 3 s.
+ */
+function rateOf(
+  sim: Simulator,
+  token: string,
+  burst: number,
+): { rate: number; requests: number; refused: number } {
+  const label = tokenLabel(token, PLAN);
+  const entries = sim.log.entries().filter((e) => e.token === label);
+  const refused = entries.filter((e) => e.refusedBy !== undefined).length;
+  const times = entries
+    .filter((e) => e.refusedBy === undefined)
+    .map((e) => e.arrivalMs)
+    .sort((a, b) => a - b);
+  const i = times.findIndex((t) => t >= times[0]! + 3_000);
+  const k = Math.floor((times.length - 1 - i) / burst);
+  const rate = (k * burst * 1000) / (times[i + k * burst]! - times[i]!);
+  return { rate, requests: entries.length, refused };
+}
+
+async function utilisation(sim: Simulator, redisUrl: string): Promise<void> {
+  const limits = planLimits(PLAN);
+  const binding = sustainedRate(limits, 'kline');
+  const code = 'BTCUSDT';
+  const burst = limits.rules.find((r) => r.id === 'combined')!.limit;
+
+  // Baseline: one process, the default in-process scheduler, 16 loops.
+  const baseToken = `bench-base-${randomUUID()}`;
+  sim.setToken(baseToken, PLAN);
+  const client = new QuoteflowClient({ baseUrl: sim.url, token: baseToken, plan: PLAN });
+  const until = Date.now() + DURATION_MS;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (Date.now() < until) await client.kline({ code, klineType: 1, count: 2 }, { priority: 'live' });
+    }),
+  );
+  await client.close();
+  const base = rateOf(sim, baseToken, burst);
+
+  // Three worker processes on one token through Redis.
+  const token = `bench-cluster-${randomUUID()}`;
+  sim.setToken(token, PLAN);
+  const prefix = `b${randomUUID().slice(0, 8)}`;
+  const workers = [1, 2, 3].map(() =>
+    spawnWorker({
+      QF_BENCH_MODE: 'quota',
+      QF_BENCH_TOKEN: token,
+      QF_BENCH_REDIS_URL: redisUrl,
+      QF_BENCH_PREFIX: prefix,
+      QF_BENCH_PLAN: PLAN,
+      QF_BENCH_BASE_URL: sim.url,
+      QF_BENCH_CODE: code,
+      QF_BENCH_DURATION_MS: String(DURATION_MS),
+    }),
+  );
+  await Promise.all(workers.map((w) => w.exited));
+  const shares = workers.map((w) => Number(w.lines.find((l) => l.type === 'done')?.requests ?? 0));
+  const cluster = rateOf(sim, token, burst);
+
+  console.log(
+    `Plan ${PLAN}, /kline, binding limit ${binding} req/s, ${DURATION_MS / 1000} s runs. Ceilings: in-process margin 25 ms → ${(1000 / 1025).toFixed(3)}, cluster margin ${REDIS_QUOTA_DEFAULTS.marginMs} ms → ${(1000 / (1000 + REDIS_QUOTA_DEFAULTS.marginMs)).toFixed(3)}.\n`,
+  );
+  console.log('| setup | requests | refused | steady rate (req/s) | utilisation |');
+  console.log('|---|---:|---:|---:|---:|');
+  console.log(
+    `| baseline: 1 process, in-process scheduler | ${base.requests} | ${base.refused} | ${base.rate.toFixed(2)} | ${(base.rate / binding).toFixed(3)} |`,
+  );
+  console.log(
+    `| 3 processes, shared quota in Redis (per worker ${shares.join(' / ')}) | ${cluster.requests} | ${cluster.refused} | ${cluster.rate.toFixed(2)} | ${(cluster.rate / binding).toFixed(3)} |`,
+  );
+  console.log(
+    `\nCluster vs baseline: ${(cluster.rate / base.rate).toFixed(3)} (target: utilisation >= 0.9, zero refusals).\n`,
+  );
+}
+
+async function takeover(redisUrl: string, heartbeatMs: number, trials: number): Promise<number[]> {
+  const items = Array.from({ length: 60 }, (_, i) => `SERIES${i}`);
+  const out: number[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    const prefix = `b${randomUUID().slice(0, 8)}`;
+    const group = `g${trial}`;
+    const workers = ['w1', 'w2', 'w3'].map((id) =>
+      spawnWorker({
+        QF_BENCH_MODE: 'members',
+        QF_BENCH_TOKEN: 'bench-takeover',
+        QF_BENCH_REDIS_URL: redisUrl,
+        QF_BENCH_PREFIX: prefix,
+        QF_BENCH_GROUP: group,
+        QF_BENCH_WORKER_ID: id,
+        QF_BENCH_HEARTBEAT_MS: String(heartbeatMs),
+        QF_BENCH_ITEMS: items.join(','),
+      }),
+    );
+    const held = (w: (typeof workers)[number]): string[] =>
+      ([...w.lines].reverse().find((l) => l.type === 'assignment')?.held as string[]) ?? [];
+    const waitFor = async (check: () => boolean): Promise<number> => {
+      const deadline = Date.now() + 60_000;
+      while (!check()) {
+        if (Date.now() > deadline) throw new Error('bench: takeover did not happen within 60 s');
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return Date.now();
+    };
+    await waitFor(
+      () => workers.every((w) => held(w).length > 0) && workers.flatMap(held).length === items.length,
+    );
+    await new Promise((r) => setTimeout(r, 2 * heartbeatMs));
+    const killedAt = Date.now();
+    workers[2]!.child.kill('SIGKILL');
+    const coveredAt = await waitFor(
+      () => new Set([...held(workers[0]!), ...held(workers[1]!)]).size === items.length,
+    );
+    out.push(coveredAt - killedAt);
+    for (const w of workers.slice(0, 2)) w.child.kill('SIGTERM');
+    await Promise.all(workers.map((w) => w.exited));
+  }
+  return out;
+}
+
+const redis = await testRedis();
+const sim = await startSimulator({ tokens: {}, seed: 5 });
+try {
+  await utilisation(sim, redis.url);
+  console.log(
+    'Takeover after SIGKILL of one of three workers (60 items), until the survivors hold all items:\n',
+  );
+  console.log('| heartbeat | TTL | takeover per trial (ms) | max |');
+  console.log('|---:|---:|---|---:|');
+  for (const heartbeatMs of [1_000, 250]) {
+    const times = await takeover(redis.url, heartbeatMs, 3);
+    console.log(
+      `| ${heartbeatMs} ms | ${3 * heartbeatMs} ms | ${times.join(', ')} | ${Math.max(...times)} |`,
+    );
+  }
+} finally {
+  await sim.close();
+  await redis.close();
+}
