@@ -29,7 +29,6 @@ export type { ToKafkaOptions } from './kafka/to-kafka.js';
 export {
   KAFKA_TOPIC_KINDS,
   DEFAULT_TOPIC_PREFIX,
-  SUSPENSION_RAW_FIELDS,
   toKafkaMessage,
   kafkaTopicKindOf,
   kafkaKeyOf,

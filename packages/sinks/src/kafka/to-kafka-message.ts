@@ -4,6 +4,8 @@
  * suspensions), and a JSON value with the dataset's column names plus its partition keys.
  */
 import type { Bar, BarUpdate, DepthTick, Level, SuspensionRecord } from '@quoteflow/core';
+// The raw suspension fields and their column names are the datasets' (one mapping for both).
+import { SUSPENSION_RAW_COLUMNS } from '../files/dataset-columns.js';
 
 /** The three topic kinds; the topic is `<prefix>.<kind>`. */
 export const KAFKA_TOPIC_KINDS = ['kline', 'depth', 'suspension'] as const;
@@ -54,27 +56,7 @@ export interface DepthMessageValue {
   readonly asks: readonly LevelMessageValue[];
 }
 
-/**
- * The suspension record's raw wire fields and their names in messages and files: `raw_` + the
- * wire name in snake_case, so none clashes with a typed column (same names as the dataset).
- */
-export const SUSPENSION_RAW_FIELDS = [
-  ['symbol', 'raw_symbol'],
-  ['symbolName', 'raw_symbol_name'],
-  ['haltReason', 'raw_halt_reason'],
-  ['haltDate', 'raw_halt_date'],
-  ['haltTime', 'raw_halt_time'],
-  ['haltPeriod', 'raw_halt_period'],
-  ['haltDateTime', 'raw_halt_date_time'],
-  ['resumeDate', 'raw_resume_date'],
-  ['resumeTime', 'raw_resume_time'],
-  ['resumeDateTime', 'raw_resume_date_time'],
-  ['sourceExchange', 'raw_source_exchange'],
-  ['pauseThresholdPrice', 'raw_pause_threshold_price'],
-  ['publishDate', 'raw_publish_date'],
-] as const satisfies readonly (readonly [keyof SuspensionRecord, string])[];
-
-/** The value of a `P.suspension` message: typed columns first, then every raw field. */
+/** The value of a `P.suspension` message: typed columns first, then every raw field (`raw_…`, as in the dataset). */
 export type SuspensionMessageValue = {
   readonly exchange: string;
   readonly symbol: string;
@@ -83,7 +65,7 @@ export type SuspensionMessageValue = {
   readonly resume_at: string | null;
   readonly publish_date: string;
   readonly halt_reason: string | null;
-} & { readonly [K in (typeof SUSPENSION_RAW_FIELDS)[number][1]]: string | null };
+} & { readonly [K in (typeof SUSPENSION_RAW_COLUMNS)[number][1]]: string | null };
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const isoOrNull = (ms: number | undefined): string | null => (ms === undefined ? null : iso(ms));
@@ -145,7 +127,7 @@ export function suspensionMessageValue(r: SuspensionRecord): SuspensionMessageVa
     publish_date: iso(r.publishAtMs),
     halt_reason: r.haltReason ?? null,
   };
-  for (const [field, name] of SUSPENSION_RAW_FIELDS) value[name] = r[field] ?? null;
+  for (const [field, name] of SUSPENSION_RAW_COLUMNS) value[name] = r[field] ?? null;
   return value as SuspensionMessageValue;
 }
 
