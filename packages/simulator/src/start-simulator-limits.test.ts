@@ -147,4 +147,13 @@ describe('rate limits over HTTP', () => {
     expect(sim.log.refused()).toEqual([]);
     expect(sim.log.violations().map((e) => [e.violated, e.ret])).toEqual([['combined', 200]]);
   });
+
+  it('resetLimits starts every window afresh', async () => {
+    now = T;
+    sim = await start();
+    expect((await get('/quote-stock-b-api/kline', 'f', kline())).ret).toBe(200);
+    expect((await get('/quote-stock-b-api/kline', 'f', kline())).ret).toBe(429);
+    sim.resetLimits();
+    expect((await get('/quote-stock-b-api/kline', 'f', kline())).ret).toBe(200);
+  });
 });

@@ -98,8 +98,10 @@ export interface Simulator extends AsyncDisposable {
   setFaults(rules: readonly FaultRule[]): void;
   /** Adds one fault rule (for example `{ kind: 'http-5xx', endpoint: 'kline', times: 3 }`). */
   addFault(rule: FaultRule): void;
-  /** Adds or replaces a token. */
+  /** Adds or replaces a token (with fresh limit windows). */
   setToken(token: string, plan: SimPlan | SimTokenSpec): void;
+  /** Forgets every token's arrivals (windows and daily counts), so the next request starts clean. */
+  resetLimits(): void;
   /** Stops listening and closes every connection; idempotent. */
   close(): Promise<void>;
 }
@@ -226,7 +228,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const faults = new FaultInjector(o.faults ?? [], o.seed);
   const log = new RequestLog();
   const tokens = new Map<string, TokenState>();
+  const specs = new Map<string, SimPlan | SimTokenSpec>();
   const setToken = (token: string, spec: SimPlan | SimTokenSpec) => {
+    specs.set(token, spec);
     const s = typeof spec === 'string' ? { plan: spec } : spec;
     checkOption(
       (SIM_PLANS as readonly string[]).includes(s.plan),
@@ -463,6 +467,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     setFaults: (rules) => faults.set(rules),
     addFault: (rule) => faults.add(rule),
     setToken,
+    resetLimits: () => {
+      for (const [token, spec] of specs) setToken(token, spec);
+    },
     close,
     [Symbol.asyncDispose]: close,
   };
