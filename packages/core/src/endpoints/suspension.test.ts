@@ -64,6 +64,17 @@ describe('suspension', () => {
     });
   });
 
+  it.each([
+    ['token invalid', 'QF_UNAUTHORIZED_TOKEN', false],
+    ['rate limit', 'QF_RATE_LIMITED', true],
+  ])('recognises the provider message %j in a suspension error body', (error, code, retryable) => {
+    expect(() =>
+      decodeSuspensionResponse('nyse', 500, JSON.stringify({ success: false, error })),
+    ).toThrowError(
+      expect.objectContaining({ code, retryable, msg: error, status: 500, endpoint: 'suspension' }),
+    );
+  });
+
   it('reports other failures as HTTP status or decode errors', () => {
     expect(() => decodeSuspensionResponse('sse', 502, '<html>bad gateway</html>')).toThrow(HttpStatusError);
     expect(() =>

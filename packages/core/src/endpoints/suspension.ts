@@ -3,7 +3,7 @@ import { EXCHANGE_TIME_ZONES, EXCHANGES, type Exchange, type SuspensionRecord } 
 import { DecodeError, HttpStatusError, InvalidOptionError, ServiceError } from '../errors.js';
 import { parseWallClock } from '../internal/zoned-time.js';
 import { type RequestSpec } from './request-spec.js';
-import { decodeErrorFromZod, formatPath } from './ret-envelope.js';
+import { decodeErrorFromZod, errorForRet, formatPath } from './ret-envelope.js';
 
 /** Optional paging parameters; the spec says the endpoints return the whole year regardless. */
 export interface SuspensionQuery {
@@ -73,6 +73,14 @@ export const SuspensionEnvelopeSchema = z.object({
   currentSize: z.number().int().nullish(),
 });
 
+/** Provider messages (provider-facts.md, Return codes) and the ret each one stands for. */
+const KNOWN_MESSAGES: readonly (readonly [text: string, ret: number])[] = [
+  ['token invalid', 401],
+  ['rate limit', 429],
+  ['code unauthorized', 604],
+  ['code invalid', 600],
+];
+
 /** The suspension error body: HTTP 500 `{success: false, error}` (spec: Errors). */
 export const SuspensionErrorSchema = z.object({ success: z.literal(false), error: z.string() });
 
@@ -121,14 +129,13 @@ export function decodeSuspensionResponse(
   }
   const refusal = SuspensionErrorSchema.safeParse(json);
   if (refusal.success) {
-    throw new ServiceError({
-      endpoint: 'suspension',
-      ret: undefined,
-      msg: refusal.data.error,
-      trace: undefined,
-      status,
-      codes: [exchange],
-    });
+    const msg = refusal.data.error;
+    // The body has no ret; a provider message from the ret table still says what happened.
+    const known = KNOWN_MESSAGES.find(([text]) => msg.toLowerCase().includes(text));
+    const details = { endpoint: 'suspension', msg, trace: undefined, status, codes: [exchange] } as const;
+    throw known === undefined
+      ? new ServiceError({ ...details, ret: undefined })
+      : errorForRet({ ...details, ret: known[1] });
   }
   if (status < 200 || status >= 300) throw new HttpStatusError('suspension', status, body.slice(0, 120));
   if (json === undefined)
