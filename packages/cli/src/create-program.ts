@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import type { CommandContext } from './command-context.js';
+import { registerBackfillCommand } from './commands/backfill.js';
 import { registerPlanCommand } from './commands/plan.js';
+import { registerSyncCommand } from './commands/sync.js';
 import { registerSimCommand } from './commands/sim.js';
 import { registerStaticInfoCommand } from './commands/static-info.js';
 import { registerYesterdayCloseCommand } from './commands/yesterday-close.js';
@@ -33,6 +35,8 @@ export function createProgram(ctx: CommandContext): Command {
       ].join('\n'),
     );
   registerSimCommand(program, ctx);
+  registerBackfillCommand(program, ctx);
+  registerSyncCommand(program, ctx);
   registerStaticInfoCommand(program, ctx);
   registerYesterdayCloseCommand(program, ctx);
   registerPlanCommand(program, ctx);

@@ -1,4 +1,6 @@
 import {
+  barPeriodAt,
+  calendarOf,
   isKlineType,
   type Bar,
   type BarUpdate,
@@ -311,7 +313,14 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
         onPage: (n) =>
           emitEvent({ type: 'backfill-progress', code: s.code, klineType: s.klineType, bars: n, wanted }),
       });
-      const fresh = result.bars.filter((b) => resumeMs === undefined || b.tsMs > resumeMs);
+      let fresh = result.bars.filter((b) => resumeMs === undefined || b.tsMs > resumeMs);
+      if (resumeMs === undefined && fresh.length > bars) {
+        // N closed bars: the newest one counts only if its period is over (the merger's rule).
+        const newest = fresh.at(-1)!;
+        const period = barPeriodAt(newest.tsMs, s.klineType, calendarOf(s.code));
+        const newestClosed = period !== undefined && period.endMs + graceMs <= Date.now();
+        fresh = fresh.slice(fresh.length - bars - (newestClosed ? 0 : 1));
+      }
       if (result.truncated) {
         truncatedSeries.push(`${s.code}:${s.klineType}`);
         if (resumeMs !== undefined && fresh.length > 0) {

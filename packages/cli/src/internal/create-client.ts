@@ -1,21 +1,35 @@
 import { QuoteflowClient, type QuoteflowLogger } from '@quoteflow/core';
 import type { Logger } from 'pino';
+import type { CliMetrics } from './cli-metrics.js';
 import type { ServiceOptions } from './service-options.js';
 
-/** The pino logger as the library's structured logger (debug and warn events, token never included). */
-export function libraryLogger(logger: Logger): QuoteflowLogger {
+/**
+ * The pino logger as the library's structured logger (debug and warn events, token never
+ * included), counting requests by endpoint and outcome when metrics are on.
+ */
+export function libraryLogger(logger: Logger, metrics?: CliMetrics): QuoteflowLogger {
   return {
-    debug: (event, fields) => logger.debug(fields, event),
-    warn: (event, fields) => logger.warn(fields, event),
+    debug: (event, fields) => {
+      if (metrics !== undefined && event === 'response' && typeof fields['endpoint'] === 'string') {
+        metrics.requests.inc({ endpoint: fields['endpoint'], outcome: `http_${String(fields['status'])}` });
+      }
+      logger.debug(fields, event);
+    },
+    warn: (event, fields) => {
+      if (metrics !== undefined && event === 'request.retry' && typeof fields['endpoint'] === 'string') {
+        metrics.requests.inc({ endpoint: fields['endpoint'], outcome: String(fields['code']) });
+      }
+      logger.warn(fields, event);
+    },
   };
 }
 
 /** A client for the command's service options, logging through the CLI's logger. */
-export function createClient(service: ServiceOptions, logger: Logger): QuoteflowClient {
+export function createClient(service: ServiceOptions, logger: Logger, metrics?: CliMetrics): QuoteflowClient {
   return new QuoteflowClient({
     baseUrl: service.baseUrl,
     token: service.token,
     plan: service.plan,
-    logger: libraryLogger(logger),
+    logger: libraryLogger(logger, metrics),
   });
 }

@@ -1,0 +1,55 @@
+import { Option, type Command } from 'commander';
+import type { KlineType } from '@quoteflow/core';
+import { DATASET_FORMATS, type DatasetFormat } from '@quoteflow/sinks';
+import type { CommandContext } from '../command-context.js';
+import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
+import { intAtLeast, klineType } from '../internal/parse-args.js';
+import { checkOutDir, runKlineSync } from '../internal/run-kline-sync.js';
+import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
+
+interface BackfillFlags {
+  codes?: string[];
+  codesFile?: string;
+  klineType: KlineType;
+  bars: number;
+  out: string;
+  format: DatasetFormat;
+  metricsPort?: number;
+  baseUrl?: string;
+  token?: string;
+  plan?: string;
+}
+
+/** `quoteflow backfill`: history through `/kline` into the kline dataset, then exit. */
+export function registerBackfillCommand(program: Command, ctx: CommandContext): void {
+  const cmd = program
+    .command('backfill')
+    .summary('history through /kline into the kline dataset, then exit')
+    .description(
+      'Writes the N most recent closed bars per code (the forming bar is not counted or written) into DIR/kline/, ' +
+        'paging backwards where the product class allows it (forex, metals, crypto). Stock codes reach one page ' +
+        '(499 closed bars): the command writes what exists, says so on stderr, and exits 0.',
+    );
+  addCodesOptions(cmd);
+  cmd
+    .requiredOption('--kline-type <k>', 'kline type 1-10', klineType)
+    .requiredOption('--bars <n>', 'closed bars per code', intAtLeast(1))
+    .requiredOption('--out <dir>', 'dataset directory')
+    .addOption(new Option('--format <format>', 'file format').choices(DATASET_FORMATS).default('parquet'))
+    .option('--metrics-port <port>', 'serve Prometheus metrics on 127.0.0.1:PORT', intAtLeast(0));
+  addServiceOptions(cmd).action(async (flags: BackfillFlags) => {
+    const service = resolveServiceOptions(flags, ctx.io.env);
+    const codes = await resolveCodes(flags, ctx.io.cwd);
+    await checkOutDir(flags.out);
+    await runKlineSync(ctx, {
+      service,
+      codes,
+      klineTypes: [flags.klineType],
+      bars: flags.bars,
+      out: flags.out,
+      format: flags.format,
+      live: false,
+      metricsPort: flags.metricsPort,
+    });
+  });
+}

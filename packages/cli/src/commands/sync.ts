@@ -1,0 +1,83 @@
+import { Option, type Command } from 'commander';
+import type { KlineType } from '@quoteflow/core';
+import { DATASET_FORMATS, type DatasetFormat } from '@quoteflow/sinks';
+import type { CommandContext } from '../command-context.js';
+import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
+import { intAtLeast, klineTypeList } from '../internal/parse-args.js';
+import { checkOutDir, runKlineSync } from '../internal/run-kline-sync.js';
+import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
+import { UsageError } from '../internal/usage-error.js';
+
+interface SyncFlags {
+  codes?: string[];
+  codesFile?: string;
+  klineTypes: KlineType[];
+  bars: number;
+  out: string;
+  format: DatasetFormat;
+  kafka?: string;
+  topicPrefix: string;
+  duration?: number;
+  state?: string;
+  redis?: string;
+  metricsPort?: number;
+  checkpointMs?: number;
+  baseUrl?: string;
+  token?: string;
+  plan?: string;
+}
+
+/** `quoteflow sync`: backfill, then keep the dataset current through `/batch-kline`. */
+export function registerSyncCommand(program: Command, ctx: CommandContext): void {
+  const cmd = program
+    .command('sync')
+    .summary('backfill, then keep the kline dataset current through /batch-kline')
+    .description(
+      'Backfills N closed bars per (code, kline type) through /kline at backfill priority, then polls /batch-kline ' +
+        "at the plan's refresh period (groups packed to the plan's cap), merging bars: closed bars go to DIR/kline " +
+        'exactly once, forming and closed bars to Kafka when asked. Runs until --duration seconds pass or ' +
+        'SIGINT/SIGTERM, then flushes every sink, writes the state and exits 0. With --state, a restart backfills ' +
+        'the gap first: no gap, no duplicate.',
+    );
+  addCodesOptions(cmd);
+  cmd
+    .requiredOption('--kline-types <list>', 'kline types 1-10, comma-separated', klineTypeList)
+    .requiredOption('--bars <n>', 'closed bars of history per series on the first run', intAtLeast(0))
+    .requiredOption('--out <dir>', 'dataset directory')
+    .addOption(new Option('--format <format>', 'file format').choices(DATASET_FORMATS).default('parquet'))
+    .option('--kafka <brokers>', 'also produce forming and closed bars to Kafka (host:port,...)')
+    .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
+    .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1))
+    .option('--state <file>', 'state file (last closed bar per series) for restarts')
+    .option('--redis <url>', 'share the plan between several processes through Redis')
+    .option('--metrics-port <port>', 'serve Prometheus metrics on 127.0.0.1:PORT', intAtLeast(0))
+    .addOption(
+      new Option('--checkpoint-ms <ms>', 'flush files and write state this often')
+        .argParser(intAtLeast(100))
+        .hideHelp(),
+    );
+  addServiceOptions(cmd).action(async (flags: SyncFlags) => {
+    const service = resolveServiceOptions(flags, ctx.io.env);
+    const codes = await resolveCodes(flags, ctx.io.cwd);
+    if (flags.redis !== undefined) {
+      throw new UsageError(
+        '--redis: sharing one plan between processes is not available in this build; run one sync per token',
+      );
+    }
+    await checkOutDir(flags.out);
+    await runKlineSync(ctx, {
+      service,
+      codes,
+      klineTypes: flags.klineTypes,
+      bars: flags.bars,
+      out: flags.out,
+      format: flags.format,
+      live: true,
+      kafka: flags.kafka === undefined ? undefined : { brokers: flags.kafka, topicPrefix: flags.topicPrefix },
+      statePath: flags.state,
+      durationS: flags.duration,
+      metricsPort: flags.metricsPort,
+      checkpointMs: flags.checkpointMs,
+    });
+  });
+}

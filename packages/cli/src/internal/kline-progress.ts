@@ -1,0 +1,166 @@
+import cliProgress from 'cli-progress';
+import type { Logger } from 'pino';
+import { formatDuration, type KlineSyncEvent } from '@quoteflow/pipelines';
+import type { StderrChannel } from './stderr-channel.js';
+
+/** Most per-series bars drawn at once (the rest show in the overall bar). */
+const MAX_SERIES_BARS = 6;
+/** Without a terminal, a status line this often during live sync. */
+const STATUS_EVERY_MS = 30_000;
+
+/**
+ * Shows a K-line sync to people: on a terminal, bars per series and overall with an ETA from the
+ * plan's `/kline` rate, then one compact live status line; without one, structured log lines on
+ * stderr (never stdout).
+ */
+export class KlineProgress {
+  readonly #multi: cliProgress.MultiBar | undefined;
+  #overall: cliProgress.SingleBar | undefined;
+  readonly #seriesBars = new Map<string, cliProgress.SingleBar>();
+  #status: cliProgress.SingleBar | undefined;
+  #seriesDone = 0;
+  #pagesDone = 0;
+  #closedBars = 0;
+  #files = 0;
+  #cycles = 0;
+  #lastStatusMs = 0;
+
+  constructor(
+    private readonly stderr: StderrChannel,
+    private readonly logger: Logger,
+    private readonly totalSeries: number,
+    /** `/kline` requests the backfill needs and the plan's sustained rate of them (per second). */
+    private readonly plan: { readonly requests: number; readonly ratePerSecond: number },
+  ) {
+    if (stderr.isTTY) {
+      this.#multi = new cliProgress.MultiBar(
+        {
+          stream: stderr.stream as NodeJS.WriteStream,
+          format: '{name} [{bar}] {value}/{total} {unit} {eta_plan}',
+          hideCursor: true,
+          clearOnComplete: false,
+          stopOnComplete: false,
+          barsize: 24,
+          etaBuffer: 50,
+        },
+        cliProgress.Presets.shades_classic,
+      );
+      stderr.intercept({ log: (text) => this.#multi?.log(text.endsWith('\n') ? text : `${text}\n`) });
+    }
+  }
+
+  #eta(): string {
+    const remaining = Math.max(0, this.plan.requests - this.#pagesDone);
+    return remaining === 0 || !Number.isFinite(this.plan.ratePerSecond)
+      ? ''
+      : `ETA ${formatDuration((remaining / this.plan.ratePerSecond) * 1000)}`;
+  }
+
+  handle(e: KlineSyncEvent): void {
+    switch (e.type) {
+      case 'backfill-start':
+        this.#overall = this.#multi?.create(this.totalSeries, 0, {
+          name: 'overall'.padEnd(16),
+          unit: 'series',
+          eta_plan: this.#eta(),
+        });
+        this.logger.info({ series: e.series, requests: this.plan.requests }, 'backfill started');
+        break;
+      case 'backfill-progress': {
+        this.#pagesDone++;
+        const key = `${e.code}:${e.klineType}`;
+        let bar = this.#seriesBars.get(key);
+        if (bar === undefined && this.#multi !== undefined && this.#seriesBars.size < MAX_SERIES_BARS) {
+          bar = this.#multi.create(e.wanted > 1e6 ? e.bars : e.wanted, 0, {
+            name: key.slice(0, 16).padEnd(16),
+            unit: 'bars',
+            eta_plan: '',
+          });
+          this.#seriesBars.set(key, bar);
+        }
+        bar?.update(Math.min(e.bars, bar.getTotal()));
+        this.#overall?.update(this.#seriesDone, { eta_plan: this.#eta() });
+        this.logger.debug({ code: e.code, klineType: e.klineType, bars: e.bars }, 'backfill page');
+        break;
+      }
+      case 'backfill-series-done': {
+        this.#seriesDone++;
+        const key = `${e.code}:${e.klineType}`;
+        const bar = this.#seriesBars.get(key);
+        if (bar !== undefined) {
+          this.#multi?.remove(bar);
+          this.#seriesBars.delete(key);
+        }
+        this.#overall?.update(this.#seriesDone, { eta_plan: this.#eta() });
+        if (e.truncated)
+          this.logger.warn(
+            { code: e.code, klineType: e.klineType, bars: e.bars },
+            'the service cannot page back for this code: wrote the bars that exist',
+          );
+        else this.logger.debug({ code: e.code, klineType: e.klineType, bars: e.bars }, 'series backfilled');
+        break;
+      }
+      case 'backfill-done':
+        this.#overall?.update(this.totalSeries, { eta_plan: 'done' });
+        this.logger.info({ series: e.series, durationMs: e.durationMs }, 'backfill done');
+        break;
+      case 'live-cycle': {
+        this.#cycles++;
+        const lag =
+          e.newestBarMs === undefined ? '-' : formatDuration(Math.max(0, Date.now() - e.newestBarMs));
+        if (this.#multi !== undefined) {
+          this.#status ??= this.#multi.create(
+            1,
+            1,
+            { name: 'live'.padEnd(16), unit: '', eta_plan: '' },
+            { format: '{name} {status}' },
+          );
+          this.#status.update(1, {
+            status: `cycles ${this.#cycles}  closed bars ${this.#closedBars}  files ${this.#files}  groups ${e.groups}  cycle ${e.durationMs} ms`,
+          });
+        } else if (Date.now() - this.#lastStatusMs >= STATUS_EVERY_MS) {
+          this.#lastStatusMs = Date.now();
+          this.logger.info(
+            {
+              cycles: this.#cycles,
+              closedBars: this.#closedBars,
+              files: this.#files,
+              cycleMs: e.durationMs,
+              newestBarAge: lag,
+            },
+            'live',
+          );
+        }
+        break;
+      }
+      case 'checkpoint':
+        this.#closedBars = e.closedBars;
+        this.#files += e.files.length;
+        for (const f of e.files) this.logger.debug({ file: f.relativePath, rows: f.rows }, 'file written');
+        if (e.files.length > 0)
+          this.logger.info({ files: e.files.length, closedBars: e.closedBars }, 'checkpoint');
+        break;
+      case 'gap':
+        this.logger.warn(
+          {
+            code: e.code,
+            klineType: e.klineType,
+            from: e.fromMs === undefined ? undefined : new Date(e.fromMs).toISOString(),
+          },
+          e.reason,
+        );
+        break;
+      case 'warning':
+        this.logger.warn({ err: e.error instanceof Error ? e.error.message : e.error }, e.message);
+        break;
+    }
+  }
+
+  /** Removes the display (the terminal is the logger's again). */
+  stop(): void {
+    if (this.#multi !== undefined) {
+      this.#multi.stop();
+      this.stderr.intercept(undefined);
+    }
+  }
+}

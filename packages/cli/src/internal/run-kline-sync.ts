@@ -1,0 +1,135 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { sustainedRate, type KlineType } from '@quoteflow/core';
+import { estimatePlan, klineSync, type KlineSyncSummary } from '@quoteflow/pipelines';
+import type { DatasetFormat } from '@quoteflow/sinks';
+import type { CommandContext } from '../command-context.js';
+import { CliMetrics } from './cli-metrics.js';
+import { createClient } from './create-client.js';
+import { KlineProgress } from './kline-progress.js';
+import type { ServiceOptions } from './service-options.js';
+import { UsageError } from './usage-error.js';
+
+/** What `backfill` and `sync` hand to the K-line sync pipeline. */
+export interface KlineRun {
+  readonly service: ServiceOptions;
+  readonly codes: readonly string[];
+  readonly klineTypes: readonly KlineType[];
+  readonly bars: number;
+  readonly out: string;
+  readonly format: DatasetFormat;
+  readonly live: boolean;
+  readonly kafka?: { readonly brokers: string; readonly topicPrefix: string } | undefined;
+  readonly statePath?: string | undefined;
+  readonly durationS?: number | undefined;
+  readonly metricsPort?: number | undefined;
+  readonly checkpointMs?: number | undefined;
+}
+
+/** Fails (exit 2) before anything is written if `--out` exists and is not a directory. */
+export async function checkOutDir(out: string, flag = '--out'): Promise<void> {
+  try {
+    const s = await stat(out);
+    if (!s.isDirectory())
+      throw new UsageError(`${flag} ${JSON.stringify(out)} exists and is not a directory`);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new UsageError(`${flag} ${JSON.stringify(out)}: ${(err as Error).message}`);
+  }
+}
+
+/** Runs the K-line sync pipeline with progress, metrics, `--duration` and SIGINT/SIGTERM handling. */
+export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<KlineSyncSummary> {
+  const metrics = run.metricsPort === undefined ? undefined : new CliMetrics();
+  const client = createClient(run.service, ctx.logger, metrics);
+  const estimate = estimatePlan(
+    run.service.plan,
+    { codes: run.codes, klineTypes: run.klineTypes, bars: run.bars },
+    client.limits,
+  );
+  const progress = new KlineProgress(ctx.stderr, ctx.logger, estimate.series, {
+    requests: estimate.backfill.requests,
+    ratePerSecond: sustainedRate(client.limits, 'kline'),
+  });
+  if (metrics !== undefined) {
+    metrics.watchScheduler(client);
+    const port = await metrics.listen(run.metricsPort ?? 0);
+    ctx.logger.info({ url: `http://127.0.0.1:${port}/metrics` }, 'metrics served');
+  }
+  if (run.live) {
+    ctx.logger.info(
+      {
+        series: estimate.series,
+        refreshPeriodMs: estimate.live.refreshPeriodMs,
+        batchRequestsPerCycle: estimate.live.batchRequestsPerCycle,
+        plan: run.service.plan,
+      },
+      'live refresh period from the plan',
+    );
+  }
+  const stopper = new AbortController();
+  const onStop = (): void => stopper.abort(ctx.signal.reason);
+  if (ctx.signal.aborted) onStop();
+  ctx.signal.addEventListener('abort', onStop, { once: true });
+  const timer =
+    run.durationS === undefined
+      ? undefined
+      : setTimeout(() => stopper.abort(new Error('duration reached')), run.durationS * 1000);
+  try {
+    const sync = klineSync({
+      client,
+      codes: run.codes,
+      klineTypes: run.klineTypes,
+      bars: run.bars,
+      files: { dir: resolve(ctx.io.cwd, run.out), format: run.format },
+      ...(run.kafka === undefined
+        ? {}
+        : { kafka: { brokers: run.kafka.brokers, topicPrefix: run.kafka.topicPrefix } }),
+      ...(run.statePath === undefined ? {} : { statePath: resolve(ctx.io.cwd, run.statePath) }),
+      ...(run.checkpointMs === undefined ? {} : { checkpointMs: run.checkpointMs }),
+      live: run.live,
+      signal: stopper.signal,
+      onEvent: (e) => {
+        progress.handle(e);
+        if (metrics !== undefined) {
+          if (e.type === 'checkpoint') for (const f of e.files) metrics.files.inc({ dataset: f.kind });
+          if (e.type === 'live-cycle' && e.newestBarMs !== undefined)
+            metrics.newestBarLag.set(Math.max(0, Date.now() - e.newestBarMs) / 1000);
+        }
+      },
+      ...(metrics === undefined
+        ? {}
+        : {
+            onUpdate: (u) => {
+              if (u.final) metrics.records.inc({ sink: 'files', dataset: 'kline' });
+              if (run.kafka !== undefined) metrics.records.inc({ sink: 'kafka', dataset: 'kline' });
+            },
+          }),
+    });
+    const summary = await sync.done;
+    progress.stop();
+    ctx.logger.info(
+      {
+        series: summary.series,
+        closedBars: summary.closedBars,
+        files: summary.files.length,
+        liveCycles: summary.liveCycles,
+      },
+      run.live ? 'sync stopped: sinks flushed, state written' : 'backfill finished',
+    );
+    if (summary.truncatedSeries.length > 0) {
+      ctx.logger.warn(
+        { series: summary.truncatedSeries.slice(0, 20), count: summary.truncatedSeries.length },
+        `the service cannot go back ${run.bars} bars for stock codes (one page of 500): wrote what exists`,
+      );
+    }
+    return summary;
+  } finally {
+    progress.stop();
+    if (timer !== undefined) clearTimeout(timer);
+    ctx.signal.removeEventListener('abort', onStop);
+    await client.close();
+    await metrics?.close();
+  }
+}
