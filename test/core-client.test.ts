@@ -1,5 +1,4 @@
-import type {
-  QuoteflowError} from '@quoteflow/core';
+import type { QuoteflowError } from '@quoteflow/core';
 import {
   AbortedError,
   InvalidCodeError,
@@ -22,6 +21,8 @@ const PRO = 'core-it-pro-5d1e';
 const HK_ONLY = 'core-it-hk-77a0';
 // Faults get their own token: a 429 slows the token's shared scheduler down for a while (by design).
 const FAULTS = 'core-it-faults-3b9c';
+// Suspensions get their own token too: one query a minute, slower still while a token recovers from a 429.
+const SUSPENSIONS = 'core-it-susp-c41f';
 let sim: Simulator;
 const clients: QuoteflowClient[] = [];
 
@@ -29,7 +30,12 @@ beforeAll(async () => {
   sim = await startSimulator({
     port: 0,
     seed: 7,
-    tokens: { [PRO]: 'professional', [HK_ONLY]: 'all-hk', [FAULTS]: 'professional' },
+    tokens: {
+      [PRO]: 'professional',
+      [HK_ONLY]: 'all-hk',
+      [FAULTS]: 'professional',
+      [SUSPENSIONS]: 'professional',
+    },
   });
 });
 afterAll(async () => {
@@ -102,7 +108,7 @@ describe('client against the simulator', () => {
       expect(r.bars.length).toBeGreaterThan(0);
       expect(r.bars.length).toBeLessThanOrEqual(2);
     }
-    const log = sim.log.filter({ endpoint: 'batch-kline', sinceMs: since });
+    const log = sim.log.filter({ endpoint: 'batch-kline', sinceMs: since, ret: 200 });
     expect(log.map((e) => [e.method, e.family, e.groups]).sort()).toEqual([
       ['POST', 'general', 2],
       ['POST', 'stock', 2],
@@ -174,7 +180,7 @@ describe('client against the simulator', () => {
   });
 
   it('decodes suspensions and static info', async () => {
-    const c = client();
+    const c = client(SUSPENSIONS);
     const records = await c.suspensions('sse');
     expect(records.length).toBeGreaterThan(0);
     expect(records.every((r) => r.exchange === 'sse' && Number.isFinite(r.publishAtMs))).toBe(true);
