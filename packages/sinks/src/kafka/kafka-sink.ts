@@ -145,7 +145,9 @@ export class KafkaSink implements AsyncDisposable {
   #queueBytes = 0;
   #inFlight = false;
   #outstanding = 0;
-  #capacityWaiters: (() => void)[] = [];
+  // Writers waiting for a slot, oldest at #waitersHead (an index, not shift(): shift is O(n)).
+  #capacityWaiters: ((() => void) | undefined)[] = [];
+  #waitersHead = 0;
   #idleWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   #linger: NodeJS.Timeout | undefined;
 
@@ -261,7 +263,10 @@ export class KafkaSink implements AsyncDisposable {
   writeMessage(message: KafkaMessage): Promise<void> {
     if (this.#closing !== undefined) return Promise.reject(new KafkaSinkClosedError());
     if (this.#failure !== undefined) return Promise.reject(this.#refuse(message));
-    if (this.#outstanding < this.#o.maxInFlightRecords && this.#capacityWaiters.length === 0) {
+    if (
+      this.#outstanding < this.#o.maxInFlightRecords &&
+      this.#waitersHead === this.#capacityWaiters.length
+    ) {
       this.#outstanding++;
       return this.#enqueue(message);
     }
@@ -430,9 +435,19 @@ export class KafkaSink implements AsyncDisposable {
   /** Frees `n` slots and hands them to waiting writers, oldest first. */
   #release(n: number): void {
     this.#outstanding -= n;
-    while (this.#capacityWaiters.length > 0 && this.#outstanding < this.#o.maxInFlightRecords) {
+    const waiters = this.#capacityWaiters;
+    while (this.#waitersHead < waiters.length && this.#outstanding < this.#o.maxInFlightRecords) {
       this.#outstanding++;
-      this.#capacityWaiters.shift()!();
+      const wake = waiters[this.#waitersHead]!;
+      waiters[this.#waitersHead++] = undefined;
+      wake();
+    }
+    if (this.#waitersHead === waiters.length) {
+      this.#capacityWaiters = [];
+      this.#waitersHead = 0;
+    } else if (this.#waitersHead > 4096 && this.#waitersHead * 2 > waiters.length) {
+      this.#capacityWaiters = waiters.slice(this.#waitersHead);
+      this.#waitersHead = 0;
     }
   }
 
