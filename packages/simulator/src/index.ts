@@ -1,4 +1,5 @@
-export { startSimulator, tokenLabel } from './start-simulator.js';
+export { startSimulator } from './start-simulator.js';
+export { tokenLabel } from './token-label.js';
 export type { Simulator, SimulatorOptions, SimTokenSpec } from './start-simulator.js';
 export {
   SIM_PLANS,

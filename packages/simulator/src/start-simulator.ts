@@ -1,5 +1,7 @@
-import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { isTimeZone, readBody, send, traceOf } from './internal/http-io.js';
+import { routeOf } from './internal/route-of.js';
+import { tokenLabel } from './token-label.js';
 import type { AddressInfo } from 'node:net';
 import { defaultCatalogue, syntheticCatalogue, type SimProduct } from './catalogue.js';
 import { FaultInjector, type FaultKind, type FaultRule, FAULT_KINDS } from './fault-injector.js';
@@ -15,7 +17,7 @@ import {
 import { applyKlineQuirks, wireBar, wireBook, type CfdDepthVolume } from './internal/wire-format.js';
 import { formatWallClock } from './internal/zoned-time.js';
 import { RateLimiter } from './rate-limiter.js';
-import { RequestLog, type SimLogEntry } from './request-log.js';
+import { RequestLog } from './request-log.js';
 import { SimMarket } from './sim-market.js';
 import {
   planCovers,
@@ -23,11 +25,10 @@ import {
   SIM_MAX_KLINE_NUM,
   SIM_PLANS,
   simPlanLimits,
-  type SimEndpoint,
   type SimPlan,
   type SimPlanOverrides,
 } from './sim-plans.js';
-import { SIM_EXCHANGES, suspensionRecords, type SimExchange } from './suspension-records.js';
+import { suspensionRecords, type SimExchange } from './suspension-records.js';
 
 /** A token's plan, optionally with limit overrides. */
 export interface SimTokenSpec {
@@ -127,36 +128,6 @@ interface TokenState {
   readonly plan: SimPlan;
   readonly label: string;
   readonly limiter: RateLimiter;
-}
-
-/** Safe label of a token for logs: `plan#` + the first 6 hex digits of its SHA-256. */
-export function tokenLabel(token: string, plan: string | undefined): string {
-  return `${plan ?? 'unknown'}#${createHash('sha256').update(token).digest('hex').slice(0, 6)}`;
-}
-
-interface Route {
-  readonly endpoint: SimEndpoint;
-  readonly family: 'stock' | 'general' | SimExchange;
-}
-
-function routeOf(path: string): Route | undefined {
-  const susp = /^\/api\/suspension\/([a-z]+)$/.exec(path);
-  if (susp !== null)
-    return (SIM_EXCHANGES as readonly string[]).includes(susp[1]!)
-      ? { endpoint: 'suspension', family: susp[1] as SimExchange }
-      : undefined;
-  const m = /^\/(quote-stock-b-api|quote-b-api)\/(static_info|depth-tick|kline|batch-kline)$/.exec(path);
-  if (m === null) return undefined;
-  const family = m[1] === 'quote-stock-b-api' ? 'stock' : 'general';
-  const names: Readonly<Record<string, SimEndpoint>> = {
-    static_info: 'static-info',
-    'depth-tick': 'depth-tick',
-    kline: 'kline',
-    'batch-kline': 'batch-kline',
-  };
-  const endpoint = names[m[2]!]!;
-  if (endpoint === 'static-info' && family === 'general') return undefined; // the spec has no general static info
-  return { endpoint, family };
 }
 
 function checkOption(ok: boolean, name: string, expected: string, got: unknown): void {
@@ -473,78 +444,4 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     close,
     [Symbol.asyncDispose]: close,
   };
-}
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function traceOf(url: URL, body: string | undefined): string {
-  try {
-    const j: unknown = JSON.parse(body ?? url.searchParams.get('query') ?? '');
-    if (typeof j === 'object' && j !== null && typeof (j as { trace?: unknown }).trace === 'string')
-      return (j as { trace: string }).trace;
-  } catch {
-    // no trace to echo
-  }
-  return '';
-}
-
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > MAX_BODY_BYTES) break;
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-async function send(
-  res: ServerResponse,
-  entry: SimLogEntry,
-  status: number,
-  payload: unknown,
-  injected: readonly FaultRule[],
-): Promise<void> {
-  const latency = injected
-    .filter((f) => f.kind === 'latency')
-    .reduce((sum, f) => sum + (f.latencyMs ?? 1000), 0);
-  if (latency > 0) await new Promise((r) => setTimeout(r, latency));
-  const has = (k: FaultKind) => injected.find((f) => f.kind === k);
-  if (has('drop') !== undefined) {
-    entry.status = 0;
-    entry.done = true;
-    res.socket?.destroy();
-    return;
-  }
-  const http5xx = has('http-5xx');
-  if (http5xx !== undefined) {
-    const code = http5xx.status ?? 503;
-    entry.status = code;
-    entry.done = true;
-    res.writeHead(code, { 'content-type': 'text/html' });
-    res.end(`<html><body><h1>${code} Service Unavailable</h1></body></html>`);
-    return;
-  }
-  let text = JSON.stringify(payload);
-  if (has('malformed-json') !== undefined)
-    text = `{"ret":${status === 200 ? 200 : status},"msg":"ok",,${text.slice(1)}`;
-  else if (has('truncated') !== undefined) text = text.slice(0, Math.max(1, Math.floor(text.length / 2)));
-  entry.status = status;
-  entry.done = true;
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
 }
