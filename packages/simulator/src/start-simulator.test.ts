@@ -378,20 +378,21 @@ describe('startSimulator: determinism and the market clock', () => {
   });
 
   it('moves the forming bar between polls when the market clock runs fast', async () => {
+    // Daily bars: 9 market hours (54 real seconds at 600x) before this one closes, so a slow machine cannot flake it.
     const sim = await startSimulator({ seed: 2, marketStartMs: T, clockSpeed: 600, rateLimits: false });
     try {
       const a = await call(
         sim,
         '/quote-b-api/kline',
         'demo',
-        kq('BTCUSDT', { kline_type: 5, query_kline_num: 1 }),
+        kq('BTCUSDT', { kline_type: 8, query_kline_num: 1 }),
       );
       await new Promise((r) => setTimeout(r, 300));
       const b = await call(
         sim,
         '/quote-b-api/kline',
         'demo',
-        kq('BTCUSDT', { kline_type: 5, query_kline_num: 1 }),
+        kq('BTCUSDT', { kline_type: 8, query_kline_num: 1 }),
       );
       const [ba] = (a.json['data'] as { kline_list: Record<string, string>[] }).kline_list;
       const [bb] = (b.json['data'] as { kline_list: Record<string, string>[] }).kline_list;
