@@ -55,19 +55,21 @@ export interface QuoteflowLogger {
 
 /** Per-request timeouts, from the moment the scheduler lets the request leave. */
 export interface TimeoutOptions {
-  /** `/static_info`, `/depth-tick`, `/kline`, `/batch-kline`. */
+  /** `/static_info`, `/depth-tick`, `/kline`, `/batch-kline`: no headers, or a stalled body, for this long. @defaultValue 10 000 ms */
   readonly requestMs?: number;
-  /** Suspension queries return a year of data: the spec advises a longer timeout. */
+  /** Suspension queries return a year of data: the spec advises a longer timeout. @defaultValue 60 000 ms */
   readonly suspensionMs?: number;
 }
 
 /** Retry policy: exponential backoff with full jitter. */
 export interface RetryOptions {
-  /** Requests per call, including the first (network errors, timeouts, 5xx, malformed bodies, 429). */
+  /** Requests per call, including the first (network errors, timeouts, 5xx, malformed bodies, 429). @defaultValue 4 */
   readonly maxAttempts?: number;
+  /** Ceiling of the first backoff delay; doubles per attempt. @defaultValue 250 ms */
   readonly baseDelayMs?: number;
+  /** Largest backoff ceiling. @defaultValue 15 000 ms */
   readonly maxDelayMs?: number;
-  /** Extra requests for codes or groups the service left out of a response, before `QF_MISSING_ITEMS`. */
+  /** Extra requests for codes or groups the service left out of a response, before `QF_MISSING_ITEMS`. @defaultValue 2 */
   readonly missingRetries?: number;
   /** Random source in [0, 1) for the jitter (tests inject one). */
   readonly random?: () => number;
@@ -108,7 +110,7 @@ export const CLIENT_DEFAULTS = {
 export interface CallOptions {
   /** Aborting rejects the call with `QF_ABORTED` and aborts the request in flight. */
   readonly signal?: AbortSignal;
-  /** Scheduler priority; default `'live'`. */
+  /** Scheduler priority. @defaultValue 'live' */
   readonly priority?: Priority;
   /** Which source asked, so the scheduler shares fairly between sources. */
   readonly sourceId?: string;
@@ -436,6 +438,7 @@ export class QuoteflowClient {
     if (this.#ownsDispatcher) await this.#dispatcher.close();
   }
 
+  /** Same as {@link QuoteflowClient.close}, for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
