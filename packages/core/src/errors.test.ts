@@ -99,6 +99,16 @@ describe('error family', () => {
     );
   });
 
+  it('serialises a missing-items error whose partial records hold bigints', () => {
+    const err = new MissingItemsError('depth-tick', ['GOLD'], [{ code: 'EURGBP', seq: 1n }], 3);
+    expect(err.partial).toEqual([{ code: 'EURGBP', seq: 1n }]);
+    expect(JSON.parse(JSON.stringify(err))).toMatchObject({
+      code: 'QF_MISSING_ITEMS',
+      missing: ['GOLD'],
+      attempts: 3,
+    });
+  });
+
   it('keeps the cause chain', () => {
     const cause = new Error('ECONNREFUSED');
     expect(new NetworkError('kline', 'refused', cause).cause).toBe(cause);

@@ -245,7 +245,7 @@ export class DecodeError extends QuoteflowError {
 export class MissingItemsError<T = unknown> extends QuoteflowError {
   readonly endpoint: EndpointKind;
   readonly missing: readonly string[];
-  readonly partial: readonly T[];
+  declare readonly partial: readonly T[];
   constructor(endpoint: EndpointKind, missing: readonly string[], partial: readonly T[], attempts: number) {
     super(
       'QF_MISSING_ITEMS',
@@ -253,7 +253,13 @@ export class MissingItemsError<T = unknown> extends QuoteflowError {
     );
     this.endpoint = endpoint;
     this.missing = missing;
-    this.partial = partial;
+    // Not enumerable: the records may hold bigints (`seq`), which would make JSON.stringify(err) throw.
+    Object.defineProperty(this, 'partial', {
+      value: partial,
+      enumerable: false,
+      writable: false,
+      configurable: true,
+    });
     this.attempts = attempts;
   }
 }
