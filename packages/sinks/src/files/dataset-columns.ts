@@ -319,22 +319,24 @@ class KlineBuilder implements ColumnBuilder {
   }
   build(): ColumnBatch {
     const rows = this.n;
+    // Views, not copies: the buffers move to the encoder thread as they are (transfer), and this
+    // builder starts over with fresh arrays. Saves copying ~70 MB per million rows on this thread.
     const nullable = (name: string, values: Float64Array, valid: Uint8Array): ColumnData => ({
       kind: 'float64',
       name,
       nullable: true,
-      values: values.slice(0, rows),
-      valid: this.nulls > 0 ? valid.slice(0, rows) : undefined,
+      values: values.subarray(0, rows),
+      valid: this.nulls > 0 ? valid.subarray(0, rows) : undefined,
     });
     const plain = (kind: 'float64' | 'timestamp-ms', name: string, values: Float64Array): ColumnData => ({
       kind,
       name,
       nullable: false,
-      values: values.slice(0, rows),
+      values: values.subarray(0, rows),
       valid: undefined,
     });
     const columns: ColumnData[] = [
-      { kind: 'dict-utf8', name: 'code', dict: this.dict.take(), indices: this.code.slice(0, rows) },
+      { kind: 'dict-utf8', name: 'code', dict: this.dict.take(), indices: this.code.subarray(0, rows) },
       plain('timestamp-ms', 'ts', this.ts),
       plain('float64', 'open', this.open),
       plain('float64', 'high', this.high),
@@ -343,8 +345,7 @@ class KlineBuilder implements ColumnBuilder {
       nullable('volume', this.volume, this.volumeValid),
       nullable('turnover', this.turnover, this.turnoverValid),
     ];
-    this.n = 0;
-    this.nulls = 0;
+    Object.assign(this, new KlineBuilder());
     return { rows, columns };
   }
 }

@@ -4,12 +4,15 @@ import { join, relative } from 'node:path';
 import { readParquet } from 'parquet-wasm';
 import { tableFromIPC } from 'apache-arrow';
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DatasetWriter, type DatasetWriterOptions } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
-import { bar, barUpdate, depth, level, suspension } from './internal/test-records.js';
+import { bar, barUpdate, depth, level, suspension, warmEncoderThread } from './internal/test-records.js';
 
 let dir: string;
+
+beforeAll(warmEncoderThread, 120_000);
+
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'qf-writer-'));
 });

@@ -2,14 +2,15 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { concat, from, lastValueFrom, NEVER, Subject, throwError, toArray } from 'rxjs';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { bar, barUpdate, suspension } from './internal/test-records.js';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { bar, barUpdate, suspension, warmEncoderThread } from './internal/test-records.js';
 import { writeDataset } from './write-dataset.js';
 
 // The operator does file I/O and completes on a promise, so these tests run in real time against
 // real files rather than as marble tests; the writer's rolling logic has its own unit tests.
 
 let dir: string;
+beforeAll(warmEncoderThread, 120_000);
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'qf-op-'));
 });

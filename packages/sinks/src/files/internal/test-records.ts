@@ -1,4 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Bar, BarUpdate, DepthTick, Level, SuspensionRecord } from '@quoteflow/core';
+import { DatasetWriter } from '../dataset-writer.js';
 
 /** Test helpers: domain records with every key present (core's convention). */
 export function bar(code: string, tsMs: number, over: Partial<Bar> = {}): Bar {
@@ -62,4 +66,19 @@ export function suspension(symbol: string, over: Partial<SuspensionRecord> = {})
     publishAtMs: Date.UTC(2026, 0, 5, 13),
     ...over,
   };
+}
+
+/**
+ * Starts the shared encoder thread (wasm compile: seconds on a loaded machine), for a test
+ * file's `beforeAll`, so no single test pays it inside its time limit.
+ */
+export async function warmEncoderThread(): Promise<void> {
+  const warm = await mkdtemp(join(tmpdir(), 'qf-warm-'));
+  try {
+    const w = new DatasetWriter({ dir: warm, encoderThreads: 1 });
+    w.append(bar('WARM', 0));
+    await w.close();
+  } finally {
+    await rm(warm, { recursive: true, force: true });
+  }
 }
