@@ -5,8 +5,8 @@
  * drops the retried batches it had already stored.
  */
 import type { DepthTick } from '@quoteflow/core';
-import { KafkaSink, KAFKA_DRIVERS } from '@quoteflow/sinks';
-import { describe, expect, it } from 'vitest';
+import { KafkaSink, KAFKA_DRIVERS, type KafkaDriverName } from '@quoteflow/sinks';
+import { expect, it } from 'vitest';
 import {
   consumeWithKafkajs,
   consumeWithKcat,
@@ -47,86 +47,112 @@ function seqsByKey(messages: readonly ReadMessage[]): Map<string, number[]> {
   return out;
 }
 
-describe.each(KAFKA_DRIVERS)('Kafka sink (%s) across a broker restart', (driver) => {
-  it('loses nothing and duplicates nothing when the broker restarts mid-stream', async () => {
-    const broker = await privateBroker();
-    try {
-      const prefix = uniquePrefix(`restart-${driver}`);
-      const sink = new KafkaSink({
-        brokers: broker.brokers,
-        driver,
-        topicPrefix: prefix,
-        partitions: 3,
-        replicationFactor: 1,
-        maxBatchRecords: 100,
-        maxInFlightRecords: MAX_IN_FLIGHT,
-        retryMaxDelayMs: 500,
-      });
-      await sink.connect();
+/** A sink with a writer that writes one record per key in turn until stopped. */
+class Stream {
+  readonly prefix: string;
+  readonly sink: KafkaSink;
+  written = 0;
+  readonly failures: unknown[] = [];
+  #stop = false;
+  #done: Promise<void> | undefined;
 
-      // The writer: one record per key in turn, at most WINDOW writes unresolved; it stalls
-      // whenever the sink is full, which is how the sink slows a pipeline.
-      let written = 0;
-      let stop = false;
-      const failures: unknown[] = [];
-      const writer = (async () => {
-        const window: Promise<void>[] = [];
-        while (!stop) {
-          const code = CODES[written % CODES.length]!;
-          window.push(
-            sink
-              .write(tick(code, Math.floor(written / CODES.length)))
-              .catch((err: unknown) => void failures.push(err)),
-          );
-          written++;
-          if (window.length >= WINDOW) {
-            await window.shift();
-          }
-          if (written % 100 === 0) await sleep(2);
-        }
-        await Promise.all(window);
-      })();
+  constructor(
+    readonly driver: KafkaDriverName,
+    brokers: string,
+  ) {
+    this.prefix = uniquePrefix(`restart-${driver}`);
+    this.sink = new KafkaSink({
+      brokers,
+      driver,
+      topicPrefix: this.prefix,
+      partitions: 3,
+      replicationFactor: 1,
+      maxBatchRecords: 100,
+      maxInFlightRecords: MAX_IN_FLIGHT,
+      retryMaxDelayMs: 500,
+    });
+  }
 
-      await until(() => sink.stats().acknowledged >= 2_000, '2000 records are acknowledged');
-      const writtenAtStop = written;
-      await broker.stop();
-      const ackedAtStop = sink.stats().acknowledged;
-      await sleep(1_500); // the broker is away; writes pile up to the bound, then the writer waits
-      expect(sink.stats().outstanding).toBeLessThanOrEqual(MAX_IN_FLIGHT);
-      const writtenWhileDown = written;
-      // The writer got no further than the sink's bound plus its own window: it was slowed, not buffered for.
-      expect(writtenWhileDown - ackedAtStop).toBeLessThanOrEqual(MAX_IN_FLIGHT + WINDOW);
-      await broker.start();
-      await until(
-        () => sink.stats().acknowledged >= writtenWhileDown + 2_000,
-        'the stream goes on after the restart',
-      );
-      stop = true;
-      await writer;
-      await sink.close();
-      expect(failures).toEqual([]);
+  /** At most WINDOW writes unresolved: the writer stalls whenever the sink is full, which is how the sink slows a pipeline. */
+  start(): void {
+    this.#done = (async () => {
+      const window: Promise<void>[] = [];
+      while (!this.#stop) {
+        const code = CODES[this.written % CODES.length]!;
+        window.push(
+          this.sink
+            .write(tick(code, Math.floor(this.written / CODES.length)))
+            .catch((err: unknown) => void this.failures.push(err)),
+        );
+        this.written++;
+        if (window.length >= WINDOW) await window.shift();
+        if (this.written % 100 === 0) await sleep(2);
+      }
+      await Promise.all(window);
+    })();
+  }
 
-      const total = written;
-      expect(writtenWhileDown).toBeGreaterThan(writtenAtStop); // the stream went on while the broker was down
-      expect(ackedAtStop).toBeLessThan(total);
-      expect(sink.stats()).toMatchObject({ written: total, acknowledged: total, undelivered: 0 });
-      expect(sink.stats().maxOutstanding).toBeLessThanOrEqual(MAX_IN_FLIGHT);
+  async stop(): Promise<void> {
+    this.#stop = true;
+    await this.#done;
+    await this.sink.close();
+  }
+}
 
-      const topic = `${prefix}.depth`;
-      const viaKcat = await consumeWithKcat(broker.brokers, topic);
-      const viaKafkajs = (await consumeWithKafkajs(broker.brokers, [topic], total)).get(topic)!;
-      for (const read of [viaKcat, viaKafkajs]) {
-        expect(read).toHaveLength(total);
+it('loses nothing and duplicates nothing when the broker restarts mid-stream (both drivers at once)', async () => {
+  const broker = await privateBroker();
+  try {
+    const streams = KAFKA_DRIVERS.map((d) => new Stream(d, broker.brokers));
+    await Promise.all(streams.map((s) => s.sink.connect()));
+    for (const s of streams) s.start();
+
+    await until(
+      () => streams.every((s) => s.sink.stats().acknowledged >= 2_000),
+      '2000 records of each stream are acknowledged',
+    );
+    const writtenAtStop = streams.map((s) => s.written);
+    await broker.stop();
+    const ackedAtStop = streams.map((s) => s.sink.stats().acknowledged);
+    await sleep(1_500); // the broker is away; writes pile up to the bound, then the writers wait
+    const writtenWhileDown = streams.map((s) => s.written);
+    for (const [i, s] of streams.entries()) {
+      expect(s.sink.stats().outstanding, s.driver).toBeLessThanOrEqual(MAX_IN_FLIGHT);
+      // The stream went on while the broker was down, but got no further than the sink's bound
+      // plus the writer's own window: it was slowed, not buffered for.
+      expect(writtenWhileDown[i]!, s.driver).toBeGreaterThan(writtenAtStop[i]!);
+      expect(writtenWhileDown[i]! - ackedAtStop[i]!, s.driver).toBeLessThanOrEqual(MAX_IN_FLIGHT + WINDOW);
+    }
+    await broker.start();
+    await until(
+      () => streams.every((s, i) => s.sink.stats().acknowledged >= writtenWhileDown[i]! + 2_000),
+      'both streams go on after the restart',
+    );
+    await Promise.all(streams.map((s) => s.stop()));
+
+    const topics = streams.map((s) => `${s.prefix}.depth`);
+    const viaKafkajs = await consumeWithKafkajs(
+      broker.brokers,
+      topics,
+      streams.reduce((n, s) => n + s.written, 0),
+    );
+    for (const s of streams) {
+      const total = s.written;
+      expect(s.failures, s.driver).toEqual([]);
+      expect(s.sink.stats(), s.driver).toMatchObject({ written: total, acknowledged: total, undelivered: 0 });
+      expect(s.sink.stats().maxOutstanding, s.driver).toBeLessThanOrEqual(MAX_IN_FLIGHT);
+      const topic = `${s.prefix}.depth`;
+      for (const read of [await consumeWithKcat(broker.brokers, topic), viaKafkajs.get(topic)!]) {
+        expect(read, s.driver).toHaveLength(total);
         const seqs = seqsByKey(read);
         expect([...seqs.keys()].sort()).toEqual([...CODES].sort());
         for (const [i, code] of CODES.entries()) {
           const count = Math.floor(total / CODES.length) + (i < total % CODES.length ? 1 : 0);
           // Exactly 0, 1, 2, … count-1: nothing lost, nothing twice, in order.
-          expect(seqs.get(code)).toEqual(Array.from({ length: count }, (_, s) => s));
+          expect(seqs.get(code), `${s.driver} ${code}`).toEqual(Array.from({ length: count }, (_, n) => n));
         }
       }
-    } finally {
-      await broker.dispose();
     }
-  });
+  } finally {
+    await broker.dispose();
+  }
 });
