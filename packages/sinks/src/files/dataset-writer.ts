@@ -127,7 +127,9 @@ export class DatasetWriter implements AsyncDisposable {
   private readonly pending = new Set<Promise<void>>();
   private readonly written: WrittenFile[] = [];
   private seq = 0;
-  private ready: Promise<void> | undefined;
+  /** Settles when staging leftovers of crashed writers are gone; never rejects (see `cleanupError`). */
+  private readonly ready: Promise<void>;
+  private cleanupError: unknown;
   private failure: FileSinkError | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
@@ -161,6 +163,13 @@ export class DatasetWriter implements AsyncDisposable {
     this.onFile = o.onFile;
     this.onError = o.onError;
     this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0));
+    // On start: remove what crashed writers left in DIR/.staging (a failure surfaces with the first file).
+    this.ready = cleanStaging(this.dir, this.staleMs, this.now()).then(
+      () => undefined,
+      (err: unknown) => {
+        this.cleanupError = err;
+      },
+    );
   }
 
   /** The dataset root, absolute. */
@@ -224,6 +233,7 @@ export class DatasetWriter implements AsyncDisposable {
       try {
         for (const [key, file] of [...this.open]) this.finish(key, file);
         while (this.pending.size > 0) await Promise.all(this.pending);
+        await this.ready;
         if (this.failure !== undefined) throw this.failure;
       } finally {
         this.open.clear();
@@ -269,8 +279,8 @@ export class DatasetWriter implements AsyncDisposable {
     const batch = file.builder.build();
     const format: EncodeFormat = this.format;
     const job = (async () => {
-      this.ready ??= cleanStaging(this.dir, this.staleMs, nowMs).then(() => undefined);
       await this.ready;
+      if (this.cleanupError !== undefined) throw this.cleanupError;
       const res = await this.pool.run({ format, batch, stagingPath, finalPath });
       const done: WrittenFile = {
         kind: file.kind,
