@@ -68,6 +68,21 @@ describe('createBarMerger', () => {
     expect(view(h.push([b(0), b(1)], T0 + 10 * MIN))).toEqual(['F@0#0', 'F@1#0']);
   });
 
+  it('reads a clock function only when a new bar start appears', () => {
+    const h = harness();
+    let reads = 0;
+    const clock = () => {
+      reads++;
+      return T0 + 1000;
+    };
+    h.push(b(0), clock);
+    h.push(b(0, 2), clock);
+    h.push(b(0, 3), clock);
+    expect(reads).toBe(1);
+    expect(view(h.push([b(0, 4), b(1)], clock))).toEqual(['F@0#3', 'U@1#0']);
+    expect(reads).toBe(2);
+  });
+
   it('reports a correction of an already closed bar as late', () => {
     const reports: BarReport[] = [];
     const h = harness({ onReport: (r) => reports.push(r) });
@@ -242,7 +257,8 @@ function referenceMerge(events: readonly Event[]): Map<string, MergeBarsOutput[]
       const [s, o] = get(code);
       const f = s.forming;
       if (f === undefined || (f.emitted !== undefined && same(f.emitted, f.bar))) continue;
-      if (now >= deadline(f.bar)) {
+      // The clock is read for a new bar start only; an update of an open bar waits for expire.
+      if (f.emitted === undefined && now >= deadline(f.bar)) {
         o.push(upd(f.bar, true, f.rev));
         s.watermark = f.bar.tsMs;
         s.forming = undefined;

@@ -1,7 +1,7 @@
-import { KLINE_PERIOD_MS, barPeriodAt, calendarOf as coreCalendarOf } from '@quoteflow/core';
+import { KLINE_PERIOD_MS, calendarOf as coreCalendarOf } from '@quoteflow/core';
 import type { Bar, BarUpdate, GapMarker, KlineType, TradingCalendar } from '@quoteflow/core';
 import { invalidOption } from './internal/invalid-option.js';
-import { nextBarStart } from './internal/next-bar-start.js';
+import { nextBarStart, periodAt } from './internal/next-bar-start.js';
 import { normalizeBar } from './normalize-bars.js';
 import type { BarReport } from './normalize-bars.js';
 import { seriesKey } from './series-key.js';
@@ -60,14 +60,22 @@ interface Series {
   /** Next revision number of the forming bar. */
   revision: number;
   dirty: boolean;
+  /** Whether the forming bar may equal the emitted one again (it changed twice since). */
+  needsCompare: boolean;
+  /** The push that last listed this series for settling. */
+  epoch: number;
   skipGapCheck: boolean;
   gaps: OpenGap[];
 }
 
 /** The plain state machine behind `mergeBars`; no timers: call {@link BarMerger.expire}. */
 export interface BarMerger {
-  /** Feeds one input at clock time `nowMs`; outputs go to `emit`, in order. */
-  push(input: MergeBarsInput, nowMs: number, emit: (out: MergeBarsOutput) => void): void;
+  /**
+   * Feeds one input; outputs go to `emit`, in order. `now` is the clock time, or a clock that is
+   * read only when a new bar start appears (to close at once a bar whose period end + grace has
+   * already passed); closing by time otherwise happens in {@link BarMerger.expire}.
+   */
+  push(input: MergeBarsInput, now: number | (() => number), emit: (out: MergeBarsOutput) => void): void;
   /** Closes every forming bar whose period end + grace is at or before `nowMs`. */
   expire(nowMs: number, emit: (out: MergeBarsOutput) => void): void;
   /** The earliest instant at which {@link BarMerger.expire} has work (may be early), or Infinity. */
@@ -128,45 +136,109 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
   if (typeof graceMs !== 'number' || !(graceMs >= 0)) {
     invalidOption('graceMs', `mergeBars: "graceMs" must be a number >= 0, got ${String(graceMs)}`);
   }
-  const seeded = options.lastClosed;
-  const calendarOf = options.calendarOf ?? coreCalendarOf;
-  const onReport = options.onReport;
-  const byCode = new Map<string, (Series | undefined)[]>();
-  const forming = new Set<Series>();
-  const touched: Series[] = [];
-  let minDeadline = Infinity;
+  return new SeriesMerger(graceMs, options.lastClosed, options.calendarOf ?? coreCalendarOf, options.onReport);
+}
 
-  const seriesOf = (code: string, klineType: KlineType): Series => {
-    let types = byCode.get(code);
+/** The merger's state; a class, because V8 optimises its field accesses better than closure variables. */
+class SeriesMerger implements BarMerger {
+  private readonly byCode = new Map<string, (Series | undefined)[]>();
+  private readonly forming = new Set<Series>();
+  private minDeadline = Infinity;
+  private epoch = 0;
+
+  constructor(
+    private readonly graceMs: number,
+    private readonly seeded: ReadonlyMap<string, number> | undefined,
+    private readonly calendarOf: (code: string) => TradingCalendar,
+    private readonly onReport: ((report: BarReport) => void) | undefined,
+  ) {}
+
+  push(input: MergeBarsInput, now: number | (() => number), emit: (out: MergeBarsOutput) => void): void {
+    if (Array.isArray(input)) {
+      const bars = input as readonly Bar[];
+      let sorted = true;
+      for (let i = 1; i < bars.length && sorted; i++) if (compareBars(bars[i - 1] as Bar, bars[i] as Bar) >= 0) sorted = false;
+      const ordered = sorted ? bars : [...bars].sort(compareBars);
+      const touched: Series[] = [];
+      const batch = ++this.epoch;
+      for (let i = 0; i < ordered.length; i++) {
+        const bar = ordered[i] as Bar;
+        const next = ordered[i + 1];
+        // Of rows with the same start in one batch the last one wins (the sort is stable).
+        if (!sorted && next !== undefined && next.tsMs === bar.tsMs && next.code === bar.code && next.klineType === bar.klineType) continue;
+        const s = this.pushBar(bar, emit);
+        if (s !== undefined && s.dirty && s.epoch !== batch) {
+          s.epoch = batch;
+          touched.push(s);
+        }
+      }
+      // Each touched series emits its forming bar once per batch, however many rows touched it.
+      for (const s of touched) now = this.settle(s, now, emit);
+    } else if ((input as GapMarker).type === 'gap') {
+      this.pushGap(input as GapMarker, emit);
+    } else {
+      const s = this.pushBar(input as Bar, emit);
+      if (s !== undefined) this.settle(s, now, emit);
+    }
+  }
+
+  expire(nowMs: number, emit: (out: MergeBarsOutput) => void): void {
+    let next = Infinity;
+    for (const s of this.forming) {
+      if (nowMs >= s.formingDeadline) this.closeForming(s, emit);
+      else if (s.formingDeadline < next) next = s.formingDeadline;
+    }
+    this.minDeadline = next;
+  }
+
+  nextDeadlineMs(): number {
+    return this.minDeadline;
+  }
+
+  lastClosed(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const types of this.byCode.values()) {
+      for (const s of types) if (s !== undefined && s.closedTs !== -Infinity) out.set(seriesKey(s.code, s.klineType), s.closedTs);
+    }
+    if (this.seeded !== undefined) for (const [k, v] of this.seeded) if (!out.has(k)) out.set(k, v);
+    return out;
+  }
+
+  private seriesOf(code: string, klineType: KlineType): Series {
+    const s = this.byCode.get(code)?.[klineType];
+    return s ?? this.newSeries(code, klineType);
+  }
+
+  private newSeries(code: string, klineType: KlineType): Series {
+    let types = this.byCode.get(code);
     if (types === undefined) {
       types = [];
-      byCode.set(code, types);
+      this.byCode.set(code, types);
     }
-    let s = types[klineType];
-    if (s === undefined) {
-      const seed = seeded?.get(seriesKey(code, klineType));
-      s = {
-        code,
-        klineType,
-        calendar: calendarOf(code),
-        closedTs: seed ?? -Infinity,
-        closedBar: undefined,
-        closedStart: undefined,
-        forming: undefined,
-        emitted: undefined,
-        formingStart: 0,
-        formingDeadline: Infinity,
-        revision: 0,
-        dirty: false,
-        skipGapCheck: false,
-        gaps: [],
-      };
-      types[klineType] = s;
-    }
+    const seed = this.seeded?.get(seriesKey(code, klineType));
+    const s: Series = {
+      code,
+      klineType,
+      calendar: this.calendarOf(code),
+      closedTs: seed ?? -Infinity,
+      closedBar: undefined,
+      closedStart: undefined,
+      forming: undefined,
+      emitted: undefined,
+      formingStart: 0,
+      formingDeadline: Infinity,
+      revision: 0,
+      dirty: false,
+      needsCompare: false,
+      epoch: 0,
+      skipGapCheck: false,
+      gaps: [],
+    };
+    types[klineType] = s;
     return s;
-  };
+  }
 
-  const closeForming = (s: Series, emit: (o: MergeBarsOutput) => void): void => {
+  private closeForming(s: Series, emit: (o: MergeBarsOutput) => void): void {
     const bar = s.forming as Bar;
     const revision = s.revision;
     s.closedTs = bar.tsMs;
@@ -176,16 +248,16 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
     s.emitted = undefined;
     s.dirty = false;
     s.revision = 0;
-    forming.delete(s);
+    this.forming.delete(s);
     emit(toUpdate(bar, true, revision));
-  };
+  }
 
-  const openForming = (s: Series, bar: Bar, emit: (o: MergeBarsOutput) => void): void => {
-    const period = barPeriodAt(bar.tsMs, s.klineType, s.calendar);
+  private openForming(s: Series, bar: Bar, emit: (o: MergeBarsOutput) => void): void {
+    const period = periodAt(bar.tsMs, s.klineType, s.calendar);
     const start = period?.startMs ?? bar.tsMs;
     const end = period?.endMs ?? bar.tsMs + (KLINE_PERIOD_MS[s.klineType] ?? 86_400_000);
     if (!s.skipGapCheck && s.closedTs !== -Infinity) {
-      const prevStart = s.closedStart ?? barPeriodAt(s.closedTs, s.klineType, s.calendar)?.startMs ?? s.closedTs;
+      const prevStart = s.closedStart ?? periodAt(s.closedTs, s.klineType, s.calendar)?.startMs ?? s.closedTs;
       const expected = nextBarStart(prevStart, s.klineType, s.calendar);
       if (start > expected) {
         if (s.gaps.length >= MAX_OPEN_GAPS) s.gaps.shift();
@@ -197,70 +269,68 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
     s.forming = bar;
     s.emitted = undefined;
     s.formingStart = start;
-    s.formingDeadline = end + graceMs;
+    s.formingDeadline = end + this.graceMs;
     s.revision = 0;
-    forming.add(s);
-    if (s.formingDeadline < minDeadline) minDeadline = s.formingDeadline;
-    markDirty(s);
-  };
+    this.forming.add(s);
+    if (s.formingDeadline < this.minDeadline) this.minDeadline = s.formingDeadline;
+    s.dirty = true;
+  }
 
-  const markDirty = (s: Series): void => {
-    if (!s.dirty) {
-      s.dirty = true;
-      touched.push(s);
-    }
-  };
-
-  const fillGap = (s: Series, ts: number): boolean => {
-    for (let i = 0; i < s.gaps.length; i++) {
-      const g = s.gaps[i] as OpenGap;
+  private fillGap(s: Series, ts: number): boolean {
+    const gaps = s.gaps;
+    for (let i = 0; i < gaps.length; i++) {
+      const g = gaps[i] as OpenGap;
       if (ts >= g.fromMs && ts < g.toMs) {
         g.fromMs = ts + 1; // gaps fill in ascending order, each bar start once
-        if (g.fromMs >= g.toMs) s.gaps.splice(i, 1);
+        if (g.fromMs >= g.toMs) gaps.splice(i, 1);
         return true;
       }
     }
     return false;
-  };
+  }
 
-  const pushBar = (raw: Bar, emit: (o: MergeBarsOutput) => void): void => {
-    const bar = normalizeBar(raw, onReport);
-    if (bar === undefined) return;
-    const s = seriesOf(bar.code, bar.klineType);
+  /** Applies one bar; returns its series when the forming bar may need emitting. */
+  private pushBar(raw: Bar, emit: (o: MergeBarsOutput) => void): Series | undefined {
+    const bar = normalizeBar(raw, this.onReport);
+    if (bar === undefined) return undefined;
+    const s = this.seriesOf(bar.code, bar.klineType);
     const ts = bar.tsMs;
     const f = s.forming;
     if (f !== undefined) {
       if (ts === f.tsMs) {
         if (!sameValues(f, bar)) {
+          // Unless the bar changed again since it was emitted, it now differs from the emitted one.
+          s.needsCompare = s.dirty || f !== s.emitted;
           s.forming = bar;
-          markDirty(s);
+          s.dirty = true;
         }
-        return;
+        return s;
       }
       if (ts > f.tsMs) {
-        closeForming(s, emit);
-        openForming(s, bar, emit);
-        return;
+        this.closeForming(s, emit);
+        this.openForming(s, bar, emit);
+        return s;
       }
     } else if (ts > s.closedTs) {
-      openForming(s, bar, emit);
-      return;
+      this.openForming(s, bar, emit);
+      return s;
     }
     // Older than the forming bar: a closed bar. Emitted only if newer than every closed bar, or
     // if it fills a gap this merger reported (a backfill), and then exactly once.
     if (ts > s.closedTs) {
-      fillGap(s, ts);
+      this.fillGap(s, ts);
       s.closedTs = ts;
       s.closedBar = bar;
       s.closedStart = undefined;
       emit(toUpdate(bar, true, 0));
-      return;
+      return undefined;
     }
-    if (fillGap(s, ts)) {
+    if (s.gaps.length > 0 && this.fillGap(s, ts)) {
       emit(toUpdate(bar, true, 0));
-      return;
+      return undefined;
     }
-    if (ts === s.closedTs && s.closedBar !== undefined && !sameValues(s.closedBar, bar) && onReport !== undefined) {
+    const onReport = this.onReport;
+    if (onReport !== undefined && ts === s.closedTs && s.closedBar !== undefined && !sameValues(s.closedBar, bar)) {
       onReport({
         type: 'bar-report',
         problem: 'late',
@@ -272,70 +342,34 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
         row: raw,
       });
     }
-  };
+    return undefined;
+  }
 
-  const settle = (nowMs: number, emit: (o: MergeBarsOutput) => void): void => {
-    // Each touched series emits its forming bar once per push, however many rows touched it.
-    for (let i = 0; i < touched.length; i++) {
-      const s = touched[i] as Series;
-      if (!s.dirty) continue;
-      const bar = s.forming as Bar;
-      if (s.emitted !== undefined && sameValues(s.emitted, bar)) s.dirty = false;
-      else if (nowMs >= s.formingDeadline) closeForming(s, emit);
-      else {
-        s.dirty = false;
-        s.emitted = bar;
-        emit(toUpdate(bar, false, s.revision++));
+  /** Emits the forming bar of `s` if it changed since last emitted; a new one past its deadline closes at once. */
+  private settle(s: Series, now: number | (() => number), emit: (o: MergeBarsOutput) => void): number | (() => number) {
+    if (!s.dirty) return now;
+    s.dirty = false;
+    const bar = s.forming as Bar;
+    if (s.emitted === undefined) {
+      const nowMs = typeof now === 'number' ? now : now();
+      if (nowMs >= s.formingDeadline) {
+        this.closeForming(s, emit);
+        return nowMs;
       }
+      now = nowMs;
+    } else if (s.needsCompare && sameValues(s.emitted, bar)) {
+      return now;
     }
-    touched.length = 0;
-  };
+    s.emitted = bar;
+    emit(toUpdate(bar, false, s.revision++));
+    return now;
+  }
 
-  const pushGap = (marker: GapMarker, emit: (o: MergeBarsOutput) => void): void => {
+  private pushGap(marker: GapMarker, emit: (o: MergeBarsOutput) => void): void {
     // A restart or skip upstream: the next bar of the series opens it without a second gap
     // report; closed bars stay closed (no duplicates) and the forming bar keeps its revisions.
-    if (marker.klineType !== undefined) seriesOf(marker.code, marker.klineType).skipGapCheck = true;
-    else for (const s of byCode.get(marker.code) ?? []) if (s !== undefined) s.skipGapCheck = true;
+    if (marker.klineType !== undefined) this.seriesOf(marker.code, marker.klineType).skipGapCheck = true;
+    else for (const s of this.byCode.get(marker.code) ?? []) if (s !== undefined) s.skipGapCheck = true;
     emit(marker);
-  };
-
-  return {
-    push(input, nowMs, emit) {
-      if (Array.isArray(input)) {
-        const bars = input as readonly Bar[];
-        let sorted = true;
-        for (let i = 1; i < bars.length && sorted; i++) if (compareBars(bars[i - 1] as Bar, bars[i] as Bar) >= 0) sorted = false;
-        const ordered = sorted ? bars : [...bars].sort(compareBars);
-        for (let i = 0; i < ordered.length; i++) {
-          const bar = ordered[i] as Bar;
-          const next = ordered[i + 1];
-          // Of rows with the same start in one batch the last one wins (the sort is stable).
-          if (!sorted && next !== undefined && next.tsMs === bar.tsMs && next.code === bar.code && next.klineType === bar.klineType) continue;
-          pushBar(bar, emit);
-        }
-      } else if ((input as GapMarker).type === 'gap') {
-        pushGap(input as GapMarker, emit);
-      } else {
-        pushBar(input as Bar, emit);
-      }
-      settle(nowMs, emit);
-    },
-    expire(nowMs, emit) {
-      let next = Infinity;
-      for (const s of forming) {
-        if (nowMs >= s.formingDeadline) closeForming(s, emit);
-        else if (s.formingDeadline < next) next = s.formingDeadline;
-      }
-      minDeadline = next;
-    },
-    nextDeadlineMs: () => minDeadline,
-    lastClosed() {
-      const out = new Map<string, number>();
-      for (const types of byCode.values()) {
-        for (const s of types) if (s !== undefined && s.closedTs !== -Infinity) out.set(seriesKey(s.code, s.klineType), s.closedTs);
-      }
-      if (seeded !== undefined) for (const [k, v] of seeded) if (!out.has(k)) out.set(k, v);
-      return out;
-    },
-  };
+  }
 }

@@ -1,8 +1,8 @@
-import { KLINE_PERIOD_MS, barPeriodAt, calendarOf as coreCalendarOf, isKlineType } from '@quoteflow/core';
+import { KLINE_PERIOD_MS, calendarOf as coreCalendarOf, isKlineType } from '@quoteflow/core';
 import type { Bar, BarUpdate, KlineType, TradingCalendar } from '@quoteflow/core';
 import { InvalidOptionError } from '@quoteflow/core';
 import { invalidOption } from './internal/invalid-option.js';
-import { countBarStarts } from './internal/next-bar-start.js';
+import { countBarStarts, periodAt } from './internal/next-bar-start.js';
 import type { BarKind } from './internal/next-bar-start.js';
 import type { BarReport } from './normalize-bars.js';
 
@@ -72,10 +72,9 @@ export interface BarResampler {
   flush(emit: (out: ResampledBar) => void): void;
 }
 
-interface Entry {
-  readonly ts: number;
-  bar: ResampleInput;
-  final: boolean;
+/** Whether a source bar is closed: a plain `Bar`, or an update marked final. */
+function isFinal(bar: ResampleInput): boolean {
+  return bar.type === 'bar' || bar.final;
 }
 
 interface Series {
@@ -88,7 +87,8 @@ interface Series {
   /** Sources before this instant belong to closed periods. */
   closedUpTo: number;
   open: boolean;
-  entries: Entry[];
+  /** The period's source bars, one per start, ascending. */
+  entries: ResampleInput[];
   finals: number;
   revision: number;
   // Aggregate of entries[0 .. n-2]; the last entry is added on the fly (it may still change).
@@ -211,8 +211,8 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
 
   const build = (s: Series, final: boolean): ResampledBar => {
     const entries = s.entries;
-    const last = (entries[entries.length - 1] as Entry).bar;
-    const first = (entries[0] as Entry).bar;
+    const last = entries[entries.length - 1] as ResampleInput;
+    const first = entries[0] as ResampleInput;
     const volN = s.pVolN + (last.volume === null ? 0 : 1);
     const turnN = s.pTurnN + (last.turnover === null ? 0 : 1);
     return {
@@ -241,7 +241,7 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
     emit(build(s, true));
     s.open = false;
     s.closedUpTo = s.endMs;
-    s.entries = [];
+    s.entries.length = 0;
     s.finals = 0;
     resetPrefix(s);
   };
@@ -263,18 +263,17 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
     const entries = s.entries;
     const ts = bar.tsMs;
     let i = entries.length - 1;
-    while (i >= 0 && (entries[i] as Entry).ts > ts) i--;
+    while (i >= 0 && (entries[i] as ResampleInput).tsMs > ts) i--;
     const at = entries[i];
-    if (at !== undefined && at.ts === ts) {
-      if (at.final) return false; // the first closed version of a source bar wins
-      at.bar = bar;
-      at.final = final;
+    if (at !== undefined && at.tsMs === ts) {
+      if (isFinal(at)) return false; // the first closed version of a source bar wins
+      entries[i] = bar;
     } else {
-      entries.splice(i + 1, 0, { ts, bar, final });
+      entries.splice(i + 1, 0, bar);
     }
     if (final) s.finals++;
     resetPrefix(s);
-    for (let j = 0; j < entries.length - 1; j++) fold(s, (entries[j] as Entry).bar);
+    for (let j = 0; j < entries.length - 1; j++) fold(s, entries[j] as ResampleInput);
     return true;
   };
 
@@ -282,11 +281,11 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
     push(bar, emit) {
       const s = seriesOf(bar.code, bar.klineType);
       const ts = bar.tsMs;
-      const final = bar.type === 'bar' || bar.final;
+      const final = isFinal(bar);
       if (s.open && ts >= s.endMs) close(s, emit);
       if (!s.open) {
         if (ts < s.closedUpTo) return drop(bar, 'late', 'its resampled period is already closed');
-        const p = barPeriodAt(ts, target, s.calendar);
+        const p = periodAt(ts, target, s.calendar);
         if (p === undefined) return drop(bar, 'outside-session', 'outside the trading session');
         s.open = true;
         s.startMs = p.startMs;
@@ -298,20 +297,18 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
       }
       const entries = s.entries;
       const last = entries[entries.length - 1];
-      if (last === undefined || ts > last.ts) {
-        if (last !== undefined) fold(s, last.bar);
-        entries.push({ ts, bar, final });
+      if (last === undefined || ts > last.tsMs) {
+        if (last !== undefined) fold(s, last);
+        entries.push(bar);
         if (final) s.finals++;
-      } else if (ts === last.ts) {
-        if (last.final) return; // a repeat of a closed source bar changes nothing
-        last.bar = bar;
-        last.final = final;
+      } else if (ts === last.tsMs) {
+        if (isFinal(last)) return; // a repeat of a closed source bar changes nothing
+        entries[entries.length - 1] = bar;
         if (final) s.finals++;
       } else if (!insertSlow(s, bar, final)) {
         return;
       }
-      const lastNow = entries[entries.length - 1] as Entry;
-      if (s.finals >= s.expected && lastNow.final) close(s, emit);
+      if (s.finals >= s.expected && isFinal(entries[entries.length - 1] as ResampleInput)) close(s, emit);
       else if (mode === 'all') emit(build(s, false));
     },
     flush(emit) {

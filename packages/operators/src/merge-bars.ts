@@ -46,6 +46,7 @@ export function mergeBars(options: MergeBarsOptions = {}): OperatorFunction<Merg
     new Observable<MergeBarsOutput>((subscriber) => {
       const merger = createBarMerger(options);
       const emit = (out: MergeBarsOutput) => subscriber.next(out);
+      const clock = () => scheduler.now();
       let timer: Subscription | undefined;
       let timerAt = Infinity;
 
@@ -71,7 +72,7 @@ export function mergeBars(options: MergeBarsOptions = {}): OperatorFunction<Merg
       const sub = source.subscribe({
         next: (input) => {
           try {
-            merger.push(input, scheduler.now(), emit);
+            merger.push(input, clock, emit);
           } catch (err) {
             subscriber.error(err);
             return;

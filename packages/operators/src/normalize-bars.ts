@@ -127,7 +127,8 @@ export function normalizeBar(row: BarInput, onReport?: (r: BarReport) => void): 
 }
 
 function slowNormalize(row: BarInput, onReport?: (r: BarReport) => void): Bar | undefined {
-  const where = `bar ${String(row?.code)} type ${String(row?.klineType)} at ${String(row?.tsMs)}`;
+  // Messages are built only for a listener: a dropped row must stay cheap when nobody asks why.
+  const where = onReport === undefined ? '' : `bar ${String(row?.code)} type ${String(row?.klineType)} at ${String(row?.tsMs)}`;
   if (typeof row !== 'object' || row === null) {
     report(onReport, 'bad-code', 'dropped', {}, undefined, `bar row is not an object: ${String(row)}`);
     return undefined;

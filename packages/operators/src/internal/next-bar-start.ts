@@ -104,3 +104,18 @@ export function countBarStarts(startMs: number, endMs: number, source: BarKind, 
   for (let t = firstBarStartAtOrAfter(startMs, source, cal); t < endMs && n < 100_000; t = nextBarStart(t, source, cal)) n++;
   return n;
 }
+
+/**
+ * core's `barPeriodAt`, with its 24-hour intraday case (multiples of the period since the epoch)
+ * computed inline: that case needs no calendar arithmetic and is the hot one.
+ */
+export function periodAt(tsMs: number, kind: BarKind, cal: TradingCalendar): { readonly startMs: number; readonly endMs: number } | undefined {
+  if (cal.segments.length === 0) {
+    const periodMs = periodOf(kind);
+    if (periodMs !== undefined) {
+      const startMs = Math.floor(tsMs / periodMs) * periodMs;
+      return { startMs, endMs: startMs + periodMs };
+    }
+  }
+  return barPeriodAt(tsMs, kind, cal);
+}
