@@ -316,7 +316,7 @@ export class QuoteflowClient {
         'static-info',
         part,
         (s) => s.code,
-        { ...options, signal },
+        withSignal(options, signal),
         (subset, opts) =>
           this.#send(
             'static-info',
@@ -340,7 +340,7 @@ export class QuoteflowClient {
         'depth-tick',
         part,
         (t) => t.code,
-        { ...options, signal },
+        withSignal(options, signal),
         (subset, opts) =>
           this.#send(
             'depth-tick',
@@ -411,7 +411,7 @@ export class QuoteflowClient {
         'batch-kline',
         part.map((g) => groupKey(g.code, g.klineType)),
         (r) => groupKey(r.code, r.klineType),
-        { ...options, signal },
+        withSignal(options, signal),
         (subset, opts) =>
           this.#send(
             'batch-kline',
@@ -466,8 +466,10 @@ export class QuoteflowClient {
   async #inParallel<P, R>(
     parts: readonly P[],
     signal: AbortSignal | undefined,
-    work: (part: P, signal: AbortSignal) => Promise<readonly R[]>,
+    work: (part: P, signal: AbortSignal | undefined) => Promise<readonly R[]>,
   ): Promise<R[]> {
+    // One part (the common case) needs no linked controller: fewer abort listeners per request.
+    if (parts.length === 1) return [...(await work(parts[0]!, signal))];
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal?.reason);
     if (signal?.aborted === true) controller.abort(signal.reason);
@@ -621,4 +623,11 @@ function uniqueCodes(codes: readonly string[], what: string): string[] {
       );
   });
   return [...new Set(codes)];
+}
+
+/** `options` with `signal` set, or without the key when there is none (exactOptionalPropertyTypes). */
+function withSignal(options: CallOptions, signal: AbortSignal | undefined): CallOptions {
+  if (signal === options.signal) return options;
+  const { signal: _ignored, ...rest } = options;
+  return signal === undefined ? rest : { ...rest, signal };
 }
