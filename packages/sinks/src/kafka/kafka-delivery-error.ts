@@ -6,13 +6,15 @@ import type { KafkaMessage } from './to-kafka-message.js';
  * or no acknowledgement came within `deliveryTimeoutMs`. `undelivered` lists every such record's
  * topic, key and value, in the order they were written; for each the outcome is unknown (the
  * broker may have stored it without answering), never "stored twice" (idempotent producer).
+ * Not `retryable`: the sink has stopped, and sending the records again from a new producer could
+ * store some of them twice; the list is there to decide per use.
  */
 export class KafkaDeliveryError extends QuoteflowError {
   /** The messages not acknowledged, in write order. */
   readonly undelivered: readonly KafkaMessage[];
   constructor(undelivered: readonly KafkaMessage[], reason: string, cause?: unknown) {
     super('QF_KAFKA_DELIVERY', `kafka: ${describe(undelivered)} not acknowledged by the broker: ${reason}`, {
-      retryable: true,
+      retryable: false,
       cause,
     });
     this.undelivered = undelivered;

@@ -1,4 +1,4 @@
-import type { DepthTick , QuoteflowError } from '@quoteflow/core';
+import type { DepthTick, QuoteflowError } from '@quoteflow/core';
 import { InvalidOptionError } from '@quoteflow/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeDriver, ackAll, settle } from './internal/fake-driver.js';

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '@quoteflow/core';
+import { InvalidOptionError, type QuoteflowLogger } from '@quoteflow/core';
 import { KafkaDeliveryError } from './kafka-delivery-error.js';
 import {
   KAFKA_COMPRESSIONS,
@@ -23,11 +23,8 @@ export type KafkaDriverName = (typeof KAFKA_DRIVERS)[number];
 /** Builds a producer driver; lets a caller bring its own client (or a test double). */
 export type KafkaDriverFactory = (options: KafkaDriverOptions) => KafkaProducerDriver;
 
-/** Where the sink reports what it does; silent by default. */
-export interface KafkaSinkLogger {
-  debug?(event: string, fields: Readonly<Record<string, unknown>>): void;
-  warn?(event: string, fields: Readonly<Record<string, unknown>>): void;
-}
+/** Where the sink reports what it does (core's logger shape); silent by default. */
+export type KafkaSinkLogger = QuoteflowLogger;
 
 /** Options of {@link KafkaSink}; see {@link KAFKA_SINK_DEFAULTS} for the defaults. */
 export interface KafkaSinkOptions {
