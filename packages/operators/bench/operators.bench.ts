@@ -8,7 +8,14 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
 import type { Bar, BarUpdate, DepthTick } from '@quoteflow/core';
-import { createBarMerger, createBarResampler, createSeqDeduper, dedupeBySeq, mergeBars, resampleBars } from '@quoteflow/operators';
+import {
+  createBarMerger,
+  createBarResampler,
+  createSeqDeduper,
+  dedupeBySeq,
+  mergeBars,
+  resampleBars,
+} from '@quoteflow/operators';
 import type { MergeBarsOutput, ResampledBar } from '@quoteflow/operators';
 
 const MIN = 60_000;
@@ -57,7 +64,14 @@ function dedupeInput(codes: number, events: number): DepthTick[] {
     const c = (i * 7919) % codes;
     // About half the polls see an unchanged book (same seq), as when polling faster than it changes.
     if ((i * 31) % 2 === 0) seq[c] = (seq[c] as bigint) + 1n;
-    out.push({ type: 'depth', code: `C${c}`, seq: seq[c] as bigint, tickTimeMs: 1_700_000_000_000 + i, bids: [], asks: [] });
+    out.push({
+      type: 'depth',
+      code: `C${c}`,
+      seq: seq[c] as bigint,
+      tickTimeMs: 1_700_000_000_000 + i,
+      bids: [],
+      asks: [],
+    });
   }
   return out;
 }
@@ -75,7 +89,12 @@ function dedupeLoop(ticks: readonly DepthTick[]): number {
     } else if (s > prev.seq) {
       prev.seq = s;
       if (tick.tickTimeMs !== undefined) prev.t = tick.tickTimeMs;
-    } else if (tick.tickTimeMs !== undefined && prev.t !== undefined && tick.tickTimeMs > prev.t && s * 2n <= prev.seq) {
+    } else if (
+      tick.tickTimeMs !== undefined &&
+      prev.t !== undefined &&
+      tick.tickTimeMs > prev.t &&
+      s * 2n <= prev.seq
+    ) {
       prev.seq = s;
       prev.t = tick.tickTimeMs;
     } else continue;
@@ -95,9 +114,31 @@ function mergeInput(codes: number, polls: number): Bar[] {
     for (let c = 0; c < codes; c++) {
       const code = `C${c}`;
       const prev = 100 + c;
-      out.push({ type: 'bar', code, klineType: 1, tsMs: m - MIN, open: prev, high: prev + 5, low: prev - 5, close: prev, volume: 10, turnover: 1000 });
+      out.push({
+        type: 'bar',
+        code,
+        klineType: 1,
+        tsMs: m - MIN,
+        open: prev,
+        high: prev + 5,
+        low: prev - 5,
+        close: prev,
+        volume: 10,
+        turnover: 1000,
+      });
       const close = 100 + c + (p % 5);
-      out.push({ type: 'bar', code, klineType: 1, tsMs: m, open: 100, high: close + 10, low: 90, close, volume: 10 + (p % 5), turnover: 1000 });
+      out.push({
+        type: 'bar',
+        code,
+        klineType: 1,
+        tsMs: m,
+        open: 100,
+        high: close + 10,
+        low: 90,
+        close,
+        volume: 10 + (p % 5),
+        turnover: 1000,
+      });
     }
   }
   return out;
@@ -106,14 +147,31 @@ function mergeInput(codes: number, polls: number): Bar[] {
 function mergeLoop(bars: readonly Bar[]): number {
   // The same work for this input: validate, upsert the forming bar per series, close it when a
   // newer bar appears, drop older bars, emit an update object per change.
-  const series = new Map<string, { forming: Bar | undefined; closedTs: number; rev: number; deadline: number }>();
+  const series = new Map<
+    string,
+    { forming: Bar | undefined; closedTs: number; rev: number; deadline: number }
+  >();
   let n = 0;
   const emit = (b: Bar, final: boolean, revision: number): void => {
-    const u: BarUpdate = { type: 'bar-update', code: b.code, klineType: b.klineType, tsMs: b.tsMs, open: b.open, high: b.high, low: b.low, close: b.close, volume: b.volume, turnover: b.turnover, final, revision };
+    const u: BarUpdate = {
+      type: 'bar-update',
+      code: b.code,
+      klineType: b.klineType,
+      tsMs: b.tsMs,
+      open: b.open,
+      high: b.high,
+      low: b.low,
+      close: b.close,
+      volume: b.volume,
+      turnover: b.turnover,
+      final,
+      revision,
+    };
     if (u.revision >= 0) n++;
   };
   for (const b of bars) {
-    if (!(b.tsMs >= 1e11) || !(b.low <= b.open && b.low <= b.close && b.high >= b.open && b.high >= b.close)) continue;
+    if (!(b.tsMs >= 1e11) || !(b.low <= b.open && b.low <= b.close && b.high >= b.open && b.high >= b.close))
+      continue;
     let s = series.get(b.code);
     if (s === undefined) {
       s = { forming: undefined, closedTs: -Infinity, rev: 0, deadline: 0 };
@@ -121,7 +179,14 @@ function mergeLoop(bars: readonly Bar[]): number {
     }
     const f = s.forming;
     if (f !== undefined && b.tsMs === f.tsMs) {
-      if (f.close !== b.close || f.volume !== b.volume || f.high !== b.high || f.low !== b.low || f.open !== b.open || f.turnover !== b.turnover) {
+      if (
+        f.close !== b.close ||
+        f.volume !== b.volume ||
+        f.high !== b.high ||
+        f.low !== b.low ||
+        f.open !== b.open ||
+        f.turnover !== b.turnover
+      ) {
         s.forming = b;
         emit(b, false, s.rev++);
       }
@@ -147,7 +212,18 @@ function resampleInput(codes: number, minutes: number): Bar[] {
   for (let m = 0; m < minutes; m++) {
     for (let c = 0; c < codes; c++) {
       const px = 100 + ((m * 13 + c) % 17);
-      out.push({ type: 'bar', code: `C${c}`, klineType: 1, tsMs: t0 + m * MIN, open: px, high: px + 2, low: px - 1, close: px + 1, volume: 5, turnover: 500 });
+      out.push({
+        type: 'bar',
+        code: `C${c}`,
+        klineType: 1,
+        tsMs: t0 + m * MIN,
+        open: px,
+        high: px + 2,
+        low: px - 1,
+        close: px + 1,
+        volume: 5,
+        turnover: 500,
+      });
     }
   }
   return out;
@@ -155,10 +231,48 @@ function resampleInput(codes: number, minutes: number): Bar[] {
 
 function resampleLoop(bars: readonly Bar[]): number {
   const P = 5 * MIN;
-  const agg = new Map<string, { start: number; open: number; high: number; low: number; close: number; volume: number; turnover: number; count: number }>();
+  const agg = new Map<
+    string,
+    {
+      start: number;
+      open: number;
+      high: number;
+      low: number;
+      close: number;
+      volume: number;
+      turnover: number;
+      count: number;
+    }
+  >();
   let n = 0;
-  const emit = (code: string, a: { start: number; open: number; high: number; low: number; close: number; volume: number; turnover: number; count: number }): void => {
-    const r = { type: 'resampled-bar', code, tsMs: a.start, endMs: a.start + P, open: a.open, high: a.high, low: a.low, close: a.close, volume: a.volume, turnover: a.turnover, sourceCount: a.count, partial: a.count < 5, final: true };
+  const emit = (
+    code: string,
+    a: {
+      start: number;
+      open: number;
+      high: number;
+      low: number;
+      close: number;
+      volume: number;
+      turnover: number;
+      count: number;
+    },
+  ): void => {
+    const r = {
+      type: 'resampled-bar',
+      code,
+      tsMs: a.start,
+      endMs: a.start + P,
+      open: a.open,
+      high: a.high,
+      low: a.low,
+      close: a.close,
+      volume: a.volume,
+      turnover: a.turnover,
+      sourceCount: a.count,
+      partial: a.count < 5,
+      final: true,
+    };
     if (r.final) n++;
   };
   for (const b of bars) {
@@ -200,7 +314,13 @@ function resampleLoop(bars: readonly Bar[]): number {
  * Runs the three variants in turn, ROUNDS times after a warm-up, and keeps each one's best time:
  * interleaving spreads the noise of a shared machine evenly over the variants.
  */
-function measure(name: string, events: number, loop: () => number, machine: () => number, operator: () => number): Row {
+function measure(
+  name: string,
+  events: number,
+  loop: () => number,
+  machine: () => number,
+  operator: () => number,
+): Row {
   const variants = [loop, machine, operator];
   const best = [Infinity, Infinity, Infinity];
   const outputs = variants.map((fn) => fn());
@@ -212,7 +332,14 @@ function measure(name: string, events: number, loop: () => number, machine: () =
     });
   }
   const rate = (ms: number) => (events / ms) * 1000;
-  return { name, events, outputs, loop: rate(best[0] as number), machine: rate(best[1] as number), operator: rate(best[2] as number) };
+  return {
+    name,
+    events,
+    outputs,
+    loop: rate(best[0] as number),
+    machine: rate(best[1] as number),
+    operator: rate(best[2] as number),
+  };
 }
 
 const ticks = dedupeInput(1_000, 200_000);
@@ -266,8 +393,12 @@ const rows: Row[] = [
 ];
 
 const fmt = (x: number) => `${(x / 1e6).toFixed(2)} M/s`;
-console.log(`Node ${process.version}; best of ${ROUNDS} interleaved runs per variant, same process, same input; ratio = variant / plain loop.\n`);
-console.log('| operator | events | outputs (loop / machine / operator) | plain loop | state machine (ratio) | RxJS operator (ratio) | target >= 0.5 |');
+console.log(
+  `Node ${process.version}; best of ${ROUNDS} interleaved runs per variant, same process, same input; ratio = variant / plain loop.\n`,
+);
+console.log(
+  '| operator | events | outputs (loop / machine / operator) | plain loop | state machine (ratio) | RxJS operator (ratio) | target >= 0.5 |',
+);
 console.log('|---|---:|---|---:|---:|---:|---|');
 let failed = false;
 for (const r of rows) {
@@ -279,6 +410,8 @@ for (const r of rows) {
   );
 }
 if (failed) {
-  console.error('\noperators.bench: the baseline and the operators disagree on the number of outputs; the comparison is void');
+  console.error(
+    '\noperators.bench: the baseline and the operators disagree on the number of outputs; the comparison is void',
+  );
   process.exitCode = 1;
 }

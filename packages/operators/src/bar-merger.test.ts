@@ -31,7 +31,9 @@ function harness(options: BarMergerOptions = {}) {
 /** Compact view of outputs: `F@k#r` final, `U@k#r` forming update, `G@a-b` gap (k = minutes after T0). */
 function view(outs: readonly MergeBarsOutput[]): string[] {
   return outs.map((o) =>
-    o.type === 'gap' ? `G@${((o.fromMs ?? 0) - T0) / MIN}-${((o.toMs ?? 0) - T0) / MIN}` : `${o.final ? 'F' : 'U'}@${(o.tsMs - T0) / MIN}#${o.revision}`,
+    o.type === 'gap'
+      ? `G@${((o.fromMs ?? 0) - T0) / MIN}-${((o.toMs ?? 0) - T0) / MIN}`
+      : `${o.final ? 'F' : 'U'}@${(o.tsMs - T0) / MIN}#${o.revision}`,
   );
 }
 
@@ -40,7 +42,13 @@ const b = (k: number, close = 1, code = C) => bar(code, 1, T0 + k * MIN, close);
 describe('createBarMerger', () => {
   it('emits closed history bars once as final and the forming bar as revision 0', () => {
     const h = harness();
-    expect(view(h.push([b(4), b(3), b(2), b(1), b(0)], T0 + 4 * MIN + 1000))).toEqual(['F@0#0', 'F@1#0', 'F@2#0', 'F@3#0', 'U@4#0']);
+    expect(view(h.push([b(4), b(3), b(2), b(1), b(0)], T0 + 4 * MIN + 1000))).toEqual([
+      'F@0#0',
+      'F@1#0',
+      'F@2#0',
+      'F@3#0',
+      'U@4#0',
+    ]);
   });
 
   it('upserts the forming bar with increasing revisions and closes it when a newer bar appears', () => {
@@ -50,7 +58,13 @@ describe('createBarMerger', () => {
     expect(view(h.push([b(0), b(1, 2)], T0 + MIN + 3000))).toEqual([]); // unchanged: nothing
     expect(view(h.push([b(1, 3), b(2)], T0 + 2 * MIN + 1000))).toEqual(['F@1#2', 'U@2#0']);
     const final = h.push([b(2), b(3)], T0 + 3 * MIN)[0] as BarUpdate;
-    expect(final).toMatchObject({ type: 'bar-update', final: true, tsMs: T0 + 2 * MIN, close: 1, revision: 1 });
+    expect(final).toMatchObject({
+      type: 'bar-update',
+      final: true,
+      tsMs: T0 + 2 * MIN,
+      close: 1,
+      revision: 1,
+    });
   });
 
   it('closes the forming bar when its period end plus grace passes', () => {
@@ -100,15 +114,30 @@ describe('createBarMerger', () => {
     h.push([b(0), b(1), b(2)], T0 + 2 * MIN + 1000);
     const out = h.push([b(6), b(7)], T0 + 7 * MIN + 1000);
     expect(view(out)).toEqual(['F@2#1', 'G@3-6', 'F@6#0', 'U@7#0']);
-    expect(out[1]).toEqual({ type: 'gap', code: C, klineType: 1, fromMs: T0 + 3 * MIN, toMs: T0 + 6 * MIN, reason: 'missing-bars' });
+    expect(out[1]).toEqual({
+      type: 'gap',
+      code: C,
+      klineType: 1,
+      fromMs: T0 + 3 * MIN,
+      toMs: T0 + 6 * MIN,
+      reason: 'missing-bars',
+    });
     h.push([b(7), b(8)], T0 + 8 * MIN + 1000); // the series moves on before the backfill
-    expect(view(h.push([b(2), b(3), b(4), b(5), b(6)], T0 + 8 * MIN + 2000))).toEqual(['F@3#0', 'F@4#0', 'F@5#0']);
+    expect(view(h.push([b(2), b(3), b(4), b(5), b(6)], T0 + 8 * MIN + 2000))).toEqual([
+      'F@3#0',
+      'F@4#0',
+      'F@5#0',
+    ]);
     expect(view(h.push([b(3), b(4), b(5)], T0 + 8 * MIN + 3000))).toEqual([]);
   });
 
   it('seeds the last closed bar per series so a restart neither repeats nor loses bars', () => {
     const h = harness({ lastClosed: new Map([[seriesKey(C, 1), T0 + 2 * MIN]]) });
-    expect(view(h.push([b(0), b(1), b(2), b(3), b(4), b(5)], T0 + 5 * MIN + 1000))).toEqual(['F@3#0', 'F@4#0', 'U@5#0']);
+    expect(view(h.push([b(0), b(1), b(2), b(3), b(4), b(5)], T0 + 5 * MIN + 1000))).toEqual([
+      'F@3#0',
+      'F@4#0',
+      'U@5#0',
+    ]);
     expect(h.merger.lastClosed().get(seriesKey(C, 1))).toBe(T0 + 4 * MIN);
     const late = harness({ lastClosed: new Map([[seriesKey(C, 1), T0]]) });
     expect(view(late.push([b(3), b(4)], T0 + 4 * MIN + 1000))).toEqual(['G@1-3', 'F@3#0', 'U@4#0']);
@@ -122,7 +151,14 @@ describe('createBarMerger', () => {
   it('forwards an input gap marker and opens the series after it without a second gap report', () => {
     const h = harness();
     h.push([b(0), b(1)], T0 + MIN + 1000);
-    const marker: GapMarker = { type: 'gap', code: C, klineType: undefined, fromMs: undefined, toMs: undefined, reason: 'reconnect' };
+    const marker: GapMarker = {
+      type: 'gap',
+      code: C,
+      klineType: undefined,
+      fromMs: undefined,
+      toMs: undefined,
+      reason: 'reconnect',
+    };
     expect(h.push(marker, T0 + MIN + 2000)).toEqual([marker]);
     expect(view(h.push([b(5), b(6)], T0 + 6 * MIN + 1000))).toEqual(['F@1#1', 'F@5#0', 'U@6#0']);
     expect(view(h.push([b(8)], T0 + 8 * MIN + 1000))).toEqual(['F@6#1', 'G@7-8', 'U@8#0']);
@@ -130,14 +166,15 @@ describe('createBarMerger', () => {
 
   it('keeps series of different codes and kline types apart', () => {
     const h = harness();
-    const out = h.push([b(1, 1, 'ETHUSDT'), b(0), bar(C, 2, T0, 5), b(0, 1, 'ETHUSDT'), b(1)], T0 + MIN + 1000);
-    expect(out.map((o) => (o.type === 'gap' ? 'gap' : `${o.code}/${o.klineType}@${(o.tsMs - T0) / MIN}${o.final ? 'F' : 'U'}`))).toEqual([
-      'BTCUSDT/1@0F',
-      'ETHUSDT/1@0F',
-      'BTCUSDT/1@1U',
-      'BTCUSDT/2@0U',
-      'ETHUSDT/1@1U',
-    ]);
+    const out = h.push(
+      [b(1, 1, 'ETHUSDT'), b(0), bar(C, 2, T0, 5), b(0, 1, 'ETHUSDT'), b(1)],
+      T0 + MIN + 1000,
+    );
+    expect(
+      out.map((o) =>
+        o.type === 'gap' ? 'gap' : `${o.code}/${o.klineType}@${(o.tsMs - T0) / MIN}${o.final ? 'F' : 'U'}`,
+      ),
+    ).toEqual(['BTCUSDT/1@0F', 'ETHUSDT/1@0F', 'BTCUSDT/1@1U', 'BTCUSDT/2@0U', 'ETHUSDT/1@1U']);
   });
 
   it('drops and reports invalid rows', () => {
@@ -148,27 +185,43 @@ describe('createBarMerger', () => {
   });
 
   it('sees no gap across the lunch break and the weekend of a stock', () => {
-    const sh = (y: number, mo: number, d: number, hh: number, mm: number) => Date.UTC(y, mo - 1, d, hh - 8, mm); // Asia/Shanghai
+    const sh = (y: number, mo: number, d: number, hh: number, mm: number) =>
+      Date.UTC(y, mo - 1, d, hh - 8, mm); // Asia/Shanghai
     const h = harness();
     const m = (ts: number) => bar('600416.SH', 1, ts, 1);
-    const out = h.push([m(sh(2024, 3, 15, 11, 29)), m(sh(2024, 3, 15, 13, 0)), m(sh(2024, 3, 15, 14, 59)), m(sh(2024, 3, 18, 9, 30))], sh(2024, 3, 18, 9, 30));
+    const out = h.push(
+      [
+        m(sh(2024, 3, 15, 11, 29)),
+        m(sh(2024, 3, 15, 13, 0)),
+        m(sh(2024, 3, 15, 14, 59)),
+        m(sh(2024, 3, 18, 9, 30)),
+      ],
+      sh(2024, 3, 18, 9, 30),
+    );
     expect(out.filter((o) => o.type === 'gap')).toEqual([
       expect.objectContaining({ fromMs: sh(2024, 3, 15, 13, 1), toMs: sh(2024, 3, 15, 14, 59) }),
     ]);
     const d = harness();
     const day = (dd: number) => bar('600416.SH', 8, sh(2024, 3, dd, 0, 0), 1);
     const daily = d.push([day(14), day(15), day(18), day(20)], sh(2024, 3, 20, 10, 0));
-    expect(daily.filter((o) => o.type === 'gap')).toEqual([expect.objectContaining({ fromMs: sh(2024, 3, 19, 0, 0), toMs: sh(2024, 3, 20, 0, 0) })]);
+    expect(daily.filter((o) => o.type === 'gap')).toEqual([
+      expect.objectContaining({ fromMs: sh(2024, 3, 19, 0, 0), toMs: sh(2024, 3, 20, 0, 0) }),
+    ]);
   });
 
   it('rejects a negative grace period', () => {
-    expect(() => createBarMerger({ graceMs: -1 })).toThrow(expect.objectContaining({ code: 'QF_INVALID_OPTION', option: 'graceMs' }));
+    expect(() => createBarMerger({ graceMs: -1 })).toThrow(
+      expect.objectContaining({ code: 'QF_INVALID_OPTION', option: 'graceMs' }),
+    );
   });
 });
 
 // ---- property tests against a naive reference ------------------------------------------------
 
-type Event = { kind: 'push'; bars: Bar[]; advanceMs: number } | { kind: 'expire'; advanceMs: number } | { kind: 'gap'; code: string; advanceMs: number };
+type Event =
+  | { kind: 'push'; bars: Bar[]; advanceMs: number }
+  | { kind: 'expire'; advanceMs: number }
+  | { kind: 'gap'; code: string; advanceMs: number };
 
 const GRACE = 5_000;
 
@@ -179,7 +232,13 @@ interface RefSeries {
   skip: boolean;
 }
 
-const same = (x: Bar, y: Bar) => x.open === y.open && x.high === y.high && x.low === y.low && x.close === y.close && x.volume === y.volume && x.turnover === y.turnover;
+const same = (x: Bar, y: Bar) =>
+  x.open === y.open &&
+  x.high === y.high &&
+  x.low === y.low &&
+  x.close === y.close &&
+  x.volume === y.volume &&
+  x.turnover === y.turnover;
 const upd = (x: Bar, final: boolean, revision: number): BarUpdate => {
   const { type: _t, ...rest } = x;
   return { ...rest, type: 'bar-update', final, revision };
@@ -190,7 +249,8 @@ function referenceMerge(events: readonly Event[]): Map<string, MergeBarsOutput[]
   const out = new Map<string, MergeBarsOutput[]>();
   const series = new Map<string, RefSeries>();
   const get = (code: string) => {
-    if (!series.has(code)) series.set(code, { watermark: -Infinity, forming: undefined, gaps: [], skip: false });
+    if (!series.has(code))
+      series.set(code, { watermark: -Infinity, forming: undefined, gaps: [], skip: false });
     if (!out.has(code)) out.set(code, []);
     return [series.get(code) as RefSeries, out.get(code) as MergeBarsOutput[]] as const;
   };
@@ -201,7 +261,14 @@ function referenceMerge(events: readonly Event[]): Map<string, MergeBarsOutput[]
     if (ev.kind === 'gap') {
       const [s, o] = get(ev.code);
       s.skip = true;
-      o.push({ type: 'gap', code: ev.code, klineType: undefined, fromMs: undefined, toMs: undefined, reason: 'test' });
+      o.push({
+        type: 'gap',
+        code: ev.code,
+        klineType: undefined,
+        fromMs: undefined,
+        toMs: undefined,
+        reason: 'test',
+      });
       continue;
     }
     if (ev.kind === 'expire') {
@@ -220,7 +287,9 @@ function referenceMerge(events: readonly Event[]): Map<string, MergeBarsOutput[]
       lastOfStart.delete(`${x.code}@${x.tsMs}`);
       lastOfStart.set(`${x.code}@${x.tsMs}`, x);
     }
-    const rows = [...lastOfStart.values()].sort((x, y) => (x.code < y.code ? -1 : x.code > y.code ? 1 : x.tsMs - y.tsMs));
+    const rows = [...lastOfStart.values()].sort((x, y) =>
+      x.code < y.code ? -1 : x.code > y.code ? 1 : x.tsMs - y.tsMs,
+    );
     const touched: string[] = [];
     for (const row of rows) {
       const [s, o] = get(row.code);
@@ -234,7 +303,14 @@ function referenceMerge(events: readonly Event[]): Map<string, MergeBarsOutput[]
           s.watermark = f.bar.tsMs;
         }
         if (!s.skip && s.watermark !== -Infinity && row.tsMs > s.watermark + MIN) {
-          o.push({ type: 'gap', code: row.code, klineType: 1, fromMs: s.watermark + MIN, toMs: row.tsMs, reason: 'missing-bars' });
+          o.push({
+            type: 'gap',
+            code: row.code,
+            klineType: 1,
+            fromMs: s.watermark + MIN,
+            toMs: row.tsMs,
+            reason: 'missing-bars',
+          });
           s.gaps.push({ from: s.watermark + MIN, to: row.tsMs });
         }
         s.skip = false;
@@ -281,9 +357,29 @@ const arbBar = fc
   .map(({ code, slot, close, volume }) => bar(code, 1, T0 + slot * MIN, close, { volume }));
 
 const arbEvent: fc.Arbitrary<Event> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('push' as const), bars: fc.array(arbBar, { minLength: 1, maxLength: 4 }), advanceMs: fc.integer({ min: 0, max: 50_000 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('expire' as const), advanceMs: fc.integer({ min: 0, max: 90_000 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('gap' as const), code: fc.constantFrom('BTCUSDT', 'ETHUSDT'), advanceMs: fc.constant(0) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('push' as const),
+      bars: fc.array(arbBar, { minLength: 1, maxLength: 4 }),
+      advanceMs: fc.integer({ min: 0, max: 50_000 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('expire' as const),
+      advanceMs: fc.integer({ min: 0, max: 90_000 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('gap' as const),
+      code: fc.constantFrom('BTCUSDT', 'ETHUSDT'),
+      advanceMs: fc.constant(0),
+    }),
+  },
 );
 
 function runMerger(events: readonly Event[]): Map<string, MergeBarsOutput[]> {
@@ -298,7 +394,19 @@ function runMerger(events: readonly Event[]): Map<string, MergeBarsOutput[]> {
     now += ev.advanceMs;
     if (ev.kind === 'push') merger.push(ev.bars, now, emit);
     else if (ev.kind === 'expire') merger.expire(now, emit);
-    else merger.push({ type: 'gap', code: ev.code, klineType: undefined, fromMs: undefined, toMs: undefined, reason: 'test' }, now, emit);
+    else
+      merger.push(
+        {
+          type: 'gap',
+          code: ev.code,
+          klineType: undefined,
+          fromMs: undefined,
+          toMs: undefined,
+          reason: 'test',
+        },
+        now,
+        emit,
+      );
   }
   return out;
 }
@@ -309,7 +417,8 @@ describe('createBarMerger properties', () => {
       fc.property(fc.array(arbEvent, { maxLength: 25 }), (events) => {
         const got = runMerger(events);
         const want = referenceMerge(events);
-        for (const code of new Set([...got.keys(), ...want.keys()])) expect(got.get(code) ?? []).toEqual(want.get(code) ?? []);
+        for (const code of new Set([...got.keys(), ...want.keys()]))
+          expect(got.get(code) ?? []).toEqual(want.get(code) ?? []);
       }),
       { numRuns: 500 },
     );
@@ -352,7 +461,8 @@ describe('createBarMerger properties', () => {
         const sorted = [...rows].sort((x, y) => x.tsMs - y.tsMs).map((x) => ({ ...x, code: C }));
         const merger = createBarMerger({ graceMs: GRACE });
         const out: MergeBarsOutput[] = [];
-        for (let i = 0; i < sorted.length; i += chunk) merger.push(sorted.slice(i, i + chunk), T0, (o) => out.push(o));
+        for (let i = 0; i < sorted.length; i += chunk)
+          merger.push(sorted.slice(i, i + chunk), T0, (o) => out.push(o));
         const starts = [...new Set(sorted.map((x) => x.tsMs))];
         const finals = out.filter((o): o is BarUpdate => o.type === 'bar-update' && o.final);
         expect(finals.map((f) => f.tsMs)).toEqual(starts.slice(0, -1));

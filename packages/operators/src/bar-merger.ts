@@ -136,7 +136,12 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
   if (typeof graceMs !== 'number' || !(graceMs >= 0)) {
     invalidOption('graceMs', `mergeBars: "graceMs" must be a number >= 0, got ${String(graceMs)}`);
   }
-  return new SeriesMerger(graceMs, options.lastClosed, options.calendarOf ?? coreCalendarOf, options.onReport);
+  return new SeriesMerger(
+    graceMs,
+    options.lastClosed,
+    options.calendarOf ?? coreCalendarOf,
+    options.onReport,
+  );
 }
 
 /** The merger's state; a class, because V8 optimises its field accesses better than closure variables. */
@@ -157,7 +162,8 @@ class SeriesMerger implements BarMerger {
     if (Array.isArray(input)) {
       const bars = input as readonly Bar[];
       let sorted = true;
-      for (let i = 1; i < bars.length && sorted; i++) if (compareBars(bars[i - 1] as Bar, bars[i] as Bar) >= 0) sorted = false;
+      for (let i = 1; i < bars.length && sorted; i++)
+        if (compareBars(bars[i - 1] as Bar, bars[i] as Bar) >= 0) sorted = false;
       const ordered = sorted ? bars : [...bars].sort(compareBars);
       const touched: Series[] = [];
       const batch = ++this.epoch;
@@ -165,7 +171,14 @@ class SeriesMerger implements BarMerger {
         const bar = ordered[i] as Bar;
         const next = ordered[i + 1];
         // Of rows with the same start in one batch the last one wins (the sort is stable).
-        if (!sorted && next !== undefined && next.tsMs === bar.tsMs && next.code === bar.code && next.klineType === bar.klineType) continue;
+        if (
+          !sorted &&
+          next !== undefined &&
+          next.tsMs === bar.tsMs &&
+          next.code === bar.code &&
+          next.klineType === bar.klineType
+        )
+          continue;
         const s = this.pushBar(bar, emit);
         if (s !== undefined && s.dirty && s.epoch !== batch) {
           s.epoch = batch;
@@ -198,7 +211,8 @@ class SeriesMerger implements BarMerger {
   lastClosed(): Map<string, number> {
     const out = new Map<string, number>();
     for (const types of this.byCode.values()) {
-      for (const s of types) if (s !== undefined && s.closedTs !== -Infinity) out.set(seriesKey(s.code, s.klineType), s.closedTs);
+      for (const s of types)
+        if (s !== undefined && s.closedTs !== -Infinity) out.set(seriesKey(s.code, s.klineType), s.closedTs);
     }
     if (this.seeded !== undefined) for (const [k, v] of this.seeded) if (!out.has(k)) out.set(k, v);
     return out;
@@ -262,7 +276,14 @@ class SeriesMerger implements BarMerger {
       if (start > expected) {
         if (s.gaps.length >= MAX_OPEN_GAPS) s.gaps.shift();
         s.gaps.push({ fromMs: expected, toMs: start });
-        emit({ type: 'gap', code: s.code, klineType: s.klineType, fromMs: expected, toMs: start, reason: 'missing-bars' });
+        emit({
+          type: 'gap',
+          code: s.code,
+          klineType: s.klineType,
+          fromMs: expected,
+          toMs: start,
+          reason: 'missing-bars',
+        });
       }
     }
     s.skipGapCheck = false;
@@ -330,7 +351,12 @@ class SeriesMerger implements BarMerger {
       return undefined;
     }
     const onReport = this.onReport;
-    if (onReport !== undefined && ts === s.closedTs && s.closedBar !== undefined && !sameValues(s.closedBar, bar)) {
+    if (
+      onReport !== undefined &&
+      ts === s.closedTs &&
+      s.closedBar !== undefined &&
+      !sameValues(s.closedBar, bar)
+    ) {
       onReport({
         type: 'bar-report',
         problem: 'late',
@@ -346,7 +372,11 @@ class SeriesMerger implements BarMerger {
   }
 
   /** Emits the forming bar of `s` if it changed since last emitted; a new one past its deadline closes at once. */
-  private settle(s: Series, now: number | (() => number), emit: (o: MergeBarsOutput) => void): number | (() => number) {
+  private settle(
+    s: Series,
+    now: number | (() => number),
+    emit: (o: MergeBarsOutput) => void,
+  ): number | (() => number) {
     if (!s.dirty) return now;
     s.dirty = false;
     const bar = s.forming as Bar;

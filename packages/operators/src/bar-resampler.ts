@@ -105,12 +105,19 @@ const RANK: Record<8 | 9 | 10, number> = { 8: 1, 9: 2, 10: 3 };
 
 function targetKind(to: ResampleTarget): BarKind {
   if (typeof to === 'number') {
-    if (!isKlineType(to)) invalidOption('to', `resampleBars: "to" must be a K-line type 1-10, { minutes } or { periodMs }, got ${String(to)}`);
+    if (!isKlineType(to))
+      invalidOption(
+        'to',
+        `resampleBars: "to" must be a K-line type 1-10, { minutes } or { periodMs }, got ${String(to)}`,
+      );
     return to;
   }
   const periodMs = 'minutes' in to ? to.minutes * MINUTE_MS : to.periodMs;
   if (!Number.isInteger(periodMs) || periodMs <= 0 || periodMs % MINUTE_MS !== 0 || periodMs > 86_400_000) {
-    invalidOption('to', `resampleBars: "to" must be a whole number of minutes up to one day, got ${JSON.stringify(to)}`);
+    invalidOption(
+      'to',
+      `resampleBars: "to" must be a whole number of minutes up to one day, got ${JSON.stringify(to)}`,
+    );
   }
   return { periodMs };
 }
@@ -119,7 +126,10 @@ function targetKind(to: ResampleTarget): BarKind {
 function nestingProblem(source: KlineType, target: BarKind): string | undefined {
   const sp = KLINE_PERIOD_MS[source];
   const tp = typeof target === 'number' ? KLINE_PERIOD_MS[target] : target.periodMs;
-  if (sp !== undefined && tp !== undefined) return tp % sp === 0 ? undefined : `a ${tp / MINUTE_MS}-minute period is not a multiple of source type ${source} (${sp / MINUTE_MS} minutes)`;
+  if (sp !== undefined && tp !== undefined)
+    return tp % sp === 0
+      ? undefined
+      : `a ${tp / MINUTE_MS}-minute period is not a multiple of source type ${source} (${sp / MINUTE_MS} minutes)`;
   if (sp !== undefined) return undefined; // intraday into daily, weekly, monthly
   if (tp !== undefined) return `source type ${source} is longer than the target`;
   const s = RANK[source as 8 | 9 | 10];
@@ -142,7 +152,8 @@ function nestingProblem(source: KlineType, target: BarKind): string | undefined 
 export function createBarResampler(options: BarResamplerOptions): BarResampler {
   const target = targetKind(options?.to);
   const mode = options.emit ?? RESAMPLE_BARS_DEFAULTS.emit;
-  if (mode !== 'all' && mode !== 'final') invalidOption('emit', `resampleBars: "emit" must be "all" or "final", got ${String(mode)}`);
+  if (mode !== 'all' && mode !== 'final')
+    invalidOption('emit', `resampleBars: "emit" must be "all" or "final", got ${String(mode)}`);
   const calendarOf = options.calendarOf ?? coreCalendarOf;
   const onReport = options.onReport;
   const targetType = typeof target === 'number' ? target : undefined;
@@ -160,7 +171,11 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
     if (s === undefined) {
       if (checked[source] !== true) {
         const problem = nestingProblem(source, target);
-        if (problem !== undefined) throw new InvalidOptionError('to', `resampleBars: cannot resample ${code} type ${source}: ${problem}`);
+        if (problem !== undefined)
+          throw new InvalidOptionError(
+            'to',
+            `resampleBars: cannot resample ${code} type ${source}: ${problem}`,
+          );
         checked[source] = true;
       }
       s = {
@@ -312,7 +327,8 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
       else if (mode === 'all') emit(build(s, false));
     },
     flush(emit) {
-      for (const types of byCode.values()) for (const s of types) if (s?.open === true && s.entries.length > 0) emit(build(s, false));
+      for (const types of byCode.values())
+        for (const s of types) if (s?.open === true && s.entries.length > 0) emit(build(s, false));
     },
   };
 }

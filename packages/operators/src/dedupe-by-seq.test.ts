@@ -4,7 +4,11 @@ import { TestScheduler } from 'rxjs/testing';
 import { createSeqDeduper, dedupeBySeq } from './dedupe-by-seq.js';
 import type { SeqTick } from './dedupe-by-seq.js';
 
-const tick = (code: string, seq: bigint | undefined, tickTimeMs: number | undefined): SeqTick => ({ code, seq, tickTimeMs });
+const tick = (code: string, seq: bigint | undefined, tickTimeMs: number | undefined): SeqTick => ({
+  code,
+  seq,
+  tickTimeMs,
+});
 
 function marbles(run: (helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0]) => void): void {
   new TestScheduler((a, b) => expect(a).toEqual(b)).run(run);
@@ -83,8 +87,12 @@ describe('createSeqDeduper', () => {
   });
 
   it('rejects invalid options with QF_INVALID_OPTION', () => {
-    expect(() => createSeqDeduper({ maxCodes: 1 })).toThrow(expect.objectContaining({ code: 'QF_INVALID_OPTION', option: 'maxCodes' }));
-    expect(() => dedupeBySeq({ resetDivisor: 0n })).toThrow(expect.objectContaining({ option: 'resetDivisor' }));
+    expect(() => createSeqDeduper({ maxCodes: 1 })).toThrow(
+      expect.objectContaining({ code: 'QF_INVALID_OPTION', option: 'maxCodes' }),
+    );
+    expect(() => dedupeBySeq({ resetDivisor: 0n })).toThrow(
+      expect.objectContaining({ option: 'resetDivisor' }),
+    );
     expect(() => dedupeBySeq({ withoutSeq: 'x' as 'pass' })).toThrow(/withoutSeq/);
   });
 
@@ -126,9 +134,11 @@ function reference(ticks: readonly SeqTick[]): boolean[] {
     const b = baseline(t.code);
     let ok: boolean;
     if (!b.seen) ok = true;
-    else if (t.seq === undefined) ok = t.tickTimeMs === undefined || b.time === undefined || t.tickTimeMs > b.time;
+    else if (t.seq === undefined)
+      ok = t.tickTimeMs === undefined || b.time === undefined || t.tickTimeMs > b.time;
     else if (b.seq === undefined || t.seq > b.seq) ok = true;
-    else ok = t.tickTimeMs !== undefined && b.time !== undefined && t.tickTimeMs > b.time && t.seq * 2n <= b.seq;
+    else
+      ok = t.tickTimeMs !== undefined && b.time !== undefined && t.tickTimeMs > b.time && t.seq * 2n <= b.seq;
     if (ok) accepted.push(t);
     return ok;
   });
@@ -166,7 +176,11 @@ describe('dedupeBySeq', () => {
 
   it('forwards a source error', () => {
     marbles(({ cold, expectObservable }) => {
-      expectObservable(cold('a-#', { a: a1 }, new Error('boom')).pipe(dedupeBySeq())).toBe('a-#', { a: a1 }, new Error('boom'));
+      expectObservable(cold('a-#', { a: a1 }, new Error('boom')).pipe(dedupeBySeq())).toBe(
+        'a-#',
+        { a: a1 },
+        new Error('boom'),
+      );
     });
   });
 

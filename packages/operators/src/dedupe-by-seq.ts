@@ -75,10 +75,16 @@ export function createSeqDeduper(options: DedupeBySeqOptions = {}): SeqDeduper {
     invalidOption('maxCodes', `dedupeBySeq: "maxCodes" must be an integer >= 2, got ${String(maxCodes)}`);
   }
   if (typeof resetDivisor !== 'bigint' || resetDivisor < 1n) {
-    invalidOption('resetDivisor', `dedupeBySeq: "resetDivisor" must be a bigint >= 1n, got ${String(resetDivisor)}`);
+    invalidOption(
+      'resetDivisor',
+      `dedupeBySeq: "resetDivisor" must be a bigint >= 1n, got ${String(resetDivisor)}`,
+    );
   }
   if (!(WITHOUT_SEQ_POLICIES as readonly string[]).includes(withoutSeq)) {
-    invalidOption('withoutSeq', `dedupeBySeq: "withoutSeq" must be one of ${WITHOUT_SEQ_POLICIES.join(', ')}, got ${String(withoutSeq)}`);
+    invalidOption(
+      'withoutSeq',
+      `dedupeBySeq: "withoutSeq" must be one of ${WITHOUT_SEQ_POLICIES.join(', ')}, got ${String(withoutSeq)}`,
+    );
   }
   return new GenerationalSeqDeduper(Math.floor(maxCodes / 2), resetDivisor, withoutSeq);
 }
@@ -112,7 +118,12 @@ class GenerationalSeqDeduper implements SeqDeduper {
       if (t !== undefined) last.tickTimeMs = t;
       return true;
     }
-    if (t !== undefined && last.tickTimeMs !== undefined && t > last.tickTimeMs && seq <= last.seq / this.resetDivisor) {
+    if (
+      t !== undefined &&
+      last.tickTimeMs !== undefined &&
+      t > last.tickTimeMs &&
+      seq <= last.seq / this.resetDivisor
+    ) {
       // A much smaller seq with a later quote time: the upstream counter restarted.
       last.seq = seq;
       last.tickTimeMs = t;
@@ -179,7 +190,9 @@ class GenerationalSeqDeduper implements SeqDeduper {
  * depth$.pipe(dedupeBySeq({ maxCodes: 10_000 })).subscribe(write);
  * ```
  */
-export function dedupeBySeq<T extends SeqTick>(options: DedupeBySeqOptions = {}): MonoTypeOperatorFunction<T> {
+export function dedupeBySeq<T extends SeqTick>(
+  options: DedupeBySeqOptions = {},
+): MonoTypeOperatorFunction<T> {
   createSeqDeduper(options); // validate options when the operator is built
   return (source) =>
     new Observable<T>((subscriber) => {

@@ -1,15 +1,38 @@
 export { seriesKey } from './series-key.js';
 export { isBarUpdate } from './is-bar-update.js';
-export { BAR_PROBLEMS, SECONDS_THRESHOLD, normalizeBar, normalizeBarList, normalizeBars } from './normalize-bars.js';
-export type { BarInput, BarProblem, BarReport, NormalizeBarsOptions, NormalizedBars } from './normalize-bars.js';
-export { DEDUPE_BY_SEQ_DEFAULTS, WITHOUT_SEQ_POLICIES, createSeqDeduper, dedupeBySeq } from './dedupe-by-seq.js';
+export {
+  BAR_PROBLEMS,
+  SECONDS_THRESHOLD,
+  normalizeBar,
+  normalizeBarList,
+  normalizeBars,
+} from './normalize-bars.js';
+export type {
+  BarInput,
+  BarProblem,
+  BarReport,
+  NormalizeBarsOptions,
+  NormalizedBars,
+} from './normalize-bars.js';
+export {
+  DEDUPE_BY_SEQ_DEFAULTS,
+  WITHOUT_SEQ_POLICIES,
+  createSeqDeduper,
+  dedupeBySeq,
+} from './dedupe-by-seq.js';
 export type { DedupeBySeqOptions, SeqDeduper, SeqTick, WithoutSeqPolicy } from './dedupe-by-seq.js';
 export { MERGE_BARS_DEFAULTS, createBarMerger } from './bar-merger.js';
 export type { BarMerger, BarMergerOptions, MergeBarsInput, MergeBarsOutput } from './bar-merger.js';
 export { mergeBars } from './merge-bars.js';
 export type { MergeBarsOptions } from './merge-bars.js';
 export { RESAMPLE_BARS_DEFAULTS, createBarResampler } from './bar-resampler.js';
-export type { BarResampler, BarResamplerOptions, ResampleInput, ResampleTarget, ResampledBar } from './bar-resampler.js';
+export type {
+  BarResampler,
+  BarResamplerOptions,
+  ResampleInput,
+  ResampleTarget,
+  ResampledBar,
+} from './bar-resampler.js';
 export { resampleBarList, resampleBars } from './resample-bars.js';
 export { yesterdayClose, yesterdayCloses } from './yesterday-close.js';
 export type { YesterdayClose } from './yesterday-close.js';
@@ -21,4 +44,9 @@ export {
   suspensionChanges,
   suspensionKey,
 } from './suspension-changes.js';
-export type { SuspensionChange, SuspensionChangeKind, SuspensionChangesOptions, SuspensionDiffer } from './suspension-changes.js';
+export type {
+  SuspensionChange,
+  SuspensionChangeKind,
+  SuspensionChangesOptions,
+  SuspensionDiffer,
+} from './suspension-changes.js';

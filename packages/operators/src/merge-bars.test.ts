@@ -40,7 +40,10 @@ describe('mergeBars', () => {
   it('closes the forming bar when its period end plus grace passes on the scheduler clock', () => {
     const { ts, merge } = setup();
     ts.run(({ cold, expectObservable }) => {
-      expectObservable(cold('a', { a: b(0) }).pipe(merge())).toBe('a 54999ms f', { a: u(b(0), false, 0), f: u(b(0), true, 1) });
+      expectObservable(cold('a', { a: b(0) }).pipe(merge())).toBe('a 54999ms f', {
+        a: u(b(0), false, 0),
+        f: u(b(0), true, 1),
+      });
     });
   });
 

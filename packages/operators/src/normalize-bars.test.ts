@@ -36,7 +36,9 @@ describe('normalizeBarList', () => {
     const { bars, reports } = normalizeBarList([wire(1677829200, '136.421')]);
     expect(bars[0]?.tsMs).toBe(1677829200_000);
     expect(bars[0]?.close).toBe(136.421);
-    expect(reports).toEqual([expect.objectContaining({ problem: 'timestamp-in-seconds', action: 'repaired', tsMs: 1677829200_000 })]);
+    expect(reports).toEqual([
+      expect.objectContaining({ problem: 'timestamp-in-seconds', action: 'repaired', tsMs: 1677829200_000 }),
+    ]);
   });
 
   it('keeps an empty volume as null (never NaN) and reports it', () => {
@@ -59,7 +61,7 @@ describe('normalizeBarList', () => {
   ] as const)('drops a row with %s and reports it', (_name, row, problem) => {
     const { bars, reports } = normalizeBarList([row as BarInput]);
     expect(bars).toEqual([]);
-    expect(reports.at(-1)).toEqual(expect.objectContaining({ problem, action: "dropped", row }));
+    expect(reports.at(-1)).toEqual(expect.objectContaining({ problem, action: 'dropped', row }));
   });
 
   it('returns a valid decoded bar as the same object', () => {
@@ -87,7 +89,9 @@ describe('normalizeBarList', () => {
       fc.property(fc.array(row, { maxLength: 30 }), (rows) => {
         const { bars } = normalizeBarList(rows);
         expect(bars).toEqual(referenceNormalize(rows));
-        for (const b of bars) for (const v of [b.open, b.high, b.low, b.close, b.volume ?? 0]) expect(Number.isNaN(v)).toBe(false);
+        for (const b of bars)
+          for (const v of [b.open, b.high, b.low, b.close, b.volume ?? 0])
+            expect(Number.isNaN(v)).toBe(false);
       }),
       { numRuns: 300 },
     );
@@ -103,22 +107,39 @@ function referenceNormalize(rows: readonly BarInput[]): Bar[] {
     let ts = Number(r.tsMs);
     if (ts < 1e11) ts *= 1000;
     const volume = r.volume === null || r.volume === '' || r.volume === undefined ? null : Number(r.volume);
-    const b: Bar = { type: 'bar', code: r.code, klineType: r.klineType as 1, tsMs: ts, open: o, high: h, low: l, close: c, volume, turnover: Number(r.turnover) };
+    const b: Bar = {
+      type: 'bar',
+      code: r.code,
+      klineType: r.klineType as 1,
+      tsMs: ts,
+      open: o,
+      high: h,
+      low: l,
+      close: c,
+      volume,
+      turnover: Number(r.turnover),
+    };
     const key = `${b.code}|${b.klineType}|${ts}`;
     byKey.delete(key); // last wins
     byKey.set(key, b);
   }
-  return [...byKey.values()].sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : a.klineType - b.klineType || a.tsMs - b.tsMs));
+  return [...byKey.values()].sort((a, b) =>
+    a.code < b.code ? -1 : a.code > b.code ? 1 : a.klineType - b.klineType || a.tsMs - b.tsMs,
+  );
 }
 
 describe('normalizeBars', () => {
-  const run = (fn: Parameters<TestScheduler['run']>[0]) => new TestScheduler((a, b) => expect(a).toEqual(b)).run(fn);
+  const run = (fn: Parameters<TestScheduler['run']>[0]) =>
+    new TestScheduler((a, b) => expect(a).toEqual(b)).run(fn);
   const a = bar('X', 1, T0, 1);
   const b = bar('X', 1, T0 + MIN, 2);
 
   it('emits one sorted batch per input batch and completes', () => {
     run(({ cold, expectObservable }) => {
-      expectObservable(cold('x-y|', { x: [b, a], y: [] as Bar[] }).pipe(normalizeBars())).toBe('x-y|', { x: [a, b], y: [] });
+      expectObservable(cold('x-y|', { x: [b, a], y: [] as Bar[] }).pipe(normalizeBars())).toBe('x-y|', {
+        x: [a, b],
+        y: [],
+      });
     });
   });
 
@@ -142,7 +163,9 @@ describe('normalizeBars', () => {
     const reports: BarReport[] = [];
     run(({ cold, expectObservable }) => {
       const bad = { ...a, high: 0 };
-      expectObservable(cold('x|', { x: [bad] }).pipe(normalizeBars({ onReport: (r) => reports.push(r) }))).toBe('x|', { x: [] });
+      expectObservable(
+        cold('x|', { x: [bad] }).pipe(normalizeBars({ onReport: (r) => reports.push(r) })),
+      ).toBe('x|', { x: [] });
       const boom = new Error('callback failed');
       const throwing = normalizeBars({
         onReport: () => {

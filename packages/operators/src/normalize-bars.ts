@@ -128,7 +128,10 @@ export function normalizeBar(row: BarInput, onReport?: (r: BarReport) => void): 
 
 function slowNormalize(row: BarInput, onReport?: (r: BarReport) => void): Bar | undefined {
   // Messages are built only for a listener: a dropped row must stay cheap when nobody asks why.
-  const where = onReport === undefined ? '' : `bar ${String(row?.code)} type ${String(row?.klineType)} at ${String(row?.tsMs)}`;
+  const where =
+    onReport === undefined
+      ? ''
+      : `bar ${String(row?.code)} type ${String(row?.klineType)} at ${String(row?.tsMs)}`;
   if (typeof row !== 'object' || row === null) {
     report(onReport, 'bad-code', 'dropped', {}, undefined, `bar row is not an object: ${String(row)}`);
     return undefined;
@@ -138,42 +141,95 @@ function slowNormalize(row: BarInput, onReport?: (r: BarReport) => void): Bar | 
     return undefined;
   }
   if (!isKlineType(row.klineType)) {
-    report(onReport, 'bad-kline-type', 'dropped', row, undefined, `${where}: "klineType" must be an integer from 1 to 10`);
+    report(
+      onReport,
+      'bad-kline-type',
+      'dropped',
+      row,
+      undefined,
+      `${where}: "klineType" must be an integer from 1 to 10`,
+    );
     return undefined;
   }
   let tsMs = toNumber(row.tsMs);
   if (!Number.isFinite(tsMs) || tsMs <= 0 || !Number.isInteger(tsMs)) {
-    report(onReport, 'bad-timestamp', 'dropped', row, undefined, `${where}: timestamp is not a positive integer`);
+    report(
+      onReport,
+      'bad-timestamp',
+      'dropped',
+      row,
+      undefined,
+      `${where}: timestamp is not a positive integer`,
+    );
     return undefined;
   }
   if (tsMs < SECONDS_THRESHOLD) {
     // provider-facts.md: K-line timestamps are Unix seconds on the wire.
     tsMs *= 1000;
-    report(onReport, 'timestamp-in-seconds', 'repaired', row, tsMs, `${where}: timestamp read as seconds, multiplied by 1000`);
+    report(
+      onReport,
+      'timestamp-in-seconds',
+      'repaired',
+      row,
+      tsMs,
+      `${where}: timestamp read as seconds, multiplied by 1000`,
+    );
   }
   const open = toNumber(row.open);
   const high = toNumber(row.high);
   const low = toNumber(row.low);
   const close = toNumber(row.close);
   if (!Number.isFinite(open) || !Number.isFinite(high) || !Number.isFinite(low) || !Number.isFinite(close)) {
-    report(onReport, 'bad-price', 'dropped', row, tsMs, `${where}: open/high/low/close must be finite numbers`);
+    report(
+      onReport,
+      'bad-price',
+      'dropped',
+      row,
+      tsMs,
+      `${where}: open/high/low/close must be finite numbers`,
+    );
     return undefined;
   }
   if (low > open || low > close || high < open || high < close) {
-    report(onReport, 'inconsistent-ohlc', 'dropped', row, tsMs, `${where}: needs low <= open, close <= high, got O ${open} H ${high} L ${low} C ${close}`);
+    report(
+      onReport,
+      'inconsistent-ohlc',
+      'dropped',
+      row,
+      tsMs,
+      `${where}: needs low <= open, close <= high, got O ${open} H ${high} L ${low} C ${close}`,
+    );
     return undefined;
   }
   const volume = toVolume(row.volume);
   const turnover = toVolume(row.turnover);
   if (volume === undefined || turnover === undefined) {
-    report(onReport, 'bad-volume', 'dropped', row, tsMs, `${where}: volume/turnover must be empty or a number >= 0`);
+    report(
+      onReport,
+      'bad-volume',
+      'dropped',
+      row,
+      tsMs,
+      `${where}: volume/turnover must be empty or a number >= 0`,
+    );
     return undefined;
   }
   if (volume === null || turnover === null) {
     // provider-facts.md: an empty `volume`/`turnover` string is a known upstream defect.
     report(onReport, 'missing-volume', 'repaired', row, tsMs, `${where}: empty volume/turnover kept as null`);
   }
-  return { type: 'bar', code: row.code, klineType: row.klineType as KlineType, tsMs, open, high, low, close, volume, turnover };
+  return {
+    type: 'bar',
+    code: row.code,
+    klineType: row.klineType as KlineType,
+    tsMs,
+    open,
+    high,
+    low,
+    close,
+    volume,
+    turnover,
+  };
 }
 
 /** The result of {@link normalizeBarList}. */
@@ -194,7 +250,10 @@ export interface NormalizedBars {
  * for (const r of reports) log.warn(r.message);
  * ```
  */
-export function normalizeBarList(rows: readonly BarInput[], options: NormalizeBarsOptions = {}): NormalizedBars {
+export function normalizeBarList(
+  rows: readonly BarInput[],
+  options: NormalizeBarsOptions = {},
+): NormalizedBars {
   const reports: BarReport[] = [];
   const onReport = (r: BarReport) => {
     reports.push(r);
@@ -221,7 +280,14 @@ function normalizeInto(rows: readonly BarInput[], onReport: ((r: BarReport) => v
     const bar = bars[i] as Bar;
     const next = bars[i + 1];
     if (next !== undefined && compareBars(bar, next) === 0) {
-      report(onReport, 'duplicate', 'dropped', bar, bar.tsMs, `bar ${bar.code} type ${bar.klineType} at ${bar.tsMs}: repeated, the later row wins`);
+      report(
+        onReport,
+        'duplicate',
+        'dropped',
+        bar,
+        bar.tsMs,
+        `bar ${bar.code} type ${bar.klineType} at ${bar.tsMs}: repeated, the later row wins`,
+      );
       continue;
     }
     out.push(bar);
@@ -254,7 +320,9 @@ function compareBars(a: Bar, b: Bar): number {
  * );
  * ```
  */
-export function normalizeBars(options: NormalizeBarsOptions = {}): OperatorFunction<readonly BarInput[], Bar[]> {
+export function normalizeBars(
+  options: NormalizeBarsOptions = {},
+): OperatorFunction<readonly BarInput[], Bar[]> {
   const onReport = options.onReport;
   return (source) =>
     new Observable<Bar[]>((subscriber) =>

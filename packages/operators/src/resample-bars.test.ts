@@ -50,7 +50,10 @@ describe('resampleBarList', () => {
   });
 
   it('flags a period closed by a later bar with sources missing as partial', () => {
-    const out = resampleBarList([m1(0, 1), m1(1, 2), m1(3, 3), m1(5, 4)], { to: { minutes: 5 }, emit: 'final' });
+    const out = resampleBarList([m1(0, 1), m1(1, 2), m1(3, 3), m1(5, 4)], {
+      to: { minutes: 5 },
+      emit: 'final',
+    });
     expect(out.map((o) => [(o.tsMs - T0) / MIN, o.final, o.partial, o.sourceCount])).toEqual([
       [0, true, true, 3],
       [5, false, true, 1], // still open: flushed as it stands
@@ -73,9 +76,17 @@ describe('resampleBarList', () => {
 
   it('aligns N-minute periods to UTC for 24-hour markets', () => {
     const base = Math.floor(T0 / (90 * MIN)) * 90 * MIN;
-    const out = resampleBarList([bar(C, 1, base + 89 * MIN, 1), bar(C, 1, base + 90 * MIN, 2)], { to: { minutes: 90 }, emit: 'final' });
+    const out = resampleBarList([bar(C, 1, base + 89 * MIN, 1), bar(C, 1, base + 90 * MIN, 2)], {
+      to: { minutes: 90 },
+      emit: 'final',
+    });
     expect(out.map((o) => o.tsMs)).toEqual([base, base + 90 * MIN]);
-    expect(out[0]).toMatchObject({ klineType: undefined, periodMs: 90 * MIN, expectedCount: 90, partial: true });
+    expect(out[0]).toMatchObject({
+      klineType: undefined,
+      periodMs: 90 * MIN,
+      expectedCount: 90,
+      partial: true,
+    });
   });
 
   describe('stock sessions', () => {
@@ -83,7 +94,10 @@ describe('resampleBarList', () => {
     const ny = (d: number, hh: number, mm: number) => Date.UTC(2024, 2, d, hh + 4, mm); // New York, EDT
 
     it('builds 2-hour bars around the lunch break (not offered by the service for stocks)', () => {
-      const out = resampleBarList([bar('600416.SH', 1, sh(15, 11, 29), 1), bar('600416.SH', 1, sh(15, 13, 0), 2)], { to: 6, emit: 'final' });
+      const out = resampleBarList(
+        [bar('600416.SH', 1, sh(15, 11, 29), 1), bar('600416.SH', 1, sh(15, 13, 0), 2)],
+        { to: 6, emit: 'final' },
+      );
       expect(out.map((o) => [o.tsMs, o.endMs, o.expectedCount])).toEqual([
         [sh(15, 9, 30), sh(15, 11, 30), 120],
         [sh(15, 13, 0), sh(15, 15, 0), 120],
@@ -91,7 +105,10 @@ describe('resampleBarList', () => {
     });
 
     it('builds 4-hour bars whose last one ends with the session', () => {
-      const out = resampleBarList([bar('AAPL.US', 1, ny(15, 13, 29), 1), bar('AAPL.US', 1, ny(15, 15, 59), 2)], { to: 7, emit: 'final' });
+      const out = resampleBarList(
+        [bar('AAPL.US', 1, ny(15, 13, 29), 1), bar('AAPL.US', 1, ny(15, 15, 59), 2)],
+        { to: 7, emit: 'final' },
+      );
       expect(out.map((o) => [o.tsMs, o.endMs, o.expectedCount])).toEqual([
         [ny(15, 9, 30), ny(15, 13, 30), 240],
         [ny(15, 13, 30), ny(15, 16, 0), 150],
@@ -99,20 +116,43 @@ describe('resampleBarList', () => {
     });
 
     it('closes a daily bar from hourly bars once every session hour is in', () => {
-      const hours = [sh(15, 9, 30), sh(15, 10, 30), sh(15, 13, 0), sh(15, 14, 0)].map((t, i) => bar('600416.SH', 5, t, i + 1));
+      const hours = [sh(15, 9, 30), sh(15, 10, 30), sh(15, 13, 0), sh(15, 14, 0)].map((t, i) =>
+        bar('600416.SH', 5, t, i + 1),
+      );
       const out = resampleBarList(hours, { to: 8, emit: 'final' });
-      expect(out).toEqual([expect.objectContaining({ tsMs: sh(15, 0, 0) - 0, endMs: sh(15, 15, 0), open: 1, close: 4, expectedCount: 4, partial: false, final: true })]);
+      expect(out).toEqual([
+        expect.objectContaining({
+          tsMs: sh(15, 0, 0) - 0,
+          endMs: sh(15, 15, 0),
+          open: 1,
+          close: 4,
+          expectedCount: 4,
+          partial: false,
+          final: true,
+        }),
+      ]);
     });
 
     it('builds a weekly bar from daily bars of the trading days', () => {
       const days = [11, 12, 13, 14, 15].map((d) => bar('600416.SH', 8, sh(d, 0, 0), d));
       const out = resampleBarList(days, { to: 9, emit: 'final' });
-      expect(out).toEqual([expect.objectContaining({ tsMs: sh(11, 0, 0), open: 11, close: 15, expectedCount: 5, partial: false, final: true })]);
+      expect(out).toEqual([
+        expect.objectContaining({
+          tsMs: sh(11, 0, 0),
+          open: 11,
+          close: 15,
+          expectedCount: 5,
+          partial: false,
+          final: true,
+        }),
+      ]);
     });
 
     it('drops and reports a bar outside the session', () => {
       const reports: BarReport[] = [];
-      expect(resampleBarList([bar('600416.SH', 1, sh(15, 12, 0), 1)], { to: 6, onReport: (r) => reports.push(r) })).toEqual([]);
+      expect(
+        resampleBarList([bar('600416.SH', 1, sh(15, 12, 0), 1)], { to: 6, onReport: (r) => reports.push(r) }),
+      ).toEqual([]);
       expect(reports.map((r) => r.problem)).toEqual(['outside-session']);
     });
   });
@@ -132,7 +172,9 @@ describe('resampleBarList', () => {
   });
 
   it('rejects a target that the source cannot nest in', () => {
-    expect(() => resampleBarList([bar(C, 3, T0, 1)], { to: { minutes: 20 } })).toThrow(expect.objectContaining({ code: 'QF_INVALID_OPTION', option: 'to' }));
+    expect(() => resampleBarList([bar(C, 3, T0, 1)], { to: { minutes: 20 } })).toThrow(
+      expect.objectContaining({ code: 'QF_INVALID_OPTION', option: 'to' }),
+    );
     expect(() => resampleBarList([bar(C, 8, T0, 1)], { to: 5 })).toThrow(/longer/);
     expect(() => resampleBarList([bar(C, 9, T0, 1)], { to: 10 })).toThrow(/weeks/);
     expect(() => resampleBars({ to: 11 as KlineType })).toThrow(expect.objectContaining({ option: 'to' }));
@@ -158,7 +200,8 @@ const toInput = (s: Src): ResampleInput => {
 /** Naive reference: a Map of sources per open period, aggregated from scratch on every emission. */
 function referenceResample(inputs: readonly ResampleInput[]): ResampledBar[] {
   const out: ResampledBar[] = [];
-  let open: { start: number; entries: Map<number, { x: ResampleInput; final: boolean }>; rev: number } | undefined;
+  let open:
+    { start: number; entries: Map<number, { x: ResampleInput; final: boolean }>; rev: number } | undefined;
   let closedUpTo = -Infinity;
   const build = (final: boolean): ResampledBar => {
     const o = open as NonNullable<typeof open>;
@@ -221,7 +264,10 @@ describe('resample properties', () => {
     fc.assert(
       fc.property(fc.array(arbSrc, { maxLength: 40 }), (srcs) => {
         const inputs = srcs.map(toInput);
-        expect(resampleBarList(inputs, { to: 2 })).toEqual([...referenceResample(inputs), ...openTail(inputs)]);
+        expect(resampleBarList(inputs, { to: 2 })).toEqual([
+          ...referenceResample(inputs),
+          ...openTail(inputs),
+        ]);
       }),
       { numRuns: 400 },
     );
@@ -229,28 +275,46 @@ describe('resample properties', () => {
 
   it('equals a group-by of closed bars in order, however they repeat', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.integer({ min: 0, max: 29 }), { maxLength: 30 }), fc.array(fc.nat(29)), (slots, repeats) => {
-        const bars = [...slots].sort((a, b) => a - b).map((k) => m1(k, k + 2, { high: k + 5, low: 1, volume: k }));
-        // Repeat some bars right after themselves (the provider's repeated rows).
-        const inputs = bars.flatMap((x, i) => (repeats.includes(i) ? [x, x] : [x]));
-        const got = resampleBarList(inputs, { to: 2, emit: 'final' });
-        const groups = new Map<number, Bar[]>();
-        for (const x of bars) groups.set(Math.floor(x.tsMs / P) * P, [...(groups.get(Math.floor(x.tsMs / P) * P) ?? []), x]);
-        const want = [...groups.entries()].map(([start, xs]) => ({
-          tsMs: start,
-          open: (xs[0] as Bar).open,
-          close: (xs.at(-1) as Bar).close,
-          high: Math.max(...xs.map((x) => x.high)),
-          low: Math.min(...xs.map((x) => x.low)),
-          volume: xs.reduce((s, x) => s + (x.volume as number), 0),
-          sourceCount: xs.length,
-          partial: xs.length < 5,
-        }));
-        expect(got.map(({ tsMs, open, close, high, low, volume, sourceCount, partial }) => ({ tsMs, open, close, high, low, volume, sourceCount, partial }))).toEqual(want);
-        // Every period but the last is final; the last is final only when complete.
-        expect(got.slice(0, -1).every((o) => o.final)).toBe(true);
-        if (got.length > 0) expect(got.at(-1)?.final).toBe(!(got.at(-1) as ResampledBar).partial);
-      }),
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 0, max: 29 }), { maxLength: 30 }),
+        fc.array(fc.nat(29)),
+        (slots, repeats) => {
+          const bars = [...slots]
+            .sort((a, b) => a - b)
+            .map((k) => m1(k, k + 2, { high: k + 5, low: 1, volume: k }));
+          // Repeat some bars right after themselves (the provider's repeated rows).
+          const inputs = bars.flatMap((x, i) => (repeats.includes(i) ? [x, x] : [x]));
+          const got = resampleBarList(inputs, { to: 2, emit: 'final' });
+          const groups = new Map<number, Bar[]>();
+          for (const x of bars)
+            groups.set(Math.floor(x.tsMs / P) * P, [...(groups.get(Math.floor(x.tsMs / P) * P) ?? []), x]);
+          const want = [...groups.entries()].map(([start, xs]) => ({
+            tsMs: start,
+            open: (xs[0] as Bar).open,
+            close: (xs.at(-1) as Bar).close,
+            high: Math.max(...xs.map((x) => x.high)),
+            low: Math.min(...xs.map((x) => x.low)),
+            volume: xs.reduce((s, x) => s + (x.volume as number), 0),
+            sourceCount: xs.length,
+            partial: xs.length < 5,
+          }));
+          expect(
+            got.map(({ tsMs, open, close, high, low, volume, sourceCount, partial }) => ({
+              tsMs,
+              open,
+              close,
+              high,
+              low,
+              volume,
+              sourceCount,
+              partial,
+            })),
+          ).toEqual(want);
+          // Every period but the last is final; the last is final only when complete.
+          expect(got.slice(0, -1).every((o) => o.final)).toBe(true);
+          if (got.length > 0) expect(got.at(-1)?.final).toBe(!(got.at(-1) as ResampledBar).partial);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -264,7 +328,8 @@ function openTail(inputs: readonly ResampleInput[]): ResampledBar[] {
 }
 
 describe('resampleBars', () => {
-  const run = (fn: Parameters<TestScheduler['run']>[0]) => new TestScheduler((a, b) => expect(a).toEqual(b)).run(fn);
+  const run = (fn: Parameters<TestScheduler['run']>[0]) =>
+    new TestScheduler((a, b) => expect(a).toEqual(b)).run(fn);
   const five = [0, 1, 2, 3, 4].map((k) => m1(k, k + 1));
   const want = resampleBarList(five, { to: 2, emit: 'final' })[0] as ResampledBar;
 
@@ -277,15 +342,22 @@ describe('resampleBars', () => {
 
   it('emits one value for one source bar', () => {
     run(({ cold, expectObservable }) => {
-      expectObservable(cold('a|', { a: five[0] as Bar }).pipe(resampleBars({ to: 2, emit: 'all' }))).toBe('a|', {
-        a: expect.objectContaining({ final: false, partial: true, sourceCount: 1 }),
-      });
+      expectObservable(cold('a|', { a: five[0] as Bar }).pipe(resampleBars({ to: 2, emit: 'all' }))).toBe(
+        'a|',
+        {
+          a: expect.objectContaining({ final: false, partial: true, sourceCount: 1 }),
+        },
+      );
     });
   });
 
   it('emits the closed period once among many values', () => {
     run(({ cold, expectObservable }) => {
-      expectObservable(cold('abcde|', { a: five[0], b: five[1], c: five[2], d: five[3], e: five[4] }).pipe(resampleBars({ to: 2, emit: 'final' }))).toBe('----e|', { e: want });
+      expectObservable(
+        cold('abcde|', { a: five[0], b: five[1], c: five[2], d: five[3], e: five[4] }).pipe(
+          resampleBars({ to: 2, emit: 'final' }),
+        ),
+      ).toBe('----e|', { e: want });
     });
   });
 
@@ -304,8 +376,16 @@ describe('resampleBars', () => {
       const calendarOf = () => {
         throw boom;
       };
-      expectObservable(cold('a', { a: five[0] }).pipe(resampleBars({ to: 2, calendarOf }))).toBe('#', {}, boom);
-      expectObservable(cold('a', { a: bar(C, 3, T0, 1) }).pipe(resampleBars({ to: { minutes: 20 } }))).toBe('#', {}, expect.objectContaining({ code: 'QF_INVALID_OPTION' }));
+      expectObservable(cold('a', { a: five[0] }).pipe(resampleBars({ to: 2, calendarOf }))).toBe(
+        '#',
+        {},
+        boom,
+      );
+      expectObservable(cold('a', { a: bar(C, 3, T0, 1) }).pipe(resampleBars({ to: { minutes: 20 } }))).toBe(
+        '#',
+        {},
+        expect.objectContaining({ code: 'QF_INVALID_OPTION' }),
+      );
     });
   });
 });

@@ -56,7 +56,10 @@ export function resampleBars(options: BarResamplerOptions): OperatorFunction<Res
  * const fourHour = resampleBarList(history, { to: 7, emit: 'final' });
  * ```
  */
-export function resampleBarList(bars: readonly ResampleInput[], options: BarResamplerOptions): ResampledBar[] {
+export function resampleBarList(
+  bars: readonly ResampleInput[],
+  options: BarResamplerOptions,
+): ResampledBar[] {
   const resampler = createBarResampler(options);
   const out: ResampledBar[] = [];
   const emit = (b: ResampledBar) => out.push(b);

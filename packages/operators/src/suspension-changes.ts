@@ -54,7 +54,12 @@ function clean(v: string | undefined): string | undefined {
   return t === '' ? undefined : t;
 }
 
-function instant(dateTime: string | undefined, date: string | undefined, time: string | undefined, tz: string): number | undefined {
+function instant(
+  dateTime: string | undefined,
+  date: string | undefined,
+  time: string | undefined,
+  tz: string,
+): number | undefined {
   if (dateTime !== undefined) {
     const ms = parseWallClock(dateTime, tz);
     if (ms !== undefined) return ms;
@@ -80,10 +85,18 @@ function finiteOr(ms: number | undefined, fallback: () => number | undefined): n
 export function normalizeSuspension(record: SuspensionRecord): SuspensionRecord {
   const tz = EXCHANGE_TIME_ZONES[record.exchange] as string | undefined;
   if (tz === undefined || !Object.hasOwn(EXCHANGE_TIME_ZONES, record.exchange)) {
-    throw new DecodeError('suspension', 'exchange', `unknown exchange ${JSON.stringify(record.exchange)}; expected sse, nyse or nasdaq`);
+    throw new DecodeError(
+      'suspension',
+      'exchange',
+      `unknown exchange ${JSON.stringify(record.exchange)}; expected sse, nyse or nasdaq`,
+    );
   }
   if (typeof record.symbol !== 'string' || record.symbol.trim() === '') {
-    throw new DecodeError('suspension', 'symbol', `a record needs a non-empty symbol, got ${JSON.stringify(record.symbol)}`);
+    throw new DecodeError(
+      'suspension',
+      'symbol',
+      `a record needs a non-empty symbol, got ${JSON.stringify(record.symbol)}`,
+    );
   }
   const raw = {} as Record<(typeof RAW_FIELDS)[number], string | undefined>;
   for (const f of RAW_FIELDS) raw[f] = clean(record[f]);
@@ -95,7 +108,9 @@ export function normalizeSuspension(record: SuspensionRecord): SuspensionRecord 
     ...raw,
     publishDate,
     haltAtMs: finiteOr(record.haltAtMs, () => instant(raw.haltDateTime, raw.haltDate, raw.haltTime, tz)),
-    resumeAtMs: finiteOr(record.resumeAtMs, () => instant(raw.resumeDateTime, raw.resumeDate, raw.resumeTime, tz)),
+    resumeAtMs: finiteOr(record.resumeAtMs, () =>
+      instant(raw.resumeDateTime, raw.resumeDate, raw.resumeTime, tz),
+    ),
     publishAtMs: finiteOr(record.publishAtMs, () => parseWallClock(publishDate, tz)) ?? Number.NaN,
   };
 }
@@ -108,13 +123,23 @@ export function normalizeSuspension(record: SuspensionRecord): SuspensionRecord 
  * are told apart by their `publishDate`, then by order (`#2`, `#3`, …).
  */
 export function suspensionKey(record: SuspensionRecord): string {
-  const halt = record.haltAtMs !== undefined && Number.isFinite(record.haltAtMs) ? String(record.haltAtMs) : record.haltDate !== undefined ? `date:${record.haltDate}` : `publish:${record.publishDate}`;
+  const halt =
+    record.haltAtMs !== undefined && Number.isFinite(record.haltAtMs)
+      ? String(record.haltAtMs)
+      : record.haltDate !== undefined
+        ? `date:${record.haltDate}`
+        : `publish:${record.publishDate}`;
   return `${record.exchange}|${record.symbol}|${halt}`;
 }
 
 function sameRecord(a: SuspensionRecord, b: SuspensionRecord): boolean {
   for (const f of RAW_FIELDS) if (a[f] !== b[f]) return false;
-  return a.haltAtMs === b.haltAtMs && a.resumeAtMs === b.resumeAtMs && a.publishAtMs === b.publishAtMs && a.symbol === b.symbol;
+  return (
+    a.haltAtMs === b.haltAtMs &&
+    a.resumeAtMs === b.resumeAtMs &&
+    a.publishAtMs === b.publishAtMs &&
+    a.symbol === b.symbol
+  );
 }
 
 /** The plain state machine behind {@link suspensionChanges}. */
@@ -126,7 +151,9 @@ export interface SuspensionDiffer {
 function keyed(snapshot: readonly SuspensionRecord[]): Map<string, SuspensionRecord> {
   const out = new Map<string, SuspensionRecord>();
   // Oldest announcement first (the endpoints send latest first), so keys and output are stable.
-  const records = snapshot.map(normalizeSuspension).sort((a, b) => (a.publishAtMs || 0) - (b.publishAtMs || 0));
+  const records = snapshot
+    .map(normalizeSuspension)
+    .sort((a, b) => (a.publishAtMs || 0) - (b.publishAtMs || 0));
   for (const r of records) {
     const base = suspensionKey(r);
     let key = base;
@@ -152,15 +179,18 @@ function keyed(snapshot: readonly SuspensionRecord[]): Map<string, SuspensionRec
  */
 export function createSuspensionDiffer(options: SuspensionChangesOptions = {}): SuspensionDiffer {
   const known = options.initial === undefined ? new Map<string, SuspensionRecord>() : keyed(options.initial);
-  let silent = options.initial === undefined && !(options.emitInitial ?? SUSPENSION_CHANGES_DEFAULTS.emitInitial);
+  let silent =
+    options.initial === undefined && !(options.emitInitial ?? SUSPENSION_CHANGES_DEFAULTS.emitInitial);
   return {
     diff(snapshot) {
       const next = keyed(snapshot);
       const changes: SuspensionChange[] = [];
       for (const [key, record] of next) {
         const previous = known.get(key);
-        if (previous === undefined) changes.push({ type: 'suspension-change', change: 'new', key, record, previous: undefined });
-        else if (!sameRecord(previous, record)) changes.push({ type: 'suspension-change', change: 'changed', key, record, previous });
+        if (previous === undefined)
+          changes.push({ type: 'suspension-change', change: 'new', key, record, previous: undefined });
+        else if (!sameRecord(previous, record))
+          changes.push({ type: 'suspension-change', change: 'changed', key, record, previous });
       }
       // Removal is scoped to the exchanges this snapshot covers: one exchange's snapshot says
       // nothing about another's, and an empty snapshot (no exchange) removes nothing.
@@ -200,7 +230,9 @@ export function createSuspensionDiffer(options: SuspensionChangesOptions = {}): 
  *   .subscribe((c) => console.log(c.change, c.record.symbol, c.record.haltAtMs));
  * ```
  */
-export function suspensionChanges(options: SuspensionChangesOptions = {}): OperatorFunction<readonly SuspensionRecord[], SuspensionChange> {
+export function suspensionChanges(
+  options: SuspensionChangesOptions = {},
+): OperatorFunction<readonly SuspensionRecord[], SuspensionChange> {
   return (source) =>
     new Observable<SuspensionChange>((subscriber) => {
       const differ = createSuspensionDiffer(options);

@@ -25,7 +25,12 @@ describe('yesterdayCloses', () => {
 
   it('survives newest-first repeated rows and uses the two newest distinct days', () => {
     const rows = [day('A', 2, 12), day('A', 1, 8), day('A', 2, 12), day('A', 1, 8), day('A', 0, 99)];
-    expect(yesterdayCloses(rows)[0]).toMatchObject({ prevClose: 8, latestPrice: 12, change: 4, changePercent: 50 });
+    expect(yesterdayCloses(rows)[0]).toMatchObject({
+      prevClose: 8,
+      latestPrice: 12,
+      change: 4,
+      changePercent: 50,
+    });
   });
 
   it('uses a given latest price instead of the newest close', () => {
@@ -34,12 +39,25 @@ describe('yesterdayCloses', () => {
   });
 
   it('gives no previous close for a single day and no percent for a zero close', () => {
-    expect(yesterdayCloses([day('A', 0, 5)])[0]).toMatchObject({ prevClose: undefined, change: undefined, changePercent: undefined });
-    expect(yesterdayCloses([day('A', 0, 0), day('A', 1, 5)])[0]).toMatchObject({ change: 5, changePercent: undefined });
+    expect(yesterdayCloses([day('A', 0, 5)])[0]).toMatchObject({
+      prevClose: undefined,
+      change: undefined,
+      changePercent: undefined,
+    });
+    expect(yesterdayCloses([day('A', 0, 0), day('A', 1, 5)])[0]).toMatchObject({
+      change: 5,
+      changePercent: undefined,
+    });
   });
 
   it('ignores bars of other kline types and keeps codes apart in order of appearance', () => {
-    const out = yesterdayCloses([day('B', 1, 2), bar('B', 1, D0, 100), day('A', 0, 1), day('B', 0, 1), day('A', 1, 3)]);
+    const out = yesterdayCloses([
+      day('B', 1, 2),
+      bar('B', 1, D0, 100),
+      day('A', 0, 1),
+      day('B', 0, 1),
+      day('A', 1, 3),
+    ]);
     expect(out.map((y) => [y.code, y.prevClose, y.latestPrice])).toEqual([
       ['B', 1, 2],
       ['A', 1, 3],
@@ -48,12 +66,16 @@ describe('yesterdayCloses', () => {
 });
 
 describe('yesterdayClose', () => {
-  const run = (fn: Parameters<TestScheduler['run']>[0]) => new TestScheduler((a, b) => expect(a).toEqual(b)).run(fn);
+  const run = (fn: Parameters<TestScheduler['run']>[0]) =>
+    new TestScheduler((a, b) => expect(a).toEqual(b)).run(fn);
   it('emits one record per code of each batch and forwards completion and errors', () => {
     run(({ cold, expectObservable }) => {
       const batch = [day('A', 0, 1), day('A', 1, 2), day('B', 0, 4), day('B', 1, 2)];
       const [a, b] = yesterdayCloses(batch);
-      expectObservable(cold('x 9ms y 9ms |', { x: batch, y: [] as Bar[] }).pipe(yesterdayClose())).toBe('(ab) 16ms |', { a, b });
+      expectObservable(cold('x 9ms y 9ms |', { x: batch, y: [] as Bar[] }).pipe(yesterdayClose())).toBe(
+        '(ab) 16ms |',
+        { a, b },
+      );
       expectObservable(cold('|').pipe(yesterdayClose())).toBe('|');
       expectObservable(cold('-').pipe(yesterdayClose())).toBe('-');
       expectObservable(cold('#').pipe(yesterdayClose())).toBe('#');

@@ -36,7 +36,10 @@ export interface YesterdayClose {
  * console.log(aapl?.prevClose, aapl?.changePercent?.toFixed(2));
  * ```
  */
-export function yesterdayCloses(bars: readonly Bar[], latestPrices?: ReadonlyMap<string, number>): YesterdayClose[] {
+export function yesterdayCloses(
+  bars: readonly Bar[],
+  latestPrices?: ReadonlyMap<string, number>,
+): YesterdayClose[] {
   // Per code: the newest and second-newest distinct daily bar.
   const newest = new Map<string, [Bar, Bar | undefined]>();
   for (const bar of bars) {
@@ -61,7 +64,10 @@ export function yesterdayCloses(bars: readonly Bar[], latestPrices?: ReadonlyMap
       latestPrice,
       latestTsMs: latest.tsMs,
       change,
-      changePercent: change === undefined || prevClose === 0 || prevClose === undefined ? undefined : (change / prevClose) * 100,
+      changePercent:
+        change === undefined || prevClose === 0 || prevClose === undefined
+          ? undefined
+          : (change / prevClose) * 100,
     });
   }
   return out;

@@ -7,7 +7,13 @@ export const T0 = 1_700_000_000_000 - (1_700_000_000_000 % 3_600_000);
 export const MIN = 60_000;
 
 /** A valid bar; `close` also sets open/high/low unless given. */
-export function bar(code: string, klineType: KlineType, tsMs: number, close: number, extra: Partial<Bar> = {}): Bar {
+export function bar(
+  code: string,
+  klineType: KlineType,
+  tsMs: number,
+  close: number,
+  extra: Partial<Bar> = {},
+): Bar {
   return {
     type: 'bar',
     code,

@@ -92,16 +92,28 @@ export function nextBarStart(tsMs: number, kind: BarKind, cal: TradingCalendar):
  * How many bar periods of `source` start in [startMs, endMs) (capped at 100,000). Arithmetic for
  * intraday periods that do not cross a session boundary, iteration otherwise.
  */
-export function countBarStarts(startMs: number, endMs: number, source: BarKind, cal: TradingCalendar): number {
+export function countBarStarts(
+  startMs: number,
+  endMs: number,
+  source: BarKind,
+  cal: TradingCalendar,
+): number {
   const periodMs = periodOf(source);
   if (periodMs !== undefined) {
-    const inOneSegment = cal.segments.length === 0 || barPeriodAt(endMs - 1, { periodMs: endMs - startMs }, cal)?.startMs === startMs;
+    const inOneSegment =
+      cal.segments.length === 0 ||
+      barPeriodAt(endMs - 1, { periodMs: endMs - startMs }, cal)?.startMs === startMs;
     if (inOneSegment && firstBarStartAtOrAfter(startMs, source, cal) === startMs) {
       return Math.ceil((endMs - startMs) / periodMs);
     }
   }
   let n = 0;
-  for (let t = firstBarStartAtOrAfter(startMs, source, cal); t < endMs && n < 100_000; t = nextBarStart(t, source, cal)) n++;
+  for (
+    let t = firstBarStartAtOrAfter(startMs, source, cal);
+    t < endMs && n < 100_000;
+    t = nextBarStart(t, source, cal)
+  )
+    n++;
   return n;
 }
 
@@ -109,7 +121,11 @@ export function countBarStarts(startMs: number, endMs: number, source: BarKind, 
  * core's `barPeriodAt`, with its 24-hour intraday case (multiples of the period since the epoch)
  * computed inline: that case needs no calendar arithmetic and is the hot one.
  */
-export function periodAt(tsMs: number, kind: BarKind, cal: TradingCalendar): { readonly startMs: number; readonly endMs: number } | undefined {
+export function periodAt(
+  tsMs: number,
+  kind: BarKind,
+  cal: TradingCalendar,
+): { readonly startMs: number; readonly endMs: number } | undefined {
   if (cal.segments.length === 0) {
     const periodMs = periodOf(kind);
     if (periodMs !== undefined) {
