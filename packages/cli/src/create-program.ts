@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import type { CommandContext } from './command-context.js';
 import { registerBackfillCommand } from './commands/backfill.js';
+import { registerDemoCommand } from './commands/demo.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerSyncCommand } from './commands/sync.js';
 import { registerSimCommand } from './commands/sim.js';
@@ -40,5 +41,6 @@ export function createProgram(ctx: CommandContext): Command {
   registerStaticInfoCommand(program, ctx);
   registerYesterdayCloseCommand(program, ctx);
   registerPlanCommand(program, ctx);
+  registerDemoCommand(program, ctx);
   return program;
 }

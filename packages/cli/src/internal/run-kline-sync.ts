@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { sustainedRate, type KlineType } from '@quoteflow/core';
+import { sustainedRate, type BarUpdate, type KlineType } from '@quoteflow/core';
 import { estimatePlan, klineSync, type KlineSyncSummary } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
@@ -24,6 +24,8 @@ export interface KlineRun {
   readonly durationS?: number | undefined;
   readonly metricsPort?: number | undefined;
   readonly checkpointMs?: number | undefined;
+  /** Every bar update, for summaries. */
+  readonly onUpdate?: ((update: BarUpdate) => void) | undefined;
 }
 
 /** Fails (exit 2) before anything is written if `--out` exists and is not a directory. */
@@ -98,14 +100,13 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
             metrics.newestBarLag.set(Math.max(0, Date.now() - e.newestBarMs) / 1000);
         }
       },
-      ...(metrics === undefined
-        ? {}
-        : {
-            onUpdate: (u) => {
-              if (u.final) metrics.records.inc({ sink: 'files', dataset: 'kline' });
-              if (run.kafka !== undefined) metrics.records.inc({ sink: 'kafka', dataset: 'kline' });
-            },
-          }),
+      onUpdate: (u) => {
+        if (metrics !== undefined) {
+          if (u.final) metrics.records.inc({ sink: 'files', dataset: 'kline' });
+          if (run.kafka !== undefined) metrics.records.inc({ sink: 'kafka', dataset: 'kline' });
+        }
+        run.onUpdate?.(u);
+      },
     });
     const summary = await sync.done;
     progress.stop();

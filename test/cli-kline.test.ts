@@ -1,0 +1,333 @@
+// End-to-end: the built `quoteflow` binary against the simulator's strict enforcement. Needs
+// `pnpm build` first (the root `pnpm test` does it). Datasets are written as NDJSON here so the
+// test reads them without a Parquet reader; the Parquet path is the same writer (sinks' interop tests).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+
+const BIN = resolve(import.meta.dirname, '../packages/cli/bin/quoteflow');
+const TOKEN = 'cli-e2e-token-7f3a9c';
+const BAD_TOKEN = 'cli-e2e-wrong-token-55aa';
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function start(
+  args: string[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; done: Promise<Run> } {
+  const child = spawn(BIN, args, {
+    env: { ...process.env, QUOTEFLOW_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const done = new Promise<Run>((res) =>
+    child.on('close', (code, signal) => res({ code, signal, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+const quoteflow = (args: string[], env: Record<string, string> = {}): Promise<Run> => start(args, env).done;
+
+interface Row {
+  code: string;
+  ts: string;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  volume: number | null;
+  turnover: number | null;
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else out.push(p);
+    }
+  };
+  if (existsSync(dir)) await walk(dir);
+  return out;
+}
+
+/** Every kline row under DIR, with its kline type from the Hive directory. */
+async function readKline(dir: string): Promise<(Row & { klineType: number })[]> {
+  const rows: (Row & { klineType: number })[] = [];
+  for (const file of await listFiles(join(dir, 'kline'))) {
+    expect(file).toMatch(/\.ndjson$/); // only finished files under kline/
+    const klineType = Number(/kline_type=(\d+)/.exec(file)![1]);
+    for (const line of (await readFile(file, 'utf8')).split('\n'))
+      if (line.trim() !== '') rows.push({ ...(JSON.parse(line) as Row), klineType });
+  }
+  return rows;
+}
+
+let sim: Simulator;
+let work: string;
+const env = (): Record<string, string> => ({
+  QUOTEFLOW_BASE_URL: sim.url,
+  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_PLAN: 'basic',
+});
+
+beforeAll(async () => {
+  // Basic: one request a second in total; every limit enforced on arrival, refusals logged.
+  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'basic' }, seed: 11, clockSpeed: 20 });
+  work = await mkdtemp(join(tmpdir(), 'qf-cli-e2e-'));
+});
+
+afterAll(async () => {
+  await sim.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** The simulator's own closed bars of a series at its current market time, by start. */
+function marketBars(
+  code: string,
+  klineType: number,
+  count: number,
+): Map<number, { open: number; high: number; low: number; close: number; volume: number; turnover: number }> {
+  const bars = sim.market.bars(code, klineType, sim.marketNow(), count).filter((b) => !b.forming);
+  return new Map(bars.map((b) => [b.startMs, b]));
+}
+
+function expectExact(
+  rows: readonly (Row & { klineType: number })[],
+  code: string,
+  klineType: number,
+): number[] {
+  const mine = rows.filter((r) => r.code === code && r.klineType === klineType);
+  const starts = mine.map((r) => Date.parse(r.ts)).sort((a, b) => a - b);
+  expect(new Set(starts).size).toBe(starts.length); // no duplicate
+  const market = marketBars(code, klineType, 3_000);
+  // The wire carries prices rounded to the product's decimals.
+  const decimals = sim.market.product(code)!.priceDecimals;
+  const wire = (v: number): number => Number(v.toFixed(decimals));
+  for (const r of mine) {
+    const m = market.get(Date.parse(r.ts));
+    expect(m, `${code} ${r.ts} exists on the market`).toBeDefined();
+    expect([r.open, r.high, r.low, r.close]).toEqual([
+      wire(m!.open),
+      wire(m!.high),
+      wire(m!.low),
+      wire(m!.close),
+    ]);
+  }
+  return starts;
+}
+
+describe('quoteflow backfill (e2e)', () => {
+  it('writes exactly N closed bars per code, equal to the market, with zero refusals and nothing on stdout', async () => {
+    const out = join(work, 'backfill');
+    const since = Date.now();
+    const r = await quoteflow(
+      [
+        'backfill',
+        '--codes',
+        'BTCUSDT,AAPL.US',
+        '--kline-type',
+        '1',
+        '--bars',
+        '700',
+        '--out',
+        out,
+        '--format',
+        'ndjson',
+      ],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('');
+    const rows = await readKline(out);
+    const btc = expectExact(rows, 'BTCUSDT', 1);
+    expect(btc).toHaveLength(700); // crypto pages back: two /kline pages
+    for (let i = 1; i < btc.length; i++) expect(btc[i]! - btc[i - 1]!).toBe(60_000);
+    const aapl = expectExact(rows, 'AAPL.US', 1);
+    expect(aapl.length).toBeGreaterThan(0);
+    expect(aapl.length).toBeLessThanOrEqual(500); // stocks: one page only…
+    expect(r.stderr).toMatch(/cannot (page|go) back/); // …and it says so
+    expect(sim.log.filter({ sinceMs: since }).filter((e) => e.refusedBy !== undefined)).toEqual([]);
+  });
+
+  it('keeps the data exact when the service fails, cuts bodies and repeats bars', async () => {
+    const out = join(work, 'faults');
+    sim.setFaults([
+      { kind: 'http-5xx', endpoint: 'kline', times: 2 },
+      { kind: 'truncated', endpoint: 'kline', times: 1 },
+      { kind: 'kline-newest-first-repeated', endpoint: 'kline', times: 2 },
+    ]);
+    try {
+      const since = Date.now();
+      const r = await quoteflow(
+        [
+          'backfill',
+          '--codes',
+          'ETHUSDT',
+          '--kline-type',
+          '5',
+          '--bars',
+          '120',
+          '--out',
+          out,
+          '--format',
+          'ndjson',
+        ],
+        env(),
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(sim.log.filter({ sinceMs: since }).some((e) => e.faults.length > 0)).toBe(true);
+      const starts = expectExact(await readKline(out), 'ETHUSDT', 5);
+      expect(starts).toHaveLength(120);
+      expect(sim.log.filter({ sinceMs: since }).filter((e) => e.refusedBy !== undefined)).toEqual([]);
+    } finally {
+      sim.setFaults([]);
+    }
+  });
+});
+
+describe('quoteflow errors (e2e)', () => {
+  it('exits 3 on a bad token, and the token is nowhere in stdout, stderr or files', async () => {
+    const out = join(work, 'bad-token');
+    const r = await quoteflow(
+      [
+        'backfill',
+        '--codes',
+        'BTCUSDT',
+        '--kline-type',
+        '1',
+        '--bars',
+        '10',
+        '--out',
+        out,
+        '--token',
+        BAD_TOKEN,
+      ],
+      env(),
+    );
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/token invalid/);
+    expect(r.stdout + r.stderr).not.toContain(BAD_TOKEN);
+    for (const file of await listFiles(out)) expect(await readFile(file, 'utf8')).not.toContain(BAD_TOKEN);
+  });
+
+  it.each([
+    [['backfill', '--codes', 'BTCUSDT', '--kline-type', '11', '--bars', '10'], '--kline-type'],
+    [['backfill', '--codes', 'BTCUSDT', '--kline-type', '1', '--bars', '-3'], '--bars'],
+    [['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '10', '--format', 'csv'], '--format'],
+    [['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '10', '--plan', 'gold'], '--plan'],
+    [['sync', '--kline-types', '1', '--bars', '10'], '--codes'],
+  ])('exits 2 naming the flag for %j, writing nothing', async (args, flag) => {
+    const out = join(work, `usage-${flag}`);
+    const r = await quoteflow([...args, '--out', out], env());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(flag);
+    expect(r.stdout).toBe('');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('exits 2 naming --base-url when neither the flag nor QUOTEFLOW_BASE_URL is given', async () => {
+    const out = join(work, 'no-url');
+    const r = await quoteflow(
+      ['backfill', '--codes', 'BTCUSDT', '--kline-type', '1', '--bars', '10', '--out', out],
+      { QUOTEFLOW_TOKEN: TOKEN, QUOTEFLOW_BASE_URL: '' },
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--base-url');
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('quoteflow sync (e2e)', () => {
+  it('survives kill -9 in the middle: after a restart no gap, no duplicate, no partial file', async () => {
+    const out = join(work, 'sync');
+    const state = join(out, 'state.json');
+    const args = [
+      'sync',
+      '--codes',
+      'BTCUSDT,ETHUSDT',
+      '--kline-types',
+      '1',
+      '--bars',
+      '30',
+      '--out',
+      out,
+      '--format',
+      'ndjson',
+      '--state',
+      state,
+      '--checkpoint-ms',
+      '1000',
+    ];
+    const since = Date.now();
+    const first = start(args, env());
+    // Wait until a checkpoint has landed, then kill without warning.
+    for (let i = 0; i < 200 && !existsSync(state); i++) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 4_000));
+    first.child.kill('SIGKILL');
+    const killed = await first.done;
+    expect(killed.signal).toBe('SIGKILL');
+    // The market moves on while the sync is down (20x: a 1-minute bar every 3 s).
+    await new Promise((r) => setTimeout(r, 6_000));
+    const second = await quoteflow([...args, '--duration', '8'], env());
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toBe('');
+    const rows = await readKline(out);
+    for (const code of ['BTCUSDT', 'ETHUSDT']) {
+      const starts = expectExact(rows, code, 1);
+      expect(starts.length).toBeGreaterThan(30);
+      for (let i = 1; i < starts.length; i++)
+        expect(starts[i]! - starts[i - 1]!, `${code} contiguous`).toBe(60_000);
+    }
+    expect((await listFiles(join(out, 'kline'))).every((f) => f.endsWith('.ndjson'))).toBe(true);
+    expect(
+      sim.log
+        .filter({ sinceMs: since })
+        .filter((e) => e.refusedBy !== undefined)
+        .map((e) => [e.endpoint, e.refusedBy, e.arrivalMs - since]),
+    ).toEqual([]);
+  });
+
+  it('stops on SIGTERM within 10 s, flushes and exits 0', async () => {
+    const out = join(work, 'sigterm');
+    const run = start(
+      [
+        'sync',
+        '--codes',
+        'BTCUSDT',
+        '--kline-types',
+        '1',
+        '--bars',
+        '5',
+        '--out',
+        out,
+        '--format',
+        'ndjson',
+        '--state',
+        join(out, 's.json'),
+      ],
+      env(),
+    );
+    await new Promise((r) => setTimeout(r, 7_000));
+    const t0 = Date.now();
+    run.child.kill('SIGTERM');
+    const r = await run.done;
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(join(out, 's.json'))).toBe(true);
+    expect(expectExact(await readKline(out), 'BTCUSDT', 1).length).toBeGreaterThanOrEqual(5);
+  });
+});
