@@ -41,8 +41,9 @@ describe('MemoryWindowStore', () => {
     const spec: SlidingWindowSpec = { kind: 'sliding', key: 'k', windowMs: 100, limit: 2 };
     store.tryAcquire([spec], 0);
     expect(store.earliestStart([spec], 10)).toBe(10);
-    expect(store.earliestStart([spec], 10, new Set(['k']))).toBe(100);
-    expect(store.earliestStart([spec], 10, new Set(['other']))).toBe(10);
+    expect(store.earliestStart([spec], 10, new Map([['k', 1]]))).toBe(100);
+    expect(store.earliestStart([spec], 10, new Map([['other', 1]]))).toBe(10);
+    expect(store.earliestStart([spec], 10, new Map([['k', 5]]))).toBe(110);
     expect(store.count(spec, 10)).toBe(1);
   });
 

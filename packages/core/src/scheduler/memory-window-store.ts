@@ -43,19 +43,23 @@ export class MemoryWindowStore implements WindowStore {
   private readonly logs = new Map<string, StartLog>();
   private readonly buckets = new Map<string, { count: number; endsAtMs: number }>();
 
-  earliestStart(specs: readonly WindowSpec[], nowMs: number, extraStartKeys?: ReadonlySet<string>): number {
+  earliestStart(
+    specs: readonly WindowSpec[],
+    nowMs: number,
+    extraStarts?: ReadonlyMap<string, number>,
+  ): number {
     let earliest = nowMs;
     for (const spec of specs) {
-      const extra = extraStartKeys?.has(spec.key) === true ? 1 : 0;
+      const extra = extraStarts?.get(spec.key) ?? 0;
       if (spec.kind === 'bucket') {
         const count = this.bucketCount(spec.key, nowMs) + extra;
         if (count >= spec.limit) earliest = Math.max(earliest, spec.endsAtMs);
         continue;
       }
-      // With a hypothetical start at nowMs, the limit-th most recent start is the (limit-1)-th
-      // most recent recorded one (or that hypothetical start itself when limit is 1).
+      // With `extra` hypothetical starts at nowMs, the limit-th most recent start is the
+      // (limit - extra)-th most recent recorded one, or one of the hypothetical ones.
       const k = spec.limit - extra;
-      const blocking = k === 0 ? nowMs : this.logs.get(spec.key)?.recent(k);
+      const blocking = k <= 0 ? nowMs : this.logs.get(spec.key)?.recent(k);
       if (blocking !== undefined) earliest = Math.max(earliest, blocking + spec.windowMs);
     }
     return earliest;

@@ -79,7 +79,7 @@ describe('PlanScheduler', () => {
   });
 
   it('lets a premium burst of ten through at once and holds the eleventh for the window', async () => {
-    const { scheduler, starts, submit } = harness('premium', { marginMs: 20 });
+    const { scheduler, starts, submit } = harness('premium', { marginMs: 20, smoothing: 0 });
     const all = Promise.all(Array.from({ length: 12 }, (_, i) => submit(`k${i}`, 'kline')));
     await vi.advanceTimersByTimeAsync(3_000);
     await all;
@@ -87,6 +87,19 @@ describe('PlanScheduler', () => {
     const t = starts.map((s) => s.atMs);
     expect(t[9]! - t[0]!).toBeLessThan(10 * HOP_MS);
     near([t[10]! - t[0]!, t[11]! - t[1]!], [1020, 1020]);
+    await scheduler.close();
+  });
+
+  it('spreads a burst over half the window by default (smoothing 0.5), at the same sustained rate', async () => {
+    const { scheduler, starts, submit } = harness('premium', { marginMs: 25 });
+    const all = Promise.all(Array.from({ length: 20 }, (_, i) => submit(`k${i}`, 'kline')));
+    await vi.advanceTimersByTimeAsync(5_000);
+    await all;
+    const t = starts.map((s) => s.atMs);
+    // Consecutive starts at least ceil(0.5 × 1025 / 10) = 52 ms apart…
+    for (let i = 1; i < t.length; i++) expect(t[i]! - t[i - 1]!).toBeGreaterThanOrEqual(52);
+    // …and the window still admits ten per 1025 ms: the eleventh waits for the first.
+    near([t[10]! - t[0]!], [1025]);
     await scheduler.close();
   });
 

@@ -34,10 +34,14 @@ export type AcquireResult =
 export interface WindowStore {
   /**
    * The earliest instant `>= nowMs` at which one more start is allowed by every spec. With
-   * `extraStartKeys`, answers as if one more start had been recorded at `nowMs` under those keys
-   * (used to ask "would this start delay that one?").
+   * `extraStarts` (key → count), answers as if that many more starts had been recorded at `nowMs`
+   * under those keys (starts handed out but not yet made, or "would this start delay that one?").
    */
-  earliestStart(specs: readonly WindowSpec[], nowMs: number, extraStartKeys?: ReadonlySet<string>): number;
+  earliestStart(
+    specs: readonly WindowSpec[],
+    nowMs: number,
+    extraStarts?: ReadonlyMap<string, number>,
+  ): number;
   /** Checks every spec and, only when all allow a start at `nowMs`, records it under every key. */
   tryAcquire(specs: readonly WindowSpec[], nowMs: number): AcquireResult;
   /** Starts recorded under `spec.key` in the window `(nowMs - windowMs, nowMs]` (or in the bucket). */

@@ -19,6 +19,8 @@ export class PlanWindows {
     readonly limits: PlanLimits,
     readonly marginMs: number,
     readonly timeZone: string,
+    /** Fraction of a rule's even spacing kept between two of its starts (0 = whole bursts). */
+    readonly smoothing = 0,
   ) {}
 
   /** The sliding rules that count a request of `endpoint`. */
@@ -30,12 +32,17 @@ export class PlanWindows {
   specsFor(endpoint: EndpointKind, nowMs: number, paceMs?: number): WindowSpec[] {
     let sliding = this.byEndpoint.get(endpoint);
     if (sliding === undefined) {
-      sliding = this.rulesFor(endpoint).map((rule) => ({
-        kind: 'sliding' as const,
-        key: `rule:${rule.id}`,
-        windowMs: rule.windowMs + this.marginMs,
-        limit: rule.limit,
-      }));
+      sliding = [];
+      for (const rule of this.rulesFor(endpoint)) {
+        const windowMs = rule.windowMs + this.marginMs;
+        sliding.push({ kind: 'sliding', key: `rule:${rule.id}`, windowMs, limit: rule.limit });
+        // Spread a rule's burst: starts that pile up in one instant pile up on the wire too, and
+        // the last of them can arrive later than the margin allows (spec: provider-facts, Limits).
+        if (this.smoothing > 0 && rule.limit > 1) {
+          const spacingMs = Math.ceil((this.smoothing * windowMs) / rule.limit);
+          sliding.push({ kind: 'sliding', key: `rule:${rule.id}:spacing`, windowMs: spacingMs, limit: 1 });
+        }
+      }
       this.byEndpoint.set(endpoint, sliding);
     }
     const specs: WindowSpec[] = [...sliding, this.dayOf(nowMs).spec];
