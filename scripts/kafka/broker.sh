@@ -8,7 +8,8 @@
 #   scripts/kafka/broker.sh status   prints the bootstrap address and exits 0 if it is running
 #
 # Environment:
-#   KAFKA_VERSION        Apache Kafka version to fetch (default 3.9.1; any 3.x/4.x on Maven Central)
+#   KAFKA_VERSION        Apache Kafka version to fetch (default 4.1.0; 3.9.1 passes the tests too;
+#                        any 3.x/4.x on Maven Central whose broker runs on the installed Java 17)
 #   KAFKA_CACHE_DIR      where jars are cached (default <repo>/.cache/kafka)
 #   KAFKA_INSTANCE_DIR   one broker's config, data, log, pid and address (default
 #                        $KAFKA_CACHE_DIR/instances/default); several instances may run at once
@@ -29,7 +30,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-version="${KAFKA_VERSION:-3.9.1}"
+version="${KAFKA_VERSION:-4.1.0}"
 cache="${KAFKA_CACHE_DIR:-$root/.cache/kafka}"
 libs="$cache/$version/libs"
 instance="${KAFKA_INSTANCE_DIR:-$cache/instances/default}"
@@ -42,13 +43,15 @@ die() {
 }
 
 # Scala 2.13 is the only binary version Kafka 4.x ships; 3.x ships both, 2.13 is the default.
-# Kafka 3.x logs through slf4j 1.7 + reload4j, Kafka 4.x through slf4j 2 + log4j2.
+# Kafka 3.x logs through slf4j 1.7 + reload4j; Kafka 4.x through slf4j 2 + log4j2 (slf4j-api 2 is
+# named explicitly: Maven's nearest-wins would otherwise pick a transitive 1.7 and log nothing).
 logging_deps() {
   case "$version" in
     3.*)
       echo "org.slf4j:slf4j-reload4j:1.7.36"
       ;;
     *)
+      echo "org.slf4j:slf4j-api:2.0.17"
       echo "org.apache.logging.log4j:log4j-slf4j2-impl:2.24.3"
       ;;
   esac
@@ -64,9 +67,10 @@ cmd_fetch() {
   local work
   work="$(mktemp -d "$cache/fetch.XXXXXX")"
   # A throw-away pom naming the broker and a logging backend; Maven resolves the rest.
-  local logdep g a v
-  logdep="$(logging_deps)"
-  IFS=: read -r g a v <<<"$logdep"
+  local deps="" g a v
+  while IFS=: read -r g a v; do
+    deps+="    <dependency><groupId>$g</groupId><artifactId>$a</artifactId><version>$v</version></dependency>"$'\n'
+  done < <(logging_deps)
   cat >"$work/pom.xml" <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -77,8 +81,7 @@ cmd_fetch() {
   <packaging>pom</packaging>
   <dependencies>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$version</version></dependency>
-    <dependency><groupId>$g</groupId><artifactId>$a</artifactId><version>$v</version></dependency>
-  </dependencies>
+$deps  </dependencies>
 </project>
 EOF
   log "fetching Apache Kafka $version jars from Maven Central into $libs"
