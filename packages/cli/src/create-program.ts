@@ -3,6 +3,9 @@ import { Command } from 'commander';
 import type { CommandContext } from './command-context.js';
 import { registerBackfillCommand } from './commands/backfill.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerDepthCommand } from './commands/depth.js';
+import { registerRunCommand } from './commands/run.js';
+import { registerSuspensionsCommand } from './commands/suspensions.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerSyncCommand } from './commands/sync.js';
 import { registerSimCommand } from './commands/sim.js';
@@ -38,9 +41,12 @@ export function createProgram(ctx: CommandContext): Command {
   registerSimCommand(program, ctx);
   registerBackfillCommand(program, ctx);
   registerSyncCommand(program, ctx);
+  registerDepthCommand(program, ctx);
+  registerSuspensionsCommand(program, ctx);
   registerStaticInfoCommand(program, ctx);
   registerYesterdayCloseCommand(program, ctx);
   registerPlanCommand(program, ctx);
+  registerRunCommand(program, ctx);
   registerDemoCommand(program, ctx);
   return program;
 }

@@ -1,11 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { EXCHANGES, KLINE_TYPES, PLANS } from '@quoteflow/core';
+import { EXCHANGES, PLANS, type KlineType } from '@quoteflow/core';
 import { UsageError } from './usage-error.js';
 
 const codes = z.array(z.string().regex(/^\S+$/, 'a product code without spaces')).min(1);
-const klineType = z.union(
+const klineType = z
+  .number()
+  .int()
+  .min(1, 'a kline type from 1 to 10')
+  .max(10, 'a kline type from 1 to 10')
+  .transform((k) => k as KlineType);
   KLINE_TYPES.map((k) => z.literal(k)) as unknown as [z.ZodLiteral<1>, z.ZodLiteral<2>],
 );
 

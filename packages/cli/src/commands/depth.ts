@@ -1,0 +1,92 @@
+import { resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { depthCapture } from '@quoteflow/pipelines';
+import { DATASET_FORMATS, type DatasetFormat } from '@quoteflow/sinks';
+import type { CommandContext } from '../command-context.js';
+import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
+import { createClient } from '../internal/create-client.js';
+import { intAtLeast } from '../internal/parse-args.js';
+import { checkOutDir } from '../internal/run-kline-sync.js';
+import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
+import { UsageError } from '../internal/usage-error.js';
+
+interface DepthFlags {
+  codes?: string[];
+  codesFile?: string;
+  intervalMs?: number;
+  out?: string;
+  format: DatasetFormat;
+  kafka?: string;
+  topicPrefix: string;
+  duration?: number;
+  baseUrl?: string;
+  token?: string;
+  plan?: string;
+}
+
+/** `quoteflow depth`: polls `/depth-tick`, drops repeated `seq`, writes files and/or Kafka. */
+export function registerDepthCommand(program: Command, ctx: CommandContext): void {
+  const cmd = program
+    .command('depth')
+    .summary('poll /depth-tick, drop repeated seq, write the depth dataset or Kafka')
+    .description(
+      "Polls the latest order book of every code at the plan's pace (or --interval-ms, never faster), drops ticks " +
+        'whose seq did not advance, and writes the rest to DIR/depth/ and/or the Kafka topic P.depth. Runs until ' +
+        '--duration seconds pass or SIGINT/SIGTERM, then flushes and exits 0.',
+    );
+  addCodesOptions(cmd);
+  cmd
+    .option('--interval-ms <ms>', 'poll interval (never below what the plan allows)', intAtLeast(1))
+    .option('--out <dir>', 'dataset directory')
+    .addOption(new Option('--format <format>', 'file format').choices(DATASET_FORMATS).default('parquet'))
+    .option('--kafka <brokers>', 'produce to Kafka (host:port,...)')
+    .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
+    .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1));
+  addServiceOptions(cmd).action(async (flags: DepthFlags) => {
+    const service = resolveServiceOptions(flags, ctx.io.env);
+    const codes = await resolveCodes(flags, ctx.io.cwd);
+    if (flags.out === undefined && flags.kafka === undefined)
+      throw new UsageError('--out or --kafka is required');
+    if (flags.out !== undefined) await checkOutDir(flags.out);
+    const client = createClient(service, ctx.logger);
+    const stopper = new AbortController();
+    const onStop = (): void => stopper.abort(ctx.signal.reason);
+    if (ctx.signal.aborted) onStop();
+    ctx.signal.addEventListener('abort', onStop, { once: true });
+    const timer =
+      flags.duration === undefined
+        ? undefined
+        : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
+    try {
+      const capture = depthCapture({
+        client,
+        codes,
+        signal: stopper.signal,
+        ...(flags.intervalMs === undefined ? {} : { intervalMs: flags.intervalMs }),
+        ...(flags.out === undefined
+          ? {}
+          : { files: { dir: resolve(ctx.io.cwd, flags.out), format: flags.format } }),
+        ...(flags.kafka === undefined
+          ? {}
+          : { kafka: { brokers: flags.kafka, topicPrefix: flags.topicPrefix } }),
+        onWarning: (message, error) =>
+          ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
+      });
+      ctx.logger.info({ codes: codes.length }, 'depth capture started');
+      const summary = await capture.done;
+      ctx.logger.info(
+        {
+          polls: summary.polls,
+          ticks: summary.ticks,
+          repeated: summary.repeated,
+          files: summary.files.length,
+        },
+        'depth capture stopped: sinks flushed',
+      );
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onStop);
+      await client.close();
+    }
+  });
+}

@@ -1,0 +1,161 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { depthCapture, klineSync, suspensionWatch, type PipelineHandle } from '@quoteflow/pipelines';
+import type { CommandContext } from '../command-context.js';
+import { CliMetrics } from '../internal/cli-metrics.js';
+import { createClient } from '../internal/create-client.js';
+import { loadPipelineFile, type PipelineStep } from '../internal/pipeline-file.js';
+import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
+import { toJson } from '../internal/to-json.js';
+import { UsageError } from '../internal/usage-error.js';
+
+interface RunFlags {
+  baseUrl?: string;
+  token?: string;
+  plan?: string;
+}
+
+const kafkaOf = (sinks: PipelineStep['sinks']) =>
+  sinks?.kafka === undefined
+    ? {}
+    : { kafka: { brokers: sinks.kafka.brokers, topicPrefix: sinks.kafka.topicPrefix } };
+
+/** `quoteflow run PIPELINE.yaml`: declarative pipelines, validated before anything starts. */
+export function registerRunCommand(program: Command, ctx: CommandContext): void {
+  const cmd = program
+    .command('run')
+    .summary('run a declarative pipeline file (YAML)')
+    .description(
+      'Runs the pipelines of a YAML file: each has one source (kline: sync; depth: capture; suspensions: watch) and ' +
+        'sinks (files: {out, format}; kafka: {brokers, topicPrefix}). The file is validated first; an error names ' +
+        'the file, line and field. The token comes from --token, QUOTEFLOW_TOKEN, or the variable named by ' +
+        'service.tokenEnv, never from the file. Runs until `duration` seconds pass or SIGINT/SIGTERM.\n\n' +
+        'Example:\n  version: 1\n  service: { plan: professional }\n  duration: 60\n  pipelines:\n' +
+        '    - source: { kline: { codes: [BTCUSDT, AAPL.US], klineTypes: [1], bars: 100 } }\n' +
+        '      sinks: { files: { out: ./data } }\n      state: ./data/state.json\n' +
+        '    - source: { suspensions: { exchanges: [nyse] } }',
+    )
+    .argument('<pipeline.yaml>', 'pipeline file');
+  addServiceOptions(cmd).action(async (file: string, flags: RunFlags) => {
+    const spec = await loadPipelineFile(resolve(ctx.io.cwd, file));
+    const tokenEnv = spec.service.tokenEnv;
+    const token = flags.token ?? (tokenEnv === undefined ? undefined : ctx.io.env[tokenEnv]);
+    if (token !== undefined) ctx.redactor.add(token);
+    if (tokenEnv !== undefined && token === undefined && ctx.io.env['QUOTEFLOW_TOKEN'] === undefined) {
+      throw new UsageError(`service.tokenEnv names ${tokenEnv}, which is not set`);
+    }
+    const service = resolveServiceOptions(
+      {
+        ...((flags.baseUrl ?? spec.service.baseUrl) !== undefined
+          ? { baseUrl: (flags.baseUrl ?? spec.service.baseUrl)! }
+          : {}),
+        ...(token === undefined ? {} : { token }),
+        ...((flags.plan ?? spec.service.plan) !== undefined
+          ? { plan: (flags.plan ?? spec.service.plan)! }
+          : {}),
+      },
+      ctx.io.env,
+    );
+    const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
+    const client = createClient(service, ctx.logger, metrics);
+    if (metrics !== undefined) {
+      metrics.watchScheduler(client);
+      ctx.logger.info(
+        { url: `http://127.0.0.1:${await metrics.listen(spec.metricsPort ?? 0)}/metrics` },
+        'metrics served',
+      );
+    }
+    const stopper = new AbortController();
+    const onStop = (): void => stopper.abort(ctx.signal.reason);
+    if (ctx.signal.aborted) onStop();
+    ctx.signal.addEventListener('abort', onStop, { once: true });
+    const timer =
+      spec.duration === undefined
+        ? undefined
+        : setTimeout(() => stopper.abort(new Error('duration reached')), spec.duration * 1000);
+    const warn = (name: string) => (message: string, error: unknown) =>
+      ctx.logger.warn({ pipeline: name, err: error instanceof Error ? error.message : error }, message);
+    const handles: [string, PipelineHandle<unknown>][] = [];
+    try {
+      spec.pipelines.forEach((step, i) => {
+        const name = step.name ?? `pipelines[${i}]`;
+        const files =
+          step.sinks?.files === undefined
+            ? {}
+            : { files: { dir: resolve(ctx.io.cwd, step.sinks.files.out), format: step.sinks.files.format } };
+        if ('kline' in step.source) {
+          const s = step as Extract<PipelineStep, { source: { kline: unknown } }>;
+          handles.push([
+            name,
+            klineSync({
+              client,
+              codes: s.source.kline.codes,
+              klineTypes: s.source.kline.klineTypes,
+              bars: s.source.kline.bars,
+              ...files,
+              ...kafkaOf(s.sinks),
+              ...(s.state === undefined ? {} : { statePath: resolve(ctx.io.cwd, s.state) }),
+              signal: stopper.signal,
+              onEvent: (e) => {
+                if (e.type === 'gap' || e.type === 'warning')
+                  ctx.logger.warn({ pipeline: name, ...e }, e.type);
+                else if (e.type === 'backfill-done' || (e.type === 'checkpoint' && e.files.length > 0))
+                  ctx.logger.info({ pipeline: name, event: e.type }, e.type);
+              },
+            }),
+          ]);
+        } else if ('depth' in step.source) {
+          const s = step as Extract<PipelineStep, { source: { depth: unknown } }>;
+          handles.push([
+            name,
+            depthCapture({
+              client,
+              codes: s.source.depth.codes,
+              ...(s.source.depth.intervalMs === undefined ? {} : { intervalMs: s.source.depth.intervalMs }),
+              ...files,
+              ...kafkaOf(s.sinks),
+              signal: stopper.signal,
+              onWarning: warn(name),
+            }),
+          ]);
+        } else {
+          const s = step as Extract<PipelineStep, { source: { suspensions: unknown } }>;
+          handles.push([
+            name,
+            suspensionWatch({
+              client,
+              exchanges: s.source.suspensions.exchanges,
+              ...files,
+              ...kafkaOf(s.sinks),
+              signal: stopper.signal,
+              onChange: (c) =>
+                ctx.out(
+                  `${toJson({ pipeline: name, change: c.change, exchange: c.record.exchange, symbol: c.record.symbol, publishDate: c.record.publishDate })}\n`,
+                ),
+              onWarning: warn(name),
+            }),
+          ]);
+        }
+      });
+      ctx.logger.info({ pipelines: handles.map(([n]) => n) }, 'pipelines started');
+      // One failing pipeline stops the others (they flush), then the failure decides the exit code.
+      const results = await Promise.allSettled(
+        handles.map(([, h]) =>
+          h.done.catch((err: unknown) => {
+            stopper.abort(err);
+            throw err;
+          }),
+        ),
+      );
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+      ctx.logger.info({ pipelines: handles.length }, 'pipelines stopped: sinks flushed');
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onStop);
+      await Promise.allSettled(handles.map(([, h]) => h.stop()));
+      await client.close();
+      await metrics?.close();
+    }
+  });
+}

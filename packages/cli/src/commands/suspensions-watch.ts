@@ -1,0 +1,65 @@
+import { resolve } from 'node:path';
+import type { Exchange } from '@quoteflow/core';
+import { suspensionWatch } from '@quoteflow/pipelines';
+import type { CommandContext } from '../command-context.js';
+import { createClient } from '../internal/create-client.js';
+import { checkOutDir } from '../internal/run-kline-sync.js';
+import type { ServiceOptions } from '../internal/service-options.js';
+import { toJson } from '../internal/to-json.js';
+import { printSuspensions, suspensionJson } from './suspensions.js';
+
+/** `quoteflow suspensions --watch`: new and changed records to stdout, files and/or Kafka. */
+export async function watchSuspensions(
+  ctx: CommandContext,
+  service: ServiceOptions,
+  flags: {
+    exchange: Exchange;
+    format: 'table' | 'json' | 'ndjson';
+    out?: string;
+    kafka?: string;
+    topicPrefix: string;
+    duration?: number;
+  },
+): Promise<void> {
+  if (flags.out !== undefined) await checkOutDir(flags.out);
+  const client = createClient(service, ctx.logger);
+  const stopper = new AbortController();
+  const onStop = (): void => stopper.abort(ctx.signal.reason);
+  if (ctx.signal.aborted) onStop();
+  ctx.signal.addEventListener('abort', onStop, { once: true });
+  const timer =
+    flags.duration === undefined
+      ? undefined
+      : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
+  try {
+    const watch = suspensionWatch({
+      client,
+      exchanges: [flags.exchange],
+      signal: stopper.signal,
+      ...(flags.out === undefined ? {} : { files: { dir: resolve(ctx.io.cwd, flags.out) } }),
+      ...(flags.kafka === undefined
+        ? {}
+        : { kafka: { brokers: flags.kafka, topicPrefix: flags.topicPrefix } }),
+      onChange: (c) => {
+        if (c.change === 'removed') {
+          ctx.logger.info({ symbol: c.record.symbol, key: c.key }, 'record left the service window');
+          return;
+        }
+        // A stream: one record per line (json and ndjson alike), a table row block for people.
+        if (flags.format === 'table') printSuspensions(ctx, [c.record], 'table');
+        else ctx.out(`${toJson({ change: c.change, ...suspensionJson(c.record) })}\n`);
+      },
+      onWarning: (message, error) =>
+        ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
+    });
+    const summary = await watch.done;
+    ctx.logger.info(
+      { polls: summary.polls, changes: summary.changes, files: summary.files.length },
+      'watch stopped',
+    );
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    ctx.signal.removeEventListener('abort', onStop);
+    await client.close();
+  }
+}

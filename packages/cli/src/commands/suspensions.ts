@@ -1,0 +1,99 @@
+import { Option, type Command } from 'commander';
+import { EXCHANGES, type Exchange, type SuspensionRecord } from '@quoteflow/core';
+import type { CommandContext } from '../command-context.js';
+import { createClient } from '../internal/create-client.js';
+import { intAtLeast } from '../internal/parse-args.js';
+import { renderTable } from '../internal/render-table.js';
+import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
+import { toJson } from '../internal/to-json.js';
+import { UsageError } from '../internal/usage-error.js';
+
+interface SuspensionsFlags {
+  exchange: Exchange;
+  format: 'table' | 'json' | 'ndjson';
+  watch?: boolean;
+  out?: string;
+  kafka?: string;
+  topicPrefix: string;
+  duration?: number;
+  baseUrl?: string;
+  token?: string;
+  plan?: string;
+}
+
+/** A suspension record for people and programs: domain fields, instants as ISO-8601 UTC. */
+export function suspensionJson(r: SuspensionRecord): Record<string, unknown> {
+  const iso = (ms: number | undefined): string | null =>
+    ms === undefined ? null : new Date(ms).toISOString();
+  const { type: _type, haltAtMs, resumeAtMs, publishAtMs, ...rest } = r;
+  return { ...rest, haltAt: iso(haltAtMs), resumeAt: iso(resumeAtMs), publishAt: iso(publishAtMs) };
+}
+
+/** `quoteflow suspensions`: one query printed, or `--watch` for new and changed records. */
+export function registerSuspensionsCommand(program: Command, ctx: CommandContext): void {
+  const cmd = program
+    .command('suspensions')
+    .summary('suspension and resumption records of one exchange')
+    .description(
+      'Prints the last year of suspension and resumption records of one exchange, latest first. With --watch, polls ' +
+        "(once a minute at most, the plan's limit) and emits only new or changed records, to stdout and to the " +
+        'suspension dataset and/or Kafka topic when asked.',
+    )
+    .addOption(new Option('--exchange <exchange>', 'exchange').choices(EXCHANGES).makeOptionMandatory())
+    .addOption(
+      new Option('--format <format>', 'output format').choices(['table', 'json', 'ndjson']).default('table'),
+    )
+    .option('--watch', 'keep polling and emit new or changed records')
+    .option('--out <dir>', 'with --watch: also write the suspension dataset under DIR')
+    .option('--kafka <brokers>', 'with --watch: also produce to Kafka (host:port,...)')
+    .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
+    .option('--duration <seconds>', 'with --watch: stop after this many seconds', intAtLeast(1));
+  addServiceOptions(cmd).action(async (flags: SuspensionsFlags) => {
+    const service = resolveServiceOptions(flags, ctx.io.env);
+    if (flags.watch !== true) {
+      for (const flag of ['out', 'kafka', 'duration'] as const) {
+        if (flags[flag] !== undefined) throw new UsageError(`--${flag} needs --watch`);
+      }
+    }
+    if (flags.watch === true) {
+      const { watchSuspensions } = await import('./suspensions-watch.js');
+      await watchSuspensions(ctx, service, flags);
+      return;
+    }
+    const client = createClient(service, ctx.logger);
+    try {
+      const records = await client.suspensions(flags.exchange, { signal: ctx.signal });
+      printSuspensions(ctx, records, flags.format);
+    } finally {
+      await client.close();
+    }
+  });
+}
+
+/** Prints records in the chosen format (json: one document; ndjson: a line each; table: for people). */
+export function printSuspensions(
+  ctx: CommandContext,
+  records: readonly SuspensionRecord[],
+  format: SuspensionsFlags['format'],
+): void {
+  if (format === 'json') {
+    ctx.out(`${toJson(records.map(suspensionJson), 2)}\n`);
+  } else if (format === 'ndjson') {
+    ctx.out(records.map((r) => `${toJson(suspensionJson(r))}\n`).join(''));
+  } else {
+    ctx.out(renderSuspensionTable(records));
+  }
+}
+
+function renderSuspensionTable(records: readonly SuspensionRecord[]): string {
+  const at = (ms: number | undefined): string =>
+    ms === undefined ? '-' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+  return renderTable(records, [
+    { header: 'symbol', value: (r) => r.symbol },
+    { header: 'name', value: (r) => r.symbolName ?? '-' },
+    { header: 'halt (UTC)', value: (r) => at(r.haltAtMs) },
+    { header: 'resume (UTC)', value: (r) => at(r.resumeAtMs) },
+    { header: 'published (UTC)', value: (r) => at(r.publishAtMs) },
+    { header: 'reason', value: (r) => (r.haltReason ?? '-').slice(0, 40) },
+  ]);
+}
