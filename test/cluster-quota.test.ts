@@ -195,6 +195,48 @@ describe('shared quota in Redis', () => {
     }
   });
 
+  it('shares the daily total: once it is used up no worker starts, and the counter expires after the reset midnight', async () => {
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const limits = { ...planLimits('professional'), perDay: 3 };
+    const options = {
+      redis: redis.url,
+      token: 'tok-day',
+      limits,
+      keyPrefix: prefix,
+      dailyResetTimeZone: 'UTC',
+    };
+    const a = new RedisQuota(options);
+    const b = new RedisQuota(options);
+    await a.reserve('kline');
+    await b.reserve('depth-tick');
+    await a.reserve('batch-kline');
+    const controller = new AbortController();
+    const waiting = [
+      a.reserve('kline', { signal: controller.signal }),
+      b.reserve('kline', { signal: controller.signal }),
+    ];
+    await sleep(500);
+    expect(a.stats()).toMatchObject({ reserved: 2, waiting: 1 });
+    expect(b.stats()).toMatchObject({ reserved: 1, waiting: 1 });
+    const probe = new Redis(redis.url);
+    const keys = (await probe.keys(`${prefix}:*:quota:day:*`)) as string[];
+    expect(keys.length).toBe(1);
+    expect(await probe.get(keys[0]!)).toBe('3');
+    const now = Date.now();
+    const midnight = Date.UTC(
+      new Date(now).getUTCFullYear(),
+      new Date(now).getUTCMonth(),
+      new Date(now).getUTCDate() + 1,
+    );
+    const ttl = await probe.pttl(keys[0]!);
+    expect(ttl).toBeGreaterThan(midnight - now + 55_000);
+    expect(ttl).toBeLessThanOrEqual(midnight - now + 60_000);
+    await probe.quit();
+    controller.abort(new Error('enough'));
+    for (const w of waiting) await expect(w).rejects.toThrow('enough');
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('keeps the token out of every Redis key and value', async () => {
     const token = `secret-${randomUUID()}`;
     const prefix = `t${randomUUID().slice(0, 8)}`;

@@ -1,8 +1,15 @@
 // A sync worker process for test/cluster-sync.test.ts and the cluster bench: klineSync over the
 // codes this worker holds in the group, every request through a SharedPlanScheduler. Prints one
 // JSON line per cluster event on stdout; SIGTERM stops it (flush, release, leave) and exits 0.
-import { QuoteflowClient, isKlineType, planLimits, type KlineType, type Plan } from '@quoteflow/core';
-import { ClusterMembership, SharedPlanScheduler, clusterSync } from '@quoteflow/cluster';
+import {
+  QuoteflowClient,
+  isKlineType,
+  planLimits,
+  type KlineType,
+  type Plan,
+  type RequestScheduler,
+} from '@quoteflow/core';
+import { ClusterWorker } from '@quoteflow/cluster';
 import { klineSync } from '@quoteflow/pipelines';
 
 const env = (name: string): string => {
@@ -17,43 +24,40 @@ const token = env('QF_TEST_TOKEN');
 const plan = env('QF_TEST_PLAN') as Plan;
 const workerId = env('QF_TEST_WORKER_ID');
 const klineTypes = env('QF_TEST_KLINE_TYPES').split(',').map(Number).filter(isKlineType) as KlineType[];
-const scheduler = new SharedPlanScheduler({
+const worker = new ClusterWorker({
   redis: env('QF_TEST_REDIS_URL'),
   token,
   limits: planLimits(plan),
-  marginMs: Number(process.env.QF_TEST_MARGIN_MS ?? 25),
-  keyPrefix: env('QF_TEST_PREFIX'),
-});
-const client = new QuoteflowClient({ baseUrl: env('QF_TEST_BASE_URL'), token, plan, scheduler });
-const membership = new ClusterMembership({
-  redis: env('QF_TEST_REDIS_URL'),
-  token,
   group: env('QF_TEST_GROUP'),
   workerId,
   heartbeatMs: Number(env('QF_TEST_HEARTBEAT_MS')),
+  marginMs: Number(process.env.QF_TEST_MARGIN_MS ?? 50),
   keyPrefix: env('QF_TEST_PREFIX'),
-});
-const cluster = clusterSync({
-  membership,
-  items: env('QF_TEST_CODES').split(','),
-  run: (codes) =>
-    klineSync({
-      client,
-      codes,
-      klineTypes,
-      bars: Number(env('QF_TEST_BARS')),
-      files: { dir: env('QF_TEST_OUT'), format: 'ndjson', maxFileAgeMs: 1_000 },
-      refreshPeriodMs: Number(env('QF_TEST_REFRESH_MS')),
-      checkpointMs: 1_000,
-      onEvent: (e) => {
-        if (e.type === 'warning') print({ type: 'sync-warning', message: e.message, error: String(e.error) });
-      },
-    }),
   onEvent: (e) => print({ ...e, ...('error' in e ? { error: String(e.error) } : {}) }),
 });
-const stats = setInterval(
-  () => print({ type: 'stats', atMs: Date.now(), reserved: scheduler.quota.stats().reserved }),
-  1_000,
+// Every start, stamped right before the request leaves, for the test's independent window check.
+const scheduler: RequestScheduler = {
+  schedule: (request, send) =>
+    worker.scheduler.schedule(request, () => {
+      print({ type: 'start', atMs: Date.now(), endpoint: request.endpoint });
+      return send();
+    }),
+  reportRateLimited: (endpoint) => worker.scheduler.reportRateLimited(endpoint),
+};
+const client = new QuoteflowClient({ baseUrl: env('QF_TEST_BASE_URL'), token, plan, scheduler });
+const cluster = worker.share(env('QF_TEST_CODES').split(','), (codes) =>
+  klineSync({
+    client,
+    codes,
+    klineTypes,
+    bars: Number(env('QF_TEST_BARS')),
+    files: { dir: env('QF_TEST_OUT'), format: 'ndjson', maxFileAgeMs: 1_000 },
+    refreshPeriodMs: Number(env('QF_TEST_REFRESH_MS')),
+    checkpointMs: 1_000,
+    onEvent: (e) => {
+      if (e.type === 'warning') print({ type: 'sync-warning', message: e.message, error: String(e.error) });
+    },
+  }),
 );
 
 process.once('SIGTERM', () => void cluster.stop());
@@ -64,7 +68,6 @@ try {
   print({ type: 'failed', atMs: Date.now(), error: String(error) });
   process.exitCode = 1;
 } finally {
-  clearInterval(stats);
   await client.close();
-  await scheduler.close();
+  await worker.close();
 }

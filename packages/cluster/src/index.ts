@@ -1,7 +1,7 @@
 export { ClusterError, CLUSTER_ERROR_CODES } from './cluster-error.js';
 export type { ClusterErrorCode } from './cluster-error.js';
 export { RedisQuota, REDIS_QUOTA_DEFAULTS } from './redis-quota.js';
-export type { RedisQuotaOptions, RedisQuotaEvent, RedisQuotaStats } from './redis-quota.js';
+export type { RedisQuotaOptions, RedisQuotaEvent, RedisQuotaStats, Reservation } from './redis-quota.js';
 export { SharedPlanScheduler } from './shared-plan-scheduler.js';
 export type { SharedPlanSchedulerOptions, SharedPlanSchedulerStats } from './shared-plan-scheduler.js';
 export { rendezvousOwner, rendezvousShare } from './rendezvous.js';
@@ -15,3 +15,5 @@ export type {
   ShareableRun,
 } from './cluster-sync.js';
 export type { RedisLike } from './internal/redis-connection.js';
+export { ClusterWorker, syncGroupName } from './cluster-worker.js';
+export type { ClusterWorkerOptions } from './cluster-worker.js';

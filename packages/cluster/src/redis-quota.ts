@@ -82,9 +82,14 @@ interface Waiter {
   readonly endpoint: EndpointKind;
   readonly priority: Priority;
   readonly signal: AbortSignal | undefined;
-  readonly resolve: () => void;
+  readonly resolve: (reservation: Reservation) => void;
   readonly reject: (reason: unknown) => void;
   onAbort: (() => void) | undefined;
+}
+
+/** A successful reservation: when Redis recorded the start (server clock). */
+export interface Reservation {
+  readonly serverMs: number;
 }
 
 type AcquireReply = [1, 0, number] | [0, number, number] | [-1, string, number];
@@ -181,11 +186,11 @@ export class RedisQuota implements AsyncDisposable {
   reserve(
     endpoint: EndpointKind,
     options: { readonly priority?: Priority; readonly signal?: AbortSignal } = {},
-  ): Promise<void> {
+  ): Promise<Reservation> {
     if (this.closed) return Promise.reject(closedError());
     const signal = options.signal;
     if (signal?.aborted === true) return Promise.reject(signal.reason);
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<Reservation>((resolve, reject) => {
       const waiter: Waiter = {
         endpoint,
         priority: options.priority ?? 'backfill',
@@ -220,6 +225,17 @@ export class RedisQuota implements AsyncDisposable {
     } catch {
       // Redis away: no reservation succeeds until it is back, which pauses every worker anyway.
     }
+  }
+
+  /**
+   * How late a start would be now, in ms, against the instant Redis recorded its reservation:
+   * local time minus the reservation's server time, less the smallest such difference seen lately
+   * (clock offset plus the fastest round trip). A worker whose event loop stalled between the
+   * reservation and the send sees a large lag and must not send on that reservation.
+   */
+  lagMs(reservation: Reservation): number {
+    const offset = Math.min(...this.offsets);
+    return Math.max(0, Date.now() - reservation.serverMs - offset);
   }
 
   stats(): RedisQuotaStats {
@@ -286,9 +302,11 @@ export class RedisQuota implements AsyncDisposable {
         const i = this.waiters.indexOf(waiter);
         if (i >= 0) this.waiters.splice(i, 1);
         this.reserved++;
-        this.settle(waiter, () => waiter.resolve());
+        this.noteOffset(reply[2]);
+        this.settle(waiter, () => waiter.resolve({ serverMs: reply[2] }));
       } else if (reply[0] === 0) {
         this.refusedAttempts++;
+        this.noteOffset(reply[2]);
         // The wait is measured on the server's clock; a local sleep of the same length is enough.
         this.blockedUntil.set(waiter.endpoint, Date.now() + reply[1] + 1);
       } else {
@@ -337,6 +355,14 @@ export class RedisQuota implements AsyncDisposable {
     if (status === -1) return [-1, String(value), Number(now)];
     if (status === 1) return [1, 0, Number(now)];
     return [0, Number(value), Number(now)];
+  }
+
+  /** Local receive time minus server time of recent replies (their minimum is the baseline). */
+  private offsets: number[] = [];
+
+  private noteOffset(serverMs: number): void {
+    this.offsets.push(Date.now() - serverMs);
+    if (this.offsets.length > 64) this.offsets.shift();
   }
 
   private record(endpoint: EndpointKind, atMs: number): void {

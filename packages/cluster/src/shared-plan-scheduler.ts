@@ -16,6 +16,11 @@ import {
 
 /** Options of {@link SharedPlanScheduler}: the shared quota's, plus the local scheduler's. */
 export interface SharedPlanSchedulerOptions extends RedisQuotaOptions {
+  /**
+   * A reservation older than this when `send` would run (the event loop stalled in between) is
+   * not used: the start is reserved again. In ms. @defaultValue half the margin
+   */
+  readonly staleAfterMs?: number;
   /** Options of the local `PlanScheduler` (ordering, fairness, in-flight cap, rate-limit pause). */
   readonly local?: Omit<PlanSchedulerOptions, 'marginMs' | 'dailyResetTimeZone'>;
 }
@@ -24,6 +29,8 @@ export interface SharedPlanSchedulerOptions extends RedisQuotaOptions {
 export interface SharedPlanSchedulerStats {
   readonly local: PlanSchedulerStats;
   readonly shared: RedisQuotaStats;
+  /** Reservations not used because they were stale by the time `send` could run. */
+  readonly staleReservations: number;
 }
 
 /**
@@ -45,10 +52,13 @@ export interface SharedPlanSchedulerStats {
 export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
   readonly local: PlanScheduler;
   readonly quota: RedisQuota;
+  private readonly staleAfterMs: number;
+  private staleReservations = 0;
   private closing: Promise<void> | undefined;
 
   constructor(options: SharedPlanSchedulerOptions) {
     this.quota = new RedisQuota(options);
+    this.staleAfterMs = options.staleAfterMs ?? (options.marginMs ?? REDIS_QUOTA_DEFAULTS.marginMs) / 2;
     this.local = new PlanScheduler(options.limits, {
       ...options.local,
       marginMs: options.marginMs ?? REDIS_QUOTA_DEFAULTS.marginMs,
@@ -67,11 +77,15 @@ export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
    */
   schedule<T>(request: ScheduledRequest, send: () => Promise<T>): Promise<T> {
     return this.local.schedule(request, async () => {
-      await this.quota.reserve(request.endpoint, {
-        priority: request.priority,
-        ...(request.signal === undefined ? {} : { signal: request.signal }),
-      });
-      return send();
+      for (;;) {
+        const reservation = await this.quota.reserve(request.endpoint, {
+          priority: request.priority,
+          ...(request.signal === undefined ? {} : { signal: request.signal }),
+        });
+        // Nothing may run between this check and `send` (same synchronous continuation).
+        if (this.quota.lagMs(reservation) <= this.staleAfterMs) return send();
+        this.staleReservations++;
+      }
     });
   }
 
@@ -84,7 +98,11 @@ export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
   }
 
   stats(): SharedPlanSchedulerStats {
-    return { local: this.local.stats(), shared: this.quota.stats() };
+    return {
+      local: this.local.stats(),
+      shared: this.quota.stats(),
+      staleReservations: this.staleReservations,
+    };
   }
 
   /** Closes the shared quota (rejecting waiting reservations) and the local scheduler. Idempotent. */
