@@ -1,8 +1,8 @@
 import type { AcquireResult, WindowSpec, WindowStore } from './window-store.js';
 
 /**
- * The last `limit` start times of one key, oldest first (starts arrive in time order): a ring that
- * grows by doubling up to `limit`, so a rule with a huge limit costs only what it holds.
+ * The last `limit` start times of one key that are still inside its window, oldest first (starts
+ * arrive in time order): a ring that grows by doubling, so a rule costs only what it holds.
  */
 class StartLog {
   private times = new Float64Array(8);
@@ -13,14 +13,14 @@ class StartLog {
     if (k < 1 || k > this.size) return undefined;
     return this.times[(this.head + this.size - k) % this.times.length];
   }
-  /** Appends `t`, forgetting the oldest start once `limit` are held. */
-  push(t: number, limit: number): void {
-    if (this.size >= limit) {
-      // Full (or the limit shrank): drop the oldest until one slot is free.
-      while (this.size >= limit && this.size > 0) {
-        this.head = (this.head + 1) % this.times.length;
-        this.size--;
-      }
+  /**
+   * Appends `t`, forgetting the oldest starts once `limit` are held and any start that left the
+   * window (it can no longer block anything: starts arrive in time order).
+   */
+  push(t: number, limit: number, windowMs: number): void {
+    while (this.size > 0 && (this.size >= limit || this.times[this.head]! <= t - windowMs)) {
+      this.head = (this.head + 1) % this.times.length;
+      this.size--;
     }
     if (this.size === this.times.length) this.grow(Math.min(Math.max(limit, 1), this.times.length * 2));
     this.times[(this.head + this.size) % this.times.length] = t;
@@ -38,6 +38,14 @@ class StartLog {
  * The in-process {@link WindowStore}: for each sliding key the last `limit` start times (a ring),
  * for each calendar bucket a counter. Exact: the earliest allowed start under a rule of `limit` per
  * `windowMs` is the `limit`-th most recent start plus `windowMs`.
+ *
+ * @example
+ * ```ts
+ * const store = new MemoryWindowStore();
+ * const rule = { kind: 'sliding', key: 'rule:combined', windowMs: 1_025, limit: 1 } as const;
+ * store.tryAcquire([rule], 0); // { acquired: true }
+ * store.tryAcquire([rule], 500); // { acquired: false, retryAtMs: 1025 }
+ * ```
  */
 export class MemoryWindowStore implements WindowStore {
   private readonly logs = new Map<string, StartLog>();
@@ -77,7 +85,7 @@ export class MemoryWindowStore implements WindowStore {
       }
       let log = this.logs.get(spec.key);
       if (log === undefined) this.logs.set(spec.key, (log = new StartLog()));
-      log.push(nowMs, spec.limit);
+      log.push(nowMs, spec.limit, spec.windowMs);
     }
     this.pruneBuckets(nowMs);
     return { acquired: true };

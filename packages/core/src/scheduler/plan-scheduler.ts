@@ -348,6 +348,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     return this.closing;
   }
 
+  /** Same as {@link close}, for `await using scheduler = new PlanScheduler(...)`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

@@ -30,6 +30,11 @@ export type AcquireResult =
  * Where the scheduler keeps its start-time logs. The in-process {@link MemoryWindowStore} is the
  * default; a later shared store (Redis, one per token across processes) implements the same
  * operations, `tryAcquire` atomically (one script), so that several processes share one plan.
+ *
+ * @example
+ * ```ts
+ * const scheduler = new PlanScheduler(planLimits('premium'), { store: new MemoryWindowStore() });
+ * ```
  */
 export interface WindowStore {
   /**
