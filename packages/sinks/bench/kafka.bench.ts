@@ -1,0 +1,202 @@
+/**
+ * Messages per second through the Kafka sink against the raw client with the same settings, in
+ * the same run, against a real single-node Apache Kafka broker on 127.0.0.1.
+ *
+ * Baselines: raw kafkajs (`producer.sendBatch` of `maxBatchRecords` messages, one request in
+ * flight, awaited in turn) and raw @platformatic/kafka (`producer.send`, same batching), each with
+ * exactly the producer settings the sink's driver uses (idempotent, acks=all, same compression).
+ * Both sides map the same depth ticks to the contract's messages (`toKafkaMessage`) inside the
+ * timed part, so the difference is the sink's own cost: batching, the in-flight bound, one promise
+ * per record, topic bookkeeping. Target: the sink >= 90% of the raw kafkajs rate.
+ *
+ * Run: `pnpm bench kafka` (builds first). Uses the cluster in `KAFKA_BROKERS`, else starts a
+ * broker with scripts/kafka/broker.sh (instance `.cache/kafka/instances/bench`) and stops it.
+ * `KAFKA_BENCH_MESSAGES` (default 200000) and `KAFKA_BENCH_ROUNDS` (default 3) size the run.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { Producer } from '@platformatic/kafka';
+import type { DepthTick } from '@quoteflow/core';
+import {
+  KAFKA_SINK_DEFAULTS,
+  KafkaSink,
+  kafkajsClientConfig,
+  kafkajsCompression,
+  kafkajsProducerConfig,
+  kafkajsTopicMessages,
+  platformaticProducerOptions,
+  toKafka,
+  toKafkaMessage,
+  type KafkaCompression,
+  type KafkaDriverName,
+  type KafkaDriverOptions,
+} from '@quoteflow/sinks';
+import kafkajs from 'kafkajs';
+import { from, lastValueFrom } from 'rxjs';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+const N = Number(process.env['KAFKA_BENCH_MESSAGES'] ?? 200_000);
+const ROUNDS = Number(process.env['KAFKA_BENCH_ROUNDS'] ?? 3);
+const PARTITIONS = 6;
+const BATCH = KAFKA_SINK_DEFAULTS.maxBatchRecords;
+
+// --- broker -------------------------------------------------------------------------------
+let brokers = process.env['KAFKA_BROKERS'] ?? '';
+const instance = join(root, '.cache', 'kafka', 'instances', 'bench');
+const script = join(root, 'scripts', 'kafka', 'broker.sh');
+const env = { ...process.env, KAFKA_INSTANCE_DIR: instance, KAFKA_WATCH_PID: String(process.pid) };
+const startedHere = brokers === '';
+if (startedHere) {
+  brokers = execFileSync('bash', [script, 'start'], {
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+}
+
+// --- data ---------------------------------------------------------------------------------
+const codes = Array.from({ length: 200 }, (_, i) => `B${i}.US`);
+const ticks: DepthTick[] = Array.from({ length: N }, (_, i) => ({
+  type: 'depth',
+  code: codes[i % codes.length]!,
+  seq: BigInt(i),
+  tickTimeMs: Date.UTC(2026, 10, 21) + i,
+  bids: [
+    { price: 100 + (i % 50) / 100, volume: 300, priceRaw: '', volumeRaw: '300' },
+    { price: 99.9 + (i % 50) / 100, volume: 500, priceRaw: '', volumeRaw: '500' },
+  ],
+  asks: [{ price: 100.1 + (i % 50) / 100, volume: 200, priceRaw: '', volumeRaw: '200' }],
+}));
+
+const admin = new kafkajs.Kafka({
+  clientId: 'qf-bench-admin',
+  brokers: brokers.split(','),
+  logLevel: kafkajs.logLevel.NOTHING,
+}).admin();
+await admin.connect();
+async function freshPrefix(label: string): Promise<string> {
+  const prefix = `qfb-${label}-${randomBytes(3).toString('hex')}`;
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: [{ topic: `${prefix}.depth`, numPartitions: PARTITIONS, replicationFactor: 1 }],
+  });
+  return prefix;
+}
+
+const driverOptions = (compression: KafkaCompression): KafkaDriverOptions => ({
+  brokers: brokers.split(','),
+  clientId: 'qf-bench',
+  compression,
+  requestTimeoutMs: KAFKA_SINK_DEFAULTS.requestTimeoutMs,
+  retryMaxDelayMs: KAFKA_SINK_DEFAULTS.retryMaxDelayMs,
+  connectTimeoutMs: KAFKA_SINK_DEFAULTS.connectTimeoutMs,
+  deliveryTimeoutMs: KAFKA_SINK_DEFAULTS.deliveryTimeoutMs,
+});
+
+// --- contenders: each returns the seconds its N messages took, set-up excluded -------------
+type Run = (compression: KafkaCompression) => Promise<number>;
+
+const rawKafkajs: Run = async (compression) => {
+  const prefix = await freshPrefix('raw-kjs');
+  const o = driverOptions(compression);
+  const producer = new kafkajs.Kafka(kafkajsClientConfig(o)).producer(kafkajsProducerConfig(o));
+  await producer.connect();
+  const codec = kafkajsCompression(compression);
+  const t0 = performance.now();
+  for (let i = 0; i < N; i += BATCH) {
+    const messages = ticks.slice(i, i + BATCH).map((t) => toKafkaMessage(t, prefix));
+    await producer.sendBatch({
+      acks: -1,
+      timeout: o.requestTimeoutMs,
+      compression: codec,
+      topicMessages: kafkajsTopicMessages(messages),
+    });
+  }
+  const s = (performance.now() - t0) / 1000;
+  await producer.disconnect();
+  return s;
+};
+
+const rawPlatformatic: Run = async (compression) => {
+  const prefix = await freshPrefix('raw-plt');
+  const producer = new Producer(platformaticProducerOptions(driverOptions(compression)));
+  await producer.initIdempotentProducer({});
+  const t0 = performance.now();
+  for (let i = 0; i < N; i += BATCH) {
+    const messages = ticks.slice(i, i + BATCH).map((t) => toKafkaMessage(t, prefix));
+    await producer.send({ messages: messages.map((m) => ({ topic: m.topic, key: m.key, value: m.value })) });
+  }
+  const s = (performance.now() - t0) / 1000;
+  await producer.close(true);
+  return s;
+};
+
+const viaSink =
+  (driver: KafkaDriverName, how: 'write' | 'operator'): Run =>
+  async (compression) => {
+    const prefix = await freshPrefix(`sink-${driver}`);
+    const sink = new KafkaSink({ brokers, driver, compression, topicPrefix: prefix, clientId: 'qf-bench' });
+    await sink.connect();
+    const t0 = performance.now();
+    if (how === 'write') {
+      // A writer that honours the sink's backpressure: at most maxInFlightRecords writes
+      // unresolved; when full it waits for the oldest (one batch's acknowledgement).
+      const window = KAFKA_SINK_DEFAULTS.maxInFlightRecords;
+      const ring: Promise<void>[] = new Array<Promise<void>>(window);
+      for (let i = 0; i < N; i++) {
+        if (i >= window) await ring[i % window];
+        ring[i % window] = sink.write(ticks[i]!);
+      }
+      await sink.flush();
+    } else {
+      await lastValueFrom(from(ticks).pipe(toKafka(sink, { maxBuffered: N })));
+    }
+    const s = (performance.now() - t0) / 1000;
+    await sink.close();
+    if (sink.stats().acknowledged !== N)
+      throw new Error(`sink acknowledged ${sink.stats().acknowledged} of ${N}`);
+    return s;
+  };
+
+const contenders: [string, Run][] = [
+  ['raw kafkajs sendBatch (baseline)', rawKafkajs],
+  ['KafkaSink kafkajs, write()', viaSink('kafkajs', 'write')],
+  ['KafkaSink kafkajs, toKafka operator', viaSink('kafkajs', 'operator')],
+  ['raw @platformatic/kafka send (baseline 2)', rawPlatformatic],
+  ['KafkaSink platformatic, write()', viaSink('platformatic', 'write')],
+];
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+try {
+  console.log(
+    `${N.toLocaleString('en-US')} depth messages, ${codes.length} keys, ${PARTITIONS} partitions, batches of ${BATCH}, idempotent, acks=all, median of ${ROUNDS} rounds (interleaved); broker ${startedHere ? 'started by the bench' : brokers}\n`,
+  );
+  for (const compression of ['none', 'gzip', 'lz4'] as KafkaCompression[]) {
+    const times = new Map<string, number[]>(contenders.map(([name]) => [name, []]));
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const [name, run] of contenders) {
+        (globalThis as { gc?: () => void }).gc?.();
+        times.get(name)!.push(await run(compression));
+      }
+    }
+    const rate = (name: string): number => N / median(times.get(name)!);
+    const kjs = rate(contenders[0]![0]);
+    const plt = rate(contenders[3]![0]);
+    console.log(`### compression: ${compression}\n`);
+    console.log('| producer | messages/s | vs raw kafkajs | vs raw platformatic |');
+    console.log('|---|---:|---:|---:|');
+    for (const [name] of contenders) {
+      const m = rate(name);
+      console.log(
+        `| ${name} | ${fmt(m)} | ${((100 * m) / kjs).toFixed(0)}% | ${((100 * m) / plt).toFixed(0)}% |`,
+      );
+    }
+    console.log('');
+  }
+} finally {
+  await admin.disconnect();
+  if (startedHere) execFileSync('bash', [script, 'stop'], { env, stdio: 'inherit' });
+}
