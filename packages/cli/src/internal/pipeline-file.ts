@@ -11,8 +11,6 @@ const klineType = z
   .min(1, 'a kline type from 1 to 10')
   .max(10, 'a kline type from 1 to 10')
   .transform((k) => k as KlineType);
-  KLINE_TYPES.map((k) => z.literal(k)) as unknown as [z.ZodLiteral<1>, z.ZodLiteral<2>],
-);
 
 const FilesSinkSchema = z.strictObject({
   out: z.string().min(1),
