@@ -59,10 +59,8 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
   addServiceOptions(cmd).action(async (flags: SyncFlags) => {
     const service = resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
-    if (flags.redis !== undefined) {
-      throw new UsageError(
-        '--redis: sharing one plan between processes is not available in this build; run one sync per token',
-      );
+    if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
+      throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
     await checkOutDir(flags.out);
     await runKlineSync(ctx, {
@@ -78,6 +76,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       durationS: flags.duration,
       metricsPort: flags.metricsPort,
       checkpointMs: flags.checkpointMs,
+      redis: flags.redis,
     });
   });
 }

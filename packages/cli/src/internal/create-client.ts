@@ -1,4 +1,4 @@
-import { QuoteflowClient, type QuoteflowLogger } from '@quoteflow/core';
+import { QuoteflowClient, type QuoteflowLogger, type RequestScheduler } from '@quoteflow/core';
 import type { Logger } from 'pino';
 import type { CliMetrics } from './cli-metrics.js';
 import type { ServiceOptions } from './service-options.js';
@@ -24,12 +24,18 @@ export function libraryLogger(logger: Logger, metrics?: CliMetrics): QuoteflowLo
   };
 }
 
-/** A client for the command's service options, logging through the CLI's logger. */
-export function createClient(service: ServiceOptions, logger: Logger, metrics?: CliMetrics): QuoteflowClient {
+/** A client for the command's service options, logging through the CLI's logger (`scheduler`: `--redis`). */
+export function createClient(
+  service: ServiceOptions,
+  logger: Logger,
+  metrics?: CliMetrics,
+  scheduler?: RequestScheduler,
+): QuoteflowClient {
   return new QuoteflowClient({
     baseUrl: service.baseUrl,
     token: service.token,
     plan: service.plan,
     logger: libraryLogger(logger, metrics),
+    ...(scheduler === undefined ? {} : { scheduler }),
   });
 }

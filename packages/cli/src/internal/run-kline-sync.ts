@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { sustainedRate, type BarUpdate, type KlineType } from '@quoteflow/core';
+import { planLimits, sustainedRate, type BarUpdate, type KlineType } from '@quoteflow/core';
+import { ClusterWorker, syncGroupName } from '@quoteflow/cluster';
 import { estimatePlan, klineSync, type KlineSyncSummary } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
@@ -24,6 +25,8 @@ export interface KlineRun {
   readonly durationS?: number | undefined;
   readonly metricsPort?: number | undefined;
   readonly checkpointMs?: number | undefined;
+  /** `--redis URL`: share the plan and the codes with the other workers of this sync (@quoteflow/cluster). */
+  readonly redis?: string | undefined;
   /** Every bar update, for summaries. */
   readonly onUpdate?: ((update: BarUpdate) => void) | undefined;
 }
@@ -44,7 +47,18 @@ export async function checkOutDir(out: string, flag = '--out'): Promise<void> {
 /** Runs the K-line sync pipeline with progress, metrics, `--duration` and SIGINT/SIGTERM handling. */
 export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<KlineSyncSummary> {
   const metrics = run.metricsPort === undefined ? undefined : new CliMetrics();
-  const client = createClient(run.service, ctx.logger, metrics);
+  const worker =
+    run.redis === undefined
+      ? undefined
+      : new ClusterWorker({
+          redis: run.redis,
+          token: run.service.token,
+          limits: planLimits(run.service.plan),
+          group: syncGroupName(run.codes, run.klineTypes),
+          onEvent: (e) =>
+            ctx.logger.info(e.type === 'assignment' ? { ...e, held: e.held.length } : e, `cluster ${e.type}`),
+        });
+  const client = createClient(run.service, ctx.logger, metrics, worker?.scheduler);
   const estimate = estimatePlan(
     run.service.plan,
     { codes: run.codes, klineTypes: run.klineTypes, bars: run.bars },
@@ -79,36 +93,43 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       ? undefined
       : setTimeout(() => stopper.abort(new Error('duration reached')), run.durationS * 1000);
   try {
-    const sync = klineSync({
-      client,
-      codes: run.codes,
-      klineTypes: run.klineTypes,
-      bars: run.bars,
-      files: { dir: resolve(ctx.io.cwd, run.out), format: run.format },
-      ...(run.kafka === undefined
-        ? {}
-        : { kafka: { brokers: run.kafka.brokers, topicPrefix: run.kafka.topicPrefix } }),
-      ...(run.statePath === undefined ? {} : { statePath: resolve(ctx.io.cwd, run.statePath) }),
-      ...(run.checkpointMs === undefined ? {} : { checkpointMs: run.checkpointMs }),
-      live: run.live,
-      signal: stopper.signal,
-      onEvent: (e) => {
-        progress.handle(e);
-        if (metrics !== undefined) {
-          if (e.type === 'checkpoint') for (const f of e.files) metrics.files.inc({ dataset: f.kind });
-          if (e.type === 'live-cycle' && e.newestBarMs !== undefined)
-            metrics.newestBarLag.set(Math.max(0, Date.now() - e.newestBarMs) / 1000);
-        }
-      },
-      onUpdate: (u) => {
-        if (metrics !== undefined) {
-          if (u.final) metrics.records.inc({ sink: 'files', dataset: 'kline' });
-          if (run.kafka !== undefined) metrics.records.inc({ sink: 'kafka', dataset: 'kline' });
-        }
-        run.onUpdate?.(u);
-      },
-    });
-    const summary = await sync.done;
+    const start = (codes: readonly string[]) =>
+      klineSync({
+        client,
+        codes,
+        klineTypes: run.klineTypes,
+        bars: run.bars,
+        files: { dir: resolve(ctx.io.cwd, run.out), format: run.format },
+        ...(run.kafka === undefined
+          ? {}
+          : { kafka: { brokers: run.kafka.brokers, topicPrefix: run.kafka.topicPrefix } }),
+        // With --redis the shared dataset is the state (several processes must not rewrite one file).
+        ...(run.statePath === undefined || worker !== undefined
+          ? {}
+          : { statePath: resolve(ctx.io.cwd, run.statePath) }),
+        ...(run.checkpointMs === undefined ? {} : { checkpointMs: run.checkpointMs }),
+        live: run.live,
+        signal: stopper.signal,
+        onEvent: (e) => {
+          progress.handle(e);
+          if (metrics !== undefined) {
+            if (e.type === 'checkpoint') for (const f of e.files) metrics.files.inc({ dataset: f.kind });
+            if (e.type === 'live-cycle' && e.newestBarMs !== undefined)
+              metrics.newestBarLag.set(Math.max(0, Date.now() - e.newestBarMs) / 1000);
+          }
+        },
+        onUpdate: (u) => {
+          if (metrics !== undefined) {
+            if (u.final) metrics.records.inc({ sink: 'files', dataset: 'kline' });
+            if (run.kafka !== undefined) metrics.records.inc({ sink: 'kafka', dataset: 'kline' });
+          }
+          run.onUpdate?.(u);
+        },
+      });
+    const summary =
+      worker === undefined
+        ? await start(run.codes).done
+        : mergeSummaries(await worker.share(run.codes, start, { signal: stopper.signal }).done);
     progress.stop();
     ctx.logger.info(
       {
@@ -131,6 +152,19 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     if (timer !== undefined) clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onStop);
     await client.close();
+    await worker?.close();
     await metrics?.close();
   }
+}
+
+/** One summary for the runs of a cluster worker (a run restarts on every reassignment). */
+function mergeSummaries(runs: readonly KlineSyncSummary[]): KlineSyncSummary {
+  return {
+    series: Math.max(0, ...runs.map((r) => r.series)),
+    closedBars: runs.reduce((n, r) => n + r.closedBars, 0),
+    formingUpdates: runs.reduce((n, r) => n + r.formingUpdates, 0),
+    files: runs.flatMap((r) => r.files),
+    truncatedSeries: [...new Set(runs.flatMap((r) => r.truncatedSeries))],
+    liveCycles: runs.reduce((n, r) => n + r.liveCycles, 0),
+  };
 }
