@@ -152,79 +152,109 @@ function nestingProblem(source: KlineType, target: BarKind): string | undefined 
 export function createBarResampler(options: BarResamplerOptions): BarResampler {
   const target = targetKind(options?.to);
   const mode = options.emit ?? RESAMPLE_BARS_DEFAULTS.emit;
-  if (mode !== 'all' && mode !== 'final')
+  if (mode !== 'all' && mode !== 'final') {
     invalidOption('emit', `resampleBars: "emit" must be "all" or "final", got ${String(mode)}`);
-  const calendarOf = options.calendarOf ?? coreCalendarOf;
-  const onReport = options.onReport;
-  const targetType = typeof target === 'number' ? target : undefined;
-  const targetPeriodMs = typeof target === 'number' ? KLINE_PERIOD_MS[target] : target.periodMs;
-  const byCode = new Map<string, (Series | undefined)[]>();
-  const checked: boolean[] = [];
+  }
+  return new PeriodResampler(target, mode === 'all', options.calendarOf ?? coreCalendarOf, options.onReport);
+}
 
-  const seriesOf = (code: string, source: KlineType): Series => {
-    let types = byCode.get(code);
+/** The resampler's state; a class, because V8 optimises its field accesses better than closure variables. */
+class PeriodResampler implements BarResampler {
+  private readonly byCode = new Map<string, (Series | undefined)[]>();
+  private readonly checked: boolean[] = [];
+  private readonly targetType: KlineType | undefined;
+  private readonly targetPeriodMs: number | undefined;
+
+  constructor(
+    private readonly target: BarKind,
+    private readonly emitAll: boolean,
+    private readonly calendarOf: (code: string) => TradingCalendar,
+    private readonly onReport: ((report: BarReport) => void) | undefined,
+  ) {
+    this.targetType = typeof target === 'number' ? target : undefined;
+    this.targetPeriodMs = typeof target === 'number' ? KLINE_PERIOD_MS[target] : target.periodMs;
+  }
+
+  push(bar: ResampleInput, emit: (out: ResampledBar) => void): void {
+    const s = this.byCode.get(bar.code)?.[bar.klineType] ?? this.newSeries(bar.code, bar.klineType);
+    const ts = bar.tsMs;
+    const final = isFinal(bar);
+    if (s.open && ts >= s.endMs) this.close(s, emit);
+    if (!s.open) {
+      if (ts < s.closedUpTo) return this.drop(bar, 'late', 'its resampled period is already closed');
+      const p = periodAt(ts, this.target, s.calendar);
+      if (p === undefined) return this.drop(bar, 'outside-session', 'outside the trading session');
+      s.open = true;
+      s.startMs = p.startMs;
+      s.endMs = p.endMs;
+      s.expected = countBarStarts(p.startMs, p.endMs, s.source, s.calendar);
+      s.revision = 0;
+    } else if (ts < s.startMs) {
+      return this.drop(bar, 'late', 'older than the open resampled period');
+    }
+    const entries = s.entries;
+    const last = entries[entries.length - 1];
+    if (last === undefined || ts > last.tsMs) {
+      if (last !== undefined) fold(s, last);
+      entries.push(bar);
+      if (final) s.finals++;
+    } else if (ts === last.tsMs) {
+      if (isFinal(last)) return; // a repeat of a closed source bar changes nothing
+      entries[entries.length - 1] = bar;
+      if (final) s.finals++;
+    } else if (!insertSlow(s, bar, final)) {
+      return;
+    }
+    if (s.finals >= s.expected && isFinal(entries[entries.length - 1] as ResampleInput)) this.close(s, emit);
+    else if (this.emitAll) emit(this.build(s, false));
+  }
+
+  flush(emit: (out: ResampledBar) => void): void {
+    for (const types of this.byCode.values()) {
+      for (const s of types) if (s?.open === true && s.entries.length > 0) emit(this.build(s, false));
+    }
+  }
+
+  private newSeries(code: string, source: KlineType): Series {
+    if (this.checked[source] !== true) {
+      const problem = nestingProblem(source, this.target);
+      if (problem !== undefined) {
+        throw new InvalidOptionError(
+          'to',
+          `resampleBars: cannot resample ${code} type ${source}: ${problem}`,
+        );
+      }
+      this.checked[source] = true;
+    }
+    let types = this.byCode.get(code);
     if (types === undefined) {
       types = [];
-      byCode.set(code, types);
+      this.byCode.set(code, types);
     }
-    let s = types[source];
-    if (s === undefined) {
-      if (checked[source] !== true) {
-        const problem = nestingProblem(source, target);
-        if (problem !== undefined)
-          throw new InvalidOptionError(
-            'to',
-            `resampleBars: cannot resample ${code} type ${source}: ${problem}`,
-          );
-        checked[source] = true;
-      }
-      s = {
-        code,
-        source,
-        calendar: calendarOf(code),
-        startMs: 0,
-        endMs: 0,
-        expected: 0,
-        closedUpTo: -Infinity,
-        open: false,
-        entries: [],
-        finals: 0,
-        revision: 0,
-        pHigh: -Infinity,
-        pLow: Infinity,
-        pVol: 0,
-        pVolN: 0,
-        pTurn: 0,
-        pTurnN: 0,
-      };
-      types[source] = s;
-    }
+    const s: Series = {
+      code,
+      source,
+      calendar: this.calendarOf(code),
+      startMs: 0,
+      endMs: 0,
+      expected: 0,
+      closedUpTo: -Infinity,
+      open: false,
+      entries: [],
+      finals: 0,
+      revision: 0,
+      pHigh: -Infinity,
+      pLow: Infinity,
+      pVol: 0,
+      pVolN: 0,
+      pTurn: 0,
+      pTurnN: 0,
+    };
+    types[source] = s;
     return s;
-  };
+  }
 
-  const fold = (s: Series, bar: ResampleInput): void => {
-    if (bar.high > s.pHigh) s.pHigh = bar.high;
-    if (bar.low < s.pLow) s.pLow = bar.low;
-    if (bar.volume !== null) {
-      s.pVol += bar.volume;
-      s.pVolN++;
-    }
-    if (bar.turnover !== null) {
-      s.pTurn += bar.turnover;
-      s.pTurnN++;
-    }
-  };
-
-  const resetPrefix = (s: Series): void => {
-    s.pHigh = -Infinity;
-    s.pLow = Infinity;
-    s.pVol = 0;
-    s.pVolN = 0;
-    s.pTurn = 0;
-    s.pTurnN = 0;
-  };
-
-  const build = (s: Series, final: boolean): ResampledBar => {
+  private build(s: Series, final: boolean): ResampledBar {
     const entries = s.entries;
     const last = entries[entries.length - 1] as ResampleInput;
     const first = entries[0] as ResampleInput;
@@ -234,8 +264,8 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
       type: 'resampled-bar',
       code: s.code,
       sourceKlineType: s.source,
-      klineType: targetType,
-      periodMs: targetPeriodMs,
+      klineType: this.targetType,
+      periodMs: this.targetPeriodMs,
       tsMs: s.startMs,
       endMs: s.endMs,
       open: first.open,
@@ -250,19 +280,19 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
       final,
       revision: s.revision++,
     };
-  };
+  }
 
-  const close = (s: Series, emit: (o: ResampledBar) => void): void => {
-    emit(build(s, true));
+  private close(s: Series, emit: (o: ResampledBar) => void): void {
+    emit(this.build(s, true));
     s.open = false;
     s.closedUpTo = s.endMs;
     s.entries.length = 0;
     s.finals = 0;
     resetPrefix(s);
-  };
+  }
 
-  const drop = (bar: ResampleInput, problem: 'late' | 'outside-session', why: string): void => {
-    onReport?.({
+  private drop(bar: ResampleInput, problem: 'late' | 'outside-session', why: string): void {
+    this.onReport?.({
       type: 'bar-report',
       problem,
       action: 'dropped',
@@ -272,63 +302,47 @@ export function createBarResampler(options: BarResamplerOptions): BarResampler {
       message: `bar ${bar.code} type ${bar.klineType} at ${bar.tsMs}: ${why}`,
       row: bar,
     });
-  };
+  }
+}
 
-  const insertSlow = (s: Series, bar: ResampleInput, final: boolean): boolean => {
-    const entries = s.entries;
-    const ts = bar.tsMs;
-    let i = entries.length - 1;
-    while (i >= 0 && (entries[i] as ResampleInput).tsMs > ts) i--;
-    const at = entries[i];
-    if (at !== undefined && at.tsMs === ts) {
-      if (isFinal(at)) return false; // the first closed version of a source bar wins
-      entries[i] = bar;
-    } else {
-      entries.splice(i + 1, 0, bar);
-    }
-    if (final) s.finals++;
-    resetPrefix(s);
-    for (let j = 0; j < entries.length - 1; j++) fold(s, entries[j] as ResampleInput);
-    return true;
-  };
+/** Adds a source bar to the aggregate of all but the newest source. */
+function fold(s: Series, bar: ResampleInput): void {
+  if (bar.high > s.pHigh) s.pHigh = bar.high;
+  if (bar.low < s.pLow) s.pLow = bar.low;
+  if (bar.volume !== null) {
+    s.pVol += bar.volume;
+    s.pVolN++;
+  }
+  if (bar.turnover !== null) {
+    s.pTurn += bar.turnover;
+    s.pTurnN++;
+  }
+}
 
-  return {
-    push(bar, emit) {
-      const s = seriesOf(bar.code, bar.klineType);
-      const ts = bar.tsMs;
-      const final = isFinal(bar);
-      if (s.open && ts >= s.endMs) close(s, emit);
-      if (!s.open) {
-        if (ts < s.closedUpTo) return drop(bar, 'late', 'its resampled period is already closed');
-        const p = periodAt(ts, target, s.calendar);
-        if (p === undefined) return drop(bar, 'outside-session', 'outside the trading session');
-        s.open = true;
-        s.startMs = p.startMs;
-        s.endMs = p.endMs;
-        s.expected = countBarStarts(p.startMs, p.endMs, s.source, s.calendar);
-        s.revision = 0;
-      } else if (ts < s.startMs) {
-        return drop(bar, 'late', 'older than the open resampled period');
-      }
-      const entries = s.entries;
-      const last = entries[entries.length - 1];
-      if (last === undefined || ts > last.tsMs) {
-        if (last !== undefined) fold(s, last);
-        entries.push(bar);
-        if (final) s.finals++;
-      } else if (ts === last.tsMs) {
-        if (isFinal(last)) return; // a repeat of a closed source bar changes nothing
-        entries[entries.length - 1] = bar;
-        if (final) s.finals++;
-      } else if (!insertSlow(s, bar, final)) {
-        return;
-      }
-      if (s.finals >= s.expected && isFinal(entries[entries.length - 1] as ResampleInput)) close(s, emit);
-      else if (mode === 'all') emit(build(s, false));
-    },
-    flush(emit) {
-      for (const types of byCode.values())
-        for (const s of types) if (s?.open === true && s.entries.length > 0) emit(build(s, false));
-    },
-  };
+function resetPrefix(s: Series): void {
+  s.pHigh = -Infinity;
+  s.pLow = Infinity;
+  s.pVol = 0;
+  s.pVolN = 0;
+  s.pTurn = 0;
+  s.pTurnN = 0;
+}
+
+/** Inserts an out-of-order source and rebuilds the aggregate; `false` if it changes nothing. */
+function insertSlow(s: Series, bar: ResampleInput, final: boolean): boolean {
+  const entries = s.entries;
+  const ts = bar.tsMs;
+  let i = entries.length - 1;
+  while (i >= 0 && (entries[i] as ResampleInput).tsMs > ts) i--;
+  const at = entries[i];
+  if (at !== undefined && at.tsMs === ts) {
+    if (isFinal(at)) return false; // the first closed version of a source bar wins
+    entries[i] = bar;
+  } else {
+    entries.splice(i + 1, 0, bar);
+  }
+  if (final) s.finals++;
+  resetPrefix(s);
+  for (let j = 0; j < entries.length - 1; j++) fold(s, entries[j] as ResampleInput);
+  return true;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
+import { filter, take } from 'rxjs';
 import type { Bar, BarUpdate } from '@quoteflow/core';
 import { mergeBars } from './merge-bars.js';
 import type { MergeBarsOutput } from './bar-merger.js';
@@ -117,5 +118,29 @@ describe('mergeBars', () => {
       expectObservable(merged).toBe('(xy|)', want);
       expectObservable(merged).toBe('(xy|)', want);
     });
+  });
+});
+
+describe('mergeBars teardown', () => {
+  it('leaves no timer behind when the consumer unsubscribes while a timed close is emitted', () => {
+    const ts = new TestScheduler((a, e) => expect(a).toEqual(e));
+    const base = offsetScheduler(ts, T0 + 10_000);
+    let timers = 0;
+    const scheduler = {
+      now: () => base.now(),
+      schedule: (...args: Parameters<typeof base.schedule>) => (timers++, base.schedule(...args)),
+    } as typeof base;
+    ts.run(({ cold, expectObservable }) => {
+      // Two series: BTC's bar closes at 55 s, ETH's at 115 s. The consumer takes BTC's final and
+      // unsubscribes while it is being emitted; no timer for ETH may be armed after that.
+      const src = cold('a', { a: [b(0), bar('ETHUSDT', 1, T0, 1), bar('ETHUSDT', 1, T0 + MIN, 1)] });
+      const finals = src.pipe(
+        mergeBars({ graceMs: 5_000, scheduler }),
+        filter((o) => o.type === 'bar-update' && o.final && o.code === C),
+        take(1),
+      );
+      expectObservable(finals).toBe('55000ms (f|)', { f: u(b(0), true, 1) });
+    });
+    expect(timers).toBe(1);
   });
 });

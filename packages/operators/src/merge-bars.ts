@@ -51,6 +51,8 @@ export function mergeBars(options: MergeBarsOptions = {}): OperatorFunction<Merg
       let timerAt = Infinity;
 
       const arm = (): void => {
+        // A consumer may unsubscribe while we emit: never leave a timer behind a closed output.
+        if (subscriber.closed) return;
         const at = merger.nextDeadlineMs();
         if (at >= timerAt) return;
         timer?.unsubscribe();
