@@ -5,8 +5,8 @@
  * drops the retried batches it had already stored.
  */
 import type { DepthTick } from '@quoteflow/core';
-import { KafkaSink, KAFKA_DRIVERS, type KafkaDriverName } from '@quoteflow/sinks';
-import { expect, it } from 'vitest';
+import { KafkaDeliveryError, KafkaSink, KAFKA_DRIVERS, type KafkaDriverName } from '@quoteflow/sinks';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   consumeWithKafkajs,
   consumeWithKcat,
@@ -99,60 +99,93 @@ class Stream {
   }
 }
 
+let broker: PrivateBroker;
+beforeAll(async () => {
+  broker = await privateBroker();
+});
+afterAll(async () => {
+  await broker?.dispose();
+});
+
 it('loses nothing and duplicates nothing when the broker restarts mid-stream (both drivers at once)', async () => {
-  const broker = await privateBroker();
-  try {
-    const streams = KAFKA_DRIVERS.map((d) => new Stream(d, broker.brokers));
-    await Promise.all(streams.map((s) => s.sink.connect()));
-    for (const s of streams) s.start();
+  const streams = KAFKA_DRIVERS.map((d) => new Stream(d, broker.brokers));
+  await Promise.all(streams.map((s) => s.sink.connect()));
+  for (const s of streams) s.start();
 
-    await until(
-      () => streams.every((s) => s.sink.stats().acknowledged >= 2_000),
-      '2000 records of each stream are acknowledged',
-    );
-    const writtenAtStop = streams.map((s) => s.written);
-    await broker.stop();
-    const ackedAtStop = streams.map((s) => s.sink.stats().acknowledged);
-    await sleep(1_500); // the broker is away; writes pile up to the bound, then the writers wait
-    const writtenWhileDown = streams.map((s) => s.written);
-    for (const [i, s] of streams.entries()) {
-      expect(s.sink.stats().outstanding, s.driver).toBeLessThanOrEqual(MAX_IN_FLIGHT);
-      // The stream went on while the broker was down, but got no further than the sink's bound
-      // plus the writer's own window: it was slowed, not buffered for.
-      expect(writtenWhileDown[i]!, s.driver).toBeGreaterThan(writtenAtStop[i]!);
-      expect(writtenWhileDown[i]! - ackedAtStop[i]!, s.driver).toBeLessThanOrEqual(MAX_IN_FLIGHT + WINDOW);
-    }
-    await broker.start();
-    await until(
-      () => streams.every((s, i) => s.sink.stats().acknowledged >= writtenWhileDown[i]! + 2_000),
-      'both streams go on after the restart',
-    );
-    await Promise.all(streams.map((s) => s.stop()));
+  await until(
+    () => streams.every((s) => s.sink.stats().acknowledged >= 2_000),
+    '2000 records of each stream are acknowledged',
+  );
+  const writtenAtStop = streams.map((s) => s.written);
+  await broker.stop();
+  const ackedAtStop = streams.map((s) => s.sink.stats().acknowledged);
+  await sleep(1_500); // the broker is away; writes pile up to the bound, then the writers wait
+  const writtenWhileDown = streams.map((s) => s.written);
+  for (const [i, s] of streams.entries()) {
+    expect(s.sink.stats().outstanding, s.driver).toBeLessThanOrEqual(MAX_IN_FLIGHT);
+    // The stream went on while the broker was down, but got no further than the sink's bound
+    // plus the writer's own window: it was slowed, not buffered for.
+    expect(writtenWhileDown[i]!, s.driver).toBeGreaterThan(writtenAtStop[i]!);
+    expect(writtenWhileDown[i]! - ackedAtStop[i]!, s.driver).toBeLessThanOrEqual(MAX_IN_FLIGHT + WINDOW);
+  }
+  await broker.start();
+  await until(
+    () => streams.every((s, i) => s.sink.stats().acknowledged >= writtenWhileDown[i]! + 2_000),
+    'both streams go on after the restart',
+  );
+  await Promise.all(streams.map((s) => s.stop()));
 
-    const topics = streams.map((s) => `${s.prefix}.depth`);
-    const viaKafkajs = await consumeWithKafkajs(
-      broker.brokers,
-      topics,
-      streams.reduce((n, s) => n + s.written, 0),
-    );
-    for (const s of streams) {
-      const total = s.written;
-      expect(s.failures, s.driver).toEqual([]);
-      expect(s.sink.stats(), s.driver).toMatchObject({ written: total, acknowledged: total, undelivered: 0 });
-      expect(s.sink.stats().maxOutstanding, s.driver).toBeLessThanOrEqual(MAX_IN_FLIGHT);
-      const topic = `${s.prefix}.depth`;
-      for (const read of [await consumeWithKcat(broker.brokers, topic), viaKafkajs.get(topic)!]) {
-        expect(read, s.driver).toHaveLength(total);
-        const seqs = seqsByKey(read);
-        expect([...seqs.keys()].sort()).toEqual([...CODES].sort());
-        for (const [i, code] of CODES.entries()) {
-          const count = Math.floor(total / CODES.length) + (i < total % CODES.length ? 1 : 0);
-          // Exactly 0, 1, 2, … count-1: nothing lost, nothing twice, in order.
-          expect(seqs.get(code), `${s.driver} ${code}`).toEqual(Array.from({ length: count }, (_, n) => n));
-        }
+  const topics = streams.map((s) => `${s.prefix}.depth`);
+  const viaKafkajs = await consumeWithKafkajs(
+    broker.brokers,
+    topics,
+    streams.reduce((n, s) => n + s.written, 0),
+  );
+  for (const s of streams) {
+    const total = s.written;
+    expect(s.failures, s.driver).toEqual([]);
+    expect(s.sink.stats(), s.driver).toMatchObject({ written: total, acknowledged: total, undelivered: 0 });
+    expect(s.sink.stats().maxOutstanding, s.driver).toBeLessThanOrEqual(MAX_IN_FLIGHT);
+    const topic = `${s.prefix}.depth`;
+    for (const read of [await consumeWithKcat(broker.brokers, topic), viaKafkajs.get(topic)!]) {
+      expect(read, s.driver).toHaveLength(total);
+      const seqs = seqsByKey(read);
+      expect([...seqs.keys()].sort()).toEqual([...CODES].sort());
+      for (const [i, code] of CODES.entries()) {
+        const count = Math.floor(total / CODES.length) + (i < total % CODES.length ? 1 : 0);
+        // Exactly 0, 1, 2, … count-1: nothing lost, nothing twice, in order.
+        expect(seqs.get(code), `${s.driver} ${code}`).toEqual(Array.from({ length: count }, (_, n) => n));
       }
     }
-  } finally {
-    await broker.dispose();
+  }
+});
+
+it('when the broker stays away, every write and close() reject with exactly the records not delivered', async () => {
+  await broker.stop();
+  for (const driver of KAFKA_DRIVERS) {
+    const sink = new KafkaSink({
+      brokers: broker.brokers,
+      driver,
+      topicPrefix: uniquePrefix(`down-${driver}`),
+      deliveryTimeoutMs: 3_000,
+      retryMaxDelayMs: 200,
+      connectTimeoutMs: 500,
+    });
+    const input = CODES.slice(0, 5).map((code, i) => tick(code, i));
+    const writes = input.map((r) =>
+      sink.write(r).then(
+        () => 'acknowledged',
+        (err: unknown) => err,
+      ),
+    );
+    const closed: unknown = await sink.close().catch((err: unknown) => err);
+    expect(closed, driver).toBeInstanceOf(KafkaDeliveryError);
+    expect((closed as KafkaDeliveryError).undelivered.map((m) => m.key)).toEqual(input.map((r) => r.code));
+    // Why: the driver's own give-up reason, or the sink's delivery timeout, whichever came first.
+    expect((closed as KafkaDeliveryError).message, driver).toMatch(
+      /not acknowledged by the broker: (\w+ gave up: .+|no acknowledgement within deliveryTimeoutMs = 3000 ms)$/,
+    );
+    for (const w of await Promise.all(writes)) expect(w, driver).toBeInstanceOf(KafkaDeliveryError);
+    expect(sink.stats(), driver).toMatchObject({ written: 5, acknowledged: 0, undelivered: 5 });
   }
 });

@@ -149,6 +149,9 @@ describe('KafkaSink', () => {
       (e: unknown) => e,
     );
     expect(closed).toBeInstanceOf(KafkaDeliveryError);
+    expect((closed as KafkaDeliveryError).message).toBe(
+      'kafka: 7 records (quoteflow.depth ×7) not acknowledged by the broker: fake gave up: broker on fire',
+    );
     expect((closed as KafkaDeliveryError).undelivered.map((m) => JSON.parse(m.value).seq)).toEqual([
       '0',
       '1',

@@ -149,6 +149,8 @@ export class KafkaSink implements AsyncDisposable {
   #linger: NodeJS.Timeout | undefined;
 
   #failure: KafkaDeliveryError | undefined;
+  /** Why the sink stopped (the first failure), for every later error. */
+  #failureReason = '';
   #undelivered: KafkaMessage[] = [];
   #closing: Promise<void> | undefined;
 
@@ -469,13 +471,16 @@ export class KafkaSink implements AsyncDisposable {
     if (this.#linger !== undefined) clearTimeout(this.#linger);
     this.#linger = undefined;
     const lost = [...batch, ...queued];
-    const reason = cause instanceof Error ? cause.message : String(cause);
+    const message = cause instanceof Error ? cause.message : String(cause);
+    const reason =
+      cause instanceof DeliveryTimeout ? message : `${this.#driver?.name ?? 'driver'} gave up: ${message}`;
     const error = new KafkaDeliveryError(
       lost.map((p) => p.message),
-      `${this.#driver?.name ?? 'driver'} gave up: ${reason}`,
+      reason,
       cause,
     );
     this.#failure = error;
+    this.#failureReason = reason;
     for (const p of lost) this.#undelivered.push(p.message);
     this.#logger.warn?.('kafka.delivery-failed', { records: lost.length, reason });
     for (const p of lost) p.reject(error);
@@ -490,14 +495,19 @@ export class KafkaSink implements AsyncDisposable {
     this.#undelivered.push(message);
     return new KafkaDeliveryError(
       [message],
-      `the sink stopped after an earlier failure (${this.#failure?.message ?? ''})`,
+      `the sink stopped after an earlier failure (${this.#failureReason})`,
       this.#failure,
     );
   }
 
   #failureSummary(cause?: unknown): KafkaDeliveryError {
-    return new KafkaDeliveryError([...this.#undelivered], 'the sink failed', cause ?? this.#failure?.cause);
+    return new KafkaDeliveryError([...this.#undelivered], this.#failureReason, cause ?? this.#failure?.cause);
   }
+}
+
+/** A batch's acknowledgement did not come in time (the cause of the delivery error it leads to). */
+class DeliveryTimeout extends Error {
+  override name = 'DeliveryTimeout';
 }
 
 function checkInt(name: string, value: unknown, min: number): void {
