@@ -1,7 +1,7 @@
 // End-to-end: two `quoteflow sync --redis URL` processes (the built binary; `pnpm build` first)
 // on one token against the simulator: they divide the codes, share the plan, and write one dataset.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,25 @@ afterAll(async () => {
   await redis?.close();
   if (out !== undefined) await rm(out, { recursive: true, force: true });
 });
+
+function quoteflow(args: string[]): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const child = spawn(BIN, args, {
+    env: {
+      ...process.env,
+      QUOTEFLOW_BASE_URL: sim.url,
+      QUOTEFLOW_TOKEN: TOKEN,
+      QUOTEFLOW_PLAN: 'premium',
+      QUOTEFLOW_LOG_LEVEL: 'info',
+      QF_TEST_REDIS_URL: redis.url,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((res) => child.on('close', (code) => res({ code, stdout, stderr })));
+}
 
 function sync(): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const child = spawn(
@@ -72,7 +91,7 @@ function sync(): Promise<{ code: number | null; stderr: string; stdout: string }
   return new Promise((res) => child.on('close', (code) => res({ code, stdout, stderr })));
 }
 
-async function rows(): Promise<{ code: string; tsMs: number }[]> {
+async function rows(dir = out): Promise<{ code: string; tsMs: number }[]> {
   const found: { code: string; tsMs: number }[] = [];
   const walk = async (d: string): Promise<void> => {
     for (const e of await readdir(d, { withFileTypes: true })) {
@@ -85,7 +104,7 @@ async function rows(): Promise<{ code: string; tsMs: number }[]> {
         }
     }
   };
-  await walk(join(out, 'kline'));
+  await walk(join(dir, 'kline'));
   return found;
 }
 
@@ -118,6 +137,43 @@ describe('quoteflow sync --redis', () => {
         .sort((x, y) => x - y);
       expect(ts.length, code).toBeGreaterThan(5);
       for (let i = 1; i < ts.length; i++) expect(ts[i]! - ts[i - 1]!, `${code} gap`).toBe(60_000);
+    }
+  });
+
+  it('runs a pipeline file with redis: on two processes, each syncing its share of the codes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'qf-cluster-run-'));
+    try {
+      const yaml = join(dir, 'pipeline.yaml');
+      await writeFile(
+        yaml,
+        [
+          'version: 1',
+          'service: { plan: premium }',
+          'duration: 15',
+          'redis: { urlEnv: QF_TEST_REDIS_URL, heartbeatMs: 500 }',
+          'pipelines:',
+          `  - name: bars`,
+          `    source: { kline: { codes: [${CODES.slice(0, 4).join(', ')}], klineTypes: [1], bars: 3 } }`,
+          `    sinks: { files: { out: ${join(dir, 'data')}, format: ndjson } }`,
+          '',
+        ].join('\n'),
+      );
+      const [a, b] = await Promise.all([quoteflow(['run', yaml]), quoteflow(['run', yaml])]);
+      expect(a.code, a.stderr).toBe(0);
+      expect(b.code, b.stderr).toBe(0);
+      const held = (stderr: string) =>
+        stderr
+          .split('\n')
+          .filter((l) => l.includes('cluster assignment'))
+          .map((l) => (JSON.parse(l) as { held: number }).held);
+      expect(held(a.stderr).some((n) => n > 0 && n < 4)).toBe(true);
+      expect(held(b.stderr).some((n) => n > 0 && n < 4)).toBe(true);
+      const all = await rows(join(dir, 'data'));
+      const keys = all.map((r) => `${r.code}|${r.tsMs}`);
+      expect(keys.length).toBe(new Set(keys).size);
+      expect(new Set(all.map((r) => r.code)).size).toBe(4);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -80,18 +80,19 @@ export class ClusterWorker implements AsyncDisposable {
 
   /**
    * Runs `run` over this worker's share of `items` and follows membership changes (see
-   * {@link clusterSync}). Every worker of the group must pass the same `items`.
+   * {@link clusterSync}). Every worker of the group must pass the same `items`. `options.group`
+   * overrides the worker's group (one worker may share several pieces of work, one group each).
    */
   share<S>(
     items: readonly string[],
     run: (mine: readonly string[]) => ShareableRun<S>,
-    options: { readonly signal?: AbortSignal } = {},
+    options: { readonly signal?: AbortSignal; readonly group?: string } = {},
   ): ClusterSyncHandle<S> {
     const o = this.options;
     const membership = new ClusterMembership({
       redis: o.redis,
       token: o.token,
-      group: o.group,
+      group: options.group ?? o.group,
       ...(o.workerId === undefined ? {} : { workerId: o.workerId }),
       ...(o.heartbeatMs === undefined ? {} : { heartbeatMs: o.heartbeatMs }),
       ...(o.keyPrefix === undefined ? {} : { keyPrefix: o.keyPrefix }),

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { planLimits, type Exchange } from '@quoteflow/core';
+import { ClusterWorker, syncGroupName } from '@quoteflow/cluster';
 import { depthCapture, klineSync, suspensionWatch, type PipelineHandle } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import { CliMetrics } from '../internal/cli-metrics.js';
@@ -57,7 +59,40 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       ctx.io.env,
     );
     const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
-    const client = createClient(service, ctx.logger, metrics);
+    // `redis:` — this process is one of several workers: the plan is shared, each pipeline's items
+    // (codes, exchanges) are divided among the live workers (@quoteflow/cluster).
+    const redisUrl =
+      spec.redis === undefined ? undefined : (spec.redis.url ?? ctx.io.env[spec.redis.urlEnv!]);
+    if (spec.redis !== undefined && redisUrl === undefined) {
+      throw new UsageError(`redis.urlEnv names ${spec.redis.urlEnv}, which is not set`);
+    }
+    const worker =
+      redisUrl === undefined
+        ? undefined
+        : new ClusterWorker({
+            redis: redisUrl,
+            token: service.token,
+            limits: planLimits(service.plan),
+            group: 'run',
+            ...(spec.redis?.heartbeatMs === undefined ? {} : { heartbeatMs: spec.redis.heartbeatMs }),
+            onEvent: (e) =>
+              ctx.logger.info(
+                e.type === 'assignment' ? { ...e, held: e.held.length } : e,
+                `cluster ${e.type}`,
+              ),
+          });
+    const share = <S>(
+      name: string,
+      items: readonly string[],
+      start: (mine: readonly string[]) => PipelineHandle<S>,
+    ): PipelineHandle<unknown> =>
+      worker === undefined
+        ? start(items)
+        : worker.share(items, start, {
+            signal: stopper.signal,
+            group: `run:${name}:${syncGroupName(items, [])}`,
+          });
+    const client = createClient(service, ctx.logger, metrics, worker?.scheduler);
     if (metrics !== undefined) {
       metrics.watchScheduler(client);
       ctx.logger.info(
@@ -87,53 +122,62 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
           const s = step as Extract<PipelineStep, { source: { kline: unknown } }>;
           handles.push([
             name,
-            klineSync({
-              client,
-              codes: s.source.kline.codes,
-              klineTypes: s.source.kline.klineTypes,
-              bars: s.source.kline.bars,
-              ...files,
-              ...kafkaOf(s.sinks),
-              ...(s.state === undefined ? {} : { statePath: resolve(ctx.io.cwd, s.state) }),
-              signal: stopper.signal,
-              onEvent: (e) => {
-                if (e.type === 'gap' || e.type === 'warning')
-                  ctx.logger.warn({ pipeline: name, ...e }, e.type);
-                else if (e.type === 'backfill-done' || (e.type === 'checkpoint' && e.files.length > 0))
-                  ctx.logger.info({ pipeline: name, event: e.type }, e.type);
-              },
-            }),
+            share(name, s.source.kline.codes, (codes) =>
+              klineSync({
+                client,
+                codes,
+                klineTypes: s.source.kline.klineTypes,
+                bars: s.source.kline.bars,
+                ...files,
+                ...kafkaOf(s.sinks),
+                // With redis: the shared dataset is the state (several processes must not rewrite one file).
+                ...(s.state === undefined || worker !== undefined
+                  ? {}
+                  : { statePath: resolve(ctx.io.cwd, s.state) }),
+                signal: stopper.signal,
+                onEvent: (e) => {
+                  if (e.type === 'gap' || e.type === 'warning')
+                    ctx.logger.warn({ pipeline: name, ...e }, e.type);
+                  else if (e.type === 'backfill-done' || (e.type === 'checkpoint' && e.files.length > 0))
+                    ctx.logger.info({ pipeline: name, event: e.type }, e.type);
+                },
+              }),
+            ),
           ]);
         } else if ('depth' in step.source) {
           const s = step as Extract<PipelineStep, { source: { depth: unknown } }>;
           handles.push([
             name,
-            depthCapture({
-              client,
-              codes: s.source.depth.codes,
-              ...(s.source.depth.intervalMs === undefined ? {} : { intervalMs: s.source.depth.intervalMs }),
-              ...files,
-              ...kafkaOf(s.sinks),
-              signal: stopper.signal,
-              onWarning: warn(name),
-            }),
+            share(name, s.source.depth.codes, (codes) =>
+              depthCapture({
+                client,
+                codes,
+                ...(s.source.depth.intervalMs === undefined ? {} : { intervalMs: s.source.depth.intervalMs }),
+                ...files,
+                ...kafkaOf(s.sinks),
+                signal: stopper.signal,
+                onWarning: warn(name),
+              }),
+            ),
           ]);
         } else {
           const s = step as Extract<PipelineStep, { source: { suspensions: unknown } }>;
           handles.push([
             name,
-            suspensionWatch({
-              client,
-              exchanges: s.source.suspensions.exchanges,
-              ...files,
-              ...kafkaOf(s.sinks),
-              signal: stopper.signal,
-              onChange: (c) =>
-                ctx.out(
-                  `${toJson({ pipeline: name, change: c.change, exchange: c.record.exchange, symbol: c.record.symbol, publishDate: c.record.publishDate })}\n`,
-                ),
-              onWarning: warn(name),
-            }),
+            share(name, s.source.suspensions.exchanges, (exchanges) =>
+              suspensionWatch({
+                client,
+                exchanges: exchanges as Exchange[],
+                ...files,
+                ...kafkaOf(s.sinks),
+                signal: stopper.signal,
+                onChange: (c) =>
+                  ctx.out(
+                    `${toJson({ pipeline: name, change: c.change, exchange: c.record.exchange, symbol: c.record.symbol, publishDate: c.record.publishDate })}\n`,
+                  ),
+                onWarning: warn(name),
+              }),
+            ),
           ]);
         }
       });
@@ -155,6 +199,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       ctx.signal.removeEventListener('abort', onStop);
       await Promise.allSettled(handles.map(([, h]) => h.stop()));
       await client.close();
+      await worker?.close();
       await metrics?.close();
     }
   });

@@ -67,6 +67,22 @@ export const PipelineFileSchema = z.strictObject({
     .default({}),
   duration: z.number().positive().optional(),
   metricsPort: z.number().int().min(0).max(65_535).optional(),
+  /** Several workers on one token (like `sync --redis`): each runs its share of every pipeline. */
+  redis: z
+    .strictObject({
+      url: z
+        .string()
+        .regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL')
+        .optional(),
+      /** The name of the environment variable holding the URL (it may carry a password). */
+      urlEnv: z
+        .string()
+        .regex(/^[A-Z_][A-Z0-9_]*$/)
+        .optional(),
+      heartbeatMs: z.number().int().min(10).optional(),
+    })
+    .refine((r) => (r.url === undefined) !== (r.urlEnv === undefined), 'exactly one of url or urlEnv')
+    .optional(),
   pipelines: z.array(z.unknown()).min(1),
 });
 
