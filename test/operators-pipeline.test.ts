@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { filter } from 'rxjs';
 import { decodeDepthTickData, decodeKlineData, decodeSuspensionResponse } from '@quoteflow/core';
-import type { Bar, BarUpdate, SuspensionRecord } from '@quoteflow/core';
+import type { Bar, BarUpdate, DepthTick, SuspensionRecord } from '@quoteflow/core';
 import {
   dedupeBySeq,
   isBarUpdate,
@@ -133,7 +133,9 @@ describe('operators on core-decoded fixtures', () => {
     const ticks = decodeDepthTickData(JSON.parse(fixture('depth-tick/huge-seq.json')).data);
     const ts = new TestScheduler((a, e) => expect(a).toEqual(e));
     ts.run(({ cold, expectObservable }) => {
-      expectObservable(cold('aa|', { a: ticks[0] }).pipe(dedupeBySeq())).toBe('a-|', { a: ticks[0] });
+      expectObservable(cold('aa|', { a: ticks[0] as DepthTick }).pipe(dedupeBySeq())).toBe('a-|', {
+        a: ticks[0],
+      });
     });
     expect(ticks[0]?.seq).toBe(18446744073709551615n);
   });

@@ -15,9 +15,9 @@ function harness(options: BarMergerOptions = {}) {
   const emit = (o: MergeBarsOutput) => out.push(o);
   return {
     merger,
-    push(input: MergeBarsInput, nowMs: number) {
+    push(input: MergeBarsInput, now: number | (() => number)) {
       out = [];
-      merger.push(input, nowMs, emit);
+      merger.push(input, now, emit);
       return out;
     },
     expire(nowMs: number) {

@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { of } from 'rxjs';
+import type { MonoTypeOperatorFunction, Observable } from 'rxjs';
+import type { DepthTick } from '@quoteflow/core';
 import fc from 'fast-check';
 import { TestScheduler } from 'rxjs/testing';
 import { createSeqDeduper, dedupeBySeq } from './dedupe-by-seq.js';
@@ -151,13 +154,13 @@ describe('dedupeBySeq', () => {
 
   it('completes at once on an empty source', () => {
     marbles(({ cold, expectObservable }) => {
-      expectObservable(cold('|').pipe(dedupeBySeq())).toBe('|');
+      expectObservable(cold<SeqTick>('|').pipe(dedupeBySeq())).toBe('|');
     });
   });
 
   it('never emits on a source that never emits', () => {
     marbles(({ cold, expectObservable }) => {
-      expectObservable(cold('-').pipe(dedupeBySeq())).toBe('-');
+      expectObservable(cold<SeqTick>('-').pipe(dedupeBySeq())).toBe('-');
     });
   });
 
@@ -198,5 +201,12 @@ describe('dedupeBySeq', () => {
       expectObservable(deduped).toBe('a--|', { a: a1 });
       expectObservable(deduped).toBe('a--|', { a: a1 });
     });
+  });
+});
+
+describe('dedupeBySeq types', () => {
+  it('keeps the element type of the stream', () => {
+    expectTypeOf(dedupeBySeq<DepthTick>()).toEqualTypeOf<MonoTypeOperatorFunction<DepthTick>>();
+    expectTypeOf(of(tick('A', 1n, 1)).pipe(dedupeBySeq())).toEqualTypeOf<Observable<SeqTick>>();
   });
 });

@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { filter, take } from 'rxjs';
-import type { Bar, BarUpdate } from '@quoteflow/core';
+import { filter, of, take } from 'rxjs';
+import type { Observable, OperatorFunction } from 'rxjs';
+import { isBarUpdate } from './is-bar-update.js';
+import type { Bar, BarUpdate, GapMarker } from '@quoteflow/core';
 import { mergeBars } from './merge-bars.js';
 import type { MergeBarsOutput } from './bar-merger.js';
 import { MIN, T0, bar, offsetScheduler } from '../test-support/bars.js';
@@ -142,5 +144,15 @@ describe('mergeBars teardown', () => {
       expectObservable(finals).toBe('55000ms (f|)', { f: u(b(0), true, 1) });
     });
     expect(timers).toBe(1);
+  });
+});
+
+describe('mergeBars types', () => {
+  it('takes bars, batches and gap markers and narrows its output with isBarUpdate', () => {
+    expectTypeOf(mergeBars()).toEqualTypeOf<
+      OperatorFunction<Bar | readonly Bar[] | GapMarker, BarUpdate | GapMarker>
+    >();
+    const out = of<MergeBarsOutput>().pipe(filter(isBarUpdate));
+    expectTypeOf(out).toEqualTypeOf<Observable<BarUpdate>>();
   });
 });

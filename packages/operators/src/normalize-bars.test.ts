@@ -145,8 +145,8 @@ describe('normalizeBars', () => {
 
   it('completes on empty, stays silent on never, forwards an error', () => {
     run(({ cold, expectObservable }) => {
-      expectObservable(cold('|').pipe(normalizeBars())).toBe('|');
-      expectObservable(cold('-').pipe(normalizeBars())).toBe('-');
+      expectObservable(cold<Bar[]>('|').pipe(normalizeBars())).toBe('|');
+      expectObservable(cold<Bar[]>('-').pipe(normalizeBars())).toBe('-');
       expectObservable(cold('x#', { x: [a] }).pipe(normalizeBars())).toBe('x#', { x: [a] });
     });
   });

@@ -330,7 +330,7 @@ function openTail(inputs: readonly ResampleInput[]): ResampledBar[] {
 describe('resampleBars', () => {
   const run = (fn: Parameters<TestScheduler['run']>[0]) =>
     new TestScheduler((a, b) => expect(a).toEqual(b)).run(fn);
-  const five = [0, 1, 2, 3, 4].map((k) => m1(k, k + 1));
+  const five = [0, 1, 2, 3, 4].map((k) => m1(k, k + 1)) as [Bar, Bar, Bar, Bar, Bar];
   const want = resampleBarList(five, { to: 2, emit: 'final' })[0] as ResampledBar;
 
   it('completes on empty and stays silent on never', () => {

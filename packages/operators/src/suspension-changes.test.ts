@@ -166,8 +166,8 @@ describe('suspensionChanges', () => {
         },
       });
       expectObservable(changes, '^-!').toBe('n--', { n: expect.objectContaining({ change: 'new' }) });
-      expectObservable(cold('|').pipe(suspensionChanges())).toBe('|');
-      expectObservable(cold('-').pipe(suspensionChanges())).toBe('-');
+      expectObservable(cold<SuspensionRecord[]>('|').pipe(suspensionChanges())).toBe('|');
+      expectObservable(cold<SuspensionRecord[]>('-').pipe(suspensionChanges())).toBe('-');
       expectObservable(cold('x#', { x: [a] }).pipe(suspensionChanges())).toBe('n#', {
         n: expect.objectContaining({ change: 'new' }),
       });

@@ -76,9 +76,9 @@ describe('yesterdayClose', () => {
         '(ab) 16ms |',
         { a, b },
       );
-      expectObservable(cold('|').pipe(yesterdayClose())).toBe('|');
-      expectObservable(cold('-').pipe(yesterdayClose())).toBe('-');
-      expectObservable(cold('#').pipe(yesterdayClose())).toBe('#');
+      expectObservable(cold<Bar[]>('|').pipe(yesterdayClose())).toBe('|');
+      expectObservable(cold<Bar[]>('-').pipe(yesterdayClose())).toBe('-');
+      expectObservable(cold<Bar[]>('#').pipe(yesterdayClose())).toBe('#');
     });
   });
 });

@@ -31,8 +31,9 @@ export function bar(
 
 /** A scheduler whose clock is the test scheduler's virtual clock plus `offsetMs`. */
 export function offsetScheduler(ts: TestScheduler, offsetMs: number): SchedulerLike {
-  return {
+  const scheduler: SchedulerLike = {
     now: () => ts.now() + offsetMs,
-    schedule: (work, delay, state) => ts.schedule(work, delay, state),
-  } as SchedulerLike;
+    schedule: ts.schedule.bind(ts) as SchedulerLike['schedule'],
+  };
+  return scheduler;
 }
