@@ -85,8 +85,9 @@ const env = (): Record<string, string> => ({
 });
 
 beforeAll(async () => {
-  // Basic: one request a second in total; every limit enforced on arrival, refusals logged.
-  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'basic' }, seed: 11, clockSpeed: 20 });
+  // Every limit enforced on arrival, refusals logged. The CLI runs with QUOTEFLOW_PLAN=basic on a
+  // professional token: stricter than the token, which is always safe.
+  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 11, clockSpeed: 20 });
   work = await mkdtemp(join(tmpdir(), 'qf-cli-e2e-'));
 });
 

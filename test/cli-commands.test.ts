@@ -1,0 +1,216 @@
+// End-to-end: the other commands of the built `quoteflow` binary against the simulator (needs
+// `pnpm build` first). Strict limits: every test checks that the simulator refused nothing.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+
+const BIN = resolve(import.meta.dirname, '../packages/cli/bin/quoteflow');
+const TOKEN = 'cli-commands-token-91be';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function quoteflow(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Run> {
+  const child = spawn(BIN, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd === undefined ? {} : { cwd }),
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((res) => child.on('close', (code) => res({ code, stdout, stderr })));
+}
+
+async function files(dir: string): Promise<string[]> {
+  if (!existsSync(dir)) return [];
+  return (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
+
+let sim: Simulator;
+let work: string;
+const env = (plan = 'professional'): Record<string, string> => ({
+  QUOTEFLOW_BASE_URL: sim.url,
+  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_PLAN: plan,
+});
+
+beforeAll(async () => {
+  sim = await startSimulator({
+    port: 0,
+    tokens: { [TOKEN]: 'professional', [`${TOKEN}-basic`]: 'basic' },
+    seed: 5,
+    clockSpeed: 20,
+  });
+  work = await mkdtemp(join(tmpdir(), 'qf-cli-cmd-'));
+});
+
+afterAll(async () => {
+  expect(sim.log.refused().map((e) => [e.endpoint, e.refusedBy])).toEqual([]);
+  await sim.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+describe('quoteflow sim', () => {
+  it('prints "listening on http://HOST:PORT" first, serves the demo token, and exits 0 on SIGTERM', async () => {
+    const child = spawn(BIN, ['sim', '--port', '0', '--seed', '3'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const first = await new Promise<string>((res) => {
+      let buf = '';
+      child.stdout.on('data', (c: Buffer) => {
+        buf += c.toString();
+        if (buf.includes('\n')) res(buf.split('\n')[0]!);
+      });
+    });
+    expect(first).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+$/);
+    const url = first.slice('listening on '.length);
+    const r = await quoteflow([
+      'static-info',
+      '--codes',
+      'AAPL.US',
+      '--format',
+      'json',
+      '--base-url',
+      url,
+      '--token',
+      'demo',
+      '--plan',
+      'professional',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { code: string }[])[0]!.code).toBe('AAPL.US');
+    const exited = new Promise<number | null>((res) => child.on('close', res));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
+
+describe('quoteflow plan against a measured run', () => {
+  it('predicts the /kline requests and the minimum backfill time that the simulator then measures', async () => {
+    const args = ['--codes', 'BTCUSDT,ETHUSDT', '--bars', '1200'];
+    const plan = await quoteflow([
+      'plan',
+      ...args,
+      '--kline-types',
+      '1',
+      '--plan',
+      'basic',
+      '--format',
+      'json',
+    ]);
+    expect(plan.code, plan.stderr).toBe(0);
+    const estimate = (
+      JSON.parse(plan.stdout) as { estimate: { backfill: { requests: number; durationMs: number } } }
+    ).estimate;
+    expect(estimate.backfill.requests).toBe(6);
+    const since = Date.now();
+    const out = join(work, 'measured');
+    const r = await quoteflow(
+      ['backfill', ...args, '--kline-type', '1', '--out', out, '--format', 'ndjson'],
+      { ...env('basic'), QUOTEFLOW_TOKEN: `${TOKEN}-basic` },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const klines = sim.log.filter({ endpoint: 'kline', sinceMs: since });
+    expect(klines).toHaveLength(estimate.backfill.requests);
+    const spanMs = klines.at(-1)!.arrivalMs - klines[0]!.arrivalMs;
+    expect(spanMs).toBeGreaterThanOrEqual(estimate.backfill.durationMs - 50); // arrival jitter
+    expect(spanMs).toBeLessThan(estimate.backfill.durationMs + 3_000);
+  });
+});
+
+describe('quoteflow one-shot queries', () => {
+  it('static-info --format json prints one JSON document with every code', async () => {
+    const r = await quoteflow(
+      ['static-info', '--codes', 'AAPL.US,700.HK,600416.SH', '--format', 'json'],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { code: string }[]).map((s) => s.code)).toEqual([
+      'AAPL.US',
+      '700.HK',
+      '600416.SH',
+    ]);
+  });
+
+  it('yesterday-close gives the close of the older of the two newest daily bars', async () => {
+    const r = await quoteflow(['yesterday-close', '--codes', 'BTCUSDT,AAPL.US', '--format', 'json'], env());
+    expect(r.code, r.stderr).toBe(0);
+    const rows = JSON.parse(r.stdout) as { code: string; prevClose: number; prevDate: string }[];
+    for (const row of rows) {
+      const decimals = sim.market.product(row.code)!.priceDecimals;
+      const daily = sim.market.bars(row.code, 8, sim.marketNow(), 2);
+      expect(row.prevDate).toBe(new Date(daily[0]!.startMs).toISOString());
+      expect(row.prevClose).toBe(Number(daily[0]!.close.toFixed(decimals)));
+    }
+  });
+
+  it('suspensions --format ndjson prints one record per line, latest first', async () => {
+    const r = await quoteflow(['suspensions', '--exchange', 'nyse', '--format', 'ndjson'], env());
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { exchange: string; publishAt: string });
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.every((l) => l.exchange === 'nyse')).toBe(true);
+    expect(Date.parse(lines[0]!.publishAt)).toBeGreaterThanOrEqual(Date.parse(lines.at(-1)!.publishAt));
+  });
+});
+
+describe('quoteflow depth, run and demo', () => {
+  it('depth drops repeated seq and writes the depth dataset', async () => {
+    const out = join(work, 'depth');
+    const r = await quoteflow(
+      ['depth', '--codes', 'BTCUSDT,ETHUSDT', '--out', out, '--format', 'ndjson', '--duration', '3'],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('');
+    const rows: { code: string; seq: string }[] = [];
+    for (const f of await files(join(out, 'depth')))
+      for (const l of (await readFile(f, 'utf8')).trim().split('\n'))
+        if (l !== '') rows.push(JSON.parse(l) as { code: string; seq: string });
+    expect(rows.length).toBeGreaterThan(0);
+    expect(new Set(rows.map((t) => `${t.code}#${t.seq}`)).size).toBe(rows.length);
+  });
+
+  it('run validates the file first (exit 2 naming line and field) and then runs its pipelines', async () => {
+    const dir = join(work, 'run');
+    const file = join(work, 'pipeline.yaml');
+    const yaml = (types: string) => `version: 1
+duration: 4
+pipelines:
+  - source:
+      kline: { codes: [BTCUSDT], klineTypes: ${types}, bars: 10 }
+    sinks:
+      files: { out: ${dir}, format: ndjson }
+`;
+    await writeFile(file, yaml('[1, 0]'));
+    const bad = await quoteflow(['run', file], env());
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/pipeline\.yaml:5: pipelines\[0\]\.source\.kline\.klineTypes\[1\]/);
+    expect(existsSync(dir)).toBe(false);
+    await writeFile(file, yaml('[1]'));
+    const good = await quoteflow(['run', file], env());
+    expect(good.code, good.stderr).toBe(0);
+    expect((await files(join(dir, 'kline'))).length).toBeGreaterThan(0);
+  });
+
+  it('demo syncs offline into Parquet and prints a summary and a DuckDB query', async () => {
+    const r = await quoteflow(['demo', '--duration', '4', '--out', 'demo-out'], {}, work);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/closed bars of 18 series/);
+    expect(r.stdout).toMatch(/BTCUSDT\s+crypto\s+1\s+\d+/);
+    expect(r.stdout).toContain(`duckdb -c "SELECT`);
+    expect((await files(join(work, 'demo-out', 'kline'))).every((f) => f.endsWith('.parquet'))).toBe(true);
+  });
+});
