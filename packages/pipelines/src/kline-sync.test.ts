@@ -1,0 +1,124 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { QuoteflowClient } from '@quoteflow/core';
+import { startSimulator, type Simulator } from '@quoteflow/simulator';
+import { klineSync, type KlineSyncEvent } from './kline-sync.js';
+
+const TOKEN = 'pipelines-kline-sync-token';
+let sim: Simulator;
+let dir: string;
+let client: QuoteflowClient;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 9, clockSpeed: 30 });
+});
+afterAll(async () => {
+  await sim.close();
+});
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'qf-kline-sync-'));
+  client = new QuoteflowClient({ baseUrl: sim.url, token: TOKEN, plan: 'professional' });
+});
+afterEach(async () => {
+  await client.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function rows(): Promise<{ code: string; ts: string; close: number }[]> {
+  const out: { code: string; ts: string; close: number }[] = [];
+  for (const e of await readdir(join(dir, 'kline'), { recursive: true, withFileTypes: true })) {
+    if (!e.isFile()) continue;
+    for (const line of (await readFile(join(e.parentPath, e.name), 'utf8')).split('\n')) {
+      if (line.trim() !== '') out.push(JSON.parse(line) as { code: string; ts: string; close: number });
+    }
+  }
+  return out;
+}
+
+function expectContiguous(starts: number[], stepMs: number): void {
+  starts.sort((a, b) => a - b);
+  expect(new Set(starts).size).toBe(starts.length);
+  for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBe(stepMs);
+}
+
+describe('klineSync', () => {
+  it('writes exactly N closed bars in a backfill-only run and reports the series', async () => {
+    const events: KlineSyncEvent[] = [];
+    const summary = await klineSync({
+      client,
+      codes: ['BTCUSDT', 'ETHUSDT'],
+      klineTypes: [1],
+      bars: 600,
+      files: { dir, format: 'ndjson' },
+      live: false,
+      onEvent: (e) => events.push(e),
+    }).done;
+    expect(summary.closedBars).toBe(1_200);
+    const all = await rows();
+    for (const code of ['BTCUSDT', 'ETHUSDT']) {
+      const starts = all.filter((r) => r.code === code).map((r) => Date.parse(r.ts));
+      expect(starts).toHaveLength(600);
+      expectContiguous(starts, 60_000);
+    }
+    expect(events.filter((e) => e.type === 'backfill-series-done')).toHaveLength(2);
+    expect(events.at(-1)?.type).toBe('checkpoint');
+  });
+
+  it('after a crash between a file landing and the state landing, reads the file back: no duplicate, no gap', async () => {
+    const statePath = join(dir, 'state.json');
+    const opts = {
+      client,
+      codes: ['BTCUSDT'],
+      klineTypes: [1 as const],
+      bars: 20,
+      files: { dir, format: 'ndjson' as const },
+      statePath,
+      checkpointMs: 500,
+    };
+    const first = klineSync(opts);
+    await new Promise((r) => setTimeout(r, 3_000));
+    await first.stop();
+    // Roll the state back to before the last files landed, as a kill -9 in between would leave it.
+    const state = JSON.parse(await readFile(statePath, 'utf8')) as {
+      series: Record<string, number>;
+      files: string[];
+    };
+    state.series = Object.fromEntries(Object.entries(state.series).map(([k, v]) => [k, v - 3 * 60_000]));
+    state.files = state.files.slice(0, 1);
+    await writeFile(statePath, JSON.stringify(state));
+    await new Promise((r) => setTimeout(r, 2_000)); // the market moves on
+    const second = klineSync(opts);
+    await new Promise((r) => setTimeout(r, 3_000));
+    await second.stop();
+    const starts = (await rows()).map((r) => Date.parse(r.ts));
+    expect(starts.length).toBeGreaterThan(20);
+    expectContiguous(starts, 60_000);
+    expect(sim.log.refused()).toEqual([]);
+  }, 30_000);
+
+  it('stops promptly on its signal and flushes what it has', async () => {
+    const stop = new AbortController();
+    const sync = klineSync({
+      client,
+      codes: ['ETHUSDT'],
+      klineTypes: [5],
+      bars: 10,
+      files: { dir, format: 'ndjson' },
+      signal: stop.signal,
+    });
+    await new Promise((r) => setTimeout(r, 1_500));
+    const t0 = Date.now();
+    stop.abort();
+    const summary = await sync.done;
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(summary.closedBars).toBeGreaterThanOrEqual(10);
+    expect((await rows()).length).toBe(summary.closedBars);
+  });
+
+  it('refuses empty codes and bad kline types when it is built', () => {
+    expect(() => klineSync({ client, codes: [], klineTypes: [1] })).toThrow(/codes/);
+    expect(() => klineSync({ client, codes: ['BTCUSDT'], klineTypes: [12 as 1] })).toThrow(/klineTypes/);
+  });
+});
