@@ -93,6 +93,18 @@ describe.each([0, 1])('DatasetWriter (encoderThreads %i)', (encoderThreads) => {
     expect(ts).toEqual(Array.from({ length: 7 }, (_, i) => minute(i)));
   });
 
+  it('returns each finished file from exactly one flush, and none when onFile takes them', async () => {
+    await using w = make({ maxRowsPerFile: 2 });
+    await w.write([bar('A', minute(0)), bar('A', minute(1)), bar('A', minute(2))]);
+    expect((await w.flush()).map((f) => f.rows).sort()).toEqual([1, 2]);
+    expect(await w.flush()).toEqual([]);
+    const onFile = vi.fn();
+    await using v = make({ onFile });
+    v.append(bar('B', minute(0)));
+    expect(await v.flush()).toEqual([]);
+    expect(onFile).toHaveBeenCalledTimes(1);
+  });
+
   it('rolls to a new file once the buffered rows reach maxBytesPerFile', async () => {
     await using w = make({ maxBytesPerFile: 200 });
     await w.write(Array.from({ length: 10 }, (_, i) => bar('AAPL.US', minute(i))));

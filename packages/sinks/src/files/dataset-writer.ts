@@ -177,11 +177,6 @@ export class DatasetWriter implements AsyncDisposable {
     return this.dir;
   }
 
-  /** Files finished so far, oldest first. */
-  get files(): readonly WrittenFile[] {
-    return this.written;
-  }
-
   /**
    * Buffers one record without waiting. Files it completes are written in the background; a
    * background failure is raised by the next `append`, `write`, `flush` or `close`.
@@ -216,17 +211,24 @@ export class DatasetWriter implements AsyncDisposable {
     this.check();
   }
 
-  /** Finishes every open file and waits until all are renamed into place. Returns files finished since the last flush. */
+  /**
+   * Finishes every open file and waits until all are renamed into place. Without an `onFile`
+   * callback, returns the files finished since the previous `flush()` (including those rolled in
+   * the background), in the order they were renamed into place; with one, they went there and
+   * this returns an empty list.
+   */
   async flush(): Promise<WrittenFile[]> {
     this.check();
-    const from = this.written.length;
     for (const [key, file] of [...this.open]) this.finish(key, file);
     while (this.pending.size > 0) await Promise.all(this.pending);
     this.check();
-    return this.written.slice(from);
+    return this.written.splice(0);
   }
 
-  /** Flushes, then stops the encoder threads. Idempotent; later writes throw `QF_CLOSED`. */
+  /**
+   * Finishes and writes every open file, waits for the staging cleanup, and releases the encoder
+   * (its shared threads idle, unref'd). Idempotent; later calls of the others throw `QF_CLOSED`.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       if (this.timer !== undefined) clearInterval(this.timer);
@@ -290,8 +292,9 @@ export class DatasetWriter implements AsyncDisposable {
         rows: batch.rows,
         bytes: res.bytes,
       };
-      this.written.push(done);
-      this.onFile?.(done);
+      // Kept for flush() only when nobody listens: a long-running writer must not hoard them.
+      if (this.onFile === undefined) this.written.push(done);
+      else this.onFile(done);
     })().catch((cause: unknown) => {
       const err = new FileSinkError(
         'QF_FILE_WRITE',
