@@ -19,7 +19,15 @@ const prefix = env('QF_BENCH_PREFIX');
 
 if (env('QF_BENCH_MODE') === 'quota') {
   const plan = env('QF_BENCH_PLAN') as Plan;
-  const scheduler = new SharedPlanScheduler({ redis, token, limits: planLimits(plan), keyPrefix: prefix });
+  const scheduler = new SharedPlanScheduler({
+    redis,
+    token,
+    limits: planLimits(plan),
+    keyPrefix: prefix,
+    ...(process.env.QF_BENCH_MARGIN_MS === undefined
+      ? {}
+      : { marginMs: Number(process.env.QF_BENCH_MARGIN_MS) }),
+  });
   const client = new QuoteflowClient({ baseUrl: env('QF_BENCH_BASE_URL'), token, plan, scheduler });
   const code = env('QF_BENCH_CODE');
   const until = Date.now() + Number(env('QF_BENCH_DURATION_MS'));
@@ -33,7 +41,7 @@ if (env('QF_BENCH_MODE') === 'quota') {
       }
     }),
   );
-  print({ type: 'done', requests });
+  print({ type: 'done', requests, stale: scheduler.stats().staleReservations });
   await client.close();
   await scheduler.close();
 } else {
