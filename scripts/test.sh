@@ -8,6 +8,7 @@ bash scripts/setup.sh
 . scripts/toolchain.sh
 bash scripts/python/setup.sh
 bash scripts/kafka/setup.sh
+bash scripts/redis/setup.sh
 mkdir -p .cache
 status=0
 pnpm exec vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest-report.json "$@" || status=$?
