@@ -97,11 +97,23 @@ export interface KafkaSinkStats {
   readonly undelivered: number;
 }
 
-interface Pending {
-  readonly message: KafkaMessage;
-  readonly bytes: number;
+/** One produce request's worth of records; every write in it shares its promise. */
+interface Batch {
+  readonly messages: KafkaMessage[];
+  bytes: number;
+  readonly done: Promise<void>;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { messages: [], bytes: 0, done, resolve, reject };
 }
 
 const RECORD_OVERHEAD_BYTES = 32;
@@ -137,9 +149,9 @@ export class KafkaSink implements AsyncDisposable {
   #connected: Promise<void> | undefined;
   readonly #knownTopics = new Set<string>();
 
-  #queue: Pending[] = [];
-  #queueHead = 0;
-  #queueBytes = 0;
+  /** The batch being filled, then full batches waiting for their turn, oldest first. */
+  #open: Batch | undefined;
+  #ready: Batch[] = [];
   #inFlight = false;
   #outstanding = 0;
   // Writers waiting for a slot, oldest at #waitersHead (an index, not shift(): shift is O(n)).
@@ -320,67 +332,61 @@ export class KafkaSink implements AsyncDisposable {
     this.#written++;
     if (this.#outstanding > this.#maxOutstanding) this.#maxOutstanding = this.#outstanding;
     const bytes = message.key.length + message.value.length + RECORD_OVERHEAD_BYTES;
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ message, bytes, resolve, reject });
-      this.#queueBytes += bytes;
-      const queued = this.#queue.length - this.#queueHead;
-      if (
-        queued >= this.#o.maxBatchRecords ||
-        this.#queueBytes >= this.#o.maxBatchBytes ||
-        this.#o.lingerMs === 0
-      ) {
+    let batch = this.#open;
+    if (batch !== undefined && batch.messages.length > 0 && batch.bytes + bytes > this.#o.maxBatchBytes) {
+      this.#ready.push(batch);
+      batch = undefined;
+    }
+    if (batch === undefined) this.#open = batch = newBatch();
+    batch.messages.push(message);
+    batch.bytes += bytes;
+    if (batch.messages.length >= this.#o.maxBatchRecords || batch.bytes >= this.#o.maxBatchBytes) {
+      this.#ready.push(batch);
+      this.#open = undefined;
+      this.#pump();
+    } else if (this.#o.lingerMs === 0 || this.#ready.length > 0) {
+      this.#pump();
+    } else if (this.#linger === undefined && !this.#inFlight) {
+      this.#linger = setTimeout(() => {
+        this.#linger = undefined;
         this.#pump();
-      } else if (this.#linger === undefined && !this.#inFlight) {
-        this.#linger = setTimeout(() => {
-          this.#linger = undefined;
-          this.#pump();
-        }, this.#o.lingerMs);
-      }
-    });
+      }, this.#o.lingerMs);
+    }
+    return batch.done;
   }
 
-  /** Sends the next batch unless one is in flight. */
+  /** Sends the next batch (a full one, else the one being filled) unless one is in flight. */
   #pump(): void {
-    if (this.#inFlight || this.#failure !== undefined || this.#queue.length === this.#queueHead) return;
+    if (this.#inFlight || this.#failure !== undefined) return;
+    let batch = this.#ready.shift();
+    if (batch === undefined) {
+      batch = this.#open;
+      this.#open = undefined;
+    }
+    if (batch === undefined) return;
     if (this.#linger !== undefined) {
       clearTimeout(this.#linger);
       this.#linger = undefined;
-    }
-    const batch: Pending[] = [];
-    let bytes = 0;
-    while (this.#queueHead < this.#queue.length && batch.length < this.#o.maxBatchRecords) {
-      const p = this.#queue[this.#queueHead]!;
-      if (batch.length > 0 && bytes + p.bytes > this.#o.maxBatchBytes) break;
-      batch.push(p);
-      bytes += p.bytes;
-      this.#queueHead++;
-    }
-    this.#queueBytes -= bytes;
-    if (this.#queueHead === this.#queue.length) {
-      this.#queue = [];
-      this.#queueHead = 0;
-    } else if (this.#queueHead > 4096 && this.#queueHead * 2 > this.#queue.length) {
-      this.#queue = this.#queue.slice(this.#queueHead);
-      this.#queueHead = 0;
     }
     this.#inFlight = true;
     void this.#send(batch);
   }
 
-  async #send(batch: Pending[]): Promise<void> {
-    const messages = batch.map((p) => p.message);
+  async #send(batch: Batch): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(
           () =>
             reject(
-              new Error(`no acknowledgement within deliveryTimeoutMs = ${this.#o.deliveryTimeoutMs} ms`),
+              new DeliveryTimeout(
+                `no acknowledgement within deliveryTimeoutMs = ${this.#o.deliveryTimeoutMs} ms`,
+              ),
             ),
           this.#o.deliveryTimeoutMs,
         );
       });
-      await Promise.race([this.#deliver(messages), timeout]);
+      await Promise.race([this.#deliver(batch.messages), timeout]);
     } catch (err) {
       this.#fail(batch, err);
       return;
@@ -389,9 +395,9 @@ export class KafkaSink implements AsyncDisposable {
     }
     this.#inFlight = false;
     this.#batches++;
-    this.#acknowledged += batch.length;
-    for (const p of batch) p.resolve();
-    this.#release(batch.length);
+    this.#acknowledged += batch.messages.length;
+    batch.resolve();
+    this.#release(batch.messages.length);
     // What queued up while this batch was in flight has waited long enough: send it right away.
     this.#pump();
     this.#maybeIdle();
@@ -463,30 +469,25 @@ export class KafkaSink implements AsyncDisposable {
   }
 
   /** The batch failed: the sink stops; every pending record is rejected and listed. */
-  #fail(batch: Pending[], cause: unknown): void {
-    const queued = this.#queue.slice(this.#queueHead);
-    this.#queue = [];
-    this.#queueHead = 0;
-    this.#queueBytes = 0;
+  #fail(failed: Batch, cause: unknown): void {
+    const lost = [failed, ...this.#ready, ...(this.#open === undefined ? [] : [this.#open])];
+    this.#ready = [];
+    this.#open = undefined;
     if (this.#linger !== undefined) clearTimeout(this.#linger);
     this.#linger = undefined;
-    const lost = [...batch, ...queued];
+    const messages = lost.flatMap((b) => b.messages);
     const message = cause instanceof Error ? cause.message : String(cause);
     const reason =
       cause instanceof DeliveryTimeout ? message : `${this.#driver?.name ?? 'driver'} gave up: ${message}`;
-    const error = new KafkaDeliveryError(
-      lost.map((p) => p.message),
-      reason,
-      cause,
-    );
+    const error = new KafkaDeliveryError(messages, reason, cause);
     this.#failure = error;
     this.#failureReason = reason;
-    for (const p of lost) this.#undelivered.push(p.message);
-    this.#logger.warn?.('kafka.delivery-failed', { records: lost.length, reason });
-    for (const p of lost) p.reject(error);
+    for (const m of messages) this.#undelivered.push(m);
+    this.#logger.warn?.('kafka.delivery-failed', { records: messages.length, reason });
+    for (const b of lost) b.reject(error);
     this.#inFlight = false;
     // Writers waiting for a slot wake up, see the failure and reject.
-    this.#release(lost.length);
+    this.#release(messages.length);
     this.#maybeIdle();
   }
 
