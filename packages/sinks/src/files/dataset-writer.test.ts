@@ -82,6 +82,69 @@ describe.each([0, 1])('DatasetWriter (encoderThreads %i)', (encoderThreads) => {
     ]);
   });
 
+  // Bigger than the pieces (128 Ki rows) a file's rows are handed to the encoder in while it is open.
+  it.each(['parquet', 'arrow', 'ndjson'] as const)(
+    'writes a %s file of 140,001 rows handed over in pieces: every row, in order, nulls in place',
+    async (format) => {
+      const n = 140_001;
+      await using w = make({ format, klineSubPartition: 'none' });
+      const volumeOf = (i: number): number | null => (i % 7 === 3 ? null : i);
+      for (let i = 0; i < n; i += 10_000) {
+        const rows = [];
+        for (let j = i; j < Math.min(n, i + 10_000); j++)
+          rows.push(bar(`C${Math.floor(j / 1000)}.US`, minute(j), { open: j / 4, volume: volumeOf(j) }));
+        await w.write(rows);
+      }
+      const [file, ...more] = await w.flush();
+      expect(more).toEqual([]);
+      expect(file?.rows).toBe(n);
+      let bad = 0;
+      const check = (j: number, code: unknown, ts: unknown, open: unknown, volume: unknown): void => {
+        if (code !== `C${Math.floor(j / 1000)}.US` || ts !== minute(j) || open !== j / 4) bad++;
+        else if (volume !== volumeOf(j)) bad++;
+      };
+      if (format === 'ndjson') {
+        const lines = readFileSync(file!.path, 'utf8').trimEnd().split('\n');
+        expect(lines).toHaveLength(n);
+        lines.forEach((l, j) => {
+          const r = JSON.parse(l) as Record<string, unknown>;
+          check(j, r['code'], Date.parse(r['ts'] as string), r['open'], r['volume']);
+        });
+      } else {
+        const ipc = readFileSync(file!.path);
+        const t = tableFromIPC(format === 'arrow' ? ipc : readParquet(ipc).intoIPCStream());
+        expect(t.numRows).toBe(n);
+        const [code, ts, open, volume] = ['code', 'ts', 'open', 'volume'].map((c) => t.getChild(c)!);
+        for (let j = 0; j < n; j++) check(j, code!.get(j), ts!.get(j), open!.get(j), volume!.get(j));
+      }
+      expect(bad).toBe(0);
+    },
+    60_000,
+  );
+
+  it('writes a depth file of 140,000 ticks handed over in pieces, book sides intact', async () => {
+    const n = 140_000;
+    await using w = make({ maxRowsPerFile: n + 1 });
+    const rows = [];
+    for (let j = 0; j < n; j++)
+      rows.push(depth('AAPL.US', BigInt(j), minute(0), [level(j, j % 2 === 0 ? undefined : 1)], []));
+    await w.write(rows);
+    const [file] = await w.flush();
+    const t = tableFromIPC(readParquet(readFileSync(file!.path)).intoIPCStream());
+    expect(t.numRows).toBe(n);
+    const bids = t.getChild('bids')!;
+    let bad = 0;
+    for (const j of [0, 1, 131_071, 131_072, 131_073, n - 1]) {
+      const side = bids
+        .get(j)!
+        .toArray()
+        .map((l: { toJSON(): unknown }) => l.toJSON());
+      if (JSON.stringify(side) !== JSON.stringify([{ price: j, volume: j % 2 === 0 ? null : 1 }])) bad++;
+      if (t.getChild('seq')!.get(j) !== BigInt(j)) bad++;
+    }
+    expect(bad).toBe(0);
+  });
+
   it('rolls to a new file every maxRowsPerFile rows', async () => {
     await using w = make({ maxRowsPerFile: 3 });
     await w.write(Array.from({ length: 7 }, (_, i) => bar('AAPL.US', minute(i))));

@@ -10,8 +10,7 @@ import {
   type KlineSubPartition,
 } from './dataset-columns.js';
 import { FileSinkError } from './file-sink-error.js';
-import { EncoderPool } from './internal/encoder-pool.js';
-import type { EncodeFormat } from './internal/encode-worker.js';
+import { EncoderPool, type EncodeHandle } from './internal/encoder-pool.js';
 import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './internal/staging.js';
 
 /** File formats: Parquet (zstd), Arrow IPC file (uncompressed), NDJSON. */
@@ -80,7 +79,20 @@ interface OpenFile {
   readonly partition: string;
   readonly builder: ColumnBuilder;
   readonly openedAtMs: number;
+  /** The encoder's session, once rows were handed over before the file is finished. */
+  session: EncodeHandle | undefined;
+  /** Rows and buffered bytes already handed to the encoder. */
+  shippedRows: number;
+  shippedBytes: number;
 }
+
+/**
+ * A file's rows go to its encoder in pieces of this many rows (or bytes buffered), while the file
+ * is still open: the encoder thread then works while this thread maps the next rows, and finishing
+ * a big file leaves little to do (parquet-wasm's writer encodes each piece as it arrives).
+ */
+const SHIP_ROWS = 1 << 17;
+const SHIP_BYTES = 16 * 1024 * 1024;
 
 function positiveInt(name: string, value: number, min = 1): number {
   if (!Number.isInteger(value) || value < min) {
@@ -184,20 +196,7 @@ export class DatasetWriter implements AsyncDisposable {
    */
   append(record: DatasetRecord): void {
     this.check();
-    const kind = datasetKindOf(record);
-    if (kind === undefined) return;
-    const nowMs = this.now();
-    const partition = this.partitioner.partitionOf(record, nowMs);
-    const key = partition;
-    let file = this.open.get(key);
-    if (file === undefined) {
-      file = { kind, partition, builder: createColumnBuilder(kind), openedAtMs: nowMs };
-      this.open.set(key, file);
-      this.startTimer();
-    }
-    file.builder.append(record);
-    if (file.builder.rows >= this.maxRows || file.builder.estimatedBytes >= this.maxBytes)
-      this.finish(key, file);
+    this.add(record, this.now());
   }
 
   /**
@@ -206,7 +205,12 @@ export class DatasetWriter implements AsyncDisposable {
    */
   async write(records: Iterable<DatasetRecord> | DatasetRecord): Promise<void> {
     if (isRecord(records)) this.append(records);
-    else for (const r of records) this.append(r);
+    else {
+      this.check();
+      // Records delivered together arrive at one instant: one clock reading for all of them.
+      const nowMs = this.now();
+      for (const r of records) this.add(r, nowMs);
+    }
     while (this.pending.size > this.maxPending) await Promise.race(this.pending);
     this.check();
   }
@@ -255,6 +259,38 @@ export class DatasetWriter implements AsyncDisposable {
       throw new FileSinkError('QF_CLOSED', `DatasetWriter for ${this.dir} is closed`);
   }
 
+  private add(record: DatasetRecord, nowMs: number): void {
+    const kind = datasetKindOf(record);
+    if (kind === undefined) return;
+    const partition = this.partitioner.partitionOf(record, nowMs);
+    let file = this.open.get(partition);
+    if (file === undefined) {
+      file = {
+        kind,
+        partition,
+        builder: createColumnBuilder(kind),
+        openedAtMs: nowMs,
+        session: undefined,
+        shippedRows: 0,
+        shippedBytes: 0,
+      };
+      this.open.set(partition, file);
+      this.startTimer();
+    }
+    const b = file.builder;
+    b.append(record);
+    const rows = b.rows;
+    const bytes = b.estimatedBytes;
+    if (file.shippedRows + rows >= this.maxRows || file.shippedBytes + bytes >= this.maxBytes)
+      this.finish(partition, file);
+    else if (rows >= SHIP_ROWS || bytes >= SHIP_BYTES) {
+      file.session ??= this.pool.open(this.format);
+      file.shippedRows += rows;
+      file.shippedBytes += bytes;
+      file.session.push(b.build());
+    }
+  }
+
   private startTimer(): void {
     if (this.timer !== undefined) return;
     const everyMs = Math.min(1000, Math.max(10, Math.floor(this.maxAgeMs / 4)));
@@ -272,24 +308,29 @@ export class DatasetWriter implements AsyncDisposable {
 
   private finish(key: string, file: OpenFile): void {
     this.open.delete(key);
-    if (file.builder.rows === 0) return;
+    const rows = file.shippedRows + file.builder.rows;
+    if (rows === 0) return;
     const nowMs = this.now();
     const name = partFileName(nowMs, this.writerId, ++this.seq, EXTENSIONS[this.format]);
     const relativePath = `${file.partition}/${name}`;
     const finalPath = join(this.dir, relativePath);
     const stagingPath = stagingPathFor(this.dir, name);
-    const batch = file.builder.build();
-    const format: EncodeFormat = this.format;
+    const format = this.format;
+    const session = file.session ?? this.pool.open(format);
+    if (file.builder.rows > 0) session.push(file.builder.build());
     const job = (async () => {
       await this.ready;
-      if (this.cleanupError !== undefined) throw this.cleanupError;
-      const res = await this.pool.run({ format, batch, stagingPath, finalPath });
+      if (this.cleanupError !== undefined) {
+        session.abort();
+        throw this.cleanupError;
+      }
+      const res = await session.end(stagingPath, finalPath);
       const done: WrittenFile = {
         kind: file.kind,
         format,
         path: finalPath,
         relativePath,
-        rows: batch.rows,
+        rows,
         bytes: res.bytes,
       };
       // Kept for flush() only when nobody listens: a long-running writer must not hoard them.
@@ -298,7 +339,7 @@ export class DatasetWriter implements AsyncDisposable {
     })().catch((cause: unknown) => {
       const err = new FileSinkError(
         'QF_FILE_WRITE',
-        `DatasetWriter: could not write ${relativePath} (${batch.rows} rows) under ${this.dir}`,
+        `DatasetWriter: could not write ${relativePath} (${rows} rows) under ${this.dir}`,
         {
           retryable: true,
           cause,

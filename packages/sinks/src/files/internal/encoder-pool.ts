@@ -1,12 +1,12 @@
 import { Worker } from 'node:worker_threads';
 import {
-  runEncodeJob,
-  type EncodeJob,
+  EncodeSession,
+  type EncodeFormat,
   type EncodeRequest,
   type EncodeResponse,
   type EncodeResult,
 } from './encode-worker.js';
-import { transferablesOf } from './column-data.js';
+import { transferablesOf, type ColumnBatch } from './column-data.js';
 
 // From source (vitest) the worker entry is the `.ts` file, run by Node's type stripping; built, the `.js`.
 const WORKER_URL = new URL(
@@ -14,9 +14,30 @@ const WORKER_URL = new URL(
   import.meta.url,
 );
 
+interface Deferred {
+  readonly promise: Promise<EncodeResult>;
+  readonly resolve: (r: EncodeResult) => void;
+  readonly reject: (e: Error) => void;
+}
+
+function deferred(): Deferred {
+  let resolve!: (r: EncodeResult) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<EncodeResult>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Raised by end(); a session that is never ended (aborted) must not leave an unhandled rejection.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
 interface Slot {
   readonly worker: Worker;
-  readonly pending: Map<number, { resolve: (r: EncodeResult) => void; reject: (e: Error) => void }>;
+  /** Open sessions (from open() until their end() settles), by session id. */
+  readonly sessions: Map<number, Deferred>;
+  /** Sessions ended and not yet answered: while any, the thread keeps the process alive. */
+  ending: number;
 }
 
 // Encoder threads are shared by every writer of the process: compiling parquet-wasm and letting V8
@@ -29,20 +50,20 @@ let nextId = 0;
 function spawn(): Slot {
   const worker = new Worker(WORKER_URL, { workerData: { quoteflowEncoder: true } });
   worker.unref();
-  const slot: Slot = { worker, pending: new Map() };
+  const slot: Slot = { worker, sessions: new Map(), ending: 0 };
   const fail = (err: Error): void => {
-    for (const p of slot.pending.values()) p.reject(err);
-    slot.pending.clear();
+    for (const d of slot.sessions.values()) d.reject(err);
+    slot.sessions.clear();
     const i = shared.indexOf(slot);
     if (i >= 0) shared.splice(i, 1);
   };
   worker.on('message', (res: EncodeResponse) => {
-    const p = slot.pending.get(res.id);
-    if (p === undefined) return;
-    slot.pending.delete(res.id);
-    if (slot.pending.size === 0) worker.unref();
-    if (res.ok) p.resolve(res.result);
-    else p.reject(Object.assign(new Error(res.message), { stack: res.stack }));
+    const d = slot.sessions.get(res.sid);
+    if (d === undefined) return;
+    slot.sessions.delete(res.sid);
+    if (--slot.ending === 0) worker.unref();
+    if (res.ok) d.resolve(res.result);
+    else d.reject(Object.assign(new Error(res.message), { stack: res.stack }));
   });
   worker.on('error', fail);
   worker.on('exit', (code) => fail(new Error(`encoder worker exited with code ${code}`)));
@@ -50,30 +71,66 @@ function spawn(): Slot {
   return slot;
 }
 
-/** Runs encode jobs on up to `threads` of the process's encoder threads (least busy first), or inline when 0. */
+/** One file being encoded: its rows in order, then `end()` (or `abort()`), exactly once. */
+export interface EncodeHandle {
+  /** Hands the next rows over (their buffers move to the encoder thread). */
+  push(batch: ColumnBatch): void;
+  /** Encodes the rest and writes the file atomically; rejects with the first encoding failure. */
+  end(stagingPath: string, finalPath: string): Promise<EncodeResult>;
+  /** Drops the file. */
+  abort(): void;
+}
+
+/**
+ * Encodes files on up to `threads` of the process's encoder threads (the one with the fewest open
+ * files first), or on the calling thread when 0. A file stays on one thread from open to end.
+ */
 export class EncoderPool {
   private closed = false;
 
   constructor(private readonly threads: number) {}
 
-  async run(job: EncodeJob): Promise<EncodeResult> {
+  open(format: EncodeFormat): EncodeHandle {
     if (this.closed) throw new Error('encoder pool is closed');
-    if (this.threads === 0) return runEncodeJob(job);
+    if (this.threads === 0) return new EncodeSession(format);
     let slot: Slot | undefined;
     for (const s of shared.slice(0, this.threads))
-      if (slot === undefined || s.pending.size < slot.pending.size) slot = s;
-    if (slot === undefined || (slot.pending.size > 0 && shared.length < this.threads)) slot = spawn();
-    const id = nextId++;
+      if (slot === undefined || s.sessions.size < slot.sessions.size) slot = s;
+    if (slot === undefined || (slot.sessions.size > 0 && shared.length < this.threads)) slot = spawn();
     const target = slot;
-    return new Promise<EncodeResult>((resolve, reject) => {
-      target.pending.set(id, { resolve, reject });
-      // A busy thread keeps the process alive until its file is on disk.
-      target.worker.ref();
-      target.worker.postMessage({ id, job } satisfies EncodeRequest, transferablesOf(job.batch));
-    });
+    const sid = nextId++;
+    const d = deferred();
+    target.sessions.set(sid, d);
+    const post = (req: EncodeRequest, transfer?: ArrayBuffer[]): void => {
+      // After the thread died the session is already rejected: end() raises that.
+      if (target.sessions.has(sid)) target.worker.postMessage(req, transfer);
+    };
+    post({ op: 'open', sid, format });
+    let done = false;
+    return {
+      push: (batch) => {
+        if (!done) post({ op: 'push', sid, batch }, transferablesOf(batch));
+      },
+      end: (stagingPath, finalPath) => {
+        if (done) throw new Error('encode session already ended');
+        done = true;
+        if (target.sessions.has(sid)) {
+          // A thread with a file to finish keeps the process alive until the file is on disk.
+          if (target.ending++ === 0) target.worker.ref();
+          post({ op: 'end', sid, stagingPath, finalPath });
+        }
+        return d.promise;
+      },
+      abort: () => {
+        if (done) return;
+        done = true;
+        post({ op: 'abort', sid });
+        target.sessions.delete(sid);
+      },
+    };
   }
 
-  /** Refuses further jobs; the shared threads stay (idle, unref'd) for other writers. Idempotent. */
+  /** Refuses further files; the shared threads stay (idle, unref'd) for other writers. Idempotent. */
   close(): void {
     this.closed = true;
   }
