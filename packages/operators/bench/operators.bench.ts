@@ -16,10 +16,11 @@ import {
   mergeBars,
   resampleBars,
 } from '@quoteflow/operators';
-import type { MergeBarsOutput, ResampledBar } from '@quoteflow/operators';
+import type { MergeBarsOutput } from '@quoteflow/operators';
 
 const MIN = 60_000;
 const ROUNDS = 40;
+const WARMUP_ROUNDS = 5;
 
 /** Wall time of one run of `fn` in ms. */
 function once(fn: () => number): { ms: number; out: number } {
@@ -27,6 +28,16 @@ function once(fn: () => number): { ms: number; out: number } {
   const t = process.hrtime.bigint();
   const out = fn();
   return { ms: Number(process.hrtime.bigint() - t) / 1e6, out };
+}
+
+/**
+ * Every variant hands each output to this sink, so that no variant's output objects can be
+ * optimised away (a loop whose objects never escape would otherwise win by not building them).
+ */
+const ring: unknown[] = new Array<unknown>(1024);
+let consumed = 0;
+function consume(out: unknown): void {
+  ring[consumed++ & 1023] = out;
 }
 
 /** A source that pushes `items` synchronously, the cheapest possible Observable. */
@@ -38,12 +49,10 @@ function arraySource<T>(items: readonly T[]): Observable<T> {
 }
 
 function viaOperator<I, O>(items: readonly I[], op: OperatorFunction<I, O>): number {
-  let n = 0;
-  const sub = arraySource(items)
-    .pipe(op)
-    .subscribe(() => n++);
+  const start = consumed;
+  const sub = arraySource(items).pipe(op).subscribe(consume);
   sub.unsubscribe();
-  return n;
+  return consumed - start;
 }
 
 interface Row {
@@ -79,7 +88,7 @@ function dedupeInput(codes: number, events: number): DepthTick[] {
 function dedupeLoop(ticks: readonly DepthTick[]): number {
   // The same work: last seq and quote time per code, and the reset rule (half the seq, later time).
   const last = new Map<string, { seq: bigint; t: number | undefined }>();
-  let n = 0;
+  const start = consumed;
   for (const tick of ticks) {
     const s = tick.seq;
     if (s === undefined) continue;
@@ -98,9 +107,9 @@ function dedupeLoop(ticks: readonly DepthTick[]): number {
       prev.seq = s;
       prev.t = tick.tickTimeMs;
     } else continue;
-    n++;
+    consume(tick);
   }
-  return n;
+  return consumed - start;
 }
 
 // ---- merge --------------------------------------------------------------------------------
@@ -151,7 +160,7 @@ function mergeLoop(bars: readonly Bar[]): number {
     string,
     { forming: Bar | undefined; closedTs: number; rev: number; deadline: number }
   >();
-  let n = 0;
+  const start = consumed;
   const emit = (b: Bar, final: boolean, revision: number): void => {
     const u: BarUpdate = {
       type: 'bar-update',
@@ -167,7 +176,7 @@ function mergeLoop(bars: readonly Bar[]): number {
       final,
       revision,
     };
-    if (u.revision >= 0) n++;
+    consume(u);
   };
   for (const b of bars) {
     if (!(b.tsMs >= 1e11) || !(b.low <= b.open && b.low <= b.close && b.high >= b.open && b.high >= b.close))
@@ -201,7 +210,7 @@ function mergeLoop(bars: readonly Bar[]): number {
       emit(b, false, s.rev++);
     }
   }
-  return n;
+  return consumed - start;
 }
 
 // ---- resample -----------------------------------------------------------------------------
@@ -244,7 +253,7 @@ function resampleLoop(bars: readonly Bar[]): number {
       count: number;
     }
   >();
-  let n = 0;
+  const start = consumed;
   const emit = (
     code: string,
     a: {
@@ -273,7 +282,7 @@ function resampleLoop(bars: readonly Bar[]): number {
       partial: a.count < 5,
       final: true,
     };
-    if (r.final) n++;
+    consume(r);
   };
   for (const b of bars) {
     const start = Math.floor(b.tsMs / P) * P;
@@ -305,13 +314,13 @@ function resampleLoop(bars: readonly Bar[]): number {
       a.count = 0;
     }
   }
-  return n;
+  return consumed - start;
 }
 
 // ---- run ----------------------------------------------------------------------------------
 
 /**
- * Runs the three variants in turn, ROUNDS times after a warm-up, and keeps each one's best time:
+ * Runs the three variants in turn, ROUNDS times after WARMUP_ROUNDS, and keeps each one's best time:
  * interleaving spreads the noise of a shared machine evenly over the variants.
  */
 function measure(
@@ -323,7 +332,9 @@ function measure(
 ): Row {
   const variants = [loop, machine, operator];
   const best = [Infinity, Infinity, Infinity];
-  const outputs = variants.map((fn) => fn());
+  let outputs = variants.map((fn) => fn());
+  // Warm-up rounds let the JIT settle on every variant before anything is timed.
+  for (let r = 0; r < WARMUP_ROUNDS; r++) outputs = variants.map((fn) => fn());
   for (let r = 0; r < ROUNDS; r++) {
     variants.forEach((fn, i) => {
       const { ms, out } = once(fn);
@@ -353,9 +364,9 @@ const rows: Row[] = [
     () => dedupeLoop(ticks),
     () => {
       const d = createSeqDeduper();
-      let n = 0;
-      for (const t of ticks) if (d.accept(t)) n++;
-      return n;
+      const start = consumed;
+      for (const t of ticks) if (d.accept(t)) consume(t);
+      return consumed - start;
     },
     () => viaOperator(ticks, dedupeBySeq()),
   ),
@@ -365,13 +376,10 @@ const rows: Row[] = [
     () => mergeLoop(mergeBarsIn),
     () => {
       const merger = createBarMerger();
-      let n = 0;
-      const emit = (o: MergeBarsOutput) => {
-        if (o.type === 'bar-update') n++;
-      };
+      const start = consumed;
       const now = Date.now();
-      for (const b of mergeBarsIn) merger.push(b, now, emit);
-      return n;
+      for (const b of mergeBarsIn) merger.push(b, now, consume);
+      return consumed - start;
     },
     () => viaOperator<Bar, MergeBarsOutput>(mergeBarsIn, mergeBars()),
   ),
@@ -381,12 +389,9 @@ const rows: Row[] = [
     () => resampleLoop(resampleIn),
     () => {
       const r = createBarResampler({ to: 2, emit: 'final' });
-      let n = 0;
-      const emit = (o: ResampledBar) => {
-        if (o.final) n++;
-      };
-      for (const b of resampleIn) r.push(b, emit);
-      return n;
+      const start = consumed;
+      for (const b of resampleIn) r.push(b, consume);
+      return consumed - start;
     },
     () => viaOperator(resampleIn, resampleBars({ to: 2, emit: 'final' })),
   ),
