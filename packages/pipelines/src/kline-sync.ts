@@ -3,6 +3,7 @@ import {
   calendarOf,
   isKlineType,
   type Bar,
+  type BatchKlineGroupResult,
   type BarUpdate,
   type GapMarker,
   type KlineType,
@@ -200,6 +201,13 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
     klineType: s.klineType,
     count: 2 as const,
   }));
+  // One /batch-kline request per chunk: one family each, packed to the plan's group cap.
+  const chunks: (typeof groups)[] = [];
+  for (const family of ['stock', 'general'] as const) {
+    const mine = groups.filter((g) => client.familyOf(g.code) === family);
+    const cap = client.limits.batchKlineGroups;
+    for (let i = 0; i < mine.length; i += cap) chunks.push(mine.slice(i, i + cap));
+  }
 
   let closedBars = 0;
   let formingUpdates = 0;
@@ -377,46 +385,54 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
         const cycleStart = Date.now();
         let newestBarMs: number | undefined;
         try {
-          const results = await client.batchKline(groups, {
-            priority: 'live',
-            signal,
-            sourceId: 'kline-sync-live',
-          });
-          const nowMs = Date.now();
-          for (const r of results) {
-            const s = series.get(seriesKey(r.code, r.klineType));
-            if (s === undefined || s.backfilling || r.bars.length === 0) continue;
-            const sortedBars = [...r.bars].sort((a, b) => a.tsMs - b.tsMs);
-            const oldest = sortedBars[0]!;
-            newestBarMs = Math.max(newestBarMs ?? -Infinity, sortedBars.at(-1)!.tsMs);
-            if (s.lastSeenMs !== undefined && oldest.tsMs > s.lastSeenMs) {
-              // Bars were skipped since the last look (an outage or a slow cycle): the last bar seen
-              // never got its final values. Take this series' history first, then its live bars again.
-              emitEvent({
-                type: 'gap',
-                code: s.code,
-                klineType: s.klineType,
-                fromMs: s.lastSeenMs,
-                reason: 'bars skipped between polls; backfilling',
-              });
-              s.backfilling = true;
-              const p = backfillSeries(s).catch((err: unknown) => {
-                s.backfilling = false;
-                if (!signal.aborted)
-                  emitEvent({
-                    type: 'warning',
-                    message: `backfill of ${s.code}:${s.klineType} failed; retried next cycle`,
-                    error: err,
-                  });
-              });
-              resumes.add(p);
-              void p.finally(() => resumes.delete(p));
-              continue;
+          // Each request's groups are merged as soon as it answers (not after the whole cycle), so a
+          // bar's freshness is bounded by the refresh period, not by the cycle's last response.
+          const handle = (results: readonly BatchKlineGroupResult[]): void => {
+            const nowMs = Date.now();
+            for (const r of results) {
+              const s = series.get(seriesKey(r.code, r.klineType));
+              if (s === undefined || s.backfilling || r.bars.length === 0) continue;
+              const sortedBars = [...r.bars].sort((a, b) => a.tsMs - b.tsMs);
+              const oldest = sortedBars[0]!;
+              newestBarMs = Math.max(newestBarMs ?? -Infinity, sortedBars.at(-1)!.tsMs);
+              if (s.lastSeenMs !== undefined && oldest.tsMs > s.lastSeenMs) {
+                // Bars were skipped since the last look (an outage or a slow cycle): the last bar seen
+                // never got its final values. Take this series' history first, then its live bars again.
+                emitEvent({
+                  type: 'gap',
+                  code: s.code,
+                  klineType: s.klineType,
+                  fromMs: s.lastSeenMs,
+                  reason: 'bars skipped between polls; backfilling',
+                });
+                s.backfilling = true;
+                const p = backfillSeries(s).catch((err: unknown) => {
+                  s.backfilling = false;
+                  if (!signal.aborted)
+                    emitEvent({
+                      type: 'warning',
+                      message: `backfill of ${s.code}:${s.klineType} failed; retried next cycle`,
+                      error: err,
+                    });
+                });
+                resumes.add(p);
+                void p.finally(() => resumes.delete(p));
+                continue;
+              }
+              merger.push(sortedBars, nowMs, emit);
+              s.lastSeenMs = Math.max(s.lastSeenMs ?? -Infinity, sortedBars.at(-1)!.tsMs);
             }
-            merger.push(sortedBars, nowMs, emit);
-            s.lastSeenMs = Math.max(s.lastSeenMs ?? -Infinity, sortedBars.at(-1)!.tsMs);
-          }
-          merger.expire(nowMs, emit);
+            merger.expire(nowMs, emit);
+          };
+          const outcomes = await Promise.allSettled(
+            chunks.map((chunk) =>
+              client
+                .batchKline(chunk, { priority: 'live', signal, sourceId: 'kline-sync-live' })
+                .then(handle),
+            ),
+          );
+          const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+          if (failed !== undefined) throw failed.reason;
           liveCycles++;
           emitEvent({
             type: 'live-cycle',
