@@ -81,6 +81,8 @@ interface Series {
   readonly code: string;
   readonly source: KlineType;
   readonly calendar: TradingCalendar;
+  /** The period length when it is fixed and epoch-aligned (24-hour market, intraday target), else 0. */
+  readonly fixedPeriodMs: number;
   startMs: number;
   endMs: number;
   expected: number;
@@ -182,18 +184,26 @@ class PeriodResampler implements BarResampler {
     if (s.open && ts >= s.endMs) this.close(s, emit);
     if (!s.open) {
       if (ts < s.closedUpTo) return this.drop(bar, 'late', 'its resampled period is already closed');
-      const p = periodAt(ts, this.target, s.calendar);
-      if (p === undefined) return this.drop(bar, 'outside-session', 'outside the trading session');
+      const fixed = s.fixedPeriodMs;
+      if (fixed !== 0) {
+        // 24-hour market, intraday target: epoch-aligned periods of one length and source count.
+        s.startMs = Math.floor(ts / fixed) * fixed;
+        s.endMs = s.startMs + fixed;
+      } else {
+        const p = periodAt(ts, this.target, s.calendar);
+        if (p === undefined) return this.drop(bar, 'outside-session', 'outside the trading session');
+        s.startMs = p.startMs;
+        s.endMs = p.endMs;
+        s.expected = countBarStarts(p.startMs, p.endMs, s.source, s.calendar);
+      }
       s.open = true;
-      s.startMs = p.startMs;
-      s.endMs = p.endMs;
-      s.expected = countBarStarts(p.startMs, p.endMs, s.source, s.calendar);
       s.revision = 0;
     } else if (ts < s.startMs) {
       return this.drop(bar, 'late', 'older than the open resampled period');
     }
     const entries = s.entries;
     const last = entries[entries.length - 1];
+    let newestFinal = final;
     if (last === undefined || ts > last.tsMs) {
       if (last !== undefined) fold(s, last);
       entries.push(bar);
@@ -202,10 +212,11 @@ class PeriodResampler implements BarResampler {
       if (isFinal(last)) return; // a repeat of a closed source bar changes nothing
       entries[entries.length - 1] = bar;
       if (final) s.finals++;
-    } else if (!insertSlow(s, bar, final)) {
-      return;
+    } else {
+      if (!insertSlow(s, bar, final)) return;
+      newestFinal = isFinal(entries[entries.length - 1] as ResampleInput);
     }
-    if (s.finals >= s.expected && isFinal(entries[entries.length - 1] as ResampleInput)) this.close(s, emit);
+    if (newestFinal && s.finals >= s.expected) this.close(s, emit);
     else if (this.emitAll) emit(this.build(s, false));
   }
 
@@ -231,13 +242,20 @@ class PeriodResampler implements BarResampler {
       types = [];
       this.byCode.set(code, types);
     }
+    const calendar = this.calendarOf(code);
+    const sourcePeriodMs = KLINE_PERIOD_MS[source];
+    const fixed =
+      calendar.segments.length === 0 && this.targetPeriodMs !== undefined && sourcePeriodMs !== undefined
+        ? this.targetPeriodMs
+        : 0;
     const s: Series = {
       code,
       source,
-      calendar: this.calendarOf(code),
+      calendar,
+      fixedPeriodMs: fixed,
       startMs: 0,
       endMs: 0,
-      expected: 0,
+      expected: fixed === 0 ? 0 : fixed / (sourcePeriodMs as number),
       closedUpTo: -Infinity,
       open: false,
       entries: [],
