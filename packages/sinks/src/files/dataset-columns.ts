@@ -361,8 +361,8 @@ class KlineBuilder implements ColumnBuilder {
     ];
     Object.assign(this, new KlineBuilder());
     // The writer hands a big file over in pieces of equal size: start the next one at this size
-    // instead of growing from 1024 rows again (up to 128 Ki rows, ~8 MiB).
-    if (rows > this.cap) this.reserve(Math.min(1 << 17, 2 ** Math.ceil(Math.log2(rows))));
+    // instead of growing from 1024 rows again (up to 256 Ki rows, ~16 MiB).
+    if (rows > this.cap) this.reserve(Math.min(1 << 18, 2 ** Math.ceil(Math.log2(rows))));
     return { rows, columns };
   }
 }

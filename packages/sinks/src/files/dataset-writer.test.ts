@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DatasetWriter, type DatasetWriterOptions } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
+import type { Level } from '@quoteflow/core';
 import { bar, barUpdate, depth, level, suspension, warmEncoderThread } from './internal/test-records.js';
 
 let dir: string;
@@ -82,12 +83,17 @@ describe.each([0, 1])('DatasetWriter (encoderThreads %i)', (encoderThreads) => {
     ]);
   });
 
-  // Bigger than the pieces (128 Ki rows) a file's rows are handed to the encoder in while it is open.
-  it.each(['parquet', 'arrow', 'ndjson'] as const)(
-    'writes a %s file of 140,001 rows handed over in pieces: every row, in order, nulls in place',
-    async (format) => {
-      const n = 140_001;
-      await using w = make({ format, klineSubPartition: 'none' });
+  // Bigger than the pieces (256 Ki rows) a file's rows are handed to the encoder in while it is open;
+  // with 2 threads, Parquet pieces are encoded in parallel and joined.
+  it.each([
+    ['parquet', encoderThreads],
+    ['arrow', encoderThreads],
+    ...(encoderThreads === 1 ? [['parquet', 2] as const] : []),
+  ] as const)(
+    'writes a %s file of 300,001 rows handed over in pieces (%i threads): every row, in order, nulls in place',
+    async (format, threads) => {
+      const n = 300_001;
+      await using w = make({ format, klineSubPartition: 'none', encoderThreads: threads });
       const volumeOf = (i: number): number | null => (i % 7 === 3 ? null : i);
       for (let i = 0; i < n; i += 10_000) {
         const rows = [];
@@ -115,35 +121,16 @@ describe.each([0, 1])('DatasetWriter (encoderThreads %i)', (encoderThreads) => {
         const t = tableFromIPC(format === 'arrow' ? ipc : readParquet(ipc).intoIPCStream());
         expect(t.numRows).toBe(n);
         const [code, ts, open, volume] = ['code', 'ts', 'open', 'volume'].map((c) => t.getChild(c)!);
-        for (let j = 0; j < n; j++) check(j, code!.get(j), ts!.get(j), open!.get(j), volume!.get(j));
+        const [tsv, openv, volumev] = [ts!.toArray(), open!.toArray(), volume!.toArray()];
+        for (let j = 0; j < n; j++) {
+          const v = volume!.isValid(j) ? volumev[j] : null;
+          check(j, code!.get(j), Number(tsv[j]), openv[j], v);
+        }
       }
       expect(bad).toBe(0);
     },
     60_000,
   );
-
-  it('writes a depth file of 140,000 ticks handed over in pieces, book sides intact', async () => {
-    const n = 140_000;
-    await using w = make({ maxRowsPerFile: n + 1 });
-    const rows = [];
-    for (let j = 0; j < n; j++)
-      rows.push(depth('AAPL.US', BigInt(j), minute(0), [level(j, j % 2 === 0 ? undefined : 1)], []));
-    await w.write(rows);
-    const [file] = await w.flush();
-    const t = tableFromIPC(readParquet(readFileSync(file!.path)).intoIPCStream());
-    expect(t.numRows).toBe(n);
-    const bids = t.getChild('bids')!;
-    let bad = 0;
-    for (const j of [0, 1, 131_071, 131_072, 131_073, n - 1]) {
-      const side = bids
-        .get(j)!
-        .toArray()
-        .map((l: { toJSON(): unknown }) => l.toJSON());
-      if (JSON.stringify(side) !== JSON.stringify([{ price: j, volume: j % 2 === 0 ? null : 1 }])) bad++;
-      if (t.getChild('seq')!.get(j) !== BigInt(j)) bad++;
-    }
-    expect(bad).toBe(0);
-  });
 
   it('rolls to a new file every maxRowsPerFile rows', async () => {
     await using w = make({ maxRowsPerFile: 3 });
@@ -241,6 +228,34 @@ describe('DatasetWriter', () => {
     // On start: no file needs to be written for the cleanup to happen.
     await new DatasetWriter({ dir, encoderThreads: 0 }).close();
     expect((await readdir(staging)).sort()).toEqual([freshOther, live].sort());
+  });
+
+  it('writes a depth file of 25,000 ticks with 80 levels each, handed over in pieces by size', async () => {
+    const n = 25_000;
+    await using w = new DatasetWriter({ dir, maxRowsPerFile: n + 1, encoderThreads: 1 });
+    const bids = (j: number): Level[] =>
+      Array.from({ length: 80 }, (_, k) => level(j + k / 100, k % 2 === 0 ? undefined : k));
+    for (let j = 0; j < n; j += 1000)
+      await w.write(
+        Array.from({ length: 1000 }, (_, i) => depth('AAPL.US', BigInt(j + i), minute(0), bids(j + i), [])),
+      );
+    const [file] = await w.flush();
+    const t = tableFromIPC(readParquet(readFileSync(file!.path)).intoIPCStream());
+    expect(t.numRows).toBe(n);
+    let bad = 0;
+    // 34 + 80 * 17 buffered bytes per tick: the first piece (32 MiB) ends after tick 24,071.
+    for (const j of [0, 1, 24_069, 24_070, 24_071, 24_072, 24_800, n - 1]) {
+      const side = (t.getChild('bids')!.get(j)!.toArray() as { toJSON(): Record<string, unknown> }[]).map(
+        (l) => l.toJSON(),
+      );
+      if (
+        JSON.stringify(side) !==
+        JSON.stringify(bids(j).map((l) => ({ price: l.price, volume: l.volume ?? null })))
+      )
+        bad++;
+      if (t.getChild('seq')!.get(j) !== BigInt(j)) bad++;
+    }
+    expect(bad).toBe(0);
   });
 
   it('writes Arrow IPC files that apache-arrow reads back with the exact types', async () => {

@@ -355,14 +355,19 @@ export async function writeAtomically(
   }
 }
 
-/** Worker protocol: a session per file, opened, fed and ended (answered with its id) or aborted. */
+/**
+ * Worker protocol: a session per file, opened, fed and ended (answered with its id) or aborted;
+ * or a piece: rows encoded on their own into a Parquet file's bytes, handed back (answered with
+ * its id).
+ */
 export type EncodeRequest =
   | { readonly op: 'open'; readonly sid: number; readonly format: EncodeFormat }
   | { readonly op: 'push'; readonly sid: number; readonly batch: ColumnBatch }
   | { readonly op: 'end'; readonly sid: number; readonly stagingPath: string; readonly finalPath: string }
-  | { readonly op: 'abort'; readonly sid: number };
+  | { readonly op: 'abort'; readonly sid: number }
+  | { readonly op: 'piece'; readonly sid: number; readonly batch: ColumnBatch };
 export type EncodeResponse =
-  | { readonly sid: number; readonly ok: true; readonly result: EncodeResult }
+  | { readonly sid: number; readonly ok: true; readonly result: EncodeResult; readonly bytes?: Uint8Array }
   | {
       readonly sid: number;
       readonly ok: false;
@@ -377,7 +382,23 @@ if (
   (workerData as { quoteflowEncoder?: boolean } | null)?.quoteflowEncoder === true
 ) {
   const sessions = new Map<number, EncodeSession>();
+  const failed = (sid: number, err: unknown): void => {
+    const e = err instanceof Error ? err : new Error(String(err));
+    port.postMessage({ sid, ok: false, message: e.message, stack: e.stack } satisfies EncodeResponse);
+  };
   port.on('message', (req: EncodeRequest) => {
+    if (req.op === 'piece') {
+      let bytes: Uint8Array;
+      try {
+        bytes = encodeBatch(req.batch, 'parquet');
+      } catch (err) {
+        failed(req.sid, err);
+        return;
+      }
+      const res: EncodeResponse = { sid: req.sid, ok: true, result: { bytes: bytes.length }, bytes };
+      port.postMessage(res, bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : []);
+      return;
+    }
     if (req.op === 'open') {
       sessions.set(req.sid, new EncodeSession(req.format));
       return;
@@ -395,15 +416,7 @@ if (
     }
     session.end(req.stagingPath, req.finalPath).then(
       (result) => port.postMessage({ sid: req.sid, ok: true, result } satisfies EncodeResponse),
-      (err: unknown) => {
-        const e = err instanceof Error ? err : new Error(String(err));
-        port.postMessage({
-          sid: req.sid,
-          ok: false,
-          message: e.message,
-          stack: e.stack,
-        } satisfies EncodeResponse);
-      },
+      (err: unknown) => failed(req.sid, err),
     );
   });
 }
