@@ -56,6 +56,7 @@ export type {
   SlidingWindowSpec,
   BucketSpec,
   AcquireResult,
+  StartTicket,
   SchedulerClock,
 } from './scheduler/index.js';
 export {

@@ -8,6 +8,7 @@ export type {
   SlidingWindowSpec,
   BucketSpec,
   AcquireResult,
+  StartTicket,
 } from './window-store.js';
 export { systemClock } from './scheduler-clock.js';
 export type { SchedulerClock } from './scheduler-clock.js';

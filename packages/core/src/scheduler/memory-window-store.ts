@@ -1,49 +1,69 @@
-import type { AcquireResult, WindowSpec, WindowStore } from './window-store.js';
+import type { AcquireResult, StartTicket, WindowSpec, WindowStore } from './window-store.js';
 
 /**
- * The last `limit` start times of one key that are still inside its window, oldest first (starts
- * arrive in time order): a ring that grows by doubling, so a rule costs only what it holds.
+ * The times that still matter to one key, ascending: settled (or start-anchored) instants, then
+ * `Infinity` for each settle-anchored request still in flight (it may yet arrive "now"). Holds at
+ * most `limit` entries plus those in flight: the k-th most recent entry is all a rule asks for.
  */
 class StartLog {
-  private times = new Float64Array(8);
-  private head = 0;
-  size = 0;
-  /** The k-th most recent start (k = 1 is the newest), or undefined. */
+  private readonly times: number[] = [];
+  get size(): number {
+    return this.times.length;
+  }
+  /** The k-th most recent entry (k = 1 is the newest; `Infinity` while in flight), or undefined. */
   recent(k: number): number | undefined {
-    if (k < 1 || k > this.size) return undefined;
-    return this.times[(this.head + this.size - k) % this.times.length];
+    if (k < 1 || k > this.times.length) return undefined;
+    return this.times[this.times.length - k];
   }
   /**
-   * Appends `t`, forgetting the oldest starts once `limit` are held and any start that left the
-   * window (it can no longer block anything: starts arrive in time order).
+   * Records `t` at `nowMs` (`t` is `Infinity` for a request in flight), forgetting settled
+   * entries that can block nothing any more.
    */
-  push(t: number, limit: number, windowMs: number): void {
-    while (this.size > 0 && (this.size >= limit || this.times[this.head]! <= t - windowMs)) {
-      this.head = (this.head + 1) % this.times.length;
-      this.size--;
+  push(t: number, nowMs: number, limit: number, windowMs: number): void {
+    const times = this.times;
+    let drop = 0;
+    // Entries are ascending, so the oldest go first: once `limit` newer ones exist, or once out of
+    // the window. An in-flight entry (Infinity) is never dropped.
+    while (
+      drop < times.length &&
+      Number.isFinite(times[drop]!) &&
+      (times.length - drop >= limit || times[drop]! <= nowMs - windowMs)
+    ) {
+      drop++;
     }
-    if (this.size === this.times.length) this.grow(Math.min(Math.max(limit, 1), this.times.length * 2));
-    this.times[(this.head + this.size) % this.times.length] = t;
-    this.size++;
+    if (drop > 0) times.splice(0, drop);
+    this.insert(t);
   }
-  private grow(capacity: number): void {
-    const next = new Float64Array(capacity);
-    for (let i = 0; i < this.size; i++) next[i] = this.times[(this.head + i) % this.times.length]!;
-    this.times = next;
-    this.head = 0;
+  /** One in-flight entry settled at `t`. */
+  settle(t: number): void {
+    if (this.times.at(-1) !== Number.POSITIVE_INFINITY) return;
+    this.times.pop();
+    this.insert(t);
+  }
+  private insert(t: number): void {
+    const times = this.times;
+    let lo = 0;
+    let hi = times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (times[mid]! <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    times.splice(lo, 0, t);
   }
 }
 
 /**
- * The in-process {@link WindowStore}: for each sliding key the last `limit` start times (a ring),
- * for each calendar bucket a counter. Exact: the earliest allowed start under a rule of `limit` per
- * `windowMs` is the `limit`-th most recent start plus `windowMs`.
+ * The in-process {@link WindowStore}: for each sliding key the last `limit` times (plus requests in
+ * flight), for each calendar bucket a counter. Exact: the earliest allowed start under a rule of
+ * `limit` per `windowMs` is the `limit`-th most recent entry plus `windowMs` (never, while that
+ * entry is a settle-anchored request in flight).
  *
  * @example
  * ```ts
  * const store = new MemoryWindowStore();
  * const rule = { kind: 'sliding', key: 'rule:combined', windowMs: 1_025, limit: 1 } as const;
- * store.tryAcquire([rule], 0); // { acquired: true }
+ * store.tryAcquire([rule], 0); // { acquired: true, ticket }
  * store.tryAcquire([rule], 500); // { acquired: false, retryAtMs: 1025 }
  * ```
  */
@@ -76,6 +96,7 @@ export class MemoryWindowStore implements WindowStore {
   tryAcquire(specs: readonly WindowSpec[], nowMs: number): AcquireResult {
     const earliest = this.earliestStart(specs, nowMs);
     if (earliest > nowMs) return { acquired: false, retryAtMs: earliest };
+    const settleKeys: string[] = [];
     for (const spec of specs) {
       if (spec.kind === 'bucket') {
         const bucket = this.buckets.get(spec.key);
@@ -85,10 +106,19 @@ export class MemoryWindowStore implements WindowStore {
       }
       let log = this.logs.get(spec.key);
       if (log === undefined) this.logs.set(spec.key, (log = new StartLog()));
-      log.push(nowMs, spec.limit, spec.windowMs);
+      if (spec.anchor === 'settle') {
+        settleKeys.push(spec.key);
+        log.push(Number.POSITIVE_INFINITY, nowMs, spec.limit, spec.windowMs);
+      } else {
+        log.push(nowMs, nowMs, spec.limit, spec.windowMs);
+      }
     }
     this.pruneBuckets(nowMs);
-    return { acquired: true };
+    return { acquired: true, ticket: { settleKeys } };
+  }
+
+  settle(ticket: StartTicket, atMs: number): void {
+    for (const key of ticket.settleKeys) this.logs.get(key)?.settle(atMs);
   }
 
   count(spec: WindowSpec, nowMs: number): number {

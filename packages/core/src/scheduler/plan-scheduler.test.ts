@@ -90,6 +90,39 @@ describe('PlanScheduler', () => {
     await scheduler.close();
   });
 
+  it.each(['basic', 'premium', 'professional'] as const)(
+    'keeps every %s rule even if each request arrived as late as its answer (random latencies)',
+    async (plan) => {
+      const limits = planLimits(plan);
+      const scheduler = new PlanScheduler(limits, { marginMs: 0, smoothing: 0 });
+      const done: { startMs: number; settleMs: number }[] = [];
+      let seed = 7;
+      const latency = () => ((seed = (seed * 16807) % 2147483647) % 400) + 1; // 1–400 ms
+      const all = Promise.all(
+        Array.from({ length: 40 }, () =>
+          scheduler.schedule({ endpoint: 'kline', priority: 'backfill' }, async () => {
+            const startMs = Date.now();
+            await new Promise((resolve) => setTimeout(resolve, latency()));
+            done.push({ startMs, settleMs: Date.now() });
+          }),
+        ),
+      );
+      await vi.advanceTimersByTimeAsync(60_000);
+      await all;
+      // Adversarial arrivals: every earlier request as late as possible (its settle), this one as
+      // early as possible (its start). Still at most `limit` in any window of every rule.
+      for (const rule of limits.rules.filter((r) => r.scope === 'all' || r.scope === 'kline')) {
+        for (const j of done) {
+          const close = done.filter(
+            (i) => i !== j && i.startMs <= j.startMs && i.settleMs > j.startMs - rule.windowMs,
+          );
+          expect(close.length, `${rule.id} at ${j.startMs - T0}`).toBeLessThan(rule.limit);
+        }
+      }
+      await scheduler.close();
+    },
+  );
+
   it('spreads a burst over half the window by default (smoothing 0.5), at the same sustained rate', async () => {
     const { scheduler, starts, submit } = harness('premium', { marginMs: 25 });
     const all = Promise.all(Array.from({ length: 20 }, (_, i) => submit(`k${i}`, 'kline')));

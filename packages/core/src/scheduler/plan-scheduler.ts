@@ -11,7 +11,7 @@ import { PlanWindows } from './internal/plan-windows.js';
 import { MemoryWindowStore } from './memory-window-store.js';
 import { systemClock, type SchedulerClock } from './scheduler-clock.js';
 import { InvalidOptionError, QuoteflowError } from '../errors.js';
-import type { WindowSpec, WindowStore } from './window-store.js';
+import type { StartTicket, WindowSpec, WindowStore } from './window-store.js';
 
 /** Options of {@link PlanScheduler}; every field has a default in {@link PLAN_SCHEDULER_DEFAULTS}. */
 export interface PlanSchedulerOptions {
@@ -21,6 +21,15 @@ export interface PlanSchedulerOptions {
    * cannot arrive too close to it.
    */
   readonly marginMs?: number;
+  /**
+   * The instant a request counts at in the plan's windows. The service counts arrival times, and a
+   * request arrives between its send and its answer: `'settle'` counts it until its answer came
+   * back, so no network delay can ever make two requests arrive too close (safe by construction;
+   * costs round-trip time per window: utilisation `windowMs / (windowMs + margin + round trip)`).
+   * `'start'` counts send times and relies on `marginMs` alone to cover jitter (faster on a slow
+   * link, but a delay beyond the margin can draw a refusal).
+   */
+  readonly countFrom?: 'settle' | 'start';
   /** IANA time zone whose midnight resets the daily total. */
   readonly dailyResetTimeZone?: string;
   /** Requests in flight at once (started, not yet settled); `Infinity` for no cap. */
@@ -60,11 +69,13 @@ export interface PlanSchedulerOptions {
  *   of in one instant. Requests that leave together queue together (in the event loop, the
  *   connection pool, the network), and the last of a burst can arrive later than the margin
  *   covers; measured against the simulator, an unspread premium burst of 10 arrived over 680 ms.
+ * - `countFrom: 'settle'`: never over the plan, whatever the network does (see the option).
  * - `maxInFlight: 32`: far above what any plan needs (20/s × a 1 s response), but bounds sockets
  *   and memory if the service stalls.
  */
 export const PLAN_SCHEDULER_DEFAULTS = {
   marginMs: 25,
+  countFrom: 'settle',
   dailyResetTimeZone: 'Asia/Shanghai',
   maxInFlight: 32,
   rateLimitBackoffMs: 2_000,
@@ -201,6 +212,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     this.limits = limits;
     this.options = {
       marginMs: options.marginMs ?? PLAN_SCHEDULER_DEFAULTS.marginMs,
+      countFrom: options.countFrom ?? PLAN_SCHEDULER_DEFAULTS.countFrom,
       dailyResetTimeZone: options.dailyResetTimeZone ?? PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
       maxInFlight: options.maxInFlight ?? PLAN_SCHEDULER_DEFAULTS.maxInFlight,
       rateLimitBackoffMs: options.rateLimitBackoffMs ?? PLAN_SCHEDULER_DEFAULTS.rateLimitBackoffMs,
@@ -216,6 +228,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       this.options.marginMs,
       this.options.dailyResetTimeZone,
       this.options.smoothing,
+      this.options.countFrom,
     );
     const maxInFlight = this.options.maxInFlight;
     this.limiter = new Bottleneck({ maxConcurrent: Number.isFinite(maxInFlight) ? maxInFlight : null });
@@ -498,7 +511,8 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     const exact = (e: EndpointKind) => this.earliestFor(e, now);
     const yields = job.priority === 'backfill' && this.yieldsToLive(job.endpoint, now, 0, new Map(), exact);
     const at = yields ? Number.POSITIVE_INFINITY : exact(job.endpoint);
-    if (at > now || !this.store.tryAcquire(this.specsFor(job.endpoint, now), now).acquired) {
+    const acquired = at > now ? undefined : this.store.tryAcquire(this.specsFor(job.endpoint, now), now);
+    if (acquired === undefined || !acquired.acquired) {
       if (at - now <= 2 * DISPATCH_LEAD_MS) {
         job.waiting = {
           handle: this.clock.setTimeout(() => this.run(job, done), Math.max(1, Math.ceil(at - now))),
@@ -530,15 +544,18 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       sent = Promise.reject(error);
     }
     this.pump();
+    const ticket = acquired.ticket;
     void sent
       .then(
-        (value) => this.finish(job, () => job.resolve(value)),
-        (error: unknown) => this.finish(job, () => job.reject(error)),
+        (value) => this.finish(job, ticket, () => job.resolve(value)),
+        (error: unknown) => this.finish(job, ticket, () => job.reject(error)),
       )
       .then(done);
   }
 
-  private finish(job: Job, settle: () => void): void {
+  private finish(job: Job, ticket: StartTicket, settle: () => void): void {
+    // The request has arrived by now, whatever the network did: its windows count from here.
+    this.store.settle(ticket, this.now());
     this.inFlight--;
     job.state = 'settled';
     settle();

@@ -1,6 +1,13 @@
 /**
- * A sliding window over start times: at most `limit` starts in any window of `windowMs`
- * (the scheduler passes the rule's window plus its safety margin).
+ * A sliding window: at most `limit` requests in any window of `windowMs` (the scheduler passes
+ * the rule's window plus its safety margin).
+ *
+ * The service counts ARRIVAL times, which the client never sees: a request arrives somewhere
+ * between the instant it was sent and the instant its answer (or failure) came back. With
+ * `anchor: 'settle'` a request counts at the latest instant it can have arrived, and as "now,
+ * still arriving" while it is in flight; so the next start that this rule could refuse waits for
+ * the earlier request to settle. That makes a violation impossible whatever the network jitter.
+ * `anchor: 'start'` counts send times (pacing, where jitter cannot cause a refusal).
  */
 export interface SlidingWindowSpec {
   readonly kind: 'sliding';
@@ -8,6 +15,8 @@ export interface SlidingWindowSpec {
   readonly key: string;
   readonly windowMs: number;
   readonly limit: number;
+  /** What instant a request counts at; see above. @defaultValue `'start'` */
+  readonly anchor?: 'start' | 'settle';
 }
 
 /** A calendar bucket (one day of the reset time zone): at most `limit` starts until `endsAtMs`. */
@@ -22,9 +31,16 @@ export interface BucketSpec {
 
 export type WindowSpec = SlidingWindowSpec | BucketSpec;
 
+/** A recorded start whose settle-anchored entries wait for {@link WindowStore.settle}. */
+export interface StartTicket {
+  /** Keys of the `anchor: 'settle'` specs the start was recorded under. */
+  readonly settleKeys: readonly string[];
+}
+
 /** The outcome of {@link WindowStore.tryAcquire}. */
 export type AcquireResult =
-  { readonly acquired: true } | { readonly acquired: false; readonly retryAtMs: number };
+  | { readonly acquired: true; readonly ticket: StartTicket }
+  | { readonly acquired: false; readonly retryAtMs: number };
 
 /**
  * Where the scheduler keeps its start-time logs. The in-process {@link MemoryWindowStore} is the
@@ -47,8 +63,13 @@ export interface WindowStore {
     nowMs: number,
     extraStarts?: ReadonlyMap<string, number>,
   ): number;
-  /** Checks every spec and, only when all allow a start at `nowMs`, records it under every key. */
+  /**
+   * Checks every spec and, only when all allow a start at `nowMs`, records it under every key
+   * (settle-anchored keys as in flight until {@link settle}).
+   */
   tryAcquire(specs: readonly WindowSpec[], nowMs: number): AcquireResult;
+  /** The request of `ticket` settled at `atMs`: it had arrived by then. Call exactly once. */
+  settle(ticket: StartTicket, atMs: number): void;
   /** Starts recorded under `spec.key` in the window `(nowMs - windowMs, nowMs]` (or in the bucket). */
   count(spec: WindowSpec, nowMs: number): number;
   /** Forgets everything. */

@@ -21,6 +21,8 @@ export class PlanWindows {
     readonly timeZone: string,
     /** Fraction of a rule's even spacing kept between two of its starts (0 = whole bursts). */
     readonly smoothing = 0,
+    /** Whether a request counts until it settled (arrival bound) or from its start. */
+    readonly countFrom: 'settle' | 'start' = 'settle',
   ) {}
 
   /** The sliding rules that count a request of `endpoint`. */
@@ -35,7 +37,14 @@ export class PlanWindows {
       sliding = [];
       for (const rule of this.rulesFor(endpoint)) {
         const windowMs = rule.windowMs + this.marginMs;
-        sliding.push({ kind: 'sliding', key: `rule:${rule.id}`, windowMs, limit: rule.limit });
+        // The service counts arrivals: a request counts until it settled (see SlidingWindowSpec).
+        sliding.push({
+          kind: 'sliding',
+          key: `rule:${rule.id}`,
+          windowMs,
+          limit: rule.limit,
+          anchor: this.countFrom,
+        });
         // Spread a rule's burst: starts that pile up in one instant pile up on the wire too, and
         // the last of them can arrive later than the margin allows (spec: provider-facts, Limits).
         if (this.smoothing > 0 && rule.limit > 1) {
