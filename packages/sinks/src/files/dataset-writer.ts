@@ -34,7 +34,11 @@ export interface DatasetWriterOptions {
   readonly maxFileAgeMs?: number;
   /** Sub-partition below `kline/kline_type=K/`. @defaultValue `'month'` (`month=YYYY-MM`) */
   readonly klineSubPartition?: KlineSubPartition;
-  /** Worker threads that encode and write files; 0 encodes on the calling thread. @defaultValue 1 */
+  /**
+   * Worker threads that encode and write files; 0 encodes on the calling thread. With 2 or more,
+   * the 256 Ki-row pieces of one Parquet file are encoded in parallel (one row group each).
+   * @defaultValue 1
+   */
   readonly encoderThreads?: number;
   /** `write()` waits while this many files are being encoded and written. @defaultValue 4 files */
   readonly maxPendingFiles?: number;
