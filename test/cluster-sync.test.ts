@@ -188,7 +188,8 @@ describe('three sync workers on one token', () => {
     // TTL (3 heartbeats) + up to one survivor heartbeat + stopping and starting the runs.
     expect(takeoverMs).toBeLessThan(HEARTBEAT_MS * 4 + 3_000);
 
-    await new Promise((r) => setTimeout(r, 15_000)); // bars keep closing; the survivors must write them
+    // Bars keep closing; the survivors re-read their new share, backfill it and must write them.
+    await new Promise((r) => setTimeout(r, 25_000));
     const stoppedAtMarketMs = sim.marketNow();
     w1.child.kill('SIGTERM');
     w2.child.kill('SIGTERM');
