@@ -16,7 +16,7 @@ export interface RateLimiterOptions {
   readonly dayTimeZone?: string;
 }
 
-const DEFAULTS = { countRefused: true, dayTimeZone: 'UTC' } as const;
+const DEFAULTS = { countRefused: true, dayTimeZone: 'Asia/Shanghai' } as const;
 
 /**
  * Enforces one token's plan limits on request ARRIVAL times: every sliding-window rule counts the

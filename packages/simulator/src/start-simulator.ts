@@ -60,7 +60,7 @@ export interface SimulatorOptions {
   readonly syntheticProducts?: number;
   /** Whether refused requests count toward the windows (stricter). @defaultValue true */
   readonly countRefused?: boolean;
-  /** Zone whose midnight resets daily counts. @defaultValue 'UTC' */
+  /** Zone whose midnight resets daily counts (the provider's, as core's scheduler assumes). @defaultValue 'Asia/Shanghai' */
   readonly dayTimeZone?: string;
   /**
    * `'strict'` refuses what the limits refuse (ret 429, logged with `refusedBy`); `'observe'` serves
@@ -116,7 +116,7 @@ const DEFAULTS = {
   historyDays: 800,
   syntheticProducts: 0,
   countRefused: true,
-  dayTimeZone: 'UTC',
+  dayTimeZone: 'Asia/Shanghai',
   rateLimits: true,
   limitMode: 'strict',
   failureStatus: 'ok',
