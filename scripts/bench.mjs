@@ -8,10 +8,17 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const filter = process.argv[2] ?? '';
-const dirs = [join(root, 'bench'), ...readdirSync(join(root, 'packages')).map((p) => join(root, 'packages', p, 'bench'))];
+const dirs = [
+  join(root, 'bench'),
+  ...readdirSync(join(root, 'packages')).map((p) => join(root, 'packages', p, 'bench')),
+];
 const scripts = dirs
   .filter((d) => existsSync(d))
-  .flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.bench.ts')).map((f) => join(d, f)))
+  .flatMap((d) =>
+    readdirSync(d)
+      .filter((f) => f.endsWith('.bench.ts'))
+      .map((f) => join(d, f)),
+  )
   .filter((f) => f.includes(filter))
   .sort();
 if (scripts.length === 0) {
@@ -21,7 +28,10 @@ if (scripts.length === 0) {
 let failed = 0;
 for (const script of scripts) {
   console.log(`\n## ${script.slice(root.length)}\n`);
-  const run = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', script], { stdio: 'inherit', cwd: root });
+  const run = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', script], {
+    stdio: 'inherit',
+    cwd: root,
+  });
   if (run.status !== 0) {
     failed++;
     console.error(`bench: ${script} exited ${run.status}`);

@@ -83,17 +83,37 @@ export {
 } from './errors.js';
 export type { ErrorCode, QuoteflowErrorOptions, ServiceRefusal } from './errors.js';
 export { QuoteflowClient, CLIENT_DEFAULTS } from './client.js';
-export type { QuoteflowClientOptions, QuoteflowLogger, TimeoutOptions, RetryOptions, CallOptions } from './client.js';
+export type {
+  QuoteflowClientOptions,
+  QuoteflowLogger,
+  TimeoutOptions,
+  RetryOptions,
+  CallOptions,
+} from './client.js';
 export type { RequestSpec } from './endpoints/request-spec.js';
 export { RetEnvelopeSchema, RET_OK, errorForRet, interpretRetResponse } from './endpoints/ret-envelope.js';
 export { KlineRecordSchema } from './endpoints/kline-record.js';
 export { buildKlineRequest, decodeKlineData, KlineDataSchema } from './endpoints/kline.js';
 export type { KlineQuery, KlineResult } from './endpoints/kline.js';
-export { buildBatchKlineRequest, decodeBatchKlineData, BatchKlineDataSchema, groupKey } from './endpoints/batch-kline.js';
+export {
+  buildBatchKlineRequest,
+  decodeBatchKlineData,
+  BatchKlineDataSchema,
+  groupKey,
+} from './endpoints/batch-kline.js';
 export type { BatchKlineGroup, BatchKlineGroupResult } from './endpoints/batch-kline.js';
 export { buildDepthTickRequest, decodeDepthTickData, DepthTickDataSchema } from './endpoints/depth-tick.js';
-export { buildStaticInfoRequest, decodeStaticInfoData, StaticInfoDataSchema } from './endpoints/static-info.js';
-export { buildSuspensionRequest, decodeSuspensionResponse, SuspensionEnvelopeSchema, SuspensionRecordSchema } from './endpoints/suspension.js';
+export {
+  buildStaticInfoRequest,
+  decodeStaticInfoData,
+  StaticInfoDataSchema,
+} from './endpoints/static-info.js';
+export {
+  buildSuspensionRequest,
+  decodeSuspensionResponse,
+  SuspensionEnvelopeSchema,
+  SuspensionRecordSchema,
+} from './endpoints/suspension.js';
 export type { SuspensionQuery } from './endpoints/suspension.js';
 export type { SourceClient } from './sources/source-client.js';
 export { pollDepth, POLL_DEPTH_DEFAULTS } from './sources/poll-depth.js';

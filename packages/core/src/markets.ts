@@ -43,10 +43,54 @@ export function familyOf(code: string): Family {
   return stockMarketOf(code) === undefined ? 'general' : 'stock';
 }
 
-const METALS = new Set(['GOLD', 'SILVER', 'XAUUSD', 'XAGUSD', 'XPTUSD', 'XPDUSD', 'PLATINUM', 'PALLADIUM', 'COPPER']);
+const METALS = new Set([
+  'GOLD',
+  'SILVER',
+  'XAUUSD',
+  'XAGUSD',
+  'XPTUSD',
+  'XPDUSD',
+  'PLATINUM',
+  'PALLADIUM',
+  'COPPER',
+]);
 const ENERGY = new Set(['USOIL', 'UKOIL', 'WTI', 'BRENT', 'NGAS', 'NATGAS', 'XNGUSD']);
-const CFD_INDICES = new Set(['US30', 'US500', 'SPX500', 'NAS100', 'USTEC', 'GER40', 'DE40', 'UK100', 'JP225', 'HK50', 'AUS200', 'FRA40', 'EU50', 'CHINA50']);
-const CURRENCIES = new Set(['USD', 'EUR', 'GBP', 'JPY', 'AUD', 'NZD', 'CAD', 'CHF', 'CNH', 'HKD', 'SGD', 'SEK', 'NOK', 'DKK', 'ZAR', 'MXN', 'TRY', 'PLN']);
+const CFD_INDICES = new Set([
+  'US30',
+  'US500',
+  'SPX500',
+  'NAS100',
+  'USTEC',
+  'GER40',
+  'DE40',
+  'UK100',
+  'JP225',
+  'HK50',
+  'AUS200',
+  'FRA40',
+  'EU50',
+  'CHINA50',
+]);
+const CURRENCIES = new Set([
+  'USD',
+  'EUR',
+  'GBP',
+  'JPY',
+  'AUD',
+  'NZD',
+  'CAD',
+  'CHF',
+  'CNH',
+  'HKD',
+  'SGD',
+  'SEK',
+  'NOK',
+  'DKK',
+  'ZAR',
+  'MXN',
+  'TRY',
+  'PLN',
+]);
 const CRYPTO_QUOTES = ['USDT', 'USDC', 'BUSD', 'BTC', 'ETH', 'FDUSD'];
 
 /**
@@ -62,7 +106,8 @@ export function classifyCode(code: string): ProductClass {
   if (METALS.has(upper)) return 'metal';
   if (ENERGY.has(upper)) return 'energy';
   if (CFD_INDICES.has(upper)) return 'cfd';
-  if (upper.length === 6 && CURRENCIES.has(upper.slice(0, 3)) && CURRENCIES.has(upper.slice(3))) return 'forex';
+  if (upper.length === 6 && CURRENCIES.has(upper.slice(0, 3)) && CURRENCIES.has(upper.slice(3)))
+    return 'forex';
   if (CRYPTO_QUOTES.some((q) => upper.length > q.length && upper.endsWith(q))) return 'crypto';
   return 'commodity';
 }
@@ -114,7 +159,11 @@ export const STOCK_CALENDARS: Readonly<Record<StockMarket, TradingCalendar>> = {
 };
 
 /** Around-the-clock markets (crypto, and forex/metals/energy/CFDs here): bars aligned to UTC. */
-export const UTC_CALENDAR: TradingCalendar = { timeZone: 'UTC', segments: [], weekdays: [0, 1, 2, 3, 4, 5, 6] };
+export const UTC_CALENDAR: TradingCalendar = {
+  timeZone: 'UTC',
+  segments: [],
+  weekdays: [0, 1, 2, 3, 4, 5, 6],
+};
 
 /** The calendar whose bars `code` follows. */
 export function calendarOf(code: string): TradingCalendar {
@@ -155,8 +204,15 @@ export interface BarPeriod {
  *
  * Returns `undefined` for a stock instant outside its trading hours.
  */
-export function barPeriodAt(tsMs: number, klineTypeOrPeriodMs: KlineType | { periodMs: number }, calendar: TradingCalendar): BarPeriod | undefined {
-  const periodMs = typeof klineTypeOrPeriodMs === 'number' ? KLINE_PERIOD_MS[klineTypeOrPeriodMs] : klineTypeOrPeriodMs.periodMs;
+export function barPeriodAt(
+  tsMs: number,
+  klineTypeOrPeriodMs: KlineType | { periodMs: number },
+  calendar: TradingCalendar,
+): BarPeriod | undefined {
+  const periodMs =
+    typeof klineTypeOrPeriodMs === 'number'
+      ? KLINE_PERIOD_MS[klineTypeOrPeriodMs]
+      : klineTypeOrPeriodMs.periodMs;
   const tz = calendar.timeZone;
   const local = utcToZoned(tsMs, tz);
   const localMidnight = zonedToUtcMs(tz, local.year, local.month, local.day);
@@ -208,6 +264,7 @@ function addDays([y, m, d]: [number, number, number], days: number): [number, nu
 /** The close of the last trading weekday in [startMs, endMs] (endMs being the close of the period's last day). */
 function lastTradingClose(startMs: number, endMs: number, calendar: TradingCalendar): number {
   let t = endMs;
-  while (t > startMs && !calendar.weekdays.includes(utcToZoned(t - 1, calendar.timeZone).weekday)) t -= 24 * H;
+  while (t > startMs && !calendar.weekdays.includes(utcToZoned(t - 1, calendar.timeZone).weekday))
+    t -= 24 * H;
   return t;
 }

@@ -16,16 +16,28 @@ describe('planLimits', () => {
     ['premium', 10, 2_000, 200],
     ['professional', 20, 1_000, 500],
     ['all-us', 20, 1_000, 500],
-  ] as const)('gives %s %d requests per second, a batch-kline interval of %d ms and %d groups', (plan, perSecond, interval, groups) => {
-    const limits = planLimits(plan);
-    expect(limits.rules.find((r) => r.id === 'combined')).toMatchObject({ windowMs: 1_000, limit: perSecond });
-    expect(limits.rules.find((r) => r.id === 'batch-kline-interval')).toMatchObject({ windowMs: interval, limit: 1 });
-    expect(limits.batchKlineGroups).toBe(groups);
-  });
+  ] as const)(
+    'gives %s %d requests per second, a batch-kline interval of %d ms and %d groups',
+    (plan, perSecond, interval, groups) => {
+      const limits = planLimits(plan);
+      expect(limits.rules.find((r) => r.id === 'combined')).toMatchObject({
+        windowMs: 1_000,
+        limit: perSecond,
+      });
+      expect(limits.rules.find((r) => r.id === 'batch-kline-interval')).toMatchObject({
+        windowMs: interval,
+        limit: 1,
+      });
+      expect(limits.batchKlineGroups).toBe(groups);
+    },
+  );
 
   it('limits suspension queries to one a minute on every plan', () => {
     for (const plan of PLANS) {
-      expect(planLimits(plan).rules.find((r) => r.scope === 'suspension')).toMatchObject({ windowMs: 60_000, limit: 1 });
+      expect(planLimits(plan).rules.find((r) => r.scope === 'suspension')).toMatchObject({
+        windowMs: 60_000,
+        limit: 1,
+      });
     }
   });
 

@@ -111,7 +111,8 @@ export interface PlanLimitOverrides {
  */
 export function planLimits(plan: Plan, overrides: PlanLimitOverrides = {}): PlanLimits {
   const row = ROWS[plan];
-  if (row === undefined) throw new RangeError(`unknown plan ${JSON.stringify(plan)}; expected one of ${PLANS.join(', ')}`);
+  if (row === undefined)
+    throw new RangeError(`unknown plan ${JSON.stringify(plan)}; expected one of ${PLANS.join(', ')}`);
   const [combinedLimit, combinedWindowMs] = row.combined;
   const [endpointLimit, endpointWindowMs] = row.endpoint;
   const rules: WindowRule[] = [
@@ -133,7 +134,9 @@ export function planLimits(plan: Plan, overrides: PlanLimitOverrides = {}): Plan
     ['codesPerRequest', codesPerRequest, Math.max(row.codesPerRequest, 50)],
   ] as const) {
     if (!Number.isInteger(value) || value < 1 || value > max) {
-      throw new RangeError(`plan override "${name}" must be an integer from 1 to ${max} on plan ${plan}, got ${value}`);
+      throw new RangeError(
+        `plan override "${name}" must be an integer from 1 to ${max} on plan ${plan}, got ${value}`,
+      );
     }
   }
   return { plan, rules, perDay: row.perDay, batchKlineGroups, codesPerRequest };
@@ -147,7 +150,8 @@ export function planLimits(plan: Plan, overrides: PlanLimitOverrides = {}): Plan
 export function sustainedRate(limits: PlanLimits, endpoint: EndpointKind): number {
   let rate = Number.POSITIVE_INFINITY;
   for (const rule of limits.rules) {
-    if (rule.scope === 'all' || rule.scope === endpoint) rate = Math.min(rate, (rule.limit * 1000) / rule.windowMs);
+    if (rule.scope === 'all' || rule.scope === endpoint)
+      rate = Math.min(rate, (rule.limit * 1000) / rule.windowMs);
   }
   return rate;
 }

@@ -30,7 +30,14 @@ export function zoneOffsetMs(ms: number, timeZone: string): number {
   if (cached !== undefined) return cached;
   const parts = formatter(timeZone).formatToParts(new Date(Math.floor(ms / HOUR_MS) * HOUR_MS));
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-  const asUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  const asUtc = Date.UTC(
+    get('year'),
+    get('month') - 1,
+    get('day'),
+    get('hour'),
+    get('minute'),
+    get('second'),
+  );
   const offset = asUtc - Math.floor(ms / HOUR_MS) * HOUR_MS;
   if (offsetCache.size > 10_000) offsetCache.clear();
   offsetCache.set(key, offset);
@@ -66,7 +73,11 @@ export function utcToZoned(ms: number, timeZone: string) {
     second: d.getUTCSeconds(),
     weekday: d.getUTCDay(),
     /** Milliseconds since local midnight. */
-    msOfDay: d.getUTCHours() * HOUR_MS + d.getUTCMinutes() * 60_000 + d.getUTCSeconds() * 1000 + d.getUTCMilliseconds(),
+    msOfDay:
+      d.getUTCHours() * HOUR_MS +
+      d.getUTCMinutes() * 60_000 +
+      d.getUTCSeconds() * 1000 +
+      d.getUTCMilliseconds(),
   };
 }
 
