@@ -9,6 +9,9 @@ bash scripts/setup.sh
 bash scripts/python/setup.sh
 bash scripts/kafka/setup.sh
 bash scripts/redis/setup.sh
+# Tests, benches and examples are type-checked too (the package builds leave them out), and linted.
+pnpm exec tsc -p tsconfig.test.json
+pnpm exec eslint .
 mkdir -p .cache
 status=0
 pnpm exec vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest-report.json "$@" || status=$?

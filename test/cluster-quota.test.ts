@@ -256,7 +256,7 @@ describe('shared quota in Redis', () => {
       expect(key).not.toContain(token);
       const type = await probe.type(key);
       const dump =
-        type === 'zset' ? await probe.zrange(key, 0, -1) : type === 'string' ? [await probe.get(key)] : [];
+        type === 'zset' ? await probe.zrange(key, '0', '-1') : type === 'string' ? [await probe.get(key)] : [];
       for (const value of dump) expect(value).not.toContain(token);
     }
     await probe.quit();

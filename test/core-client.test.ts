@@ -118,7 +118,7 @@ describe('client against the simulator', () => {
   it('pages crypto history backwards to N contiguous bars, oldest first', async () => {
     const since = Date.now();
     const out = (await lastValueFrom(
-      klineHistory(client(), { code: 'BTCUSDT', klineType: 1, bars: 1_200 }).pipe(toArray()),
+      klineHistory(client(), { code: 'BTCUSDT', klineType: 1, bars: 1_200 }).pipe(toArray<Bar | GapMarker>()),
     )) as Bar[];
     expect(out).toHaveLength(1_200);
     expect(out.every((b) => b.type === 'bar')).toBe(true);

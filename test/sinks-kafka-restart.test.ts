@@ -12,6 +12,7 @@ import {
   consumeWithKcat,
   privateBroker,
   uniquePrefix,
+  type PrivateBroker,
   type ReadMessage,
 } from './support/kafka.js';
 

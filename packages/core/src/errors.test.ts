@@ -20,6 +20,7 @@ import {
   TooManyProductsError,
   UnauthorizedCodeError,
   UnauthorizedTokenError,
+  type ErrorCode,
 } from './errors.js';
 import { redactToken } from './internal/redact-token.js';
 
@@ -68,7 +69,7 @@ describe('error family', () => {
     [new AbortedError('kline'), 'AbortedError', 'QF_ABORTED', false],
     [new ClientClosedError('kline'), 'ClientClosedError', 'QF_CLOSED', false],
     [new BufferOverflowError(10), 'BufferOverflowError', 'QF_BUFFER_OVERFLOW', false],
-  ])('%o has name %s, code %s and retryable %s', (err, name, code, retryable) => {
+  ] as [QuoteflowError, string, ErrorCode, boolean][])('%o has name %s, code %s and retryable %s', (err, name, code, retryable) => {
     expect(err).toBeInstanceOf(QuoteflowError);
     expect(err).toBeInstanceOf(Error);
     expect(err.name).toBe(name);

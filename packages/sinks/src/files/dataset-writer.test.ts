@@ -85,7 +85,7 @@ describe.each([0, 1, 2])('DatasetWriter (encoderThreads %i)', (encoderThreads) =
 
   // Bigger than the pieces (256 Ki rows) a file's rows are handed to the encoder in while it is open;
   // with 2 threads, Parquet pieces are encoded in parallel and joined.
-  it.each(['parquet', 'arrow'] as const)(
+  it.each(['parquet', 'arrow', 'ndjson'] as const)(
     'writes a %s file of 300,001 rows handed over in pieces: every row, in order, nulls in place',
     async (format) => {
       const n = 300_001;
