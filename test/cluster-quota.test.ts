@@ -4,31 +4,20 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planLimits, type EndpointKind, type Plan } from '@quoteflow/core';
-import { ClusterError, RedisQuota, SharedPlanScheduler, type RedisQuotaEvent } from '@quoteflow/cluster';
-import { RateLimiter, simPlanLimits, type SimPlan } from '@quoteflow/simulator';
+import {
+  ClusterError,
+  REDIS_QUOTA_DEFAULTS,
+  RedisQuota,
+  SharedPlanScheduler,
+  type RedisQuotaEvent,
+  type Reservation,
+} from '@quoteflow/cluster';
+import { arrivalBoundBreaches, type TimedRequest } from './support/redis-arrival-check.js';
 import { startRedisServer, testRedis, type TestRedis } from './support/redis-server.js';
 
-// Starts are recorded in the test process(es) when `send` runs; on a busy machine that can lag the
-// reservation by tens of ms, so the tests widen the margin (the gate's logic is what they check).
-const MARGIN_MS = 100;
-
-interface Start {
-  readonly atMs: number;
-  readonly endpoint: EndpointKind;
-}
-
-/**
- * Replays merged starts, in time order, through the simulator's rate limiter (an implementation
- * that shares no code with core or cluster) and returns the refusals.
- */
-function violations(plan: SimPlan, starts: readonly Start[]): { atMs: number; rule: string | undefined }[] {
-  const limiter = new RateLimiter(simPlanLimits(plan), { countRefused: false });
-  const out: { atMs: number; rule: string | undefined }[] = [];
-  for (const start of [...starts].sort((a, b) => a.atMs - b.atMs)) {
-    const decision = limiter.arrive(start.endpoint, start.atMs);
-    if (!decision.allowed) out.push({ atMs: start.atMs, rule: decision.rule });
-  }
-  return out;
+/** A request's answer takes 0-150 ms (a fixed pseudo-random sequence): arrivals may be late. */
+function latencies(seed: number): () => number {
+  return () => (seed = (seed * 16807) % 2147483647) % 151;
 }
 
 let redis: TestRedis;
@@ -49,11 +38,11 @@ describe('shared quota in Redis', () => {
           redis: redis.url,
           token,
           limits: planLimits('premium'),
-          marginMs: MARGIN_MS,
           keyPrefix: prefix,
         }),
     );
-    const starts: Start[] = [];
+    const latency = latencies(7);
+    const requests: TimedRequest[] = [];
     const mix: EndpointKind[] = [
       'kline',
       'kline',
@@ -74,25 +63,26 @@ describe('shared quota in Redis', () => {
       schedulers.flatMap((scheduler, w) =>
         Array.from({ length: 14 }, (_, i) => {
           const endpoint = mix[(i + w) % mix.length]!;
-          return scheduler.schedule(
-            { endpoint, priority: 'backfill' },
-            async () => void starts.push({ atMs: Date.now(), endpoint }),
-          );
+          return scheduler.schedule({ endpoint, priority: 'backfill' }, async () => {
+            const startMs = Date.now();
+            await sleep(latency());
+            requests.push({ startMs, settleMs: Date.now(), endpoint });
+          });
         }),
       ),
     );
     await Promise.all(schedulers.map((s) => s.close()));
-    expect(starts.length).toBe(42);
-    expect(violations('premium', starts)).toEqual([]);
+    expect(requests.length).toBe(42);
+    // Every earlier request arriving as late as its answer, this one as early as it left: no refusal.
+    expect(arrivalBoundBreaches('premium', requests)).toEqual([]);
     // A burst the plan allows (ten at once) did happen: the gate does not just serialise.
-    const sorted = starts.map((s) => s.atMs).sort((a, b) => a - b);
+    const sorted = requests.map((s) => s.startMs).sort((a, b) => a - b);
     expect(sorted[9]! - sorted[0]!).toBeLessThan(500);
-    // Three batch-kline requests at one per 2 s: the shared interval spaces them across workers.
-    const batch = starts
-      .filter((s) => s.endpoint === 'batch-kline')
-      .map((s) => s.atMs)
-      .sort((a, b) => a - b);
-    for (let i = 1; i < batch.length; i++) expect(batch[i]! - batch[i - 1]!).toBeGreaterThanOrEqual(2_000);
+    // Three batch-kline requests at one per 2 s: the shared interval spaces them across workers,
+    // from the settle of one to the start of the next.
+    const batch = requests.filter((s) => s.endpoint === 'batch-kline').sort((a, b) => a.startMs - b.startMs);
+    for (let i = 1; i < batch.length; i++)
+      expect(batch[i]!.startMs - batch[i - 1]!.settleMs).toBeGreaterThanOrEqual(2_000);
   });
 
   it('keeps three worker processes of one token inside every window together', async () => {
@@ -100,14 +90,13 @@ describe('shared quota in Redis', () => {
     const prefix = `t${randomUUID().slice(0, 8)}`;
     const worker = fileURLToPath(new URL('./support/redis-quota-worker.ts', import.meta.url));
     const run = (endpoints: string) =>
-      new Promise<Start[]>((resolve, reject) => {
+      new Promise<TimedRequest[]>((resolve, reject) => {
         const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', worker], {
           env: {
             ...process.env,
             QF_TEST_REDIS_URL: redis.url,
             QF_TEST_TOKEN: token,
             QF_TEST_PLAN: 'basic' satisfies Plan,
-            QF_TEST_MARGIN_MS: String(MARGIN_MS),
             QF_TEST_PREFIX: prefix,
             QF_TEST_ENDPOINTS: endpoints,
             QF_TEST_JOBS: '2',
@@ -127,17 +116,80 @@ describe('shared quota in Redis', () => {
                 .trim()
                 .split('\n')
                 .filter(Boolean)
-                .map((line) => JSON.parse(line) as Start),
+                .map((line) => JSON.parse(line) as TimedRequest),
             );
         });
       });
     const results = await Promise.all([run('kline'), run('kline,batch-kline'), run('depth-tick,kline')]);
-    const starts = results.flat();
-    expect(starts.length).toBe(6);
-    expect(violations('basic', starts)).toEqual([]);
-    // Basic allows one request per second across all interfaces: six starts span at least 5 s.
-    const sorted = starts.map((s) => s.atMs).sort((a, b) => a - b);
-    expect(sorted[5]! - sorted[0]!).toBeGreaterThanOrEqual(5 * 1_000);
+    const requests = results.flat();
+    expect(requests.length).toBe(6);
+    expect(arrivalBoundBreaches('basic', requests)).toEqual([]);
+    // Basic allows one request per second across all interfaces, counted until each settled: six
+    // requests of 50-100 ms span at least 5 s plus five answers.
+    const sorted = [...requests].sort((a, b) => a.startMs - b.startMs);
+    expect(sorted[5]!.startMs - sorted[0]!.startMs).toBeGreaterThanOrEqual(5 * 1_050);
+    for (let i = 1; i < sorted.length; i++)
+      expect(sorted[i]!.startMs - sorted[i - 1]!.settleMs).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('counts a request of another worker until it settled: in flight it blocks, then from its settle', async () => {
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const options = { redis: redis.url, token: 'tok-settle', limits: planLimits('basic'), keyPrefix: prefix };
+    const a = new RedisQuota(options);
+    const b = new RedisQuota(options);
+    try {
+      const first = await a.reserve('kline');
+      let second: Reservation | undefined;
+      const waiting = b.reserve('depth-tick').then((r) => (second = r));
+      // Basic: one per second. Two seconds after the first start it is still in flight: B waits.
+      await sleep(2_000);
+      expect(second).toBeUndefined();
+      const probe = new Redis(redis.url);
+      const [key] = (await probe.keys(`${prefix}:*:quota:rule:combined`)) as string[];
+      expect(Number(await probe.zscore(key!, first.id))).toBeGreaterThan(first.serverMs + 2_000);
+      await a.settle(first);
+      const settledAt = Number(await probe.zscore(key!, first.id));
+      await probe.quit();
+      expect(settledAt).toBeGreaterThanOrEqual(first.serverMs + 2_000);
+      await waiting;
+      // The next start waits a window (plus the margin) from the settle, not from the start…
+      expect(second!.serverMs - settledAt).toBeGreaterThanOrEqual(1_000 + REDIS_QUOTA_DEFAULTS.marginMs);
+      // …and no longer than the settle poll plus a little scheduling.
+      expect(second!.serverMs - settledAt).toBeLessThan(1_000 + REDIS_QUOTA_DEFAULTS.marginMs + 300);
+      await b.settle(second!);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('counts a reservation whose worker died mid-request at its in-flight bound, then lets others go', async () => {
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const options = {
+      redis: redis.url,
+      token: 'tok-dead',
+      limits: planLimits('basic'),
+      keyPrefix: prefix,
+      staleAfterMs: 100,
+      timeouts: { requestMs: 400 },
+    };
+    const dead = new RedisQuota(options);
+    const first = await dead.reserve('kline');
+    await dead.close(); // never settles: like a worker killed while its request was out
+    const other = new RedisQuota(options);
+    try {
+      const second = await other.reserve('kline');
+      // Bound = staleAfterMs + timeout + 1 s in transit + margin; then a whole window.
+      const bound = 100 + 400 + 1_000 + REDIS_QUOTA_DEFAULTS.marginMs;
+      expect(second.serverMs - first.serverMs).toBeGreaterThanOrEqual(
+        bound + 1_000 + REDIS_QUOTA_DEFAULTS.marginMs,
+      );
+      expect(second.serverMs - first.serverMs).toBeLessThan(
+        bound + 1_000 + REDIS_QUOTA_DEFAULTS.marginMs + 300,
+      );
+      await other.settle(second);
+    } finally {
+      await other.close();
+    }
   });
 
   it('starts nothing while Redis is down, holds after it lost its data, and resumes', async () => {
@@ -148,7 +200,6 @@ describe('shared quota in Redis', () => {
       redis: own.url,
       token: `tok-${randomUUID()}`,
       limits: planLimits('premium'),
-      marginMs: MARGIN_MS,
       lostStateHoldMs: holdMs,
       commandTimeoutMs: 300,
       onEvent: (e) => events.push(e),
@@ -256,7 +307,11 @@ describe('shared quota in Redis', () => {
       expect(key).not.toContain(token);
       const type = await probe.type(key);
       const dump =
-        type === 'zset' ? await probe.zrange(key, '0', '-1') : type === 'string' ? [await probe.get(key)] : [];
+        type === 'zset'
+          ? await probe.zrange(key, '0', '-1')
+          : type === 'string'
+            ? [await probe.get(key)]
+            : [];
       for (const value of dump) expect(value).not.toContain(token);
     }
     await probe.quit();

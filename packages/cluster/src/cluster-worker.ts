@@ -8,7 +8,7 @@ import {
   type ShareableRun,
 } from './cluster-sync.js';
 import { SharedPlanScheduler } from './shared-plan-scheduler.js';
-import type { RedisQuotaEvent } from './redis-quota.js';
+import type { RedisQuotaEvent, RedisQuotaOptions } from './redis-quota.js';
 
 /** Options of {@link ClusterWorker}. */
 export interface ClusterWorkerOptions {
@@ -21,8 +21,13 @@ export interface ClusterWorkerOptions {
   readonly group: string;
   /** @defaultValue 1,000 ms (takeover after a crash within about 4 s) */
   readonly heartbeatMs?: number;
-  /** Window margin of the shared quota, in ms. @defaultValue 50 */
+  /** Window margin of the shared quota, in ms. @defaultValue 10 */
   readonly marginMs?: number;
+  /**
+   * The client's request timeouts, if not `QuoteflowClient`'s defaults: they bound how long an
+   * unsettled request of a dead worker counts (see `RedisQuota`).
+   */
+  readonly timeouts?: RedisQuotaOptions['timeouts'];
   readonly dailyResetTimeZone?: string;
   readonly workerId?: string;
   readonly keyPrefix?: string;
@@ -72,6 +77,7 @@ export class ClusterWorker implements AsyncDisposable {
       token: options.token,
       limits: options.limits,
       ...(options.marginMs === undefined ? {} : { marginMs: options.marginMs }),
+      ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
       ...(options.dailyResetTimeZone === undefined ? {} : { dailyResetTimeZone: options.dailyResetTimeZone }),
       ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import {
+  CLIENT_DEFAULTS,
   PLAN_SCHEDULER_DEFAULTS,
   PRIORITIES,
   type EndpointKind,
@@ -7,7 +9,7 @@ import {
 } from '@quoteflow/core';
 import type { Redis } from 'ioredis';
 import { ClusterError } from './cluster-error.js';
-import { ACQUIRE_SCRIPT, PAUSE_SCRIPT, RESEED_SCRIPT } from './internal/quota-scripts.js';
+import { ACQUIRE_SCRIPT, PAUSE_SCRIPT, RESEED_SCRIPT, SETTLE_SCRIPT } from './internal/quota-scripts.js';
 import { QuotaSpecs, type DayKeySpec } from './internal/quota-specs.js';
 import {
   closeRedis,
@@ -28,6 +30,21 @@ export interface RedisQuotaOptions {
   readonly limits: PlanLimits;
   /** Safety margin added to every window, in ms (same meaning as `PlanScheduler`'s). */
   readonly marginMs?: number;
+  /**
+   * A reservation older than this when the request would leave (the event loop stalled in
+   * between) must not be used: {@link RedisQuota.lagMs} tells. Part of the in-flight bound. In ms.
+   */
+  readonly staleAfterMs?: number;
+  /**
+   * The client's request timeouts (`QuoteflowClient`'s `timeouts`): no request is still on its way
+   * to the service longer than its timeout after it left. Part of the in-flight bound.
+   */
+  readonly timeouts?: { readonly requestMs?: number; readonly suspensionMs?: number };
+  /**
+   * While another worker's request in flight is what blocks, ask Redis again after this long, in
+   * ms (its settle is polled for; this process's own settles wake its waiters at once).
+   */
+  readonly settlePollMs?: number;
   /** IANA time zone whose midnight resets the daily total. */
   readonly dailyResetTimeZone?: string;
   /** First part of every Redis key. */
@@ -53,13 +70,20 @@ export type RedisQuotaEvent =
 /**
  * Defaults of {@link RedisQuotaOptions}.
  *
- * - `marginMs: 50`, twice the single-process default: between the reservation (stamped on the
- *   Redis server) and the request's arrival lie the Redis reply, the worker's event loop and the
- *   HTTP send, and with several processes on a shared host their variance adds up (measured here:
- *   30-50 ms spreads inside a burst). The binding 1 s rules still run at 1000 / 1050 = 0.952.
+ * - `marginMs: 10`: every request counts until it settled (see {@link RedisQuota}), so no network
+ *   or event-loop delay needs covering; the margin only absorbs millisecond rounding and the
+ *   drift between the Redis host's clock and the service's over one window.
+ * - `staleAfterMs: 1_000`: a reservation not used within a second is not used at all (it is
+ *   settled at once and a new one is made); with settle counting, a late send cannot cause a
+ *   refusal, so this only bounds how long an unsettled entry can matter.
+ * - `settlePollMs: 10`: what a request in flight of another worker can add to the next start
+ *   (half of it on average: 0.5 % of a 1 s window).
  */
 export const REDIS_QUOTA_DEFAULTS = {
-  marginMs: 50,
+  marginMs: 10,
+  staleAfterMs: 1_000,
+  timeouts: CLIENT_DEFAULTS.timeouts,
+  settlePollMs: 10,
   dailyResetTimeZone: PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
   keyPrefix: 'qf',
   commandTimeoutMs: 1_000,
@@ -87,18 +111,51 @@ interface Waiter {
   onAbort: (() => void) | undefined;
 }
 
-/** A successful reservation: when Redis recorded the start (server clock). */
+/**
+ * A successful reservation: when Redis recorded the start (server clock). Hand it back to
+ * {@link RedisQuota.settle} exactly once, when the request's answer (or failure) came back, or at
+ * once when the request is not sent.
+ */
 export interface Reservation {
   readonly serverMs: number;
+  readonly endpoint: EndpointKind;
+  /** Unique id of the reservation (its member in Redis); carries nothing of the token. */
+  readonly id: string;
 }
 
-type AcquireReply = [1, 0, number] | [0, number, number] | [-1, string, number];
+type AcquireReply = [1, 0, number, 0] | [0, number, number, 0 | 1] | [-1, string, number, 0];
+
+/**
+ * Time a request can still reach the service after its client gave up on it (bytes already in the
+ * network when the socket is destroyed), in ms: part of the in-flight bound.
+ */
+const AFTER_TIMEOUT_MS = 1_000;
+
+/** One of this worker's entries in the shared windows, for re-seeding after a state loss. */
+interface OwnEntry {
+  readonly endpoint: EndpointKind;
+  /** The entry's score: its in-flight bound, then its settle time. */
+  scoreMs: number;
+}
 
 /**
  * The plan's quota shared by every worker of one token through Redis: {@link RedisQuota.reserve}
- * resolves only after one Lua script has checked every sliding rule (sorted sets of start times
- * on the Redis server's clock) and the day's counter, and recorded the start under all of them,
- * atomically. Several processes on several hosts therefore never exceed any limit together.
+ * resolves only after one Lua script has checked every sliding rule (sorted sets on the Redis
+ * server's clock) and the day's counter, and recorded the request under all of them, atomically.
+ * Several processes on several hosts therefore never exceed any limit together.
+ *
+ * The service counts ARRIVAL times, and a request arrives between its reservation and its answer.
+ * So, like core's `PlanScheduler` (`countFrom: 'settle'`), every request counts in every window
+ * from its reservation until it settled: while in flight it blocks as if arriving "now", and
+ * {@link RedisQuota.settle} rescores it to the Redis time of the settle (a second script). No
+ * network jitter or event-loop delay can then make two requests arrive too close.
+ *
+ * - A worker that dies mid-request never settles. Its entry counts at `reservation +
+ *   staleAfterMs + timeout + 1 s + marginMs` (the in-flight bound) once that has passed: the
+ *   request left at most `staleAfterMs` after its reservation ({@link RedisQuota.lagMs}), was
+ *   given up at most its timeout after leaving, and after that nothing of it travels for long;
+ *   so it arrived by then, and counting it there is the latest it can count. Until then it blocks.
+ *   A settle that cannot reach Redis is retried once Redis answers again.
  *
  * - Redis away (down, unreachable, timing out): nothing is reserved, so nothing starts; waiting
  *   reservations resume once Redis answers again. A reply lost in transit counts as refused (a
@@ -112,22 +169,38 @@ type AcquireReply = [1, 0, number] | [0, number, number] | [-1, string, number];
  * @example
  * ```ts
  * const quota = new RedisQuota({ redis: 'redis://127.0.0.1:6379', token, limits: planLimits('premium') });
- * await quota.reserve('kline', { priority: 'backfill' });
- * await fetch(url); // the request may leave now
+ * const reservation = await quota.reserve('kline', { priority: 'backfill' });
+ * try {
+ *   await fetch(url); // the request may leave now
+ * } finally {
+ *   void quota.settle(reservation); // it has arrived by now
+ * }
  * await quota.close();
  * ```
  */
 export class RedisQuota implements AsyncDisposable {
   readonly limits: PlanLimits;
+  /** A reservation whose {@link lagMs} exceeds this must not be sent on (settle it unused). */
+  readonly staleAfterMs: number;
   private readonly handle: RedisHandle;
   private readonly namespace: string;
   private readonly specs: QuotaSpecs;
   private readonly holdMs: number;
   private readonly onEvent: (event: RedisQuotaEvent) => void;
   private readonly waiters: Waiter[] = [];
-  private readonly blockedUntil = new Map<EndpointKind, number>();
-  /** Own starts (server ms) with their endpoint, for re-seeding; pruned to the longest window. */
-  private history: { atMs: number; endpoint: EndpointKind }[] = [];
+  /** Per endpoint: no attempt before `untilMs`; `inFlight` when a request in flight blocked it. */
+  private readonly blockedUntil = new Map<EndpointKind, { untilMs: number; inFlight: boolean }>();
+  /** Own entries by reservation id, for re-seeding; pruned once out of the longest window. */
+  private readonly history = new Map<string, OwnEntry>();
+  /** Reservations whose settle (or whose lost acquire reply) still has to reach Redis. */
+  private readonly orphans = new Map<string, { endpoint: EndpointKind; epoch: string }>();
+  /** Settle calls under way (close waits for them). */
+  private readonly settling = new Set<Promise<void>>();
+  private readonly nonce = randomUUID().slice(0, 8);
+  private sequence = 0;
+  private readonly settlePollMs: number;
+  private readonly boundMs: Record<'request' | 'suspension', number>;
+  private readonly keyTtlExtraMs: number;
   private readonly dayCounts = new Map<string, { spec: DayKeySpec; count: number }>();
   private epoch = '';
   private running = false;
@@ -146,6 +219,10 @@ export class RedisQuota implements AsyncDisposable {
     const marginMs = options.marginMs ?? REDIS_QUOTA_DEFAULTS.marginMs;
     const timeZone = options.dailyResetTimeZone ?? REDIS_QUOTA_DEFAULTS.dailyResetTimeZone;
     const commandTimeoutMs = options.commandTimeoutMs ?? REDIS_QUOTA_DEFAULTS.commandTimeoutMs;
+    const staleAfterMs = options.staleAfterMs ?? REDIS_QUOTA_DEFAULTS.staleAfterMs;
+    const settlePollMs = options.settlePollMs ?? REDIS_QUOTA_DEFAULTS.settlePollMs;
+    const requestMs = options.timeouts?.requestMs ?? REDIS_QUOTA_DEFAULTS.timeouts.requestMs;
+    const suspensionMs = options.timeouts?.suspensionMs ?? REDIS_QUOTA_DEFAULTS.timeouts.suspensionMs;
     const fail = (message: string): never => {
       throw new ClusterError('QF_INVALID_OPTION', `RedisQuota: ${message}`);
     };
@@ -153,6 +230,16 @@ export class RedisQuota implements AsyncDisposable {
     if (!(marginMs >= 0) || !Number.isFinite(marginMs))
       fail(`"marginMs" must be a finite number >= 0, got ${marginMs}`);
     if (!(commandTimeoutMs > 0)) fail(`"commandTimeoutMs" must be > 0, got ${commandTimeoutMs}`);
+    if (!(staleAfterMs >= 0) || !Number.isFinite(staleAfterMs))
+      fail(`"staleAfterMs" must be a finite number >= 0, got ${staleAfterMs}`);
+    if (!(settlePollMs >= 1) || !Number.isFinite(settlePollMs))
+      fail(`"settlePollMs" must be a finite number >= 1, got ${settlePollMs}`);
+    for (const [name, ms] of [
+      ['timeouts.requestMs', requestMs],
+      ['timeouts.suspensionMs', suspensionMs],
+    ] as const) {
+      if (!(ms > 0) || !Number.isFinite(ms)) fail(`"${name}" must be a finite number > 0, got ${ms}`);
+    }
     try {
       new Intl.DateTimeFormat('en-US', { timeZone });
     } catch {
@@ -160,7 +247,19 @@ export class RedisQuota implements AsyncDisposable {
     }
     this.limits = options.limits;
     this.namespace = tokenNamespace(options.keyPrefix ?? REDIS_QUOTA_DEFAULTS.keyPrefix, options.token);
-    this.specs = new QuotaSpecs(this.namespace, options.limits, marginMs, timeZone);
+    this.staleAfterMs = staleAfterMs;
+    this.settlePollMs = Math.ceil(settlePollMs);
+    const bound = (timeoutMs: number) => Math.ceil(staleAfterMs + timeoutMs + AFTER_TIMEOUT_MS + marginMs);
+    this.boundMs = { request: bound(requestMs), suspension: bound(suspensionMs) };
+    // A key matters until its newest entry (scored up to one bound ahead) has left the window.
+    this.keyTtlExtraMs = Math.max(this.boundMs.request, this.boundMs.suspension) + 1_000;
+    this.specs = new QuotaSpecs(
+      this.namespace,
+      options.limits,
+      marginMs,
+      timeZone,
+      Math.max(this.boundMs.request, this.boundMs.suspension),
+    );
     this.holdMs = options.lostStateHoldMs ?? this.specs.longestWindowMs;
     if (!(this.holdMs >= 0)) fail(`"lostStateHoldMs" must be >= 0, got ${this.holdMs}`);
     this.onEvent = options.onEvent ?? (() => undefined);
@@ -170,6 +269,7 @@ export class RedisQuota implements AsyncDisposable {
       client.defineCommand('qfQuotaAcquire', { lua: ACQUIRE_SCRIPT });
       client.defineCommand('qfQuotaReseed', { lua: RESEED_SCRIPT });
       client.defineCommand('qfQuotaPause', { numberOfKeys: 1, lua: PAUSE_SCRIPT });
+      client.defineCommand('qfQuotaSettle', { lua: SETTLE_SCRIPT });
     }
   }
 
@@ -228,6 +328,29 @@ export class RedisQuota implements AsyncDisposable {
   }
 
   /**
+   * The request of `reservation` settled: its answer or failure came back (so it has arrived by
+   * now), or it was never sent. Its entries are rescored to the Redis time of this call. Call
+   * exactly once per reservation; never rejects (a settle that cannot reach Redis is retried
+   * once Redis answers again, and until then the entry blocks, up to its in-flight bound).
+   */
+  settle(reservation: Reservation): Promise<void> {
+    const done = this.settleNow(reservation.id, reservation.endpoint, this.epoch).then(() => {
+      this.settling.delete(done);
+    });
+    this.settling.add(done);
+    // Own waiters blocked by a request in flight may go now; others poll for it.
+    let woke = false;
+    for (const [endpoint, block] of this.blockedUntil) {
+      if (block.inFlight) {
+        this.blockedUntil.delete(endpoint);
+        woke = true;
+      }
+    }
+    if (woke) this.wake?.();
+    return done;
+  }
+
+  /**
    * How late a start would be now, in ms, against the instant Redis recorded its reservation:
    * local time minus the reservation's server time, less the smallest such difference seen lately
    * (clock offset plus the fastest round trip). A worker whose event loop stalled between the
@@ -250,14 +373,22 @@ export class RedisQuota implements AsyncDisposable {
     };
   }
 
-  /** Rejects every waiting reservation with `QF_CLUSTER_CLOSED` and closes an owned connection. Idempotent. */
+  /**
+   * Rejects every waiting reservation with `QF_CLUSTER_CLOSED`, waits for settles under way, and
+   * closes an owned connection. Settle every reservation first: one settled after close counts
+   * until its in-flight bound. Idempotent.
+   */
   close(): Promise<void> {
     if (this.closing !== undefined) return this.closing;
     this.closeController.abort();
     const error = closedError();
-    for (const waiter of this.waiters.splice(0)) this.settle(waiter, () => waiter.reject(error));
+    for (const waiter of this.waiters.splice(0)) this.finishWaiter(waiter, () => waiter.reject(error));
     this.wake?.();
-    this.closing = closeRedis(this.handle);
+    this.closing = (async () => {
+      await Promise.all([...this.settling]);
+      if (this.orphans.size > 0) await this.flushOrphans();
+      await closeRedis(this.handle);
+    })();
     return this.closing;
   }
 
@@ -284,31 +415,42 @@ export class RedisQuota implements AsyncDisposable {
       const waiter = this.next(now);
       if (waiter === undefined) {
         let until = Number.POSITIVE_INFINITY;
-        for (const w of this.waiters) until = Math.min(until, this.blockedUntil.get(w.endpoint) ?? now);
+        for (const w of this.waiters)
+          until = Math.min(until, this.blockedUntil.get(w.endpoint)?.untilMs ?? now);
         await this.sleep(Math.max(1, until - now));
         continue;
       }
+      const id = `${this.nonce}.${++this.sequence}`;
       let reply: AcquireReply;
       try {
-        reply = await this.acquire(waiter.endpoint);
+        reply = await this.acquire(waiter.endpoint, id);
       } catch (error) {
+        // The reply may be lost after the script recorded the request: settle it once Redis is back.
+        if (this.epoch !== '') this.orphans.set(id, { endpoint: waiter.endpoint, epoch: this.epoch });
         await this.redisUnavailable(error);
         continue;
       }
       this.redisAvailable();
+      if (this.orphans.size > 0) await this.flushOrphans();
       if (reply[0] === 1) {
         this.blockedUntil.delete(waiter.endpoint);
-        this.record(waiter.endpoint, reply[2]);
+        this.record(waiter.endpoint, id, reply[2]);
         const i = this.waiters.indexOf(waiter);
         if (i >= 0) this.waiters.splice(i, 1);
         this.reserved++;
         this.noteOffset(reply[2]);
-        this.settle(waiter, () => waiter.resolve({ serverMs: reply[2] }));
+        const reservation: Reservation = { serverMs: reply[2], endpoint: waiter.endpoint, id };
+        if (this.closed)
+          void this.settle(reservation); // closed meanwhile: nobody will send it
+        else this.finishWaiter(waiter, () => waiter.resolve(reservation));
       } else if (reply[0] === 0) {
         this.refusedAttempts++;
         this.noteOffset(reply[2]);
         // The wait is measured on the server's clock; a local sleep of the same length is enough.
-        this.blockedUntil.set(waiter.endpoint, Date.now() + reply[1] + 1);
+        this.blockedUntil.set(waiter.endpoint, {
+          untilMs: Date.now() + reply[1] + (reply[3] === 1 ? 0 : 1),
+          inFlight: reply[3] === 1,
+        });
       } else {
         try {
           await this.reseed(String(reply[1]));
@@ -323,13 +465,13 @@ export class RedisQuota implements AsyncDisposable {
   private next(now: number): Waiter | undefined {
     for (const priority of PRIORITIES) {
       for (const w of this.waiters) {
-        if (w.priority === priority && (this.blockedUntil.get(w.endpoint) ?? 0) <= now) return w;
+        if (w.priority === priority && (this.blockedUntil.get(w.endpoint)?.untilMs ?? 0) <= now) return w;
       }
     }
     return undefined;
   }
 
-  private async acquire(endpoint: EndpointKind): Promise<AcquireReply> {
+  private async acquire(endpoint: EndpointKind, id: string): Promise<AcquireReply> {
     const sliding = this.specs.sliding(endpoint);
     const days = this.specs.bucketsAt(Date.now());
     const keys = [
@@ -339,22 +481,61 @@ export class RedisQuota implements AsyncDisposable {
       ...sliding.map((s) => s.key),
       ...days.map((d) => d.key),
     ];
-    const args: (string | number)[] = [this.epoch, Math.ceil(this.holdMs), sliding.length, days.length];
-    for (const s of sliding) args.push(s.windowMs, s.limit);
+    const args: (string | number)[] = [
+      this.epoch,
+      Math.ceil(this.holdMs),
+      sliding.length,
+      days.length,
+      id,
+      this.boundOf(endpoint),
+      this.settlePollMs,
+    ];
+    for (const s of sliding) args.push(s.windowMs, s.limit, s.windowMs + this.keyTtlExtraMs);
     for (const d of days) args.push(d.limit, d.endsAtMs);
     const client = this.handle.client as unknown as {
       qfQuotaAcquire(n: number, ...a: (string | number)[]): Promise<unknown>;
     };
     const reply = await client.qfQuotaAcquire(keys.length, ...keys, ...args);
-    if (!Array.isArray(reply) || reply.length !== 3) {
+    if (!Array.isArray(reply) || reply.length !== 4) {
       throw new ClusterError('QF_REDIS', 'shared quota: unexpected reply from the acquire script', {
         retryable: true,
       });
     }
-    const [status, value, now] = reply as [number, number | string, number];
-    if (status === -1) return [-1, String(value), Number(now)];
-    if (status === 1) return [1, 0, Number(now)];
-    return [0, Number(value), Number(now)];
+    const [status, value, now, inFlight] = reply as [number, number | string, number, number];
+    if (status === -1) return [-1, String(value), Number(now), 0];
+    if (status === 1) return [1, 0, Number(now), 0];
+    return [0, Number(value), Number(now), Number(inFlight) === 1 ? 1 : 0];
+  }
+
+  /** The in-flight bound of a request of `endpoint`, in ms after its reservation (see the class). */
+  private boundOf(endpoint: EndpointKind): number {
+    return endpoint === 'suspension' ? this.boundMs.suspension : this.boundMs.request;
+  }
+
+  /** Runs the settle script for `id`; on failure keeps it for {@link flushOrphans}. Never rejects. */
+  private async settleNow(id: string, endpoint: EndpointKind, epoch: string): Promise<void> {
+    const keys = [`${this.namespace}:quota:epoch`, ...this.specs.sliding(endpoint).map((s) => s.key)];
+    const client = this.handle.client as unknown as {
+      qfQuotaSettle(n: number, ...a: string[]): Promise<unknown>;
+    };
+    try {
+      const atMs = Number(await client.qfQuotaSettle(keys.length, ...keys, epoch, id));
+      this.orphans.delete(id);
+      const own = this.history.get(id);
+      if (own !== undefined && atMs > 0) own.scoreMs = atMs;
+    } catch {
+      // Redis away (or closed): the entry blocks until Redis is back and this is retried, at most
+      // until its in-flight bound.
+      if (this.handle.client.status !== 'end') this.orphans.set(id, { endpoint, epoch });
+    }
+  }
+
+  /** Retries the settles that could not reach Redis (and reservations whose reply was lost). */
+  private async flushOrphans(): Promise<void> {
+    for (const [id, orphan] of [...this.orphans]) {
+      this.orphans.delete(id);
+      await this.settleNow(id, orphan.endpoint, orphan.epoch);
+    }
   }
 
   /** Local receive time minus server time of recent replies (their minimum is the baseline). */
@@ -365,10 +546,14 @@ export class RedisQuota implements AsyncDisposable {
     if (this.offsets.length > 64) this.offsets.shift();
   }
 
-  private record(endpoint: EndpointKind, atMs: number): void {
-    this.history.push({ atMs, endpoint });
+  private record(endpoint: EndpointKind, id: string, atMs: number): void {
+    this.history.set(id, { endpoint, scoreMs: atMs + this.boundOf(endpoint) });
     const horizon = atMs - this.specs.longestWindowMs;
-    if (this.history[0]!.atMs <= horizon) this.history = this.history.filter((h) => h.atMs > horizon);
+    // Oldest first: stop at the first entry still in a window (a few settled ones may linger).
+    for (const [key, entry] of this.history) {
+      if (entry.scoreMs > horizon) break;
+      this.history.delete(key);
+    }
     for (const day of this.specs.bucketsAt(Date.now())) {
       const entry = this.dayCounts.get(day.key);
       if (entry === undefined) this.dayCounts.set(day.key, { spec: day, count: 1 });
@@ -382,12 +567,13 @@ export class RedisQuota implements AsyncDisposable {
   /** Adopts a new state generation and writes this worker's recent starts and day counts into it. */
   private async reseed(epoch: string): Promise<void> {
     const hadEpoch = this.epoch !== '';
-    const bySliding = new Map<string, { windowMs: number; times: number[] }>();
-    for (const h of this.history) {
+    const bySliding = new Map<string, { ttlMs: number; times: number[] }>();
+    for (const h of this.history.values()) {
       for (const s of this.specs.sliding(h.endpoint)) {
         let entry = bySliding.get(s.key);
-        if (entry === undefined) bySliding.set(s.key, (entry = { windowMs: s.windowMs, times: [] }));
-        entry.times.push(h.atMs);
+        if (entry === undefined)
+          bySliding.set(s.key, (entry = { ttlMs: s.windowMs + this.keyTtlExtraMs, times: [] }));
+        entry.times.push(h.scoreMs);
       }
     }
     const days = [...this.dayCounts.values()];
@@ -399,7 +585,7 @@ export class RedisQuota implements AsyncDisposable {
         ...days.map((d) => d.spec.key),
       ];
       const args: (string | number)[] = [epoch, bySliding.size, days.length];
-      for (const entry of bySliding.values()) args.push(entry.windowMs, entry.times.length, ...entry.times);
+      for (const entry of bySliding.values()) args.push(entry.ttlMs, entry.times.length, ...entry.times);
       for (const d of days) args.push(d.count, d.spec.endsAtMs);
       const client = this.handle.client as unknown as {
         qfQuotaReseed(n: number, ...a: (string | number)[]): Promise<unknown>;
@@ -447,7 +633,7 @@ export class RedisQuota implements AsyncDisposable {
     });
   }
 
-  private settle(waiter: Waiter, settle: () => void): void {
+  private finishWaiter(waiter: Waiter, settle: () => void): void {
     if (waiter.onAbort !== undefined) waiter.signal?.removeEventListener('abort', waiter.onAbort);
     settle();
   }

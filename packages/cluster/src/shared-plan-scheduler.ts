@@ -7,6 +7,7 @@ import {
   type RequestScheduler,
   type ScheduledRequest,
 } from '@quoteflow/core';
+import { ClusterError } from './cluster-error.js';
 import {
   REDIS_QUOTA_DEFAULTS,
   RedisQuota,
@@ -17,11 +18,10 @@ import {
 /** Options of {@link SharedPlanScheduler}: the shared quota's, plus the local scheduler's. */
 export interface SharedPlanSchedulerOptions extends RedisQuotaOptions {
   /**
-   * A reservation older than this when `send` would run (the event loop stalled in between) is
-   * not used: the start is reserved again. In ms. @defaultValue half the margin
+   * Options of the local `PlanScheduler` (ordering, fairness, in-flight cap, rate-limit pause).
+   * Its `countFrom` defaults to `'start'` here: the shared quota already counts every request
+   * until it settled, and the local windows only order this process's jobs.
    */
-  readonly staleAfterMs?: number;
-  /** Options of the local `PlanScheduler` (ordering, fairness, in-flight cap, rate-limit pause). */
   readonly local?: Omit<PlanSchedulerOptions, 'marginMs' | 'dailyResetTimeZone'>;
 }
 
@@ -37,9 +37,10 @@ export interface SharedPlanSchedulerStats {
  * A {@link RequestScheduler} for one of several workers on one token: the local `PlanScheduler`
  * orders this process's requests (live before backfill, round-robin across sources, the in-flight
  * cap, the pause after a rate-limit answer), and every request additionally needs a reservation in
- * the {@link RedisQuota} shared by all workers before `send` runs. No request leaves without a
- * successful atomic reservation, so the workers together respect every limit of the plan; while
- * Redis is away, requests wait.
+ * the {@link RedisQuota} shared by all workers before `send` runs, and is settled in it when `send`
+ * settles. No request leaves without a successful atomic reservation, and each counts in the
+ * shared windows until its answer came back, so the workers together respect every limit of the
+ * plan whatever the network does; while Redis is away, requests wait.
  *
  * @example
  * ```ts
@@ -52,14 +53,14 @@ export interface SharedPlanSchedulerStats {
 export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
   readonly local: PlanScheduler;
   readonly quota: RedisQuota;
-  private readonly staleAfterMs: number;
   private staleReservations = 0;
   private closing: Promise<void> | undefined;
+  private readonly closeController = new AbortController();
 
   constructor(options: SharedPlanSchedulerOptions) {
     this.quota = new RedisQuota(options);
-    this.staleAfterMs = options.staleAfterMs ?? (options.marginMs ?? REDIS_QUOTA_DEFAULTS.marginMs) / 2;
     this.local = new PlanScheduler(options.limits, {
+      countFrom: 'start',
       ...options.local,
       marginMs: options.marginMs ?? REDIS_QUOTA_DEFAULTS.marginMs,
       dailyResetTimeZone: options.dailyResetTimeZone ?? PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
@@ -77,14 +78,29 @@ export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
    */
   schedule<T>(request: ScheduledRequest, send: () => Promise<T>): Promise<T> {
     return this.local.schedule(request, async () => {
+      const signal =
+        request.signal === undefined
+          ? this.closeController.signal
+          : AbortSignal.any([request.signal, this.closeController.signal]);
       for (;;) {
         const reservation = await this.quota.reserve(request.endpoint, {
           priority: request.priority,
-          ...(request.signal === undefined ? {} : { signal: request.signal }),
+          signal,
         });
         // Nothing may run between this check and `send` (same synchronous continuation).
-        if (this.quota.lagMs(reservation) <= this.staleAfterMs) return send();
+        if (this.quota.lagMs(reservation) <= this.quota.staleAfterMs) {
+          let sent: Promise<T>;
+          try {
+            sent = send();
+          } catch (error) {
+            void this.quota.settle(reservation);
+            throw error;
+          }
+          // The answer (or failure) is back: the request has arrived by now.
+          return sent.finally(() => void this.quota.settle(reservation));
+        }
         this.staleReservations++;
+        void this.quota.settle(reservation); // never sent
       }
     });
   }
@@ -105,12 +121,19 @@ export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
     };
   }
 
-  /** Closes the shared quota (rejecting waiting reservations) and the local scheduler. Idempotent. */
+  /**
+   * Rejects queued jobs and waiting reservations (`QF_CLOSED` / `QF_CLUSTER_CLOSED`), waits for the
+   * requests in flight to settle (and their settles to reach Redis), then closes the shared
+   * quota. Idempotent.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       const local = this.local.close();
-      await this.quota.close();
+      this.closeController.abort(
+        new ClusterError('QF_CLUSTER_CLOSED', 'shared quota: closed before the request could be reserved'),
+      );
       await local;
+      await this.quota.close();
     })();
     return this.closing;
   }

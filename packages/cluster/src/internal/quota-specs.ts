@@ -17,8 +17,9 @@ export interface DayKeySpec {
 /**
  * The shared-quota version of core's plan windows: for one endpoint, every sliding rule that
  * applies (same rule ids, so the same keys as `PlanScheduler` logs locally), plus the day of the
- * start and, in the last `marginMs` before midnight, the next day too (the request may arrive
- * after midnight). Mirrors `PlanWindows` in core, which is internal there.
+ * start and, in the last `arrivalSpanMs` before midnight, the next day too (a request may arrive
+ * up to its in-flight bound after its start, so after midnight). Mirrors `PlanWindows` in core,
+ * which is internal there.
  */
 export class QuotaSpecs {
   private readonly byEndpoint = new Map<EndpointKind, SlidingKeySpec[]>();
@@ -31,6 +32,8 @@ export class QuotaSpecs {
     private readonly limits: PlanLimits,
     private readonly marginMs: number,
     private readonly timeZone: string,
+    /** How long after its start a request can arrive (the longest in-flight bound), in ms. */
+    private readonly arrivalSpanMs: number = marginMs,
   ) {
     this.longestWindowMs = Math.max(...limits.rules.map((rule) => rule.windowMs + marginMs));
   }
@@ -53,7 +56,7 @@ export class QuotaSpecs {
   /** The day buckets a start at `nowMs` counts in. */
   bucketsAt(nowMs: number): DayKeySpec[] {
     const today = this.dayOf(nowMs);
-    const arrival = this.dayOf(nowMs + this.marginMs);
+    const arrival = this.dayOf(nowMs + this.arrivalSpanMs);
     return arrival.key === today.key ? [today] : [today, arrival];
   }
 
