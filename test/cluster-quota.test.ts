@@ -13,6 +13,7 @@ import {
   type Reservation,
 } from '@quoteflow/cluster';
 import { arrivalBoundBreaches, type TimedRequest } from './support/redis-arrival-check.js';
+import { startSimulator } from '@quoteflow/simulator';
 import { startRedisServer, testRedis, type TestRedis } from './support/redis-server.js';
 
 /** A request's answer takes 0-150 ms (a fixed pseudo-random sequence): arrivals may be late. */
@@ -88,37 +89,13 @@ describe('shared quota in Redis', () => {
   it('keeps three worker processes of one token inside every window together', async () => {
     const token = `tok-${randomUUID()}`;
     const prefix = `t${randomUUID().slice(0, 8)}`;
-    const worker = fileURLToPath(new URL('./support/redis-quota-worker.ts', import.meta.url));
     const run = (endpoints: string) =>
-      new Promise<TimedRequest[]>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', worker], {
-          env: {
-            ...process.env,
-            QF_TEST_REDIS_URL: redis.url,
-            QF_TEST_TOKEN: token,
-            QF_TEST_PLAN: 'basic' satisfies Plan,
-            QF_TEST_PREFIX: prefix,
-            QF_TEST_ENDPOINTS: endpoints,
-            QF_TEST_JOBS: '2',
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-        child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-        child.on('error', reject);
-        child.on('exit', (code) => {
-          if (code !== 0) reject(new Error(`worker exited ${code}: ${err}`));
-          else
-            resolve(
-              out
-                .trim()
-                .split('\n')
-                .filter(Boolean)
-                .map((line) => JSON.parse(line) as TimedRequest),
-            );
-        });
+      runWorker({
+        QF_TEST_TOKEN: token,
+        QF_TEST_PLAN: 'basic' satisfies Plan,
+        QF_TEST_PREFIX: prefix,
+        QF_TEST_ENDPOINTS: endpoints,
+        QF_TEST_JOBS: '2',
       });
     const results = await Promise.all([run('kline'), run('kline,batch-kline'), run('depth-tick,kline')]);
     const requests = results.flat();
@@ -130,6 +107,35 @@ describe('shared quota in Redis', () => {
     expect(sorted[5]!.startMs - sorted[0]!.startMs).toBeGreaterThanOrEqual(5 * 1_050);
     for (let i = 1; i < sorted.length; i++)
       expect(sorted[i]!.startMs - sorted[i - 1]!.settleMs).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('keeps three worker processes saturating the plan at the simulator free of refusals', async () => {
+    const token = `tok-${randomUUID()}`;
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const sim = await startSimulator({ tokens: { [token]: 'premium' }, seed: 3 });
+    try {
+      const results = await Promise.all(
+        [1, 2, 3].map(() =>
+          runWorker({
+            QF_TEST_TOKEN: token,
+            QF_TEST_PLAN: 'premium',
+            QF_TEST_PREFIX: prefix,
+            QF_TEST_BASE_URL: sim.url,
+            QF_TEST_DURATION_MS: '8000',
+            QF_TEST_LOOPS: '8',
+          }),
+        ),
+      );
+      const requests = results.flat();
+      const refused = sim.log.refused().map((r) => `${r.endpoint} by ${r.refusedBy}`);
+      expect(refused).toEqual([]);
+      expect(arrivalBoundBreaches('premium', requests)).toEqual([]);
+      // The plan, not the gate, was the limit: 8 s at 10/s less a round trip per window.
+      expect(requests.length).toBeGreaterThan(60);
+      expect(sim.log.entries().length).toBe(requests.length);
+    } finally {
+      await sim.close();
+    }
   });
 
   it('counts a request of another worker until it settled: in flight it blocks, then from its settle', async () => {
@@ -341,6 +347,33 @@ describe('shared quota in Redis', () => {
     ).toThrow(/"marginMs"/);
   });
 });
+
+/** Runs test/support/redis-quota-worker.ts with `env` and returns the requests it printed. */
+function runWorker(env: Record<string, string>): Promise<TimedRequest[]> {
+  const worker = fileURLToPath(new URL('./support/redis-quota-worker.ts', import.meta.url));
+  return new Promise<TimedRequest[]>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', worker], {
+      env: { ...process.env, QF_TEST_REDIS_URL: redis.url, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`worker exited ${code}: ${err}`));
+      else
+        resolve(
+          out
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line) as TimedRequest),
+        );
+    });
+  });
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -1,7 +1,16 @@
-// A worker process for test/cluster-quota.test.ts: schedules `JOBS` requests of the endpoints in
-// `ENDPOINTS` through a SharedPlanScheduler on one token and prints one JSON line per request (when
-// it left, when its 50-100 ms answer came back).
-import { planLimits, type EndpointKind, type Plan } from '@quoteflow/core';
+// A worker process for test/cluster-quota.test.ts: requests through a SharedPlanScheduler on one
+// token, printing one JSON line per request (when it left, when its answer came back).
+// - Without QF_TEST_BASE_URL: `JOBS` jobs of the endpoints in `ENDPOINTS`, each answered after
+//   50-100 ms by the worker itself.
+// - With QF_TEST_BASE_URL (a simulator): `LOOPS` loops of real `/kline` requests for
+//   `DURATION_MS`, enough to keep the plan's quota the bottleneck.
+import {
+  QuoteflowClient,
+  planLimits,
+  type EndpointKind,
+  type Plan,
+  type RequestScheduler,
+} from '@quoteflow/core';
 import { SharedPlanScheduler } from '@quoteflow/cluster';
 
 const env = (name: string): string => {
@@ -9,24 +18,45 @@ const env = (name: string): string => {
   if (value === undefined) throw new Error(`worker: ${name} is not set`);
   return value;
 };
+const print = (record: Record<string, unknown>): void =>
+  void process.stdout.write(`${JSON.stringify({ pid: process.pid, ...record })}\n`);
 
-const scheduler = new SharedPlanScheduler({
+const token = env('QF_TEST_TOKEN');
+const plan = env('QF_TEST_PLAN') as Plan;
+const shared = new SharedPlanScheduler({
   redis: env('QF_TEST_REDIS_URL'),
-  token: env('QF_TEST_TOKEN'),
-  limits: planLimits(env('QF_TEST_PLAN') as Plan),
+  token,
+  limits: planLimits(plan),
   keyPrefix: env('QF_TEST_PREFIX'),
 });
-const endpoints = env('QF_TEST_ENDPOINTS').split(',') as EndpointKind[];
-const jobs = Number(env('QF_TEST_JOBS'));
-await Promise.all(
-  Array.from({ length: jobs }, (_, i) =>
-    scheduler.schedule({ endpoint: endpoints[i % endpoints.length]!, priority: 'backfill' }, async () => {
+const scheduler: RequestScheduler = {
+  schedule: (request, send) =>
+    shared.schedule(request, () => {
       const startMs = Date.now();
-      await new Promise((resolve) => setTimeout(resolve, 50 + ((process.pid * 7 + i * 13) % 51)));
-      const settleMs = Date.now();
-      const endpoint = endpoints[i % endpoints.length];
-      process.stdout.write(`${JSON.stringify({ startMs, settleMs, endpoint, pid: process.pid })}\n`);
+      return send().finally(() => print({ startMs, settleMs: Date.now(), endpoint: request.endpoint }));
     }),
-  ),
-);
-await scheduler.close();
+  reportRateLimited: (endpoint) => shared.reportRateLimited(endpoint),
+};
+const baseUrl = process.env.QF_TEST_BASE_URL;
+if (baseUrl === undefined) {
+  const endpoints = env('QF_TEST_ENDPOINTS').split(',') as EndpointKind[];
+  await Promise.all(
+    Array.from({ length: Number(env('QF_TEST_JOBS')) }, (_, i) =>
+      scheduler.schedule(
+        { endpoint: endpoints[i % endpoints.length]!, priority: 'backfill' },
+        () => new Promise<void>((resolve) => setTimeout(resolve, 50 + ((process.pid * 7 + i * 13) % 51))),
+      ),
+    ),
+  );
+} else {
+  const client = new QuoteflowClient({ baseUrl, token, plan, scheduler, retry: { maxAttempts: 1 } });
+  const until = Date.now() + Number(env('QF_TEST_DURATION_MS'));
+  await Promise.all(
+    Array.from({ length: Number(env('QF_TEST_LOOPS')) }, async () => {
+      while (Date.now() < until)
+        await client.kline({ code: 'BTCUSDT', klineType: 1, count: 2 }, { priority: 'live' });
+    }),
+  );
+  await client.close();
+}
+await shared.close();

@@ -31,16 +31,19 @@ const worker = new ClusterWorker({
   group: env('QF_TEST_GROUP'),
   workerId,
   heartbeatMs: Number(env('QF_TEST_HEARTBEAT_MS')),
-  marginMs: Number(process.env.QF_TEST_MARGIN_MS ?? 50),
+  ...(process.env.QF_TEST_MARGIN_MS === undefined ? {} : { marginMs: Number(process.env.QF_TEST_MARGIN_MS) }),
   keyPrefix: env('QF_TEST_PREFIX'),
   onEvent: (e) => print({ ...e, ...('error' in e ? { error: String(e.error) } : {}) }),
 });
-// Every start, stamped right before the request leaves, for the test's independent window check.
+// Every request, stamped right before it leaves and right after its answer (or failure) came back,
+// for the test's independent window check.
+let requestId = 0;
 const scheduler: RequestScheduler = {
   schedule: (request, send) =>
     worker.scheduler.schedule(request, () => {
-      print({ type: 'start', atMs: Date.now(), endpoint: request.endpoint });
-      return send();
+      const id = ++requestId;
+      print({ type: 'start', id, atMs: Date.now(), endpoint: request.endpoint });
+      return send().finally(() => print({ type: 'settle', id, atMs: Date.now() }));
     }),
   reportRateLimited: (endpoint) => worker.scheduler.reportRateLimited(endpoint),
 };
