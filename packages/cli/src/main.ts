@@ -1,4 +1,9 @@
-import { runCli } from './run-cli.js';
+import { enableCompileCache } from 'node:module';
+
+// Node's on-disk code cache (in the OS temp directory): later starts skip compiling the CLI and
+// its dependencies. Enabled before anything else loads, hence the dynamic import below.
+enableCompileCache();
+const { runCli } = await import('./run-cli.js');
 
 // SIGINT/SIGTERM abort the run: long commands stop polling, flush their sinks, write state and
 // return. Whatever still hangs after 9.5 s is cut off, so shutdown always ends within 10 s.

@@ -1,10 +1,11 @@
 import { Option, type Command } from 'commander';
 import type { KlineType } from '@quoteflow/core';
-import { DATASET_FORMATS, type DatasetFormat } from '@quoteflow/sinks';
+import type { DatasetFormat } from '@quoteflow/sinks';
+import { DATASET_FORMAT_CHOICES } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { intAtLeast, klineType } from '../internal/parse-args.js';
-import { checkOutDir, runKlineSync } from '../internal/run-kline-sync.js';
+import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 
 interface BackfillFlags {
@@ -35,12 +36,15 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     .requiredOption('--kline-type <k>', 'kline type 1-10', klineType)
     .requiredOption('--bars <n>', 'closed bars per code', intAtLeast(1))
     .requiredOption('--out <dir>', 'dataset directory')
-    .addOption(new Option('--format <format>', 'file format').choices(DATASET_FORMATS).default('parquet'))
+    .addOption(
+      new Option('--format <format>', 'file format').choices(DATASET_FORMAT_CHOICES).default('parquet'),
+    )
     .option('--metrics-port <port>', 'serve Prometheus metrics on 127.0.0.1:PORT', intAtLeast(0));
   addServiceOptions(cmd).action(async (flags: BackfillFlags) => {
     const service = resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
     await checkOutDir(flags.out);
+    const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
       service,
       codes,

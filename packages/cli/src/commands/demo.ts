@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { classifyCode, type BarUpdate, type KlineType } from '@quoteflow/core';
-import { startSimulator } from '@quoteflow/simulator';
+import type { BarUpdate, KlineType } from '@quoteflow/core';
 import type { CommandContext } from '../command-context.js';
 import { intAtLeast } from '../internal/parse-args.js';
 import { renderTable } from '../internal/render-table.js';
-import { checkOutDir, runKlineSync } from '../internal/run-kline-sync.js';
+import { checkOutDir } from '../internal/check-out-dir.js';
 
 /** A handful of products of every class the service serves (provider-facts.md example codes). */
 export const DEMO_CODES = [
@@ -60,6 +59,11 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
     .option('--bars <n>', 'closed bars of history per series', intAtLeast(1), 60)
     .action(async (flags: DemoFlags) => {
       await checkOutDir(flags.out);
+      const [{ classifyCode }, { startSimulator }, { runKlineSync }] = await Promise.all([
+        import('@quoteflow/core'),
+        import('@quoteflow/simulator'),
+        import('../internal/run-kline-sync.js'),
+      ]);
       const token = `demo-${randomBytes(12).toString('hex')}`;
       ctx.redactor.add(token);
       const sim = await startSimulator({

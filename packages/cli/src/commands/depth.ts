@@ -1,12 +1,11 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { depthCapture } from '@quoteflow/pipelines';
-import { DATASET_FORMATS, type DatasetFormat } from '@quoteflow/sinks';
+import type { DatasetFormat } from '@quoteflow/sinks';
+import { DATASET_FORMAT_CHOICES } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
-import { createClient } from '../internal/create-client.js';
 import { intAtLeast } from '../internal/parse-args.js';
-import { checkOutDir } from '../internal/run-kline-sync.js';
+import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
 
@@ -38,7 +37,9 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
   cmd
     .option('--interval-ms <ms>', 'poll interval (never below what the plan allows)', intAtLeast(1))
     .option('--out <dir>', 'dataset directory')
-    .addOption(new Option('--format <format>', 'file format').choices(DATASET_FORMATS).default('parquet'))
+    .addOption(
+      new Option('--format <format>', 'file format').choices(DATASET_FORMAT_CHOICES).default('parquet'),
+    )
     .option('--kafka <brokers>', 'produce to Kafka (host:port,...)')
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
     .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1));
@@ -48,6 +49,10 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
     if (flags.out === undefined && flags.kafka === undefined)
       throw new UsageError('--out or --kafka is required');
     if (flags.out !== undefined) await checkOutDir(flags.out);
+    const [{ depthCapture }, { createClient }] = await Promise.all([
+      import('@quoteflow/pipelines'),
+      import('../internal/create-client.js'),
+    ]);
     const client = createClient(service, ctx.logger);
     const stopper = new AbortController();
     const onStop = (): void => stopper.abort(ctx.signal.reason);

@@ -1,12 +1,9 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { planLimits, type Exchange } from '@quoteflow/core';
-import { ClusterWorker, syncGroupName } from '@quoteflow/cluster';
-import { depthCapture, klineSync, suspensionWatch, type PipelineHandle } from '@quoteflow/pipelines';
+import type { Exchange } from '@quoteflow/core';
+import type { PipelineHandle } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
-import { CliMetrics } from '../internal/cli-metrics.js';
-import { createClient } from '../internal/create-client.js';
-import { loadPipelineFile, type PipelineStep } from '../internal/pipeline-file.js';
+import type { PipelineStep } from '../internal/pipeline-file.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
@@ -39,7 +36,22 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     )
     .argument('<pipeline.yaml>', 'pipeline file');
   addServiceOptions(cmd).action(async (file: string, flags: RunFlags) => {
+    // Command implementations load here, not at start: `quoteflow --help` must not pay for them.
+    const { loadPipelineFile } = await import('../internal/pipeline-file.js');
     const spec = await loadPipelineFile(resolve(ctx.io.cwd, file));
+    const [
+      { planLimits },
+      { ClusterWorker, syncGroupName },
+      { depthCapture, klineSync, suspensionWatch },
+      { CliMetrics },
+      { createClient },
+    ] = await Promise.all([
+      import('@quoteflow/core'),
+      import('@quoteflow/cluster'),
+      import('@quoteflow/pipelines'),
+      import('../internal/cli-metrics.js'),
+      import('../internal/create-client.js'),
+    ]);
     const tokenEnv = spec.service.tokenEnv;
     const token = flags.token ?? (tokenEnv === undefined ? undefined : ctx.io.env[tokenEnv]);
     if (token !== undefined) ctx.redactor.add(token);

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { parseTokenSpecs, startSimulator } from '@quoteflow/simulator';
 import type { CommandContext } from '../command-context.js';
 import { intAtLeast } from '../internal/parse-args.js';
 import { UsageError } from '../internal/usage-error.js';
@@ -44,6 +43,7 @@ export function registerSimCommand(program: Command, ctx: CommandContext): void 
       1,
     )
     .action(async (flags: SimFlags) => {
+      const { parseTokenSpecs, startSimulator } = await import('@quoteflow/simulator');
       let tokens;
       try {
         tokens = parseTokenSpecs(flags.token);

@@ -2,7 +2,6 @@ import { Option, type Command } from 'commander';
 import type { StaticInfo } from '@quoteflow/core';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
-import { createClient } from '../internal/create-client.js';
 import { renderTable } from '../internal/render-table.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
@@ -30,6 +29,7 @@ export function registerStaticInfoCommand(program: Command, ctx: CommandContext)
     .action(async (flags: StaticInfoFlags) => {
       const service = resolveServiceOptions(flags, ctx.io.env);
       const codes = await resolveCodes(flags, ctx.io.cwd);
+      const { createClient } = await import('../internal/create-client.js');
       const client = createClient(service, ctx.logger);
       try {
         const infos = await client.staticInfo(codes, { signal: ctx.signal });

@@ -3,7 +3,7 @@ import type { Exchange } from '@quoteflow/core';
 import { suspensionWatch } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import { createClient } from '../internal/create-client.js';
-import { checkOutDir } from '../internal/run-kline-sync.js';
+import { checkOutDir } from '../internal/check-out-dir.js';
 import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { printSuspensions, suspensionJson } from './suspensions.js';

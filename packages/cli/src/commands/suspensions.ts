@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
-import { EXCHANGES, type Exchange, type SuspensionRecord } from '@quoteflow/core';
+import type { Exchange, SuspensionRecord } from '@quoteflow/core';
+import { EXCHANGE_CHOICES } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
-import { createClient } from '../internal/create-client.js';
 import { intAtLeast } from '../internal/parse-args.js';
 import { renderTable } from '../internal/render-table.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
@@ -39,7 +39,9 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
         "(once a minute at most, the plan's limit) and emits only new or changed records, to stdout and to the " +
         'suspension dataset and/or Kafka topic when asked.',
     )
-    .addOption(new Option('--exchange <exchange>', 'exchange').choices(EXCHANGES).makeOptionMandatory())
+    .addOption(
+      new Option('--exchange <exchange>', 'exchange').choices(EXCHANGE_CHOICES).makeOptionMandatory(),
+    )
     .addOption(
       new Option('--format <format>', 'output format').choices(['table', 'json', 'ndjson']).default('table'),
     )
@@ -60,6 +62,7 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       await watchSuspensions(ctx, service, flags);
       return;
     }
+    const { createClient } = await import('../internal/create-client.js');
     const client = createClient(service, ctx.logger);
     try {
       const records = await client.suspensions(flags.exchange, { signal: ctx.signal });

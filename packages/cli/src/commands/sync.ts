@@ -1,10 +1,11 @@
 import { Option, type Command } from 'commander';
 import type { KlineType } from '@quoteflow/core';
-import { DATASET_FORMATS, type DatasetFormat } from '@quoteflow/sinks';
+import type { DatasetFormat } from '@quoteflow/sinks';
+import { DATASET_FORMAT_CHOICES } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { intAtLeast, klineTypeList } from '../internal/parse-args.js';
-import { checkOutDir, runKlineSync } from '../internal/run-kline-sync.js';
+import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
 
@@ -44,7 +45,9 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     .requiredOption('--kline-types <list>', 'kline types 1-10, comma-separated', klineTypeList)
     .requiredOption('--bars <n>', 'closed bars of history per series on the first run', intAtLeast(0))
     .requiredOption('--out <dir>', 'dataset directory')
-    .addOption(new Option('--format <format>', 'file format').choices(DATASET_FORMATS).default('parquet'))
+    .addOption(
+      new Option('--format <format>', 'file format').choices(DATASET_FORMAT_CHOICES).default('parquet'),
+    )
     .option('--kafka <brokers>', 'also produce forming and closed bars to Kafka (host:port,...)')
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
     .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1))
@@ -63,6 +66,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
     await checkOutDir(flags.out);
+    const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
       service,
       codes,

@@ -1,8 +1,7 @@
 import { Option, type Command } from 'commander';
-import { yesterdayCloses, type YesterdayClose } from '@quoteflow/operators';
+import type { YesterdayClose } from '@quoteflow/operators';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
-import { createClient } from '../internal/create-client.js';
 import { renderTable } from '../internal/render-table.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
@@ -31,6 +30,10 @@ export function registerYesterdayCloseCommand(program: Command, ctx: CommandCont
     .action(async (flags: YesterdayCloseFlags) => {
       const service = resolveServiceOptions(flags, ctx.io.env);
       const codes = await resolveCodes(flags, ctx.io.cwd);
+      const [{ yesterdayCloses }, { createClient }] = await Promise.all([
+        import('@quoteflow/operators'),
+        import('../internal/create-client.js'),
+      ]);
       const client = createClient(service, ctx.logger);
       try {
         const groups = await client.batchKline(

@@ -1,5 +1,8 @@
 import { InvalidArgumentError } from 'commander';
-import { isKlineType, type KlineType } from '@quoteflow/core';
+import type { KlineType } from '@quoteflow/core';
+import { KLINE_TYPE_CHOICES } from './choices.js';
+
+const isKlineType = (n: number): n is KlineType => (KLINE_TYPE_CHOICES as readonly number[]).includes(n);
 
 /** Commander argument parser for an integer >= `min`. */
 export function intAtLeast(min: number): (value: string) => number {

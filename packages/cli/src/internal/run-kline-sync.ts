@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { planLimits, sustainedRate, type BarUpdate, type KlineType } from '@quoteflow/core';
 import { ClusterWorker, syncGroupName } from '@quoteflow/cluster';
@@ -9,7 +8,6 @@ import { CliMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
 import { KlineProgress } from './kline-progress.js';
 import type { ServiceOptions } from './service-options.js';
-import { UsageError } from './usage-error.js';
 
 /** What `backfill` and `sync` hand to the K-line sync pipeline. */
 export interface KlineRun {
@@ -29,19 +27,6 @@ export interface KlineRun {
   readonly redis?: string | undefined;
   /** Every bar update, for summaries. */
   readonly onUpdate?: ((update: BarUpdate) => void) | undefined;
-}
-
-/** Fails (exit 2) before anything is written if `--out` exists and is not a directory. */
-export async function checkOutDir(out: string, flag = '--out'): Promise<void> {
-  try {
-    const s = await stat(out);
-    if (!s.isDirectory())
-      throw new UsageError(`${flag} ${JSON.stringify(out)} exists and is not a directory`);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new UsageError(`${flag} ${JSON.stringify(out)}: ${(err as Error).message}`);
-  }
 }
 
 /** Runs the K-line sync pipeline with progress, metrics, `--duration` and SIGINT/SIGTERM handling. */

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import { PLANS, type Plan } from '@quoteflow/core';
+import type { Plan } from '@quoteflow/core';
+import { PLAN_CHOICES as PLANS } from './choices.js';
 import { UsageError } from './usage-error.js';
 
 /** Where and as whom a command talks to the service. */

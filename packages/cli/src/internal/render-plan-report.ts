@@ -1,0 +1,59 @@
+import { planLimits, type Plan } from '@quoteflow/core';
+import type { PlanEstimate } from '@quoteflow/pipelines/estimate-plan';
+import { formatDuration } from '@quoteflow/pipelines/format-duration';
+import { renderTable } from './render-table.js';
+
+function pct(share: number): string {
+  return `${(share * 100).toFixed(share < 0.001 && share > 0 ? 3 : 1)}%`;
+}
+
+/** The table a person reads: the chosen plan in detail, then every plan side by side. */
+export function renderPlanReport(
+  e: PlanEstimate,
+  nCodes: number,
+  nTypes: number,
+  smallest: Plan | undefined,
+  all: readonly PlanEstimate[],
+): string {
+  const limits = planLimits(e.plan);
+  const rows: [string, string][] = [
+    ['plan', `${e.plan}: ${e.fits ? 'fits' : 'does not fit'}`],
+    ['series', `${e.series} (${nCodes} codes × ${nTypes} kline types)`],
+    [
+      'backfill',
+      `${e.backfill.requests} /kline requests, at least ${formatDuration(e.backfill.durationMs)} (${pct(e.backfillDailyShare)} of a day's budget)`,
+    ],
+    [
+      'refresh period',
+      `${formatDuration(e.live.refreshPeriodMs)} per series (${e.live.batchRequestsPerCycle} /batch-kline requests per cycle, up to ${limits.batchKlineGroups} groups each)`,
+    ],
+  ];
+  if (e.live.depthPeriodMs !== undefined) {
+    rows.push([
+      'depth period',
+      `${formatDuration(e.live.depthPeriodMs)} (${e.live.depthRequestsPerPoll} /depth-tick requests per poll)`,
+    ]);
+  }
+  rows.push([
+    'daily budget',
+    `${pct(e.dailyShare)} live (${e.live.requestsPerDay.toLocaleString('en-US')} of ${limits.perDay.toLocaleString('en-US')} requests a day)`,
+  ]);
+  if (e.backfill.shortSeries > 0) {
+    rows.push([
+      'note',
+      `${e.backfill.shortSeries} stock series cannot page back: at most ${e.backfill.maxBarsWithoutPaging} closed bars each`,
+    ]);
+  }
+  for (const reason of e.reasons) rows.push(['why not', reason]);
+  rows.push(['smallest plan', smallest ?? 'none: split the universe or use fewer/longer kline types']);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const summary = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}\n`).join('');
+  const table = renderTable(all, [
+    { header: 'plan', value: (r) => r.plan },
+    { header: 'fits', value: (r) => (r.fits ? 'yes' : 'no') },
+    { header: 'backfill', value: (r) => formatDuration(r.backfill.durationMs), align: 'right' },
+    { header: 'refresh', value: (r) => formatDuration(r.live.refreshPeriodMs), align: 'right' },
+    { header: 'daily share', value: (r) => pct(r.dailyShare), align: 'right' },
+  ]);
+  return `${summary}\n${table}`;
+}
