@@ -34,12 +34,13 @@ export interface KlineFilesOptions {
   /** A file is finished this long after its first row at the latest. @defaultValue 60,000 ms */
   readonly maxFileAgeMs?: number;
   /**
-   * Worker threads that encode files (`DatasetWriter`'s `encoderThreads`). A sync's files are
+   * Worker threads that encode files (`DatasetWriter`'s `encoderThreads`). A live sync's files are
    * small (one row per series per bar period, finished at every checkpoint), so by default they are
    * encoded on the calling thread: a few ms per checkpoint, and no second V8 isolate with its own
-   * copy of the Parquet encoder (measured: ~60 MB less RSS for 10,000 series). Use 1 for large
-   * backfills whose checkpoints hold hundreds of thousands of rows.
-   * @defaultValue 0
+   * copy of the Parquet encoder (measured: ~60 MB less RSS for 10,000 series). A backfill-only run
+   * (`live: false`) checkpoints up to hundreds of thousands of rows at once and uses one thread, so
+   * encoding never holds up its requests. A live sync with a long first backfill may want 1 too.
+   * @defaultValue 0 with `live` (the default), 1 with `live: false`
    */
   readonly encoderThreads?: number;
 }
@@ -82,7 +83,6 @@ export const KLINE_SYNC_DEFAULTS = {
   checkpointMs: 30_000,
   backfillConcurrency: 32,
   maxResumeBars: 50_000,
-  encoderThreads: 0,
 } as const;
 
 /** What a running sync reports. */
@@ -238,7 +238,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
         : new DatasetWriter({
             dir: options.files.dir,
             format: options.files.format ?? 'parquet',
-            encoderThreads: options.files.encoderThreads ?? KLINE_SYNC_DEFAULTS.encoderThreads,
+            encoderThreads: options.files.encoderThreads ?? (live ? 0 : 1),
             ...(options.files.maxFileAgeMs === undefined ? {} : { maxFileAgeMs: options.files.maxFileAgeMs }),
           });
     const kafka = options.kafka === undefined ? undefined : new KafkaSink(options.kafka);

@@ -84,8 +84,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
         codes,
         klineTypes: run.klineTypes,
         bars: run.bars,
-        // A backfill-only run checkpoints big files: encode them on a thread; a live sync's are small.
-        files: { dir: resolve(ctx.io.cwd, run.out), format: run.format, encoderThreads: run.live ? 0 : 1 },
+        files: { dir: resolve(ctx.io.cwd, run.out), format: run.format },
         ...(run.kafka === undefined
           ? {}
           : { kafka: { brokers: run.kafka.brokers, topicPrefix: run.kafka.topicPrefix } }),
