@@ -89,6 +89,17 @@ def read_duckdb(path, hive, fmt):
     return cols, rows
 
 
+def stats_of(s):
+    """A column chunk's statistics as pyarrow uses them for pruning (min/max only if it trusts them)."""
+    if s is None:
+        return None
+    out = {"null_count": s.null_count if s.has_null_count else None, "has_min_max": s.has_min_max}
+    if s.has_min_max:
+        out["min"] = norm(s.min)
+        out["max"] = norm(s.max)
+    return out
+
+
 def parquet_meta(path):
     import pyarrow.parquet as pq
 
@@ -106,6 +117,7 @@ def parquet_meta(path):
                 "logical": str(c.logical_type),
                 "encodings": encodings,
                 "compression": codecs,
+                "stats": [stats_of(md.row_group(rg).column(i).statistics) for rg in range(md.num_row_groups)],
             }
         )
     return {"reader": "parquet-meta", "rows": md.num_rows, "row_groups": md.num_row_groups, "columns": cols}

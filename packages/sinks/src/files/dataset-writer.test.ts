@@ -38,9 +38,13 @@ function rowsOfParquet(path: string): Record<string, unknown>[] {
 const T0 = Date.UTC(2026, 0, 5, 1, 30);
 const minute = (i: number): number => T0 + i * 60_000;
 
-describe.each([0, 1, 2])('DatasetWriter (encoderThreads %i)', (encoderThreads) => {
+describe.each(
+  (['wasm', 'native'] as const).flatMap((parquetEncoder) =>
+    [0, 1, 2].map((encoderThreads) => [encoderThreads, parquetEncoder] as const),
+  ),
+)('DatasetWriter (encoderThreads %i, parquetEncoder %s)', (encoderThreads, parquetEncoder) => {
   const make = (o: Partial<DatasetWriterOptions> = {}): DatasetWriter =>
-    new DatasetWriter({ dir, encoderThreads, ...o });
+    new DatasetWriter({ dir, encoderThreads, parquetEncoder, ...o });
 
   it('writes each dataset under its Hive partition and leaves nothing in staging', async () => {
     await using w = make();
@@ -305,6 +309,7 @@ describe('DatasetWriter', () => {
     [{ maxBytesPerFile: 1.5 }, 'maxBytesPerFile'],
     [{ encoderThreads: -1 }, 'encoderThreads'],
     [{ format: 'csv' }, 'format'],
+    [{ parquetEncoder: 'rust' }, 'parquetEncoder'],
     [{ klineSubPartition: 'week' }, 'klineSubPartition'],
     [{ dir: '' }, 'dir'],
   ])('rejects %o naming the option', (bad, name) => {

@@ -17,6 +17,14 @@ import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './inter
 export const DATASET_FORMATS = ['parquet', 'arrow', 'ndjson'] as const;
 export type DatasetFormat = (typeof DATASET_FORMATS)[number];
 
+/**
+ * Parquet encoders: `'native'` (quoteflow's own writer for flat schemas, i.e. kline; depth and
+ * suspension files still go through parquet-wasm; needs zstd in `node:zlib`, Node 22.15+) or
+ * `'wasm'` (parquet-wasm, parquet-rs, for every dataset).
+ */
+export const PARQUET_ENCODERS = ['native', 'wasm'] as const;
+export type ParquetEncoder = (typeof PARQUET_ENCODERS)[number];
+
 /** Options of {@link DatasetWriter}. */
 export interface DatasetWriterOptions {
   /** The dataset root `DIR` (contract.md "Datasets on disk"). */
@@ -40,6 +48,12 @@ export interface DatasetWriterOptions {
    * @defaultValue 1
    */
   readonly encoderThreads?: number;
+  /**
+   * The Parquet encoder (see {@link PARQUET_ENCODERS}): `'native'` writes kline files with
+   * quoteflow's own writer (faster; same schema and values for every reader), other datasets
+   * with parquet-wasm. @defaultValue `'wasm'`
+   */
+  readonly parquetEncoder?: ParquetEncoder;
   /** `write()` waits while this many files are being encoded and written. @defaultValue 4 files */
   readonly maxPendingFiles?: number;
   /** `.tmp` files in `DIR/.staging/` older than this are removed on start. @defaultValue 3,600,000 ms */
@@ -60,6 +74,7 @@ export const DATASET_WRITER_DEFAULTS = {
   maxFileAgeMs: 60_000,
   klineSubPartition: 'month',
   encoderThreads: 1,
+  parquetEncoder: 'wasm',
   maxPendingFiles: 4,
   staleStagingMs: 3_600_000,
 } as const satisfies Partial<DatasetWriterOptions>;
@@ -164,6 +179,12 @@ export class DatasetWriter implements AsyncDisposable {
         `DatasetWriter: "format" must be one of ${DATASET_FORMATS.join(', ')}, got ${String(o.format)}`,
       );
     }
+    if (!(PARQUET_ENCODERS as readonly string[]).includes(o.parquetEncoder)) {
+      throw new FileSinkError(
+        'QF_INVALID_OPTION',
+        `DatasetWriter: "parquetEncoder" must be one of ${PARQUET_ENCODERS.join(', ')}, got ${String(o.parquetEncoder)}`,
+      );
+    }
     if (!(KLINE_SUB_PARTITIONS as readonly string[]).includes(o.klineSubPartition)) {
       throw new FileSinkError(
         'QF_INVALID_OPTION',
@@ -181,7 +202,7 @@ export class DatasetWriter implements AsyncDisposable {
     this.now = o.now ?? Date.now;
     this.onFile = o.onFile;
     this.onError = o.onError;
-    this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0));
+    this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0), o.parquetEncoder);
     // On start: remove what crashed writers left in DIR/.staging (a failure surfaces with the first file).
     this.ready = cleanStaging(this.dir, this.staleMs, this.now()).then(
       () => undefined,

@@ -35,6 +35,15 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { ColumnBatch, ColumnData, NumericColumn } from './column-data.js';
+import type { ParquetEncoder } from '../dataset-writer.js';
+import type * as NativeParquet from './parquet-native.js';
+
+// A worker entry imports nothing relative but types (see above): the native writer is loaded by
+// URL, `.ts` from source (vitest, Node's type stripping), `.js` built.
+const native: typeof NativeParquet = await import(
+  new URL(import.meta.url.endsWith('.ts') ? './parquet-native.ts' : './parquet-native.js', import.meta.url)
+    .href
+);
 
 /** File formats the dataset writer produces. */
 export type EncodeFormat = 'parquet' | 'arrow' | 'ndjson';
@@ -207,9 +216,77 @@ function toWasmTable(batch: ColumnBatch): WasmTable {
   return WasmTable.fromIPCStream(tableToIPC(toArrowTable(batch), 'stream'));
 }
 
+/** Whether `encoder` is to write these rows: 'native' asked for, available and a flat schema. */
+function useNative(encoder: ParquetEncoder, batch: ColumnBatch): boolean {
+  return encoder === 'native' && native.nativeParquetAvailable && native.isNativeParquetBatch(batch);
+}
+
+const arrowSchemas = new Map<string, Uint8Array>();
+
+/**
+ * The Arrow IPC schema message of a batch's columns (what parquet-wasm and pyarrow store as
+ * `ARROW:schema`), from a zero-row copy through {@link toArrowTable}; cached per schema.
+ */
+function arrowSchemaOf(batch: ColumnBatch): Uint8Array {
+  const key = batch.columns
+    .map((c) => `${c.name}:${c.kind}:${'nullable' in c ? String(c.nullable) : ''}`)
+    .join(',');
+  let out = arrowSchemas.get(key);
+  if (out === undefined) {
+    const empty: ColumnBatch = {
+      rows: 0,
+      columns: batch.columns.map((c): ColumnData => {
+        if (c.kind === 'dict-utf8') return { ...c, indices: c.indices.subarray(0, 0) };
+        if (c.kind === 'utf8') return { ...c, values: [] };
+        if (c.kind === 'levels')
+          return {
+            ...c,
+            offsets: c.offsets.subarray(0, 1),
+            price: c.price.subarray(0, 0),
+            volume: c.volume.subarray(0, 0),
+            volumeValid: c.volumeValid.subarray(0, 0),
+          };
+        return { ...c, values: c.values.subarray(0, 0), valid: c.valid?.subarray(0, 0) };
+      }),
+    };
+    const ipc = tableToIPC(toArrowTable(empty), 'stream');
+    // The stream's first message: 0xFFFFFFFF, metadata length, the Schema flatbuffer (no body).
+    const dv = new DataView(ipc.buffer, ipc.byteOffset, ipc.byteLength);
+    if (dv.getUint32(0, true) !== 0xffffffff) throw new Error('unexpected Arrow IPC stream');
+    out = ipc.slice(0, 8 + dv.getInt32(4, true));
+    arrowSchemas.set(key, out);
+  }
+  return out;
+}
+
+function nativeWriter(batch: ColumnBatch): InstanceType<typeof native.NativeParquetWriter> {
+  return new native.NativeParquetWriter({
+    arrowSchema: arrowSchemaOf(batch),
+    createdBy: 'quoteflow (native parquet writer)',
+  });
+}
+
 /** Encodes batches (one file's rows, in order) into the bytes of one file, in one go. */
-export function encodeBatches(batches: readonly ColumnBatch[], format: EncodeFormat): Uint8Array {
+export function encodeBatches(
+  batches: readonly ColumnBatch[],
+  format: EncodeFormat,
+  parquetEncoder: ParquetEncoder = 'wasm',
+): Uint8Array {
   if (format === 'ndjson') return encoder.encode(batches.map(ndjson).join(''));
+  if (format === 'parquet' && batches.length > 0 && batches.every((b) => useNative(parquetEncoder, b))) {
+    const w = nativeWriter(batches[0]!);
+    for (const b of batches) w.push(b);
+    // A fresh buffer of its own (Buffer.concat may return a slice of Node's pool, which cannot be
+    // transferred to another thread).
+    const parts = w.finish();
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  }
   const tables = batches.map(toArrowTable);
   const table = tables.length === 1 ? tables[0]! : new Table(tables.flatMap((t) => t.batches));
   // apache-arrow's zstd IPC is rejected by other readers (21.2), so IPC files stay uncompressed.
@@ -219,8 +296,12 @@ export function encodeBatches(batches: readonly ColumnBatch[], format: EncodeFor
 }
 
 /** Encodes a batch into the bytes of one file. */
-export function encodeBatch(batch: ColumnBatch, format: EncodeFormat): Uint8Array {
-  return encodeBatches([batch], format);
+export function encodeBatch(
+  batch: ColumnBatch,
+  format: EncodeFormat,
+  parquetEncoder: ParquetEncoder = 'wasm',
+): Uint8Array {
+  return encodeBatches([batch], format, parquetEncoder);
 }
 
 interface ParquetStream {
@@ -240,12 +321,15 @@ interface ParquetStream {
 export class EncodeSession {
   private readonly batches: ColumnBatch[] = [];
   private parquet: ParquetStream | undefined;
+  private native: InstanceType<typeof native.NativeParquetWriter> | undefined;
   private error: { readonly cause: unknown } | undefined;
   private rows = 0;
   private readonly format: EncodeFormat;
+  private readonly parquetEncoder: ParquetEncoder;
 
-  constructor(format: EncodeFormat) {
+  constructor(format: EncodeFormat, parquetEncoder: ParquetEncoder = 'wasm') {
     this.format = format;
+    this.parquetEncoder = parquetEncoder;
   }
 
   /** Adds the next rows of the file. */
@@ -257,6 +341,13 @@ export class EncodeSession {
       return;
     }
     try {
+      // The file's first rows choose the writer; a file never changes writers.
+      if (this.native === undefined && this.parquet === undefined && useNative(this.parquetEncoder, batch))
+        this.native = nativeWriter(batch);
+      if (this.native !== undefined) {
+        this.native.push(batch);
+        return;
+      }
       this.parquet ??= startParquetStream();
       const table = toWasmTable(batch);
       try {
@@ -274,7 +365,8 @@ export class EncodeSession {
     if (this.error !== undefined) throw this.error.cause;
     if (this.rows === 0) throw new Error('an encode session ended without rows');
     let parts: Uint8Array[];
-    if (this.parquet !== undefined) {
+    if (this.native !== undefined) parts = this.native.finish();
+    else if (this.parquet !== undefined) {
       this.parquet.input.close();
       parts = await this.parquet.output;
     } else parts = [encodeBatches(this.batches.splice(0), this.format)];
@@ -290,6 +382,7 @@ export class EncodeSession {
   private fail(cause: unknown): void {
     this.error ??= { cause };
     this.batches.length = 0;
+    this.native = undefined;
     try {
       this.parquet?.input.error(cause);
     } catch {
@@ -361,11 +454,21 @@ export async function writeAtomically(
  * its id).
  */
 export type EncodeRequest =
-  | { readonly op: 'open'; readonly sid: number; readonly format: EncodeFormat }
+  | {
+      readonly op: 'open';
+      readonly sid: number;
+      readonly format: EncodeFormat;
+      readonly parquetEncoder: ParquetEncoder;
+    }
   | { readonly op: 'push'; readonly sid: number; readonly batch: ColumnBatch }
   | { readonly op: 'end'; readonly sid: number; readonly stagingPath: string; readonly finalPath: string }
   | { readonly op: 'abort'; readonly sid: number }
-  | { readonly op: 'piece'; readonly sid: number; readonly batch: ColumnBatch };
+  | {
+      readonly op: 'piece';
+      readonly sid: number;
+      readonly batch: ColumnBatch;
+      readonly parquetEncoder: ParquetEncoder;
+    };
 export type EncodeResponse =
   | { readonly sid: number; readonly ok: true; readonly result: EncodeResult; readonly bytes?: Uint8Array }
   | {
@@ -390,7 +493,7 @@ if (
     if (req.op === 'piece') {
       let bytes: Uint8Array;
       try {
-        bytes = encodeBatch(req.batch, 'parquet');
+        bytes = encodeBatch(req.batch, 'parquet', req.parquetEncoder);
       } catch (err) {
         failed(req.sid, err);
         return;
@@ -400,7 +503,7 @@ if (
       return;
     }
     if (req.op === 'open') {
-      sessions.set(req.sid, new EncodeSession(req.format));
+      sessions.set(req.sid, new EncodeSession(req.format, req.parquetEncoder));
       return;
     }
     const session = sessions.get(req.sid);

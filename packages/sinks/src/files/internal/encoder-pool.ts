@@ -9,6 +9,7 @@ import {
 } from './encode-worker.js';
 import { transferablesOf, type ColumnBatch } from './column-data.js';
 import { concatParquet } from './parquet-concat.js';
+import type { ParquetEncoder } from '../dataset-writer.js';
 
 // From source (vitest) the worker entry is the `.ts` file, run by Node's type stripping; built, the `.js`.
 const WORKER_URL = new URL(
@@ -95,11 +96,14 @@ export interface EncodeHandle {
 export class EncoderPool {
   private closed = false;
 
-  constructor(private readonly threads: number) {}
+  constructor(
+    private readonly threads: number,
+    private readonly parquetEncoder: ParquetEncoder = 'wasm',
+  ) {}
 
   open(format: EncodeFormat): EncodeHandle {
     if (this.closed) throw new Error('encoder pool is closed');
-    if (this.threads === 0) return new EncodeSession(format);
+    if (this.threads === 0) return new EncodeSession(format, this.parquetEncoder);
     if (this.threads >= 2 && format === 'parquet') return new PieceHandle(this);
     const slot = this.leastBusy();
     const target = slot;
@@ -110,7 +114,7 @@ export class EncoderPool {
       // After the thread died the session is already rejected: end() raises that.
       if (target.sessions.has(sid)) target.worker.postMessage(req, transfer);
     };
-    post({ op: 'open', sid, format });
+    post({ op: 'open', sid, format, parquetEncoder: this.parquetEncoder });
     let done = false;
     return {
       push: (batch) => {
@@ -151,7 +155,10 @@ export class EncoderPool {
     const d = deferred();
     slot.sessions.set(sid, d);
     if (slot.ending++ === 0) slot.worker.ref();
-    slot.worker.postMessage({ op: 'piece', sid, batch } satisfies EncodeRequest, transferablesOf(batch));
+    slot.worker.postMessage(
+      { op: 'piece', sid, batch, parquetEncoder: this.parquetEncoder } satisfies EncodeRequest,
+      transferablesOf(batch),
+    );
     const bytes = d.promise.then((a) => a.bytes!);
     bytes.catch(() => undefined); // raised by end()
     return bytes;

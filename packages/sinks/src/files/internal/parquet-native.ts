@@ -22,7 +22,7 @@
  *
  * This file is loaded by the encoder worker too: erasable TypeScript only.
  */
-import { constants, zstdCompressSync } from 'node:zlib';
+import * as zlib from 'node:zlib';
 import type { ColumnBatch, ColumnData, DictUtf8Column, NumericColumn } from './column-data.js';
 
 const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31); // "PAR1"
@@ -391,8 +391,11 @@ interface Page {
 }
 
 function zstd(b: Uint8Array): Uint8Array {
-  return zstdCompressSync(b, { params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+  return zlib.zstdCompressSync(b, { params: { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
 }
+
+/** Whether this Node has zstd in `node:zlib` (22.15+, 23.8+), which the native writer needs. */
+export const nativeParquetAvailable: boolean = typeof zlib.zstdCompressSync === 'function';
 
 function page(type: number, raw: Uint8Array, header: (t: Thrift) => void): Page {
   const body = zstd(raw);
@@ -675,6 +678,17 @@ interface RowGroup {
   readonly columns: ColumnChunkWriter[];
 }
 
+/** Options of {@link NativeParquetWriter}. */
+export interface NativeParquetOptions {
+  /** The Arrow IPC schema message stored (base64) as `ARROW:schema`; none if omitted. */
+  readonly arrowSchema?: Uint8Array;
+  readonly createdBy?: string;
+  /** @defaultValue {@link PAGE_ROWS} */
+  readonly pageRows?: number;
+  /** @defaultValue {@link ROW_GROUP_ROWS} */
+  readonly rowGroupRows?: number;
+}
+
 /**
  * One Parquet file of a flat schema, written from batches in order (see the module TSDoc).
  * `arrowSchema` is the Arrow IPC schema message stored (base64) as `ARROW:schema`.
@@ -685,10 +699,14 @@ export class NativeParquetWriter {
   private schema: readonly ColumnData[] | undefined;
   private readonly arrowSchema: Uint8Array | undefined;
   private readonly createdBy: string;
+  private readonly pageRows: number;
+  private readonly rowGroupRows: number;
 
-  constructor(options: { arrowSchema?: Uint8Array; createdBy?: string } = {}) {
+  constructor(options: NativeParquetOptions = {}) {
     this.arrowSchema = options.arrowSchema;
     this.createdBy = options.createdBy ?? 'quoteflow native parquet writer';
+    this.pageRows = options.pageRows ?? PAGE_ROWS;
+    this.rowGroupRows = options.rowGroupRows ?? ROW_GROUP_ROWS;
   }
 
   /** Encodes and compresses the next rows of the file. */
@@ -701,11 +719,11 @@ export class NativeParquetWriter {
       batch.columns.some((c, i) => c.name !== this.schema![i]!.name || c.kind !== this.schema![i]!.kind)
     )
       throw new Error('native parquet writer: batches of different schemas');
-    if (this.current !== undefined && this.current.rows + batch.rows > ROW_GROUP_ROWS) this.closeGroup();
+    if (this.current !== undefined && this.current.rows + batch.rows > this.rowGroupRows) this.closeGroup();
     this.current ??= { rows: 0, columns: batch.columns.map(chunkWriter) };
     const cur = this.current;
-    for (let from = 0; from < batch.rows; from += PAGE_ROWS) {
-      const to = Math.min(batch.rows, from + PAGE_ROWS);
+    for (let from = 0; from < batch.rows; from += this.pageRows) {
+      const to = Math.min(batch.rows, from + this.pageRows);
       batch.columns.forEach((c, i) => cur.columns[i]!.addPage(c, from, to));
     }
     cur.rows += batch.rows;
