@@ -2,13 +2,22 @@
  * Every dataset kind written by @quoteflow/sinks is read back by real readers (pyarrow, Polars,
  * DuckDB from PyPI, in `.venv`), with the schema and every value checked exactly.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { Bar, DepthTick, Level, SuspensionRecord } from '../packages/core/src/index.js';
-import { DatasetWriter, type WrittenFile } from '../packages/sinks/src/index.js';
+import { isDeepStrictEqual } from 'node:util';
+import { DatasetWriter, type ParquetEncoder, type WrittenFile } from '../packages/sinks/src/index.js';
+import { createColumnBuilder } from '../packages/sinks/src/files/dataset-columns.js';
+import { NativeParquetWriter } from '../packages/sinks/src/files/internal/parquet-native.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensurePython, parquetMeta, readDataset, type PythonReader } from './support/python.js';
+import {
+  ensurePython,
+  parquetMeta,
+  readDataset,
+  type ParquetMeta,
+  type PythonReader,
+} from './support/python.js';
 
 const READERS: PythonReader[] = ['pyarrow', 'polars', 'duckdb'];
 
@@ -140,17 +149,29 @@ const SUSPENSIONS: SuspensionRecord[] = [
   }),
 ];
 
+/** The Parquet encoders, and the directory under the test root each one's dataset is written to. */
+const ENCODERS = [
+  ['wasm', 'parquet'],
+  ['native', 'parquet-native'],
+] as const satisfies readonly (readonly [ParquetEncoder, string])[];
+type Written = 'parquet' | 'parquet-native' | 'arrow' | 'ndjson';
+
 let root: string;
-const written: Record<'parquet' | 'arrow' | 'ndjson', WrittenFile[]> = { parquet: [], arrow: [], ndjson: [] };
+const written: Record<Written, WrittenFile[]> = { parquet: [], 'parquet-native': [], arrow: [], ndjson: [] };
 
 beforeAll(async () => {
   ensurePython();
   root = await mkdtemp(join(tmpdir(), 'qf-interop-'));
-  for (const format of ['parquet', 'arrow', 'ndjson'] as const) {
+  for (const [dir, format, parquetEncoder] of [
+    ['parquet', 'parquet', 'wasm'],
+    ['parquet-native', 'parquet', 'native'],
+    ['arrow', 'arrow', 'wasm'],
+    ['ndjson', 'ndjson', 'wasm'],
+  ] as const) {
     // Small files, so the Hive read spans several files per partition.
-    await using w = new DatasetWriter({ dir: join(root, format), format, maxRowsPerFile: 4 });
+    await using w = new DatasetWriter({ dir: join(root, dir), format, parquetEncoder, maxRowsPerFile: 4 });
     await w.write([...BARS, ...DEPTH, ...SUSPENSIONS]);
-    written[format] = await w.flush();
+    written[dir] = await w.flush();
   }
 });
 afterAll(async () => {
@@ -220,52 +241,55 @@ const expectedSuspension = SUSPENSIONS.map((s) => ({
   exchange: s.exchange,
 })).sort(sortBy('symbol'));
 
-describe.each(READERS)('Parquet datasets read by %s', (reader) => {
-  it('reads DIR/kline as one Hive-partitioned table with the contract types and every value', async () => {
-    const got = await readDataset(reader, join(root, 'parquet', 'kline'), { hive: true });
-    expect(got.columns.map((c) => [c.name, c.type])).toEqual([
-      ['code', TYPE.utf8[reader]],
-      ['ts', TYPE.ts[reader]],
-      ...['open', 'high', 'low', 'close', 'volume', 'turnover'].map((n) => [n, TYPE.float64[reader]]),
-      ['kline_type', TYPE.hiveInt[reader]],
-      ['month', TYPE.utf8[reader]],
-    ]);
-    expect(got.rows.sort(sortBy('kline_type', 'code', 'ts'))).toEqual(expectedKline);
-  });
+describe.each(ENCODERS.flatMap(([enc, dir]) => READERS.map((r) => [r, enc, dir] as const)))(
+  'Parquet datasets read by %s (parquetEncoder %s)',
+  (reader, _encoder, dir) => {
+    it('reads DIR/kline as one Hive-partitioned table with the contract types and every value', async () => {
+      const got = await readDataset(reader, join(root, dir, 'kline'), { hive: true });
+      expect(got.columns.map((c) => [c.name, c.type])).toEqual([
+        ['code', TYPE.utf8[reader]],
+        ['ts', TYPE.ts[reader]],
+        ...['open', 'high', 'low', 'close', 'volume', 'turnover'].map((n) => [n, TYPE.float64[reader]]),
+        ['kline_type', TYPE.hiveInt[reader]],
+        ['month', TYPE.utf8[reader]],
+      ]);
+      expect(got.rows.sort(sortBy('kline_type', 'code', 'ts'))).toEqual(expectedKline);
+    });
 
-  it('reads DIR/depth with int64 seq beyond 2^53, empty book sides and null volumes', async () => {
-    const got = await readDataset(reader, join(root, 'parquet', 'depth'), { hive: true });
-    expect(got.columns.map((c) => [c.name, c.type])).toEqual([
-      ['code', TYPE.utf8[reader]],
-      ['seq', TYPE.int64[reader]],
-      ['tick_time', TYPE.ts[reader]],
-      ['bids', TYPE.levels[reader]],
-      ['asks', TYPE.levels[reader]],
-      // DuckDB and Polars read `date=2026-01-30` as a date; pyarrow keeps the string.
-      ['date', { pyarrow: 'string', polars: 'Date', duckdb: 'DATE' }[reader]],
-    ]);
-    expect(got.rows.sort(sortBy('code'))).toEqual(expectedDepth);
-  });
+    it('reads DIR/depth with int64 seq beyond 2^53, empty book sides and null volumes', async () => {
+      const got = await readDataset(reader, join(root, dir, 'depth'), { hive: true });
+      expect(got.columns.map((c) => [c.name, c.type])).toEqual([
+        ['code', TYPE.utf8[reader]],
+        ['seq', TYPE.int64[reader]],
+        ['tick_time', TYPE.ts[reader]],
+        ['bids', TYPE.levels[reader]],
+        ['asks', TYPE.levels[reader]],
+        // DuckDB and Polars read `date=2026-01-30` as a date; pyarrow keeps the string.
+        ['date', { pyarrow: 'string', polars: 'Date', duckdb: 'DATE' }[reader]],
+      ]);
+      expect(got.rows.sort(sortBy('code'))).toEqual(expectedDepth);
+    });
 
-  it('reads DIR/suspension with nullable times, the raw wire fields and the exchange from the directory', async () => {
-    const got = await readDataset(reader, join(root, 'parquet', 'suspension'), { hive: true });
-    expect(got.columns.map((c) => [c.name, c.type])).toEqual([
-      ['symbol', TYPE.utf8[reader]],
-      ['symbol_name', TYPE.utf8[reader]],
-      ['halt_at', TYPE.ts[reader]],
-      ['resume_at', TYPE.ts[reader]],
-      ['publish_date', TYPE.ts[reader]],
-      ['halt_reason', TYPE.utf8[reader]],
-      ...RAW.map(([, name]) => [name, TYPE.utf8[reader]]),
-      ['exchange', TYPE.utf8[reader]],
-    ]);
-    expect(got.rows.sort(sortBy('symbol'))).toEqual(expectedSuspension);
-  });
-});
+    it('reads DIR/suspension with nullable times, the raw wire fields and the exchange from the directory', async () => {
+      const got = await readDataset(reader, join(root, dir, 'suspension'), { hive: true });
+      expect(got.columns.map((c) => [c.name, c.type])).toEqual([
+        ['symbol', TYPE.utf8[reader]],
+        ['symbol_name', TYPE.utf8[reader]],
+        ['halt_at', TYPE.ts[reader]],
+        ['resume_at', TYPE.ts[reader]],
+        ['publish_date', TYPE.ts[reader]],
+        ['halt_reason', TYPE.utf8[reader]],
+        ...RAW.map(([, name]) => [name, TYPE.utf8[reader]]),
+        ['exchange', TYPE.utf8[reader]],
+      ]);
+      expect(got.rows.sort(sortBy('symbol'))).toEqual(expectedSuspension);
+    });
+  },
+);
 
-describe('Parquet files', () => {
+describe.each(ENCODERS)('Parquet files (parquetEncoder %s)', (encoder, dir) => {
   it('carry exact logical types, zstd, and a dictionary-encoded code column', async () => {
-    const kline = written.parquet.find((f) => f.kind === 'kline')!;
+    const kline = written[dir].find((f) => f.kind === 'kline')!;
     const meta = await parquetMeta(kline.path);
     const byPath = Object.fromEntries(meta.columns.map((c) => [c.path, c]));
     expect(byPath['code']).toMatchObject({ physical: 'BYTE_ARRAY', logical: 'String' });
@@ -274,7 +298,7 @@ describe('Parquet files', () => {
     expect(byPath['ts']?.logical).toMatch(/^Timestamp\(isAdjustedToUTC=true, timeUnit=milliseconds/);
     expect(byPath['volume']).toMatchObject({ physical: 'DOUBLE', logical: 'None' });
     for (const c of meta.columns) expect(c.compression).toEqual(['ZSTD']);
-    const depth = await parquetMeta(written.parquet.find((f) => f.kind === 'depth')!.path);
+    const depth = await parquetMeta(written[dir].find((f) => f.kind === 'depth')!.path);
     expect(depth.columns.map((c) => [c.path, c.physical])).toEqual([
       ['code', 'BYTE_ARRAY'],
       ['seq', 'INT64'],
@@ -287,17 +311,17 @@ describe('Parquet files', () => {
   });
 
   it('sit only in partition directories, with no partition key inside a file', async () => {
-    const entries = await readdir(join(root, 'parquet'), { recursive: true, withFileTypes: true });
+    const entries = await readdir(join(root, dir), { recursive: true, withFileTypes: true });
     const files = entries
       .filter((e) => e.isFile())
-      .map((e) => relative(join(root, 'parquet'), join(e.parentPath, e.name)));
-    expect(files.length).toBe(written.parquet.length);
-    expect(await readdir(join(root, 'parquet', '.staging'))).toEqual([]);
+      .map((e) => relative(join(root, dir), join(e.parentPath, e.name)));
+    expect(files.length).toBe(written[dir].length);
+    expect(await readdir(join(root, dir, '.staging'))).toEqual([]);
     for (const f of files)
       expect(f).toMatch(
         /^(kline\/kline_type=\d+\/month=\d{4}-\d{2}|depth\/date=[\d-]+|suspension\/exchange=\w+)\/part-[^/]+\.parquet$/,
       );
-    const one = await readDataset('pyarrow', written.parquet.find((f) => f.kind === 'kline')!.path);
+    const one = await readDataset('pyarrow', written[dir].find((f) => f.kind === 'kline')!.path);
     expect(one.columns.map((c) => c.name)).toEqual([
       'code',
       'ts',
@@ -318,6 +342,101 @@ describe('Parquet files', () => {
       true,
       true,
     ]);
+  });
+
+  it('carry column statistics pyarrow trusts for pruning (min, max, null count)', async () => {
+    // BTCUSDT's daily bars: 4 rows, one with null volume and turnover.
+    const kline = written[dir].find((f) => f.kind === 'kline' && f.relativePath.includes('kline_type=8'))!;
+    const meta = (await parquetMeta(kline.path)) as ParquetMeta & {
+      columns: { path: string; stats: ({ has_min_max: boolean; null_count: number | null } | null)[] }[];
+    };
+    const got = await readDataset('pyarrow', kline.path);
+    for (const c of meta.columns) {
+      const values = got.rows.map((r) => r[c.path]);
+      const present = values.filter((v) => v !== null) as (number | string)[];
+      const stats = c.stats[0]!;
+      expect(stats, `${encoder} ${c.path}`).toMatchObject({
+        has_min_max: true,
+        null_count: values.length - present.length,
+      });
+      const sorted = [...present].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      expect(stats).toMatchObject({ min: sorted[0], max: sorted.at(-1) });
+    }
+  });
+});
+
+describe('Parquet kline files of many pages and row groups, from the native writer alone', () => {
+  // 30,000 rows pushed in batches of 7,000: pages of 4,000 rows, row groups of at most 16,000 rows
+  // (cut between batches: 14,000 + 16,000), float dictionaries capped at 1,500 values so the prices switch to
+  // PLAIN mid row group; 10 codes of 3,000 bars (ts falls back at every code change, a day gap
+  // inside), random-walk prices, a high-cardinality turnover, nulls scattered through volume and
+  // turnover. No ARROW:schema: the readers' types come from the Parquet schema alone.
+  const N = 30_000;
+  const bars: Bar[] = [];
+  let seed = 7;
+  const rnd = (): number => (seed = Math.imul(seed, 48271) >>> 0) / 4294967296;
+  for (let k = 0; k < 10; k++) {
+    let p = 50 + k;
+    for (let i = 0; i < N / 10; i++) {
+      const open = p;
+      p = Math.round(p * (1 + (rnd() - 0.5) * 0.01) * 100) / 100;
+      const vol = Math.floor(rnd() * 5000);
+      bars.push({
+        type: 'bar',
+        code: `K${k}.US`,
+        klineType: 1,
+        tsMs: Date.UTC(2026, 0, 5) + i * 60_000 + (i > 1000 ? 86_400_000 : 0),
+        open,
+        high: Math.max(open, p) + 0.01,
+        low: Math.min(open, p) - 0.01,
+        close: p,
+        volume: i % 97 === 5 ? null : vol,
+        turnover: i % 89 === 3 ? null : Math.round(vol * p * 1000) / 1000,
+      });
+    }
+  }
+  const expected = bars.map((b) => ({
+    code: b.code,
+    ts: b.tsMs,
+    open: b.open,
+    high: b.high,
+    low: b.low,
+    close: b.close,
+    volume: b.volume,
+    turnover: b.turnover,
+  }));
+  let file: string;
+  beforeAll(async () => {
+    const w = new NativeParquetWriter({ pageRows: 4000, rowGroupRows: 16_000, dictLimit: 1500 });
+    for (let i = 0; i < N; i += 7000) {
+      const b = createColumnBuilder('kline');
+      for (const bar of bars.slice(i, i + 7000)) b.append(bar);
+      w.push(b.build());
+    }
+    file = join(root, 'native-pages.parquet');
+    await writeFile(file, w.finish());
+  });
+
+  it.each(READERS)('are read back exactly by %s, types included, in order', async (reader) => {
+    const got = await readDataset(reader, file);
+    expect(got.columns.map((c) => [c.name, c.type])).toEqual([
+      ['code', TYPE.utf8[reader]],
+      ['ts', TYPE.ts[reader]],
+      ...['open', 'high', 'low', 'close', 'volume', 'turnover'].map((n) => [n, TYPE.float64[reader]]),
+    ]);
+    expect(got.rows.length).toBe(N);
+    for (let i = 0; i < N; i++)
+      if (!isDeepStrictEqual(got.rows[i], expected[i])) expect([i, got.rows[i]]).toEqual([i, expected[i]]);
+  });
+
+  it('hold two row groups, dictionary then PLAIN pages for prices, delta-packed ts', async () => {
+    const meta = await parquetMeta(file);
+    expect(meta.row_groups).toBe(2);
+    const enc = Object.fromEntries(meta.columns.map((c) => [c.path, c.encodings]));
+    expect(enc['code']).toContain('RLE_DICTIONARY');
+    expect(enc['ts']).toContain('DELTA_BINARY_PACKED');
+    expect(enc['close']).toEqual(expect.arrayContaining(['PLAIN', 'RLE_DICTIONARY']));
+    expect(enc['turnover']).not.toContain('RLE_DICTIONARY');
   });
 });
 

@@ -559,13 +559,18 @@ function present(c: NumericColumn, from: number, to: number): Float64Array {
 
 class Float64Writer extends ColumnChunkWriter {
   readonly physicalType = TYPE_DOUBLE;
-  private readonly dict = new F64Dict(DICT_LIMIT);
+  private readonly dict: F64Dict;
   private dictUsed = false;
   private plainOnly = false;
   /** Non-null values seen. */
   private seen = 0;
   private min = Infinity;
   private max = -Infinity;
+
+  constructor(name: string, nullable: boolean, dictLimit: number) {
+    super(name, nullable);
+    this.dict = new F64Dict(dictLimit);
+  }
 
   addPage(c: ColumnData, from: number, to: number): void {
     const col = c as NumericColumn;
@@ -660,12 +665,12 @@ class TimestampWriter extends ColumnChunkWriter {
   }
 }
 
-function chunkWriter(c: ColumnData): ColumnChunkWriter {
+function chunkWriter(c: ColumnData, dictLimit: number): ColumnChunkWriter {
   switch (c.kind) {
     case 'dict-utf8':
       return new Utf8DictWriter(c.name, false);
     case 'float64':
-      return new Float64Writer(c.name, c.nullable);
+      return new Float64Writer(c.name, c.nullable, dictLimit);
     case 'timestamp-ms':
       return new TimestampWriter(c.name, c.nullable);
     default:
@@ -687,6 +692,8 @@ export interface NativeParquetOptions {
   readonly pageRows?: number;
   /** @defaultValue {@link ROW_GROUP_ROWS} */
   readonly rowGroupRows?: number;
+  /** Distinct values a float64 column's dictionary may hold. @defaultValue {@link DICT_LIMIT} */
+  readonly dictLimit?: number;
 }
 
 /**
@@ -701,8 +708,10 @@ export class NativeParquetWriter {
   private readonly createdBy: string;
   private readonly pageRows: number;
   private readonly rowGroupRows: number;
+  private readonly dictLimit: number;
 
   constructor(options: NativeParquetOptions = {}) {
+    this.dictLimit = options.dictLimit ?? DICT_LIMIT;
     this.arrowSchema = options.arrowSchema;
     this.createdBy = options.createdBy ?? 'quoteflow native parquet writer';
     this.pageRows = options.pageRows ?? PAGE_ROWS;
@@ -720,7 +729,7 @@ export class NativeParquetWriter {
     )
       throw new Error('native parquet writer: batches of different schemas');
     if (this.current !== undefined && this.current.rows + batch.rows > this.rowGroupRows) this.closeGroup();
-    this.current ??= { rows: 0, columns: batch.columns.map(chunkWriter) };
+    this.current ??= { rows: 0, columns: batch.columns.map((c) => chunkWriter(c, this.dictLimit)) };
     const cur = this.current;
     for (let from = 0; from < batch.rows; from += this.pageRows) {
       const to = Math.min(batch.rows, from + this.pageRows);
