@@ -5,7 +5,8 @@
  * (1) by pyarrow (`pq.write_table(..., compression="zstd")` + fsync, spawned in `.venv`, reading
  * the same rows from an Arrow IPC file the sink wrote), and (2) through `DatasetWriter` from `Bar`
  * records fed in batches of 10,000, created per batch as a source would (creating them, mapping,
- * encoding, staging write, fsync and rename are all inside the sink's time). The sink hands a
+ * encoding, staging write, fsync and rename are all inside the sink's time), once per Parquet
+ * encoder (`parquetEncoder: 'native'`, quoteflow's own writer, and `'wasm'`, parquet-wasm). The sink hands a
  * file's rows to its encoder in 256Ki-row pieces while the file is open; with 2 encoder threads
  * the pieces are encoded in parallel and joined into one file (4 row groups).
  * Targets: >= 0.5x pyarrow's rows/s, file <= pyarrow's size + 10%. The longest event-loop stall
@@ -249,15 +250,26 @@ async function main(): Promise<void> {
     const ipc = filesUnder(input)[0]!;
 
     const configs: [string, Partial<DatasetWriterOptions>][] = [
-      ['sink: 1 encoder thread (default), 1 file', { encoderThreads: 1 }],
-      ['sink: 2 encoder threads, 1 file (pieces in parallel)', { encoderThreads: 2 }],
-      ['sink: inline (encoderThreads 0), 1 file', { encoderThreads: 0 }],
+      ['sink native: 1 encoder thread, 1 file', { encoderThreads: 1, parquetEncoder: 'native' }],
+      [
+        'sink native: 2 encoder threads, 1 file (pieces in parallel)',
+        { encoderThreads: 2, parquetEncoder: 'native' },
+      ],
+      ['sink native: inline (encoderThreads 0), 1 file', { encoderThreads: 0, parquetEncoder: 'native' }],
+      ['sink wasm: 1 encoder thread, 1 file', { encoderThreads: 1, parquetEncoder: 'wasm' }],
+      [
+        'sink wasm: 2 encoder threads, 1 file (pieces in parallel)',
+        { encoderThreads: 2, parquetEncoder: 'wasm' },
+      ],
+      ['sink wasm: inline (encoderThreads 0), 1 file', { encoderThreads: 0, parquetEncoder: 'wasm' }],
     ];
-    // Warm-up (untimed): compiles parquet-wasm in both shared encoder threads and on this thread,
+    // Warm-up (untimed): compiles both encoders in both shared encoder threads and on this thread,
     // as in a long-running process after its first files.
-    await runSink(table, ROWS, { encoderThreads: 2 });
-    await runSink(table, ROWS, { encoderThreads: 1 });
-    await runSink(table, 300_000, { encoderThreads: 0 });
+    for (const parquetEncoder of ['wasm', 'native'] as const) {
+      await runSink(table, ROWS, { encoderThreads: 2, parquetEncoder });
+      await runSink(table, ROWS, { encoderThreads: 1, parquetEncoder });
+      await runSink(table, 300_000, { encoderThreads: 0, parquetEncoder });
+    }
 
     // Interleaved, so pyarrow and every sink variant see the same load on a shared machine.
     const pa: { ms: number; cpuMs: number; bytes: number; version: string }[] = [];
@@ -301,8 +313,10 @@ async function main(): Promise<void> {
     const builder = createColumnBuilder('kline');
     for (const b of barsOf(table, 0, ROWS)) builder.append(b);
     const batch = builder.build();
-    const pw = time(() => encodeBatch(batch, 'parquet').byteLength);
+    const nat = time(() => encodeBatch(batch, 'parquet', 'native').byteLength);
+    const pw = time(() => encodeBatch(batch, 'parquet', 'wasm').byteLength);
     const hy = time(() => hyparquet(batch));
+    rows.push(line('encode only: native writer + node:zlib zstd', nat.ms, nat.cpuMs, '–', nat.bytes, '–'));
     rows.push(line('encode only: parquet-wasm 0.8 via apache-arrow', pw.ms, pw.cpuMs, '–', pw.bytes, '–'));
     rows.push(
       line('encode only: hyparquet-writer 0.17 + node:zlib zstd', hy.ms, hy.cpuMs, '–', hy.bytes, '–'),

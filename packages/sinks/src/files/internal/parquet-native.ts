@@ -208,8 +208,18 @@ function bitPack(out: Bytes, vals: ArrayLike<number>, from: number, count: numbe
   let acc = 0;
   let bits = 0;
   if (width <= 24) {
-    for (let i = 0; i < padded; i++) {
-      acc |= (i < count ? vals[from + i]! : 0) << bits;
+    const end = from + count;
+    for (let i = from; i < end; i++) {
+      acc |= vals[i]! << bits;
+      bits += width;
+      while (bits >= 8) {
+        buf[pos++] = acc & 0xff;
+        acc >>>= 8;
+        bits -= 8;
+      }
+    }
+    // Zero padding to the group of 8.
+    for (let i = count; i < padded; i++) {
       bits += width;
       while (bits >= 8) {
         buf[pos++] = acc & 0xff;
@@ -593,7 +603,13 @@ class Float64Writer extends ColumnChunkWriter {
       const words = new Int32Array(vals.buffer, vals.byteOffset, 2 * n);
       for (let i = 0; i < n; i++) {
         const idx = this.dict.indexOf(words[2 * i]!, words[2 * i + 1]!);
-        if (idx < 0) {
+        // Full, or past 16Ki values with most values new so far (checked every 4096 values, so a
+        // high-cardinality column gives up after some 20,000 lookups, not a page's worth; a
+        // column of up to 16Ki distinct values, e.g. whole-number volumes, always keeps its).
+        if (
+          idx < 0 ||
+          ((i & 4095) === 4095 && this.dict.size > 16384 && this.dict.size * 2 > this.seen + i + 1)
+        ) {
           this.plainOnly = true;
           ids = undefined;
           break;
