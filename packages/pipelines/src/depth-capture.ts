@@ -1,4 +1,4 @@
-import type { DepthTick, QuoteflowClient } from '@quoteflow/core';
+import { estimatePlan, type DepthTick, type QuoteflowClient } from '@quoteflow/core';
 import { createSeqDeduper } from '@quoteflow/operators';
 import {
   DatasetWriter,
@@ -7,7 +7,6 @@ import {
   type KafkaSinkOptions,
   type WrittenFile,
 } from '@quoteflow/sinks';
-import { estimatePlan } from './estimate-plan.js';
 import { abortableDelay } from './internal/abortable-delay.js';
 import type { PipelineHandle } from './kline-sync.js';
 import { PipelineError } from './pipeline-error.js';

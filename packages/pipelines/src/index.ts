@@ -1,6 +1,12 @@
-export { estimatePlan, smallestFittingPlan, backfillRequestsFor, minDurationMs } from './estimate-plan.js';
-export type { Universe, PlanEstimate, BackfillEstimate, LiveEstimate } from './estimate-plan.js';
-export { formatDuration } from './format-duration.js';
+// The planner lives in core beside the limit table it reads; re-exported here for convenience.
+export {
+  estimatePlan,
+  smallestFittingPlan,
+  backfillRequestsFor,
+  minDurationMs,
+  formatDuration,
+} from '@quoteflow/core';
+export type { Universe, PlanEstimate, BackfillEstimate, LiveEstimate } from '@quoteflow/core';
 export { SyncState, stateKey } from './sync-state.js';
 export { PipelineError, PIPELINE_ERROR_CODES } from './pipeline-error.js';
 export type { PipelineErrorCode } from './pipeline-error.js';

@@ -1,6 +1,7 @@
 import {
   barPeriodAt,
   calendarOf,
+  estimatePlan,
   isKlineType,
   type Bar,
   type BatchKlineGroupResult,
@@ -17,7 +18,6 @@ import {
   type KafkaSinkOptions,
   type WrittenFile,
 } from '@quoteflow/sinks';
-import { estimatePlan } from './estimate-plan.js';
 import { abortableDelay } from './internal/abortable-delay.js';
 import { fetchKlineHistory } from './internal/fetch-kline-history.js';
 import { runLimited } from './internal/run-limited.js';

@@ -54,10 +54,9 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
         ...(flags.depthCodes === undefined ? {} : { depthCodes: flags.depthCodes }),
         ...(flags.depthIntervalMs === undefined ? {} : { depthIntervalMs: flags.depthIntervalMs }),
       };
-      // Loaded here, not at start: only the planner (core + estimatePlan), not the pipelines' sinks.
-      const [{ PLANS }, { estimatePlan, smallestFittingPlan }, { renderPlanReport }] = await Promise.all([
+      // Loaded here, not at start: only the planner in core, not the pipelines' sinks.
+      const [{ PLANS, estimatePlan, smallestFittingPlan }, { renderPlanReport }] = await Promise.all([
         import('@quoteflow/core'),
-        import('@quoteflow/pipelines/estimate-plan'),
         import('../internal/render-plan-report.js'),
       ]);
       const estimate = estimatePlan(plan, universe);

@@ -1,6 +1,5 @@
 import { planLimits, type Plan } from '@quoteflow/core';
-import type { PlanEstimate } from '@quoteflow/pipelines/estimate-plan';
-import { formatDuration } from '@quoteflow/pipelines/format-duration';
+import { formatDuration, type PlanEstimate } from '@quoteflow/core';
 import { renderTable } from './render-table.js';
 
 function pct(share: number): string {

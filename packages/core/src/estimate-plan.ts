@@ -1,17 +1,15 @@
+import type { KlineType } from './domain.js';
+import { KLINE_PERIOD_MS, canPageBackwards, classifyCode } from './markets.js';
 import {
-  KLINE_PERIOD_MS,
   MAX_KLINE_PER_REQUEST,
   PLANS,
-  canPageBackwards,
-  classifyCode,
   planLimits,
   sustainedRate,
   type EndpointKind,
-  type KlineType,
   type Plan,
   type PlanLimitOverrides,
   type PlanLimits,
-} from '@quoteflow/core';
+} from './plans.js';
 import { formatDuration } from './format-duration.js';
 
 /** What a user wants to keep: K-line series (codes × kline types) with N bars of history, and depth codes. */

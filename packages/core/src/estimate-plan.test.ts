@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PLANS, planLimits, type KlineType } from '@quoteflow/core';
+import type { KlineType } from './domain.js';
+import { PLANS, planLimits } from './plans.js';
 import { backfillRequestsFor, estimatePlan, minDurationMs, smallestFittingPlan } from './estimate-plan.js';
 import { formatDuration } from './format-duration.js';
 
