@@ -133,3 +133,4 @@ export type { ToReadableOptions } from './adapters/to-readable.js';
 export { estimatePlan, smallestFittingPlan, backfillRequestsFor, minDurationMs } from './estimate-plan.js';
 export type { Universe, PlanEstimate, BackfillEstimate, LiveEstimate } from './estimate-plan.js';
 export { formatDuration } from './format-duration.js';
+export { suspensionInstant } from './suspension-instant.js';

@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
-import { DecodeError, EXCHANGE_TIME_ZONES, parseWallClock } from '@quoteflow/core';
+import { DecodeError, EXCHANGE_TIME_ZONES, parseWallClock, suspensionInstant } from '@quoteflow/core';
 import type { SuspensionRecord } from '@quoteflow/core';
 
 /** The kinds of change between two snapshots. */
@@ -54,22 +54,6 @@ function clean(v: string | undefined): string | undefined {
   return t === '' ? undefined : t;
 }
 
-function instant(
-  dateTime: string | undefined,
-  date: string | undefined,
-  time: string | undefined,
-  tz: string,
-): number | undefined {
-  if (dateTime !== undefined) {
-    const ms = parseWallClock(dateTime, tz);
-    if (ms !== undefined) return ms;
-  }
-  if (time !== undefined && /^\d{4}-\d{2}-\d{2}/.test(time)) return parseWallClock(time, tz); // a full stamp in the time field
-  if (date === undefined) return undefined;
-  const datePart = date.slice(0, 10);
-  return parseWallClock(time === undefined ? datePart : `${datePart} ${time}`, tz);
-}
-
 function finiteOr(ms: number | undefined, fallback: () => number | undefined): number | undefined {
   return ms !== undefined && Number.isFinite(ms) ? ms : fallback();
 }
@@ -107,9 +91,11 @@ export function normalizeSuspension(record: SuspensionRecord): SuspensionRecord 
     symbol: record.symbol.trim(),
     ...raw,
     publishDate,
-    haltAtMs: finiteOr(record.haltAtMs, () => instant(raw.haltDateTime, raw.haltDate, raw.haltTime, tz)),
+    haltAtMs: finiteOr(record.haltAtMs, () =>
+      suspensionInstant(raw.haltDateTime, raw.haltDate, raw.haltTime, tz),
+    ),
     resumeAtMs: finiteOr(record.resumeAtMs, () =>
-      instant(raw.resumeDateTime, raw.resumeDate, raw.resumeTime, tz),
+      suspensionInstant(raw.resumeDateTime, raw.resumeDate, raw.resumeTime, tz),
     ),
     publishAtMs: finiteOr(record.publishAtMs, () => parseWallClock(publishDate, tz)) ?? Number.NaN,
   };

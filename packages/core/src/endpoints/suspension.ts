@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { EXCHANGE_TIME_ZONES, EXCHANGES, type Exchange, type SuspensionRecord } from '../domain.js';
 import { DecodeError, HttpStatusError, InvalidOptionError, ServiceError } from '../errors.js';
 import { parseWallClock } from '../internal/zoned-time.js';
+import { suspensionInstant } from '../suspension-instant.js';
 import { type RequestSpec } from './request-spec.js';
 import { decodeErrorFromZod, errorForRet, formatPath } from './ret-envelope.js';
 
@@ -88,28 +89,6 @@ function text(v: string | number | null | undefined): string | undefined {
   return v == null || v === '' ? undefined : String(v);
 }
 
-/** The instant of a date-time field, or of a date field plus a time field (which may itself be a full date-time). */
-function instant(
-  dateTime: string | undefined,
-  date: string | undefined,
-  time: string | undefined,
-  tz: string,
-): number | undefined {
-  if (dateTime !== undefined) {
-    const ms = parseWallClock(dateTime, tz);
-    if (ms !== undefined) return ms;
-  }
-  if (time !== undefined) {
-    const full = parseWallClock(time, tz);
-    if (full !== undefined) return full;
-    if (date !== undefined) {
-      const ms = parseWallClock(`${date.trim().slice(0, 10)} ${time.trim()}`, tz);
-      if (ms !== undefined) return ms;
-    }
-  }
-  return date === undefined ? undefined : parseWallClock(date, tz);
-}
-
 /**
  * Interprets and decodes a suspension response: HTTP 500 `{success:false,error}` (or
  * `success:false` with any status) throws a {@link ServiceError}; other non-2xx an
@@ -184,8 +163,8 @@ export function decodeSuspensionResponse(
       sourceExchange: text(r.sourceExchange),
       pauseThresholdPrice: text(r.pauseThresholdPrice),
       publishDate: r.publishDate,
-      haltAtMs: instant(haltDateTime, haltDate, haltTime, tz),
-      resumeAtMs: instant(resumeDateTime, resumeDate, resumeTime, tz),
+      haltAtMs: suspensionInstant(haltDateTime, haltDate, haltTime, tz),
+      resumeAtMs: suspensionInstant(resumeDateTime, resumeDate, resumeTime, tz),
       publishAtMs,
     } satisfies SuspensionRecord;
   });
