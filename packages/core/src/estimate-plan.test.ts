@@ -54,11 +54,15 @@ describe('estimatePlan', () => {
     bars: 1_000,
   };
 
-  it('counts series, packs groups to the cap and refreshes at the batch interval', () => {
+  it('counts series, packs groups to the cap and refreshes at the batch interval plus margin and round trip', () => {
     const e = estimatePlan('professional', universe);
     expect(e.series).toBe(6);
     expect(e.live.batchRequestsPerCycle).toBe(1);
-    expect(e.live.refreshPeriodMs).toBe(1_000);
+    // The scheduler counts a request until it settles: 1 s interval + 25 ms margin + 100 ms round trip.
+    expect(e.live.refreshPeriodMs).toBe(1_125);
+    expect(
+      estimatePlan('professional', universe, {}, { marginMs: 0, roundTripMs: 0 }).live.refreshPeriodMs,
+    ).toBe(1_000);
     // 2 stocks × 2 types one page each, BTCUSDT 3 pages × 2 types.
     expect(e.backfill.requests).toBe(4 + 6);
     expect(e.backfill.shortSeries).toBe(4);
@@ -77,8 +81,8 @@ describe('estimatePlan', () => {
     const codes = Array.from({ length: 10_000 }, (_, i) => `S${i}.US`);
     const e = estimatePlan('professional', { codes, klineTypes: [1], bars: 100 });
     expect(e.live.batchRequestsPerCycle).toBe(20);
-    expect(e.live.refreshPeriodMs).toBe(20_000);
-    expect(e.dailyShare).toBeCloseTo((86_400 / 20 / 1_728_000) * 20, 5);
+    expect(e.live.refreshPeriodMs).toBe(20 * 1_125);
+    expect(e.dailyShare).toBeCloseTo((86_400 / 22.5 / 1_728_000) * 20, 5);
   });
 
   it('shares the combined budget between depth and batch polling', () => {

@@ -26,6 +26,21 @@ export interface Universe {
   readonly depthIntervalMs?: number;
 }
 
+/**
+ * What each request costs on top of the rule's spacing when live: the scheduler keeps `marginMs`
+ * and counts a request until its answer came back (one round trip), so a rule of `limit` per
+ * `windowMs` sustains `limit` requests per `windowMs + marginMs + roundTripMs`.
+ */
+export interface PlanTiming {
+  /** The scheduler's safety margin. @defaultValue 25 ms (`PLAN_SCHEDULER_DEFAULTS.marginMs`) */
+  readonly marginMs?: number;
+  /** Assumed round trip of one request. @defaultValue 100 ms */
+  readonly roundTripMs?: number;
+}
+
+/** Defaults of {@link PlanTiming}. */
+export const PLAN_TIMING_DEFAULTS = { marginMs: 25, roundTripMs: 100 } as const;
+
 /** The backfill part of an estimate: one-off history through `/kline`. */
 export interface BackfillEstimate {
   /** `/kline` requests for every series. */
@@ -44,7 +59,10 @@ export interface LiveEstimate {
   readonly groups: number;
   /** `/batch-kline` requests per refresh cycle, each packed to the plan's group cap. */
   readonly batchRequestsPerCycle: number;
-  /** How often every series is refreshed (ms): one cycle, sustainable all day long. */
+  /**
+   * How often every series is refreshed (ms): one cycle, sustainable all day long, including the
+   * scheduler's margin and one round trip per request ({@link PlanTiming}).
+   */
   readonly refreshPeriodMs: number;
   /** `/depth-tick` requests per depth poll. */
   readonly depthRequestsPerPoll: number;
@@ -112,14 +130,18 @@ function combinedRate(limits: PlanLimits): number {
  * whether it fits (every series refreshed at least once per bar period of its kline type, so the
  * two bars of `/batch-kline` never skip a closed bar, and the backfill done within a day).
  *
- * @example estimatePlan('basic', { codes: ['AAPL.US'], klineTypes: [1], bars: 100 }).live.refreshPeriodMs // 3000
+ * @example estimatePlan('basic', { codes: ['AAPL.US'], klineTypes: [1], bars: 100 }).live.refreshPeriodMs // 3125
  */
 export function estimatePlan(
   plan: Plan,
   universe: Universe,
   overrides: PlanLimitOverrides = {},
+  timing: PlanTiming = {},
 ): PlanEstimate {
   const limits = planLimits(plan, overrides);
+  const overheadMs =
+    (timing.marginMs ?? PLAN_TIMING_DEFAULTS.marginMs) +
+    (timing.roundTripMs ?? PLAN_TIMING_DEFAULTS.roundTripMs);
   const series = universe.codes.length * universe.klineTypes.length;
 
   let requests = 0;
@@ -140,14 +162,17 @@ export function estimatePlan(
   const batchRequestsPerCycle = Math.ceil(series / limits.batchKlineGroups);
   const depthCodes = universe.depthCodes ?? [];
   const depthRequestsPerPoll = Math.ceil(depthCodes.length / limits.codesPerRequest);
-  // Each rule alone: the batch interval paces /batch-kline, the endpoint rate paces /depth-tick.
-  let refreshPeriodMs = batchRequestsPerCycle * batchIntervalMs;
+  // Each rule alone: the batch interval paces /batch-kline, the endpoint rate paces /depth-tick;
+  // a request holds its slot for the window plus the margin and its round trip.
+  let refreshPeriodMs = batchRequestsPerCycle * (batchIntervalMs + overheadMs);
+  const depthRate = sustainedRate(limits, 'depth-tick');
   let depthPeriodMs =
     depthRequestsPerPoll === 0
       ? undefined
       : Math.max(
           universe.depthIntervalMs ?? 0,
-          (depthRequestsPerPoll * 1000) / sustainedRate(limits, 'depth-tick'),
+          (depthRequestsPerPoll * 1000) / depthRate +
+            depthRequestsPerPoll * (overheadMs / Math.max(1, depthRate)),
         );
   const load = (): number =>
     (refreshPeriodMs > 0 ? batchRequestsPerCycle / refreshPeriodMs : 0) +

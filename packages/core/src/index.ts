@@ -130,7 +130,13 @@ export { toAsyncIterable, TO_ASYNC_ITERABLE_DEFAULTS } from './adapters/to-async
 export type { ToAsyncIterableOptions } from './adapters/to-async-iterable.js';
 export { toReadable } from './adapters/to-readable.js';
 export type { ToReadableOptions } from './adapters/to-readable.js';
-export { estimatePlan, smallestFittingPlan, backfillRequestsFor, minDurationMs } from './estimate-plan.js';
-export type { Universe, PlanEstimate, BackfillEstimate, LiveEstimate } from './estimate-plan.js';
+export {
+  estimatePlan,
+  smallestFittingPlan,
+  backfillRequestsFor,
+  minDurationMs,
+  PLAN_TIMING_DEFAULTS,
+} from './estimate-plan.js';
+export type { Universe, PlanEstimate, BackfillEstimate, LiveEstimate, PlanTiming } from './estimate-plan.js';
 export { formatDuration } from './format-duration.js';
 export { suspensionInstant } from './suspension-instant.js';
