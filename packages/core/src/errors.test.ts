@@ -69,15 +69,18 @@ describe('error family', () => {
     [new AbortedError('kline'), 'AbortedError', 'QF_ABORTED', false],
     [new ClientClosedError('kline'), 'ClientClosedError', 'QF_CLOSED', false],
     [new BufferOverflowError(10), 'BufferOverflowError', 'QF_BUFFER_OVERFLOW', false],
-  ] as [QuoteflowError, string, ErrorCode, boolean][])('%o has name %s, code %s and retryable %s', (err, name, code, retryable) => {
-    expect(err).toBeInstanceOf(QuoteflowError);
-    expect(err).toBeInstanceOf(Error);
-    expect(err.name).toBe(name);
-    expect(err.code).toBe(code);
-    expect(err.retryable).toBe(retryable);
-    expect(ERROR_CODES).toContain(err.code);
-    expect(isQuoteflowError(err, code)).toBe(true);
-  });
+  ] as [QuoteflowError, string, ErrorCode, boolean][])(
+    '%o has name %s, code %s and retryable %s',
+    (err, name, code, retryable) => {
+      expect(err).toBeInstanceOf(QuoteflowError);
+      expect(err).toBeInstanceOf(Error);
+      expect(err.name).toBe(name);
+      expect(err.code).toBe(code);
+      expect(err.retryable).toBe(retryable);
+      expect(ERROR_CODES).toContain(err.code);
+      expect(isQuoteflowError(err, code)).toBe(true);
+    },
+  );
 
   it('keeps the service refusal details and says what to do', () => {
     const err = new TooManyProductsError(refusal);

@@ -1,7 +1,17 @@
 export {};
 // Files: Hive-partitioned Parquet / Arrow IPC / NDJSON datasets (contract.md "Datasets on disk").
-export { DatasetWriter, DATASET_FORMATS, DATASET_WRITER_DEFAULTS, PARQUET_ENCODERS } from './files/dataset-writer.js';
-export type { DatasetFormat, DatasetWriterOptions, ParquetEncoder, WrittenFile } from './files/dataset-writer.js';
+export {
+  DatasetWriter,
+  DATASET_FORMATS,
+  DATASET_WRITER_DEFAULTS,
+  PARQUET_ENCODERS,
+} from './files/dataset-writer.js';
+export type {
+  DatasetFormat,
+  DatasetWriterOptions,
+  ParquetEncoder,
+  WrittenFile,
+} from './files/dataset-writer.js';
 export { writeDataset } from './files/write-dataset.js';
 export type { WriteDatasetOptions } from './files/write-dataset.js';
 export {
@@ -23,7 +33,13 @@ export { FileSinkError, FILE_SINK_ERROR_CODES } from './files/file-sink-error.js
 export type { FileSinkErrorCode } from './files/file-sink-error.js';
 // Kafka: topics P.kline / P.depth / P.suspension (contract.md "Kafka"), idempotent, acks=all.
 export { KafkaSink, KAFKA_SINK_DEFAULTS, KAFKA_DRIVERS } from './kafka/kafka-sink.js';
-export type { KafkaSinkOptions, KafkaSinkStats, KafkaSinkLogger, KafkaDriverName, KafkaDriverFactory } from './kafka/kafka-sink.js';
+export type {
+  KafkaSinkOptions,
+  KafkaSinkStats,
+  KafkaSinkLogger,
+  KafkaDriverName,
+  KafkaDriverFactory,
+} from './kafka/kafka-sink.js';
 export { toKafka, TO_KAFKA_DEFAULTS } from './kafka/to-kafka.js';
 export type { ToKafkaOptions } from './kafka/to-kafka.js';
 export {
@@ -47,8 +63,19 @@ export type {
   SuspensionMessageValue,
 } from './kafka/to-kafka-message.js';
 export { KAFKA_COMPRESSIONS } from './kafka/kafka-producer-driver.js';
-export type { KafkaCompression, KafkaTopicSpec, KafkaProducerDriver, KafkaDriverOptions } from './kafka/kafka-producer-driver.js';
-export { KafkajsDriver, kafkajsClientConfig, kafkajsProducerConfig, kafkajsCompression, kafkajsTopicMessages } from './kafka/kafkajs-driver.js';
+export type {
+  KafkaCompression,
+  KafkaTopicSpec,
+  KafkaProducerDriver,
+  KafkaDriverOptions,
+} from './kafka/kafka-producer-driver.js';
+export {
+  KafkajsDriver,
+  kafkajsClientConfig,
+  kafkajsProducerConfig,
+  kafkajsCompression,
+  kafkajsTopicMessages,
+} from './kafka/kafkajs-driver.js';
 export { PlatformaticKafkaDriver, platformaticProducerOptions } from './kafka/platformatic-driver.js';
 export { KafkaDeliveryError } from './kafka/kafka-delivery-error.js';
 export { KafkaSinkClosedError } from './kafka/kafka-sink-closed-error.js';
