@@ -12,6 +12,7 @@ bash scripts/redis/setup.sh
 # Tests, benches and examples are type-checked too (the package builds leave them out), and linted.
 pnpm exec tsc -p tsconfig.test.json
 pnpm exec eslint .
+pnpm exec prettier --check . >/dev/null
 mkdir -p .cache
 status=0
 pnpm exec vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest-report.json "$@" || status=$?
