@@ -11,7 +11,8 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['packages/*/src/**/*.test.ts'] },
+        // Generous: CI shares two cores with a Kafka broker; a timeout is a safety net, not an assertion.
+        test: { name: 'unit', include: ['packages/*/src/**/*.test.ts'], testTimeout: 30_000 },
       },
       {
         extends: true,

@@ -261,7 +261,7 @@ describe('DatasetWriter', () => {
       if (t.getChild('seq')!.get(j) !== BigInt(j)) bad++;
     }
     expect(bad).toBe(0);
-  });
+  }, 60_000);
 
   it('writes Arrow IPC files that apache-arrow reads back with the exact types', async () => {
     await using w = new DatasetWriter({ dir, format: 'arrow', encoderThreads: 1 });
