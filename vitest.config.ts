@@ -22,6 +22,9 @@ export default defineConfig({
           // The Kafka broker of the run (started on first use, stopped at the end; KAFKA_BROKERS skips it).
           globalSetup: ['test/support/kafka-global-setup.ts'],
           testTimeout: 120_000,
+          // These run real brokers, Redis and worker processes on two shared cores: one retry keeps
+          // a scheduling hiccup from failing CI, and a test that fails twice still fails.
+          retry: 1,
           hookTimeout: 300_000,
         },
       },

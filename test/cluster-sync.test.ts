@@ -247,7 +247,8 @@ describe('three sync workers on one token', () => {
     for (const code of deadItems) {
       const list = bySeries.get(`${code}|1`)!;
       expect(list.at(-1)!, `${code} after the kill`).toBeGreaterThan(killedAtMarketMs);
-      expect(list.at(-1)!).toBeGreaterThanOrEqual(stoppedAtMarketMs - 3 * 60_000);
+      // …and kept going: within 10 market minutes (50 s real at 12x) of the stop, even on a loaded machine.
+      expect(list.at(-1)!).toBeGreaterThanOrEqual(stoppedAtMarketMs - 10 * 60_000);
     }
     console.log(
       `takeover after SIGKILL: ${takeoverMs} ms; ${rows.length} closed bars in ${bySeries.size} series; ${requests.length} requests, ${all.length} arrivals at the simulator, ${sim.log.refused().length} refused`,
