@@ -31,7 +31,8 @@ for (let i = 0; ; i += 1000) {
   const batch = [];
   for (let j = i; j < i + 1000; j++) {
     batch.push({ type: 'bar', code: 'C' + (j % 50) + '.US', klineType: 1, tsMs: t0 + Math.floor(j / 50) * 60000,
-      open: j, high: j + 1, low: j - 1, close: j + 0.5, volume: j % 7 === 0 ? null : j, turnover: j * 10 });
+      open: j, high: j + 1, low: j - 1, close: j + 0.5, volume: j % 7 === 0 ? null : j, turnover: j * 10,
+      readAtMs: t0 + 86_400_000, receivedAtMs: t0 + 86_400_000 + j });
   }
   await w.write(batch);
 }
@@ -110,6 +111,8 @@ it('leaves only complete files after SIGKILL mid-write, and the next writer clea
     close: 1,
     volume: 1,
     turnover: 1,
+    readAtMs: 60_000,
+    receivedAtMs: 60_001,
   });
   await next.flush();
   expect(await readdir(join(dir, '.staging'))).toEqual([]);

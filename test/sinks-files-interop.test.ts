@@ -55,6 +55,8 @@ const bar = (code: string, klineType: 1 | 8, tsMs: number, i: number, nulls = fa
   close: 100.75 + i / 8,
   volume: nulls ? null : 1000 * (i + 1),
   turnover: nulls ? null : 123456.5 + i,
+  readAtMs: tsMs + 86_400_000,
+  receivedAtMs: tsMs + 86_400_000 + 1 + i,
 });
 
 // 1-minute bars across a month boundary (two `month=` partitions) and daily bars, with the
@@ -392,6 +394,8 @@ describe('Parquet kline files of many pages and row groups, from the native writ
         close: p,
         volume: i % 97 === 5 ? null : vol,
         turnover: i % 89 === 3 ? null : Math.round(vol * p * 1000) / 1000,
+        readAtMs: Date.UTC(2026, 0, 7),
+        receivedAtMs: Date.UTC(2026, 0, 7) + 1,
       });
     }
   }

@@ -56,6 +56,8 @@ function records(perCode: number): KafkaRecord[] {
         close: price + 0.125,
         volume: i % 7 === 3 ? null : 1000 + i,
         turnover: i % 7 === 3 ? null : (1000 + i) * price,
+        readAtMs: tsMs + 30_000,
+        receivedAtMs: tsMs + 30_000 + c,
         final: i % 2 === 1,
         revision: i % 2,
       };
@@ -92,6 +94,8 @@ function records(perCode: number): KafkaRecord[] {
         close: 1.5,
         volume: 10,
         turnover: 15,
+        readAtMs: Date.UTC(2026, 0, 1) + (i + 1) * 86_400_000,
+        receivedAtMs: Date.UTC(2026, 0, 1) + (i + 1) * 86_400_000 + 1,
       };
       out.push(bar);
       const halt: SuspensionRecord = {

@@ -69,6 +69,7 @@ const ZodBatch = z.object({
 });
 
 let sink = 0;
+const STAMPS = { readAtMs: 1_700_000_000_000, receivedAtMs: 1_700_000_000_120 };
 const rows = measure(
   [
     ['JSON.parse alone (baseline)', () => (sink += (JSON.parse(text) as { ret: number }).ret)],
@@ -76,7 +77,7 @@ const rows = measure(
       'quoteflow decode (zod validate + plain loop)',
       () => {
         const env = interpretRetResponse('batch-kline', { status: 200, text }, 'bench', []);
-        sink += decodeBatchKlineData(env.data).length;
+        sink += decodeBatchKlineData(env.data, STAMPS).length;
       },
     ],
     [

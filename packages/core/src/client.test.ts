@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { QuoteflowClient, type QuoteflowClientOptions } from './client.js';
+import { ManualClock, systemClock, type Clock } from './clock.js';
 import {
   AbortedError,
   ClientClosedError,
@@ -12,6 +13,7 @@ import {
 } from './errors.js';
 import type { EndpointKind } from './plans.js';
 import type { RequestScheduler, ScheduledRequest } from './request-scheduler.js';
+import type { PlanScheduler } from './scheduler/index.js';
 
 const TOKEN = 'SECRET-TOKEN-9f3a7c';
 
@@ -531,5 +533,134 @@ describe('QuoteflowClient cancellation and lifecycle', () => {
     clients.push(c);
     expect(c.scheduler).toBeDefined();
     expect(await c.depth(['EURGBP'])).toHaveLength(1);
+  });
+});
+
+describe('QuoteflowClient clock', () => {
+  const T0 = Date.UTC(2026, 0, 5, 14, 30);
+  const klineAnswer = () =>
+    ok({ code: 'BTCUSDT', kline_type: 1, kline_list: [bar(1_700_000_000), bar(1_700_000_060)] });
+  /** A clock whose time the test sets by hand; its timers are the real ones. */
+  const stubClock = (startMs: number) => {
+    const state = { nowMs: startMs };
+    const clock: Clock = { ...systemClock, now: () => state.nowMs };
+    return { clock, state };
+  };
+  /** Waits (real time) until the server has seen `n` requests. */
+  const seenCount = async (n: number) => {
+    for (let i = 0; i < 200 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(seen).toHaveLength(n);
+  };
+
+  it('stamps readAtMs when the scheduler lets the request go and receivedAtMs after the answer', async () => {
+    const { clock, state } = stubClock(T0);
+    const queuedAt: number[] = [];
+    const scheduler: RequestScheduler = {
+      schedule: (_request, send) => {
+        queuedAt.push(clock.now());
+        state.nowMs += 500; // the request waits in the scheduler's queue
+        return send();
+      },
+      reportRateLimited: () => {},
+    };
+    handler = (s) => {
+      state.nowMs += 250; // the service takes its time
+      return s.method === 'POST' ? batchEcho(s) : klineAnswer();
+    };
+    const { c } = client({ clock, scheduler });
+    expect(c.clock).toBe(clock);
+    const bars = await c.kline({ code: 'BTCUSDT', klineType: 1, count: 2 });
+    expect(queuedAt).toEqual([T0]);
+    expect(bars).toHaveLength(2);
+    for (const b of bars) expect(b).toMatchObject({ readAtMs: T0 + 500, receivedAtMs: T0 + 750 });
+    const groups = await c.batchKline([
+      { code: 'BTCUSDT', klineType: 1 },
+      { code: 'ETHUSDT', klineType: 1 },
+    ]);
+    for (const b of groups.flatMap((g) => g.bars))
+      expect(b).toMatchObject({ readAtMs: T0 + 1_250, receivedAtMs: T0 + 1_500 });
+  });
+
+  it('hands out strictly increasing receivedAtMs per client even when the clock stands still', async () => {
+    const { clock } = stubClock(T0);
+    handler = (s) => (s.method === 'POST' ? batchEcho(s) : klineAnswer());
+    const { c } = client({ clock, plan: 'free', limitOverrides: { batchKlineGroups: 2 } });
+    const a = await c.kline({ code: 'BTCUSDT', klineType: 1, count: 2 });
+    const b = await c.kline({ code: 'BTCUSDT', klineType: 1, count: 2 });
+    // Five groups at two per request: three answers, each with its own instant.
+    const groups = await c.batchKline(
+      ['A', 'B', 'C', 'D', 'E'].map((x) => ({ code: `${x}USDT`, klineType: 1 as const })),
+    );
+    expect(a.map((x) => x.receivedAtMs)).toEqual([T0, T0]);
+    expect(b.map((x) => x.receivedAtMs)).toEqual([T0 + 1, T0 + 1]);
+    const perGroup = groups.map((g) => new Set(g.bars.map((x) => x.receivedAtMs)));
+    expect(perGroup.every((set) => set.size === 1)).toBe(true);
+    const answers = new Set(groups.flatMap((g) => g.bars.map((x) => x.receivedAtMs)));
+    expect([...answers].sort((x, y) => x - y)).toEqual([T0 + 2, T0 + 3, T0 + 4]);
+    expect([...a, ...b, ...groups.flatMap((g) => g.bars)].every((x) => x.readAtMs === T0)).toBe(true);
+    // Another client keeps its own sequence.
+    const { c: other } = client({ clock });
+    expect((await other.kline({ code: 'BTCUSDT', klineType: 1, count: 1 }))[0]!.receivedAtMs).toBe(T0);
+  });
+
+  it('waits the retry backoff on the injected clock: nothing is sent again until it advances', async () => {
+    const clock = new ManualClock(T0);
+    handler = (_s, i) => (i === 0 ? { status: 502, text: 'bad gateway' } : klineAnswer());
+    const { c } = client({
+      clock,
+      retry: { maxAttempts: 3, baseDelayMs: 40, maxDelayMs: 40, random: () => 0.5 }, // 20 ms
+    });
+    const bars = c.kline({ code: 'BTCUSDT', klineType: 1, count: 2 });
+    await seenCount(1);
+    await new Promise((r) => setTimeout(r, 100)); // five times the delay passes in real time
+    expect(seen).toHaveLength(1);
+    await clock.advance(19);
+    expect(seen).toHaveLength(1);
+    await clock.advance(1);
+    const result = await bars;
+    expect(seen).toHaveLength(2);
+    expect(result[0]).toMatchObject({ readAtMs: T0 + 20, receivedAtMs: T0 + 20 });
+  });
+
+  it('keeps the network timeout on real time, whatever the clock', async () => {
+    handler = () => 'hang';
+    const { c } = client({
+      clock: new ManualClock(T0), // never advanced
+      timeouts: { requestMs: 50 },
+      retry: { maxAttempts: 1 },
+    });
+    expect(await failure(c.kline({ code: 'BTCUSDT', klineType: 1, count: 1 }))).toMatchObject({
+      code: 'QF_TIMEOUT',
+    });
+  });
+
+  it('builds its default scheduler on its clock, never shared with a client on another clock', async () => {
+    const token = 'clock-keyed-token';
+    const make = (clock?: Clock) => {
+      const c = new QuoteflowClient({
+        baseUrl,
+        token,
+        plan: 'basic',
+        ...(clock === undefined ? {} : { clock }),
+      });
+      clients.push(c);
+      return c;
+    };
+    const manual = new ManualClock(T0);
+    const onSystem = make();
+    const onManual = make(manual);
+    expect(onSystem.clock).toBe(systemClock);
+    expect(onManual.scheduler).not.toBe(onSystem.scheduler);
+    expect(make(manual).scheduler).toBe(onManual.scheduler);
+    expect(make(systemClock).scheduler).toBe(onSystem.scheduler);
+    expect((onManual.scheduler as PlanScheduler).stats().atMs).toBe(T0);
+    await (onManual.scheduler as PlanScheduler).close();
+    await (onSystem.scheduler as PlanScheduler).close();
+  });
+
+  it('refuses a clock without the Clock methods', () => {
+    expect(
+      () => new QuoteflowClient({ baseUrl, token: TOKEN, plan: 'free', clock: { now: () => 0 } as never }),
+    ).toThrow(/"clock" must have now\(\), setTimeout\(\) and clearTimeout\(\)/);
   });
 });

@@ -1,5 +1,6 @@
 import { Agent, type Dispatcher } from 'undici';
-import type { Bar, Exchange, DepthTick, StaticInfo, SuspensionRecord } from './domain.js';
+import { sleepOn, systemClock, type Clock } from './clock.js';
+import type { Bar, Exchange, DepthTick, ReadStamps, StaticInfo, SuspensionRecord } from './domain.js';
 import {
   AbortedError,
   ClientClosedError,
@@ -21,10 +22,10 @@ import { ACCEPT_JSON, POST_JSON, type RequestSpec } from './endpoints/request-sp
 import { interpretRetResponse } from './endpoints/ret-envelope.js';
 import { buildStaticInfoRequest, decodeStaticInfoData } from './endpoints/static-info.js';
 import { buildSuspensionRequest, decodeSuspensionResponse } from './endpoints/suspension.js';
-import { abortableSleep, isAborted } from './internal/abortable-sleep.js';
 import { backoffDelayMs } from './internal/backoff-delay.js';
 import { chunk } from './internal/chunk.js';
 import { httpExchange, type HttpResponse } from './internal/http-exchange.js';
+import { isAborted } from './internal/is-aborted.js';
 import { newTrace } from './internal/new-trace.js';
 import { redactErrorInPlace } from './internal/redact-token.js';
 import {
@@ -53,7 +54,10 @@ export interface QuoteflowLogger {
   warn?(event: string, fields: Readonly<Record<string, unknown>>): void;
 }
 
-/** Per-request timeouts, from the moment the scheduler lets the request leave. */
+/**
+ * Per-request timeouts, from the moment the scheduler lets the request leave. Real time, never
+ * the injected clock: they guard a socket, not market time.
+ */
 export interface TimeoutOptions {
   /** `/static_info`, `/depth-tick`, `/kline`, `/batch-kline`: no headers, or a stalled body, for this long. @defaultValue 10 000 ms */
   readonly requestMs?: number;
@@ -61,7 +65,7 @@ export interface TimeoutOptions {
   readonly suspensionMs?: number;
 }
 
-/** Retry policy: exponential backoff with full jitter. */
+/** Retry policy: exponential backoff with full jitter, waited on the client's clock. */
 export interface RetryOptions {
   /** Requests per call, including the first (network errors, timeouts, 5xx, malformed bodies, 429). @defaultValue 4 */
   readonly maxAttempts?: number;
@@ -85,8 +89,17 @@ export interface QuoteflowClientOptions {
   readonly plan: Plan;
   /** Stricter request sizes than the plan's (e.g. Free with 5 batch groups). */
   readonly limitOverrides?: PlanLimitOverrides;
-  /** The request scheduler; default: the process-wide one of this token (`sharedSchedulerFor`). */
+  /**
+   * The request scheduler; default: the process-wide one of this token and `clock`
+   * (`sharedSchedulerFor`). An injected scheduler keeps its own clock: give it the same one.
+   */
   readonly scheduler?: RequestScheduler;
+  /**
+   * The time of everything the client does but network timeouts: the scheduler it builds, retry
+   * backoff, and the `readAtMs`/`receivedAtMs` stamps on every bar. Give every quoteflow part
+   * of a process the same clock. @defaultValue {@link systemClock}
+   */
+  readonly clock?: Clock;
   /** undici dispatcher; default: a keep-alive `Agent` owned (and closed) by the client. */
   readonly dispatcher?: Dispatcher;
   readonly timeouts?: TimeoutOptions;
@@ -144,6 +157,8 @@ export class QuoteflowClient {
   /** The plan's limits with the overrides applied. */
   readonly limits: PlanLimits;
   readonly scheduler: RequestScheduler;
+  /** The clock the client schedules, backs off and stamps bars with. */
+  readonly clock: Clock;
   readonly #baseUrl: string;
   readonly #token: string;
   readonly #dispatcher: Dispatcher;
@@ -153,6 +168,8 @@ export class QuoteflowClient {
   readonly #logger: QuoteflowLogger;
   readonly #productClasses: Readonly<Record<string, ProductClass>>;
   readonly #families: Readonly<Record<string, Family>>;
+  /** The last `receivedAtMs` handed out, so the next one is strictly later. */
+  #lastReceivedAtMs = Number.NEGATIVE_INFINITY;
   #closed = false;
 
   constructor(options: QuoteflowClientOptions) {
@@ -250,9 +267,24 @@ export class QuoteflowClient {
     this.#productClasses = { ...options.productClasses };
     this.#families = { ...options.families };
     this.#logger = options.logger ?? {};
+    const clock = options.clock ?? systemClock;
+    if (
+      typeof clock !== 'object' ||
+      clock === null ||
+      typeof clock.now !== 'function' ||
+      typeof clock.setTimeout !== 'function' ||
+      typeof clock.clearTimeout !== 'function'
+    )
+      throw new InvalidOptionError(
+        'clock',
+        'QuoteflowClient: "clock" must have now(), setTimeout() and clearTimeout() (see systemClock)',
+      );
+    this.clock = clock;
     // The shared scheduler gets the plan's own limits: overrides change request sizes, not rates,
-    // so clients of one token with different size overrides still share one scheduler.
-    this.scheduler = options.scheduler ?? sharedSchedulerFor(options.token, planLimits(options.plan));
+    // so clients of one token with different size overrides still share one scheduler. It is the
+    // scheduler of this clock: clients on different clocks never share one.
+    this.scheduler =
+      options.scheduler ?? sharedSchedulerFor(options.token, planLimits(options.plan), { clock });
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
@@ -378,7 +410,7 @@ export class QuoteflowClient {
           'kline',
           (trace) => buildKlineRequest(query, family, trace),
           (res, spec) => {
-            const r = decodeKlineData(this.#ok(res, spec));
+            const r = decodeKlineData(this.#ok(res, spec), res);
             // A response for another code or type does not answer the question: treat it as missing.
             return r.code === query.code && r.klineType === query.klineType ? [r] : [];
           },
@@ -422,7 +454,7 @@ export class QuoteflowClient {
                 trace,
                 max,
               ),
-            (res, spec) => decodeBatchKlineData(this.#ok(res, spec)),
+            (res, spec) => decodeBatchKlineData(this.#ok(res, spec), res),
             opts,
           ),
       ),
@@ -523,22 +555,28 @@ export class QuoteflowClient {
     }
   }
 
+  /** Waits `ms` of the client's clock (backoff is quota time, so it runs as fast as the clock). */
   async #sleep(ms: number, signal: AbortSignal | undefined, endpoint: EndpointKind): Promise<void> {
     try {
-      await abortableSleep(ms, signal);
+      await sleepOn(this.clock, ms, signal);
     } catch {
       throw new AbortedError(endpoint);
     }
   }
 
-  /** One logical request: scheduled, sent, interpreted and decoded, retried while the error is retryable. */
+  /**
+   * One logical request: scheduled, sent, interpreted and decoded, retried while the error is
+   * retryable. Each answer is stamped with when its request left and when it arrived.
+   */
   async #send<T>(
     endpoint: EndpointKind,
     build: (trace: string) => RequestSpec,
-    decode: (res: HttpResponse, spec: RequestSpec) => T,
+    decode: (res: StampedResponse, spec: RequestSpec) => T,
     options: CallOptions,
   ): Promise<T> {
     const signal = options.signal;
+    // Real time, not `this.clock`: the timeout guards a socket, not market time (on a 30x clock a
+    // 10 s timeout would otherwise give the service 0.3 s to answer). undici arms it.
     const timeoutMs = endpoint === 'suspension' ? this.#timeouts.suspensionMs : this.#timeouts.requestMs;
     for (let attempt = 1; ; attempt++) {
       if (this.#closed) throw new ClientClosedError(endpoint);
@@ -552,8 +590,11 @@ export class QuoteflowClient {
             ...(options.sourceId === undefined ? {} : { sourceId: options.sourceId }),
             ...(signal === undefined ? {} : { signal }),
           },
-          () =>
-            httpExchange({
+          async (): Promise<StampedResponse> => {
+            // Read here, when the scheduler lets the request go, not when it was queued: the
+            // service computes its answer at or after this instant.
+            const readAtMs = this.clock.now();
+            const answer = await httpExchange({
               endpoint,
               url: this.#urlOf(spec),
               method: spec.method,
@@ -563,7 +604,9 @@ export class QuoteflowClient {
               dispatcher: this.#dispatcher,
               token: this.#token,
               signal,
-            }),
+            });
+            return { ...answer, readAtMs, receivedAtMs: this.#nextReceivedAtMs() };
+          },
         );
         this.#logger.debug?.('response', {
           endpoint,
@@ -605,12 +648,21 @@ export class QuoteflowClient {
     }
   }
 
+  /** `max(now, previous + 1)`: one instant per answer, so equal stamps mean the same answer. */
+  #nextReceivedAtMs(): number {
+    this.#lastReceivedAtMs = Math.max(this.clock.now(), this.#lastReceivedAtMs + 1);
+    return this.#lastReceivedAtMs;
+  }
+
   #urlOf(spec: RequestSpec): string {
     let url = `${this.#baseUrl}${spec.path}?token=${encodeURIComponent(this.#token)}`;
     for (const [key, value] of Object.entries(spec.query)) url += `&${key}=${encodeURIComponent(value)}`;
     return url;
   }
 }
+
+/** An HTTP answer with the instants its request left and it arrived. */
+type StampedResponse = HttpResponse & ReadStamps;
 
 function uniqueCodes(codes: readonly string[], what: string): string[] {
   if (!Array.isArray(codes) || codes.length === 0)

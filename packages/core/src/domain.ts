@@ -27,7 +27,24 @@ export interface Bar {
   readonly volume: number | null;
   /** `null` where the service sent an empty string (a known upstream defect, provider-facts.md). */
   readonly turnover: number | null;
+  /**
+   * When the request that returned these values was sent: the client's clock (epoch ms), read
+   * just before the HTTP exchange left (after the scheduler let it go, not when it was queued).
+   * The service computed the values at or after this instant, so a bar whose period had ended by
+   * `readAtMs` was read after it closed (up to the skew between the client's and the service's clocks).
+   */
+  readonly readAtMs: number;
+  /**
+   * When the answer carrying these values arrived: the client's clock (epoch ms), after the body
+   * was read. Unique and strictly increasing per client (`max(now, previous + 1)`): the bars of
+   * one answer share it and no two answers of one client do, so equal `readAtMs` and
+   * `receivedAtMs` identify the same answer.
+   */
+  readonly receivedAtMs: number;
 }
+
+/** The two instants the client stamps on every bar it returns (see {@link Bar}). */
+export type ReadStamps = Pick<Bar, 'readAtMs' | 'receivedAtMs'>;
 
 /**
  * A bar as a merged series emits it: every update of the forming bar with `final: false` and an

@@ -110,6 +110,8 @@ function barsOf(t: KlineColumns, from: number, to: number): Bar[] {
       close: t.close[j]!,
       volume: t.volume[j]!,
       turnover: t.turnover[j]!,
+      readAtMs: t.ts[j]! + 60_000,
+      receivedAtMs: t.ts[j]! + 60_000 + j,
     });
   }
   return out;

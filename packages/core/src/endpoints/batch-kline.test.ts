@@ -11,6 +11,7 @@ const fixture = (name: string) => {
   );
   return interpretRetResponse('batch-kline', { status: 200, text }, undefined, []).data;
 };
+const STAMPS = { readAtMs: 1_700_000_100_000, receivedAtMs: 1_700_000_100_250 };
 
 describe('buildBatchKlineRequest', () => {
   it('posts the groups as a JSON body and keeps the query string for the token alone', () => {
@@ -55,7 +56,7 @@ describe('buildBatchKlineRequest', () => {
 
 describe('decodeBatchKlineData', () => {
   it('decodes each group with its bars oldest first, CFD volume 0 kept as 0', () => {
-    const groups = decodeBatchKlineData(fixture('mixed-groups.json'));
+    const groups = decodeBatchKlineData(fixture('mixed-groups.json'), STAMPS);
     expect(groups.map((g) => [g.code, g.klineType, g.bars.length])).toEqual([
       ['AAPL.US', 1, 2],
       ['AAPL.US', 8, 2],
@@ -63,6 +64,7 @@ describe('decodeBatchKlineData', () => {
     ]);
     expect(groups[0]!.bars[1]).toMatchObject({ tsMs: 1_700_000_100_000, close: 189.31, volume: 5100 });
     expect(groups[2]!.bars[0]).toMatchObject({ volume: 0, turnover: 0 });
+    for (const b of groups.flatMap((g) => g.bars)) expect(b).toMatchObject(STAMPS);
   });
 
   it('names the group and bar of a bad value', () => {
@@ -86,7 +88,7 @@ describe('decodeBatchKlineData', () => {
         },
       ],
     };
-    expect(() => decodeBatchKlineData(data)).toThrowError(
+    expect(() => decodeBatchKlineData(data, STAMPS)).toThrowError(
       expect.objectContaining({ path: 'data.kline_list[1].kline_data[0].high_price' }),
     );
   });

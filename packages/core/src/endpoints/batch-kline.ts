@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Bar, KlineType } from '../domain.js';
+import type { Bar, KlineType, ReadStamps } from '../domain.js';
 import { isKlineType } from '../domain.js';
 import { InvalidOptionError } from '../errors.js';
 import { FAMILY_PREFIX, type Family } from '../markets.js';
@@ -100,8 +100,17 @@ export interface BatchKlineGroupResult {
   readonly bars: readonly Bar[];
 }
 
-/** Decodes `data` of a `/batch-kline` response: validated by zod, converted in a plain loop. */
-export function decodeBatchKlineData(data: unknown): BatchKlineGroupResult[] {
+/**
+ * Decodes `data` of a `/batch-kline` response: validated by zod, converted in a plain loop.
+ *
+ * @param data - the `data` field of the response envelope.
+ * @param stamps - when the request was sent and its answer arrived (the client's clock); every bar carries them.
+ * @example
+ * ```ts
+ * const groups = decodeBatchKlineData(envelope.data, { readAtMs: sentAtMs, receivedAtMs: clock.now() });
+ * ```
+ */
+export function decodeBatchKlineData(data: unknown, stamps: ReadStamps): BatchKlineGroupResult[] {
   const parsed = BatchKlineDataSchema.safeParse(data);
   if (!parsed.success) throw decodeErrorFromZod('batch-kline', parsed.error);
   const list = parsed.data.kline_list;
@@ -112,7 +121,14 @@ export function decodeBatchKlineData(data: unknown): BatchKlineGroupResult[] {
     out[i] = {
       code: g.code,
       klineType,
-      bars: toBars(g.kline_data, g.code, klineType, 'batch-kline', `data.kline_list[${i}].kline_data`),
+      bars: toBars(
+        g.kline_data,
+        g.code,
+        klineType,
+        'batch-kline',
+        `data.kline_list[${i}].kline_data`,
+        stamps,
+      ),
     };
   }
   return out;

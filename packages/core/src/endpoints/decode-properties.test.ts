@@ -13,6 +13,7 @@ const wireBar = (tsSec: number, price: number) => ({
   volume: '1',
   turnover: '2',
 });
+const STAMPS = { readAtMs: 1_700_000_100_000, receivedAtMs: 1_700_000_100_001 };
 
 describe('decode properties', () => {
   it('turns any order of bars, with repeats, into strictly increasing unique bars', () => {
@@ -28,7 +29,7 @@ describe('decode properties', () => {
           const list = stamps.map((t) => wireBar(t, t / 1e7));
           for (const i of repeatIdx) if (list.length > 0) list.push(list[i % list.length]!);
           if (reverse) list.reverse();
-          const { bars } = decodeKlineData({ code: 'BTCUSDT', kline_type: 1, kline_list: list });
+          const { bars } = decodeKlineData({ code: 'BTCUSDT', kline_type: 1, kline_list: list }, STAMPS);
           expect(bars.map((b) => b.tsMs)).toEqual([...stamps].sort((a, b) => a - b).map((t) => t * 1000));
           for (const b of bars) expect(Number.isFinite(b.open) && Number.isFinite(b.close)).toBe(true);
         },
@@ -54,7 +55,7 @@ describe('decode properties', () => {
           const g = pick % groups;
           const b = pick % 2;
           (data.kline_list[g]!.kline_data[b] as Record<string, string>)[field] = bad;
-          expect(() => decodeBatchKlineData(data)).toThrowError(
+          expect(() => decodeBatchKlineData(data, STAMPS)).toThrowError(
             expect.objectContaining({
               code: 'QF_DECODE',
               path: `data.kline_list[${g}].kline_data[${b}].${field}`,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Bar, KlineType } from '../domain.js';
+import type { Bar, KlineType, ReadStamps } from '../domain.js';
 import { parseDecimal, parseDecimalOrNull, parseEpochMs } from '../internal/parse-decimal.js';
 import type { EndpointKind } from '../plans.js';
 
@@ -39,6 +39,7 @@ function explain(r: KlineRecordWire, endpoint: EndpointKind, at: string): never 
  * (provider-facts.md, known upstream defects): sort, then keep the first record of each start.
  * A plain loop without closures, not zod transforms: this is the `/batch-kline` hot path (see
  * bench/decode.bench.ts); a record that fails is decoded again slowly to name the bad field.
+ * Every bar carries `stamps`: when the answer was asked for and when it arrived.
  */
 export function toBars(
   records: readonly KlineRecordWire[],
@@ -46,7 +47,9 @@ export function toBars(
   klineType: KlineType,
   endpoint: EndpointKind,
   pathPrefix: string,
+  stamps: ReadStamps,
 ): Bar[] {
+  const { readAtMs, receivedAtMs } = stamps;
   const bars: Bar[] = new Array<Bar>(records.length);
   let sorted = true;
   for (let i = 0; i < records.length; i++) {
@@ -73,7 +76,20 @@ export function toBars(
     ) {
       explain(r, endpoint, `${pathPrefix}[${i}]`);
     }
-    const bar: Bar = { type: 'bar', code, klineType, tsMs, open, high, low, close, volume, turnover };
+    const bar: Bar = {
+      type: 'bar',
+      code,
+      klineType,
+      tsMs,
+      open,
+      high,
+      low,
+      close,
+      volume,
+      turnover,
+      readAtMs,
+      receivedAtMs,
+    };
     if (i > 0 && tsMs <= bars[i - 1]!.tsMs) sorted = false;
     bars[i] = bar;
   }

@@ -8,6 +8,7 @@ const fixture = (name: string) => {
   const text = readFileSync(new URL(`../../../../test/fixtures/kline/${name}`, import.meta.url), 'utf8');
   return interpretRetResponse('kline', { status: 200, text }, undefined, []).data;
 };
+const STAMPS = { readAtMs: 1_700_000_100_000, receivedAtMs: 1_700_000_100_250 };
 
 describe('buildKlineRequest', () => {
   it('puts the spec query JSON, with the trace, in the query parameter of the family path', () => {
@@ -64,7 +65,7 @@ describe('buildKlineRequest', () => {
 
 describe('decodeKlineData', () => {
   it('decodes the provider sample: seconds to ms, decimal strings to numbers, oldest first', () => {
-    const r = decodeKlineData(fixture('aapl-daily.json'));
+    const r = decodeKlineData(fixture('aapl-daily.json'), STAMPS);
     expect(r.code).toBe('AAPL.US');
     expect(r.klineType).toBe(8);
     expect(r.bars).toHaveLength(3);
@@ -79,28 +80,35 @@ describe('decodeKlineData', () => {
       close: 151.03,
       volume: 58_505_200,
       turnover: 8_808_410_100,
+      readAtMs: 1_700_000_100_000,
+      receivedAtMs: 1_700_000_100_250,
     });
   });
 
+  it('stamps every bar of the answer with the instants it was asked for and arrived', () => {
+    const r = decodeKlineData(fixture('newest-first-repeated.json'), STAMPS);
+    for (const b of r.bars) expect(b).toMatchObject(STAMPS);
+  });
+
   it('sorts newest-first bars and drops the repeats', () => {
-    const r = decodeKlineData(fixture('newest-first-repeated.json'));
+    const r = decodeKlineData(fixture('newest-first-repeated.json'), STAMPS);
     expect(r.bars.map((b) => b.tsMs)).toEqual([1_700_000_000_000, 1_700_000_060_000, 1_700_000_120_000]);
   });
 
   it('turns an empty volume and turnover into null, never NaN', () => {
-    const r = decodeKlineData(fixture('empty-volume.json'));
+    const r = decodeKlineData(fixture('empty-volume.json'), STAMPS);
     expect(r.bars[0]).toMatchObject({ volume: null, turnover: null, open: 320.2 });
     expect(r.bars[1]).toMatchObject({ volume: 120_300, turnover: 38_590_000.5 });
   });
 
   it('tolerates timestamps already in milliseconds', () => {
-    const r = decodeKlineData(fixture('timestamps-in-ms.json'));
+    const r = decodeKlineData(fixture('timestamps-in-ms.json'), STAMPS);
     expect(r.bars.map((b) => b.tsMs)).toEqual([1_700_000_100_000, 1_700_000_400_000]);
     expect(r.bars[0]!.volume).toBe(0);
   });
 
   it('rejects a non-numeric price with a decode error naming the path', () => {
-    expect(() => decodeKlineData(fixture('non-numeric-price.json'))).toThrowError(
+    expect(() => decodeKlineData(fixture('non-numeric-price.json'), STAMPS)).toThrowError(
       expect.objectContaining({ code: 'QF_DECODE', path: 'data.kline_list[1].close_price', retryable: true }),
     );
   });
@@ -108,7 +116,7 @@ describe('decodeKlineData', () => {
   it('names the path of a missing field', () => {
     const err = (() => {
       try {
-        decodeKlineData({ code: 'X', kline_type: 1, kline_list: [{ timestamp: '1' }] });
+        decodeKlineData({ code: 'X', kline_type: 1, kline_list: [{ timestamp: '1' }] }, STAMPS);
       } catch (e) {
         return e as DecodeError;
       }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Bar, KlineType } from '../domain.js';
+import type { Bar, KlineType, ReadStamps } from '../domain.js';
 import { isKlineType } from '../domain.js';
 import { InvalidOptionError } from '../errors.js';
 import { FAMILY_PREFIX, type Family } from '../markets.js';
@@ -94,8 +94,17 @@ export interface KlineResult {
   readonly bars: readonly Bar[];
 }
 
-/** Decodes `data` of a `/kline` response; a `DecodeError` names the first bad field's path. */
-export function decodeKlineData(data: unknown): KlineResult {
+/**
+ * Decodes `data` of a `/kline` response; a `DecodeError` names the first bad field's path.
+ *
+ * @param data - the `data` field of the response envelope.
+ * @param stamps - when the request was sent and its answer arrived (the client's clock); every bar carries them.
+ * @example
+ * ```ts
+ * const { bars } = decodeKlineData(envelope.data, { readAtMs: sentAtMs, receivedAtMs: clock.now() });
+ * ```
+ */
+export function decodeKlineData(data: unknown, stamps: ReadStamps): KlineResult {
   const parsed = KlineDataSchema.safeParse(data);
   if (!parsed.success) throw decodeErrorFromZod('kline', parsed.error);
   const d = parsed.data;
@@ -103,6 +112,6 @@ export function decodeKlineData(data: unknown): KlineResult {
   return {
     code: d.code,
     klineType,
-    bars: toBars(d.kline_list, d.code, klineType, 'kline', 'data.kline_list'),
+    bars: toBars(d.kline_list, d.code, klineType, 'kline', 'data.kline_list', stamps),
   };
 }

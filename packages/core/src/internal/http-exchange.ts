@@ -1,7 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { AbortedError, NetworkError, RequestTimeoutError } from '../errors.js';
 import type { EndpointKind } from '../plans.js';
-import { isAborted } from './abortable-sleep.js';
+import { isAborted } from './is-aborted.js';
 import { redactToken } from './redact-token.js';
 
 /** What one HTTP exchange produced. */

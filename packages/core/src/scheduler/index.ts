@@ -10,5 +10,3 @@ export type {
   AcquireResult,
   StartTicket,
 } from './window-store.js';
-export { systemClock } from './scheduler-clock.js';
-export type { SchedulerClock } from './scheduler-clock.js';

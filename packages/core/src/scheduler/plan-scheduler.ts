@@ -9,7 +9,7 @@ import {
 import { FairQueue, type FairQueueItem } from './internal/fair-queue.js';
 import { PlanWindows } from './internal/plan-windows.js';
 import { MemoryWindowStore } from './memory-window-store.js';
-import { systemClock, type SchedulerClock } from './scheduler-clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import { InvalidOptionError, QuoteflowError } from '../errors.js';
 import type { StartTicket, WindowSpec, WindowStore } from './window-store.js';
 
@@ -51,7 +51,7 @@ export interface PlanSchedulerOptions {
    */
   readonly smoothing?: number;
   /** Time source and timers (virtual in tests). */
-  readonly clock?: SchedulerClock;
+  readonly clock?: Clock;
   /** Where the start-time logs live (in process by default; shared across processes later). */
   readonly store?: WindowStore;
 }
@@ -178,7 +178,7 @@ const DISPATCH_LEAD_MS = 40;
 export class PlanScheduler implements RequestScheduler, AsyncDisposable {
   readonly limits: PlanLimits;
   readonly options: Required<Omit<PlanSchedulerOptions, 'clock' | 'store'>>;
-  private readonly clock: SchedulerClock;
+  private readonly clock: Clock;
   private readonly store: WindowStore;
   private readonly windows: PlanWindows;
   private readonly limiter: Bottleneck;

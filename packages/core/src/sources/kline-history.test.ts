@@ -1,5 +1,6 @@
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
 import type { Bar, GapMarker } from '../domain.js';
 import type { CallOptions } from '../client.js';
 import type { KlineQuery } from '../endpoints/kline.js';
@@ -19,6 +20,7 @@ const LATEST = 1_700_000_040_000; // a minute boundary
 function series(firstMs: number, canPage = true) {
   const calls: { query: KlineQuery; options: CallOptions }[] = [];
   const client: SourceClient = {
+    clock: new ManualClock(LATEST),
     limits: planLimits('professional'),
     canPageBackwards: () => canPage,
     kline: async (query, options = {}) => {
@@ -49,6 +51,8 @@ const bar = (tsMs: number): Bar => ({
   close: 1.5,
   volume: 3,
   turnover: 4,
+  readAtMs: LATEST,
+  receivedAtMs: LATEST + 1,
 });
 
 const collect = (o: ReturnType<typeof klineHistory>) => lastValueFrom(o.pipe(toArray()));
@@ -120,6 +124,24 @@ describe('klineHistory', () => {
     )) as Bar[];
     expect(out).toHaveLength(10);
     expect(out.at(-1)!.tsMs).toBe(LATEST - MIN);
+  });
+
+  it('judges closedOnly by the client clock when no nowMs is given', async () => {
+    const { client } = series(LATEST - 5_000 * MIN);
+    const clock = client.clock as ManualClock;
+    const history = klineHistory(client, { code: 'BTCUSDT', klineType: 1, bars: 3, closedOnly: true });
+    await clock.advanceTo(LATEST + 30_000); // the bar at LATEST is still forming
+    expect(((await collect(history)) as Bar[]).map((b) => b.tsMs)).toEqual([
+      LATEST - 3 * MIN,
+      LATEST - 2 * MIN,
+      LATEST - MIN,
+    ]);
+    await clock.advanceTo(LATEST + MIN); // now it has closed
+    expect(((await collect(history)) as Bar[]).map((b) => b.tsMs)).toEqual([
+      LATEST - 2 * MIN,
+      LATEST - MIN,
+      LATEST,
+    ]);
   });
 
   it('aborts the page in flight on unsubscribe and checks options up front', async () => {

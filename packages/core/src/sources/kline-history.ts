@@ -19,7 +19,7 @@ export interface KlineHistoryOptions {
   readonly endMs?: number;
   /** Leave out the bar still forming at `nowMs()` (so `bars` counts closed bars only); default false. */
   readonly closedOnly?: boolean;
-  /** The clock `closedOnly` uses; default `Date.now`. */
+  /** The time `closedOnly` judges by (epoch ms). @defaultValue the client's clock, `client.clock.now()` */
   readonly nowMs?: () => number;
   readonly sourceId?: string;
 }
@@ -96,7 +96,7 @@ async function collectHistory(
       `klineHistory: ${code} cannot page backwards, so "endMs" is not accepted (stock codes accept only the latest page)`,
     );
   }
-  const nowMs = options.nowMs ?? Date.now;
+  const nowMs = options.nowMs ?? (() => client.clock.now());
   // One more bar than asked when the forming bar will be dropped, so `bars` closed bars remain.
   const want =
     options.bars === undefined

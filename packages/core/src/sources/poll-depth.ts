@@ -1,12 +1,5 @@
-import {
-  asyncScheduler,
-  defer,
-  exhaustMap,
-  mergeMap,
-  timer,
-  type Observable,
-  type SchedulerLike,
-} from 'rxjs';
+import { defer, exhaustMap, mergeMap, timer, type Observable, type SchedulerLike } from 'rxjs';
+import { clockScheduler } from '../clock.js';
 import type { DepthTick } from '../domain.js';
 import { InvalidOptionError } from '../errors.js';
 import { defaultPollIntervalMs } from '../internal/default-poll-interval.js';
@@ -21,7 +14,7 @@ export interface PollDepthOptions {
   readonly intervalMs?: number;
   /** Id for the scheduler's fair sharing; default a fresh `depth-N`. */
   readonly sourceId?: string;
-  /** RxJS scheduler for the poll timer (tests pass a TestScheduler). */
+  /** RxJS scheduler for the poll timer (tests pass a TestScheduler). @defaultValue `clockScheduler(client.clock)` */
   readonly scheduler?: SchedulerLike;
 }
 
@@ -39,8 +32,8 @@ export function checkIntervalMs(option: string, value: number | undefined, minMs
 }
 
 /**
- * The latest order book of every code, polled: one poll at subscribe, then one every
- * `intervalMs`; a poll still in flight when the next is due makes that one skip. Emits each
+ * The latest order book of every code, polled on the client's clock: one poll at subscribe, then
+ * one every `intervalMs`; a poll still in flight when the next is due makes that one skip. Emits each
  * tick as it comes (repeats included: pipe through `dedupeBySeq()` to drop them), priority
  * `'live'`. Cold; unsubscribing aborts the request in flight. A failed poll (after the
  * client's retries) errors the stream with its typed error.
@@ -58,7 +51,7 @@ export function pollDepth(client: SourceClient, options: PollDepthOptions): Obse
     const intervalMs =
       options.intervalMs ??
       defaultPollIntervalMs(client.limits, 'depth-tick', requests, POLL_DEPTH_DEFAULTS.minIntervalMs);
-    return timer(0, intervalMs, options.scheduler ?? asyncScheduler).pipe(
+    return timer(0, intervalMs, options.scheduler ?? clockScheduler(client.clock)).pipe(
       exhaustMap(() =>
         fromAbortable((signal) => client.depth(options.codes, { signal, priority: 'live', sourceId })),
       ),

@@ -1,12 +1,5 @@
-import {
-  asyncScheduler,
-  defer,
-  exhaustMap,
-  mergeMap,
-  timer,
-  type Observable,
-  type SchedulerLike,
-} from 'rxjs';
+import { defer, exhaustMap, mergeMap, timer, type Observable, type SchedulerLike } from 'rxjs';
+import { clockScheduler } from '../clock.js';
 import type { Bar } from '../domain.js';
 import type { BatchKlineGroup } from '../endpoints/batch-kline.js';
 import { InvalidOptionError } from '../errors.js';
@@ -23,13 +16,14 @@ export interface PollLatestBarsOptions {
   /** Time between polls; default: the plan's `/batch-kline` interval times the requests one poll takes. */
   readonly intervalMs?: number;
   readonly sourceId?: string;
+  /** RxJS scheduler for the poll timer (tests pass a TestScheduler). @defaultValue `clockScheduler(client.clock)` */
   readonly scheduler?: SchedulerLike;
 }
 
 /**
  * The latest bars (the forming one and the one before) of every group, polled through
- * `/batch-kline`: one poll at subscribe, then one every `intervalMs` (a poll still in flight
- * makes the next skip). Each poll emits every group's bars, oldest first within a group, so
+ * `/batch-kline` on the client's clock: one poll at subscribe, then one every `intervalMs` (a poll
+ * still in flight makes the next skip). Each poll emits every group's bars, oldest first within a group, so
  * the same bar comes again with later values while it forms: merge with `mergeBars()`.
  * Priority `'live'`. Cold; unsubscribing aborts the request in flight; a failed poll errors
  * the stream with its typed error.
@@ -45,7 +39,7 @@ export function pollLatestBars(client: SourceClient, options: PollLatestBarsOpti
     const sourceId = options.sourceId ?? nextSourceId('latest-bars');
     const requests = Math.ceil(options.groups.length / client.limits.batchKlineGroups);
     const intervalMs = options.intervalMs ?? defaultPollIntervalMs(client.limits, 'batch-kline', requests, 1);
-    return timer(0, intervalMs, options.scheduler ?? asyncScheduler).pipe(
+    return timer(0, intervalMs, options.scheduler ?? clockScheduler(client.clock)).pipe(
       exhaustMap(() =>
         fromAbortable((signal) => client.batchKline(options.groups, { signal, priority: 'live', sourceId })),
       ),

@@ -1,5 +1,6 @@
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
+import { clockScheduler, ManualClock } from '../clock.js';
 import type { Bar, DepthTick, SuspensionRecord } from '../domain.js';
 import type { CallOptions } from '../client.js';
 import { InvalidOptionError, RateLimitedError } from '../errors.js';
@@ -48,6 +49,8 @@ const bar = (code: string, tsMs: number): Bar => ({
   close: 1,
   volume: 1,
   turnover: 1,
+  readAtMs: tsMs,
+  receivedAtMs: tsMs + 1,
 });
 
 function fakeClient(
@@ -58,6 +61,7 @@ function fakeClient(
     throw new Error('not used in this test');
   };
   return {
+    clock: new ManualClock(0),
     limits: planLimits(plan),
     canPageBackwards: () => true,
     depth: unused,
@@ -220,6 +224,77 @@ describe('pollLatestBars', () => {
     });
     // 25 groups / 10 per request on Free = 3 requests per poll, one request per 10 s: a poll every 30 s.
     expect(times).toEqual([0, 30_000, 60_000]);
+  });
+});
+
+describe('sources on the client clock', () => {
+  const T0 = Date.UTC(2026, 0, 5, 14, 30);
+  const latest = (clock: ManualClock, polls: number[]) =>
+    fakeClient({
+      clock,
+      batchKline: (groups) => {
+        polls.push(clock.now());
+        return Promise.resolve(
+          groups.map((g) => ({ code: g.code, klineType: g.klineType, bars: [bar(g.code, clock.now())] })),
+        );
+      },
+    });
+
+  it('pollLatestBars on clockScheduler(manualClock) polls when the clock is advanced and not before', async () => {
+    const clock = new ManualClock(T0);
+    const polls: number[] = [];
+    const out: Bar[] = [];
+    const sub = pollLatestBars(latest(clock, polls), {
+      groups: [{ code: 'X', klineType: 1 }],
+      intervalMs: 1_000,
+      scheduler: clockScheduler(clock),
+    }).subscribe((b) => out.push(b));
+    await new Promise((resolve) => setTimeout(resolve, 20)); // real time passes: nothing happens
+    expect(polls).toEqual([]);
+    await clock.advance(0);
+    expect(polls).toEqual([T0]);
+    expect(out.map((b) => b.tsMs)).toEqual([T0]);
+    await clock.advance(999);
+    expect(polls).toEqual([T0]);
+    await clock.advance(1);
+    await clock.advance(2_000);
+    expect(polls).toEqual([T0, T0 + 1_000, T0 + 2_000, T0 + 3_000]);
+    sub.unsubscribe();
+    expect(clock.pendingTimers).toBe(0);
+    await clock.advance(5_000);
+    expect(polls).toHaveLength(4);
+  });
+
+  it('polls on the client clock by default', async () => {
+    const clock = new ManualClock(T0);
+    const polls: number[] = [];
+    const sub = pollLatestBars(latest(clock, polls), {
+      groups: [{ code: 'X', klineType: 1 }],
+      intervalMs: 1_000,
+    }).subscribe();
+    expect(polls).toEqual([]);
+    await clock.advance(1_500);
+    expect(polls).toEqual([T0, T0 + 1_000]);
+    sub.unsubscribe();
+  });
+
+  it('polls depth and suspensions on the client clock by default', async () => {
+    const clock = new ManualClock(T0);
+    const depthAt: number[] = [];
+    const suspensionsAt: number[] = [];
+    const client = fakeClient({
+      clock,
+      depth: (codes) => (depthAt.push(clock.now()), Promise.resolve(codes.map((c) => tick(c, 1)))),
+      suspensions: () => (suspensionsAt.push(clock.now()), Promise.resolve([])),
+    });
+    const subs = [
+      pollDepth(client, { codes: ['A'], intervalMs: 5_000 }).subscribe(),
+      pollSuspensions(client, { exchange: 'sse' }).subscribe(),
+    ];
+    await clock.advance(60_000);
+    expect(depthAt).toHaveLength(13);
+    expect(suspensionsAt).toEqual([T0, T0 + 60_000]);
+    for (const sub of subs) sub.unsubscribe();
   });
 });
 

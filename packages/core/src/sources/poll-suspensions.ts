@@ -1,4 +1,5 @@
-import { asyncScheduler, defer, exhaustMap, timer, type Observable, type SchedulerLike } from 'rxjs';
+import { defer, exhaustMap, timer, type Observable, type SchedulerLike } from 'rxjs';
+import { clockScheduler } from '../clock.js';
 import type { Exchange, SuspensionRecord } from '../domain.js';
 import { fromAbortable } from '../internal/from-abortable.js';
 import { nextSourceId } from '../internal/next-source-id.js';
@@ -11,6 +12,7 @@ export interface PollSuspensionsOptions {
   /** Time between polls, at least 60 s (spec: one suspension query per minute); default 60 s. */
   readonly intervalMs?: number;
   readonly sourceId?: string;
+  /** RxJS scheduler for the poll timer (tests pass a TestScheduler). @defaultValue `clockScheduler(client.clock)` */
   readonly scheduler?: SchedulerLike;
 }
 
@@ -18,7 +20,7 @@ export interface PollSuspensionsOptions {
 export const POLL_SUSPENSIONS_DEFAULTS = { intervalMs: 60_000, minIntervalMs: 60_000 } as const;
 
 /**
- * The suspension records of one exchange, polled: emits the whole list (latest first) at
+ * The suspension records of one exchange, polled on the client's clock: emits the whole list (latest first) at
  * subscribe and then every `intervalMs` (never more than once a minute). Snapshots, so a caller
  * can diff them. Cold; unsubscribing aborts the query in flight; a failure errors the stream.
  *
@@ -35,7 +37,7 @@ export function pollSuspensions(
     return timer(
       0,
       options.intervalMs ?? POLL_SUSPENSIONS_DEFAULTS.intervalMs,
-      options.scheduler ?? asyncScheduler,
+      options.scheduler ?? clockScheduler(client.clock),
     ).pipe(
       exhaustMap(() =>
         fromAbortable((signal) =>

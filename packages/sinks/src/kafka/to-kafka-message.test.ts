@@ -15,6 +15,8 @@ const update: BarUpdate = {
   close: 1.5,
   volume: null,
   turnover: 12.5,
+  readAtMs: Date.UTC(2026, 0, 2, 1, 35, 30),
+  receivedAtMs: Date.UTC(2026, 0, 2, 1, 35, 30, 120),
   final: false,
   revision: 3,
 };

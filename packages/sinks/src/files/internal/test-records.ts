@@ -17,6 +17,8 @@ export function bar(code: string, tsMs: number, over: Partial<Bar> = {}): Bar {
     close: 10.5,
     volume: 1000,
     turnover: 10500,
+    readAtMs: tsMs + 30_000,
+    receivedAtMs: tsMs + 30_120,
     ...over,
   };
 }
