@@ -19,6 +19,7 @@ export type {
   Exchange,
   SuspensionRecord,
   GapMarker,
+  ReadStamps,
 } from './domain.js';
 export {
   PRODUCT_CLASSES,
@@ -36,6 +37,9 @@ export {
   barPeriodAt,
 } from './markets.js';
 export type { ProductClass, Family, StockMarket, TradingCalendar, BarPeriod } from './markets.js';
+export { sessionOn, sessionAtOrAfter, lastSessionOnOrBefore } from './trading-sessions.js';
+export type { TradingSession, LocalDate } from './trading-sessions.js';
+export { barFinalAfterMs, tradingDateOf, barsMissingBetween } from './bar-finality.js';
 export { zonedToUtcMs, utcToZoned, parseWallClock } from './internal/zoned-time.js';
 export { PRIORITIES } from './request-scheduler.js';
 export type { Priority, ScheduledRequest, RequestScheduler } from './request-scheduler.js';
@@ -44,7 +48,6 @@ export {
   PLAN_SCHEDULER_DEFAULTS,
   sharedSchedulerFor,
   MemoryWindowStore,
-  systemClock,
 } from './scheduler/index.js';
 export type {
   PlanSchedulerOptions,
@@ -57,8 +60,9 @@ export type {
   BucketSpec,
   AcquireResult,
   StartTicket,
-  SchedulerClock,
 } from './scheduler/index.js';
+export { systemClock, acceleratedClock, ManualClock, sleepOn, clockScheduler } from './clock.js';
+export type { Clock, AcceleratedClockOptions } from './clock.js';
 export {
   ERROR_CODES,
   QuoteflowError,

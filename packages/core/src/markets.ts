@@ -1,5 +1,6 @@
 import type { KlineType } from './domain.js';
 import { utcToZoned, zonedToUtcMs } from './internal/zoned-time.js';
+import { addLocalDays, lastSessionOnOrBefore } from './trading-sessions.js';
 
 /** Product classes as the spec groups them. */
 export const PRODUCT_CLASSES = [
@@ -249,9 +250,10 @@ export function barPeriodAt(
   const startMs = zonedToUtcMs(tz, ...startDay);
   let endMs = zonedToUtcMs(tz, ...endDay);
   if (lastClose !== undefined) {
-    // A stock's day ends with its close: the bar is complete then, not at midnight.
-    endMs = endMs - 24 * H + lastClose;
-    if (type !== 8) endMs = lastTradingClose(startMs, endMs, calendar);
+    // A stock's day ends with its close, and a week or month with its last trading day's close,
+    // taken from that day's local wall clock (never by stepping 24 h in UTC across a DST change).
+    const lastDay = lastSessionOnOrBefore(calendar, addLocalDays(endDay, -1));
+    if (lastDay !== undefined && lastDay.closeMs > startMs) endMs = lastDay.closeMs;
   }
   return { startMs, endMs };
 }
@@ -259,12 +261,4 @@ export function barPeriodAt(
 function addDays([y, m, d]: [number, number, number], days: number): [number, number, number] {
   const t = new Date(Date.UTC(y, m - 1, d + days));
   return [t.getUTCFullYear(), t.getUTCMonth() + 1, t.getUTCDate()];
-}
-
-/** The close of the last trading weekday in [startMs, endMs] (endMs being the close of the period's last day). */
-function lastTradingClose(startMs: number, endMs: number, calendar: TradingCalendar): number {
-  let t = endMs;
-  while (t > startMs && !calendar.weekdays.includes(utcToZoned(t - 1, calendar.timeZone).weekday))
-    t -= 24 * H;
-  return t;
 }

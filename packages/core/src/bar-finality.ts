@@ -1,0 +1,160 @@
+import type { KlineType } from './domain.js';
+import { KLINE_PERIOD_MS, type TradingCalendar } from './markets.js';
+import {
+  addLocalDays,
+  formatLocalDate,
+  lastSessionOnOrBefore,
+  localDateOf,
+  parseLocalDate,
+  sessionAtOrAfter,
+  weekdayOfDate,
+  zonedWallClockMs,
+  type LocalDate,
+  type TradingSession,
+} from './trading-sessions.js';
+
+/**
+ * Finality of a bar, and its place in the calendar, without assuming how the service labels bars.
+ *
+ * The provider does not say which instant a K-line `timestamp` names (provider-facts.md, "What the
+ * provider's pages do not settle"): intraday stock bars may sit on clock hours or on the session's
+ * open, daily bars on midnight UTC, exchange-local midnight or the open, weekly and monthly bars on
+ * the period's first calendar day or first trading day. Every rule here holds under each of those:
+ * a label lies after the previous trading day's close and no later than its own day's open or the
+ * first bar's start, so the session that holds a label, or else the next one to open, is the
+ * label's trading day ({@link sessionAtOrAfter}).
+ */
+
+const DAY_MS = 86_400_000;
+
+/** Whether `calendar` trades in sessions (stocks) rather than around the clock. */
+function hasSessions(calendar: TradingCalendar): boolean {
+  return calendar.segments.length > 0;
+}
+
+/** Monday-based week number of a local date (1970-01-05 was a Monday). */
+function weekNumber(date: LocalDate): number {
+  return Math.floor((Date.UTC(date[0], date[1] - 1, date[2]) / DAY_MS + 3) / 7);
+}
+
+function monthNumber(date: LocalDate): number {
+  return date[0] * 12 + date[1] - 1;
+}
+
+/** The last session of the week (Monday-Sunday, exchange-local) that holds `session`. */
+function lastSessionOfWeek(session: TradingSession, calendar: TradingCalendar): TradingSession {
+  const date = parseLocalDate(session.date);
+  const sunday = addLocalDays(date, (7 - weekdayOfDate(date)) % 7);
+  return lastSessionOnOrBefore(calendar, sunday) ?? session;
+}
+
+/** The last session of the calendar month that holds `session`. */
+function lastSessionOfMonth(session: TradingSession, calendar: TradingCalendar): TradingSession {
+  const [y, m] = parseLocalDate(session.date);
+  const lastDay: LocalDate = addLocalDays(m === 12 ? [y + 1, 1, 1] : [y, m + 1, 1], -1);
+  return lastSessionOnOrBefore(calendar, lastDay) ?? session;
+}
+
+/**
+ * The instant after which a read of the bar labelled `tsMs` is sure to return its final values,
+ * whatever the labelling (the "session closed by the calendar" rule of finality):
+ *
+ * - stocks: the close of the bar's trading day (intraday and daily bars; for intraday bars the day's
+ *   last close, not the bar's own end, since where an intraday bar ends depends on the labelling, a
+ *   lunch break included), of the week's last trading day (weekly) or of the month's (monthly);
+ * - around-the-clock markets: the label plus one period (a day, seven days, a calendar month in
+ *   UTC), which bounds the bar's end for any start label.
+ *
+ * Add a grace for clock skew and the provider's own delay before trusting a read made after it.
+ *
+ * @example
+ * ```ts
+ * const cal = calendarOf('AAPL.US');
+ * barFinalAfterMs(Date.parse('2026-03-13T00:00:00Z'), 8, cal); // 2026-03-13T20:00:00Z (16:00 New York)
+ * ```
+ */
+export function barFinalAfterMs(tsMs: number, klineType: KlineType, calendar: TradingCalendar): number {
+  if (!hasSessions(calendar)) {
+    const periodMs = KLINE_PERIOD_MS[klineType];
+    if (periodMs !== undefined) return tsMs + periodMs;
+    if (klineType === 8) return tsMs + DAY_MS;
+    if (klineType === 9) return tsMs + 7 * DAY_MS;
+    const d = new Date(tsMs);
+    return Date.UTC(
+      d.getUTCFullYear(),
+      d.getUTCMonth() + 1,
+      d.getUTCDate(),
+      d.getUTCHours(),
+      d.getUTCMinutes(),
+    );
+  }
+  const session = sessionAtOrAfter(tsMs, calendar);
+  // No session within reach of the label (far outside any calendar): never final by the calendar.
+  if (session === undefined) return Number.POSITIVE_INFINITY;
+  if (klineType === 9) return lastSessionOfWeek(session, calendar).closeMs;
+  if (klineType === 10) return lastSessionOfMonth(session, calendar).closeMs;
+  return session.closeMs;
+}
+
+/**
+ * The exchange's own trading date (`YYYY-MM-DD`) of the bar labelled `tsMs`: for stocks the trading
+ * day that holds the label or opens next after it (so a daily bar labelled midnight UTC, local
+ * midnight or at the open all name the same date); for around-the-clock markets the UTC date.
+ * For weekly and monthly stock bars, the date of the period's first session.
+ */
+export function tradingDateOf(tsMs: number, calendar: TradingCalendar): string {
+  if (!hasSessions(calendar)) return new Date(tsMs).toISOString().slice(0, 10);
+  const session = sessionAtOrAfter(tsMs, calendar);
+  return session?.date ?? formatLocalDate(localDateOf(tsMs, calendar));
+}
+
+/** Trading time (inside session segments) between instants `fromMs` and `toMs` on local date `date`. */
+function tradingMsOn(calendar: TradingCalendar, date: LocalDate, fromMs: number, toMs: number): number {
+  let total = 0;
+  for (const [startOfDay, endOfDay] of calendar.segments) {
+    const start = zonedWallClockMs(calendar, date, startOfDay);
+    const end = zonedWallClockMs(calendar, date, endOfDay);
+    const overlap = Math.min(end, toMs) - Math.max(start, fromMs);
+    if (overlap > 0) total += overlap;
+  }
+  return total;
+}
+
+/**
+ * Whether bars of the series must be missing between two consecutive labels `aMs < bMs`, under
+ * every labelling: a gap is reported only when each reading agrees one is missing, so a labelling
+ * never causes a false report (a single missing bar at a session's edge may go unreported under
+ * clock-hour labels). Weekends count as closed; holidays are not modelled yet, so a holiday can
+ * still look like a gap for daily and intraday stock series.
+ */
+export function barsMissingBetween(
+  aMs: number,
+  bMs: number,
+  klineType: KlineType,
+  calendar: TradingCalendar,
+): boolean {
+  if (!(bMs > aMs)) return false;
+  const periodMs = KLINE_PERIOD_MS[klineType];
+  if (!hasSessions(calendar)) {
+    if (periodMs !== undefined) return bMs - aMs > periodMs;
+    if (klineType === 8) return bMs - aMs > DAY_MS;
+    if (klineType === 9) return bMs - aMs > 7 * DAY_MS;
+    return bMs - aMs > 31 * DAY_MS;
+  }
+  const sa = sessionAtOrAfter(aMs, calendar);
+  const sb = sessionAtOrAfter(bMs, calendar);
+  if (sa === undefined || sb === undefined) return false;
+  const da = parseLocalDate(sa.date);
+  const db = parseLocalDate(sb.date);
+  if (klineType === 9) return weekNumber(db) - weekNumber(da) > 1;
+  if (klineType === 10) return monthNumber(db) - monthNumber(da) > 1;
+  const dayBetween =
+    sa.date !== sb.date && (sessionAtOrAfter(sa.closeMs, calendar)?.date ?? sb.date) < sb.date;
+  if (periodMs === undefined) return dayBetween;
+  if (sa.date === sb.date) return tradingMsOn(calendar, da, aMs, bMs) > periodMs;
+  return (
+    dayBetween ||
+    tradingMsOn(calendar, da, aMs, sa.closeMs) > periodMs ||
+    tradingMsOn(calendar, db, sb.openMs, bMs) >= periodMs
+  );
+}
