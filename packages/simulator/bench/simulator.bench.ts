@@ -12,10 +12,12 @@ import { Bench } from 'tinybench';
 import { defaultCatalogue, SimMarket, startSimulator, syntheticCatalogue } from '@quoteflow/simulator';
 
 const T = Date.parse('2026-11-17T15:00:00Z');
+const benchStart = performance.now();
 const synthetic = syntheticCatalogue({ count: 500, classes: ['crypto'] });
 const sim = await startSimulator({
   seed: 3,
-  marketStartMs: T,
+  // Market time starts at T and runs in real time (a clock like core's acceleratedClock({ speed: 1, startMs: T })).
+  clock: { now: () => T + (performance.now() - benchStart) },
   rateLimits: false,
   products: [...defaultCatalogue(), ...synthetic],
 });

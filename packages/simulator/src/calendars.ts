@@ -1,4 +1,5 @@
 import { DAY_MS, fromLocalDay, monthBounds, toLocal, weekdayOfDay } from './internal/zoned-time.js';
+import { SIM_DEFAULT_LABELLING, type SimLabelling } from './sim-labelling.js';
 
 /**
  * A trading calendar of the simulated market: exchange time zone, the day's session segments and
@@ -60,9 +61,17 @@ export const SIM_KLINE_PERIOD_MS: Readonly<Record<number, number | undefined>> =
   10: undefined,
 };
 
-/** A bar period [startMs, endMs) in epoch ms. */
+/**
+ * A bar's period: its label and the trading time it holds, in epoch ms. For 24-hour markets and
+ * session-anchored stock bars the label is the first instant held; other stock readings label a bar
+ * earlier (a clock hour, a midnight), never after its first trade.
+ */
 export interface SimBarPeriod {
+  /** The bar's label: the instant its wire `timestamp` names. */
   readonly startMs: number;
+  /** First instant whose trades the bar holds (≥ `startMs`). */
+  readonly tradesFromMs: number;
+  /** End of the bar (exclusive): for stocks, the close of its last session; the bar is final from then. */
   readonly endMs: number;
 }
 
@@ -85,8 +94,8 @@ export function isTradingAt(cal: SimCalendar, tMs: number): boolean {
 }
 
 /**
- * The last instant ≤ `tMs` at which the market traded (or `tMs` itself when trading), and the
- * interval it belongs to; `undefined` when none exists within 30 days before `tMs`.
+ * The last instant ≤ `tMs` at which the market traded (or `tMs` itself when trading);
+ * `undefined` when none exists within 30 days before `tMs`.
  */
 export function lastTradingInstant(cal: SimCalendar, tMs: number): number | undefined {
   const today = toLocal(tMs, cal.timeZone).dayNumber;
@@ -100,6 +109,15 @@ export function lastTradingInstant(cal: SimCalendar, tMs: number): number | unde
   return undefined;
 }
 
+/** The first instant ≥ `tMs` at which the market trades; `undefined` when none within 30 days. */
+export function nextTradingInstant(cal: SimCalendar, tMs: number): number | undefined {
+  const today = toLocal(tMs, cal.timeZone).dayNumber;
+  for (let d = today; d < today + 30; d++) {
+    for (const [s, e] of sessionsOfDay(cal, d)) if (e > tMs) return Math.max(s, tMs);
+  }
+  return undefined;
+}
+
 /** Start of the trading minute that contains the last trading instant ≤ `tMs`. */
 export function lastTradingMinute(cal: SimCalendar, tMs: number): number | undefined {
   const t = lastTradingInstant(cal, tMs);
@@ -107,33 +125,68 @@ export function lastTradingMinute(cal: SimCalendar, tMs: number): number | undef
 }
 
 /**
- * The bar period of `klineType` that contains `tMs`, by the convention the whole project shares
- * (core's `barPeriodAt`, re-implemented here on purpose):
- * - 24-hour calendars: intraday periods are multiples of the period since the Unix epoch; daily at
- *   00:00 UTC, weekly on Monday 00:00 UTC, monthly on the 1st 00:00 UTC; each ends where the next starts.
- * - Stocks: intraday periods are anchored at each session segment's start, and the last one of a
- *   segment ends with the segment (so it may be short); daily, weekly and monthly bars start at local
- *   midnight and end with the close of the period's last trading day.
- * Returns `undefined` for an intraday stock instant outside the session.
+ * The bar period of `klineType` that holds instant `tMs` (core's `barPeriodAt`, re-implemented
+ * here on purpose), labelled by `labelling`:
+ * - 24-hour calendars (labelling ignored): intraday periods are multiples of the period since the
+ *   Unix epoch; daily at 00:00 UTC, weekly on Monday 00:00 UTC, monthly on the 1st 00:00 UTC; each
+ *   ends where the next starts.
+ * - Stocks, intraday: `'session'` anchors periods at each session segment's start, the last one of
+ *   a segment ending with it (so it may be short); `'clock'` aligns them to the exchange-local clock
+ *   and clips them to the session (an hourly bar labelled 09:00 holds 09:30-10:00). `undefined`
+ *   for an instant outside the session.
+ * - Stocks, daily: the sessions of the local date of `tMs` (`undefined` on a non-trading date),
+ *   labelled that date's 00:00 local, 00:00 UTC or first open (`labelling.daily`). Weekly (Monday
+ *   to Friday) and monthly bars hold their period's sessions and are labelled on the period's first
+ *   calendar day or first trading day, at the daily reading's time of that date. Every close is
+ *   computed from local dates (so a week in which daylight saving time starts still closes at
+ *   16:00 New York on Friday). The label may lie after `tMs` when `tMs` precedes the first trade.
+ * @param labelling stock bar labels. @defaultValue `SIM_DEFAULT_LABELLING`
  */
-export function simBarPeriodAt(tMs: number, klineType: number, cal: SimCalendar): SimBarPeriod | undefined {
+export function simBarPeriodAt(
+  tMs: number,
+  klineType: number,
+  cal: SimCalendar,
+  labelling: SimLabelling = SIM_DEFAULT_LABELLING,
+): SimBarPeriod | undefined {
   const periodMs = SIM_KLINE_PERIOD_MS[klineType];
   const local = toLocal(tMs, cal.timeZone);
+  const tz = cal.timeZone;
   if (periodMs !== undefined) {
     if (cal.segments.length === 0) {
       const startMs = Math.floor(tMs / periodMs) * periodMs;
-      return { startMs, endMs: startMs + periodMs };
+      return { startMs, tradesFromMs: startMs, endMs: startMs + periodMs };
     }
     if (!cal.weekdays.includes(local.weekday)) return undefined;
-    for (const [s, e] of cal.segments) {
-      if (local.msOfDay >= s && local.msOfDay < e) {
-        const segStart = fromLocalDay(local.dayNumber, s, cal.timeZone);
-        const segEnd = fromLocalDay(local.dayNumber, e, cal.timeZone);
-        const startMs = segStart + Math.floor((tMs - segStart) / periodMs) * periodMs;
-        return { startMs, endMs: Math.min(startMs + periodMs, segEnd) };
-      }
+    const segment = cal.segments.find(([s, e]) => local.msOfDay >= s && local.msOfDay < e);
+    if (segment === undefined) return undefined;
+    const day = local.dayNumber;
+    if (labelling.intraday === 'session') {
+      const [s, e] = segment;
+      const startLocal = s + Math.floor((local.msOfDay - s) / periodMs) * periodMs;
+      const startMs = fromLocalDay(day, startLocal, tz);
+      return {
+        startMs,
+        tradesFromMs: startMs,
+        endMs: fromLocalDay(day, Math.min(startLocal + periodMs, e), tz),
+      };
     }
-    return undefined;
+    // 'clock': the local clock period, holding only the session time inside it.
+    const startLocal = Math.floor(local.msOfDay / periodMs) * periodMs;
+    const endLocal = startLocal + periodMs;
+    let from = Number.NaN;
+    let to = Number.NaN;
+    for (const [s, e] of cal.segments) {
+      const a = Math.max(s, startLocal);
+      const b = Math.min(e, endLocal);
+      if (a >= b) continue;
+      if (Number.isNaN(from)) from = a;
+      to = b;
+    }
+    return {
+      startMs: fromLocalDay(day, startLocal, tz),
+      tradesFromMs: fromLocalDay(day, from, tz),
+      endMs: fromLocalDay(day, to, tz),
+    };
   }
   let startDay: number;
   let endDay: number; // exclusive
@@ -146,13 +199,30 @@ export function simBarPeriodAt(tMs: number, klineType: number, cal: SimCalendar)
   } else {
     [startDay, endDay] = monthBounds(local.dayNumber);
   }
-  const startMs = fromLocalDay(startDay, 0, cal.timeZone);
+  const first = cal.segments[0];
   const lastClose = cal.segments.at(-1)?.[1];
-  if (lastClose === undefined) return { startMs, endMs: fromLocalDay(endDay, 0, cal.timeZone) };
-  // A stock's daily (weekly, monthly) bar is complete at the close of its last trading day.
-  let last = endDay - 1;
-  while (last > startDay && !cal.weekdays.includes(weekdayOfDay(last))) last--;
-  return { startMs, endMs: fromLocalDay(last, lastClose, cal.timeZone) };
+  if (first === undefined || lastClose === undefined) {
+    const startMs = fromLocalDay(startDay, 0, tz);
+    return { startMs, tradesFromMs: startMs, endMs: fromLocalDay(endDay, 0, tz) };
+  }
+  const trades = (d: number) => cal.weekdays.includes(weekdayOfDay(d));
+  let firstDay = startDay;
+  while (firstDay < endDay && !trades(firstDay)) firstDay++;
+  if (firstDay === endDay) return undefined; // a date (or period) without sessions holds no bar
+  let lastDay = endDay - 1;
+  while (!trades(lastDay)) lastDay--;
+  const axis = klineType === 9 ? labelling.weekly : labelling.monthly;
+  const labelDay = klineType !== 8 && axis === 'first-trading-day' ? firstDay : startDay;
+  const startMs =
+    labelling.daily === 'utc-midnight'
+      ? labelDay * DAY_MS
+      : fromLocalDay(labelDay, labelling.daily === 'session-open' ? first[0] : 0, tz);
+  // Both ends from local dates: stepping 24 h in UTC would be an hour off across a DST change.
+  return {
+    startMs,
+    tradesFromMs: fromLocalDay(firstDay, first[0], tz),
+    endMs: fromLocalDay(lastDay, lastClose, tz),
+  };
 }
 
 /** The trading intervals of `cal` clipped to [fromMs, toMs), in time order. */

@@ -4,6 +4,7 @@ import { FaultInjector } from './fault-injector.js';
 import { startSimulator, type Simulator } from './start-simulator.js';
 
 const T = Date.parse('2026-11-17T15:00:00Z');
+const frozen = { now: () => T }; // no bar closes between two requests of a test
 
 describe('FaultInjector', () => {
   it('hits only the next N matching requests of a scheduled rule', () => {
@@ -43,7 +44,7 @@ describe('fault injection over HTTP', () => {
     `${s.url}/quote-b-api/kline?token=demo&query=${encodeURIComponent(JSON.stringify({ trace: 'f', data: { code, kline_type: 1, kline_timestamp_end: 0, query_kline_num: 4, adjust_type: 0 } }))}`;
 
   it('http-5xx answers the status with a non-JSON body for the next N requests only', async () => {
-    sim = await startSimulator({ marketStartMs: T, rateLimits: false });
+    sim = await startSimulator({ clock: frozen, rateLimits: false });
     sim.addFault({ kind: 'http-5xx', endpoint: 'kline', times: 2, status: 502 });
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await fetch(url(sim))).status);
@@ -53,7 +54,7 @@ describe('fault injection over HTTP', () => {
 
   it('malformed-json and truncated send bodies that do not parse; truncated keeps a valid Content-Length', async () => {
     sim = await startSimulator({
-      marketStartMs: T,
+      clock: frozen,
       rateLimits: false,
       faults: [{ kind: 'malformed-json', times: 1 }],
     });
@@ -69,14 +70,14 @@ describe('fault injection over HTTP', () => {
   });
 
   it('drop destroys the connection without an answer', async () => {
-    sim = await startSimulator({ marketStartMs: T, rateLimits: false, faults: [{ kind: 'drop' }] });
+    sim = await startSimulator({ clock: frozen, rateLimits: false, faults: [{ kind: 'drop' }] });
     await expect(fetch(url(sim))).rejects.toThrow();
     expect(sim.log.last()).toMatchObject({ status: 0, faults: ['drop'] });
   });
 
   it('latency delays the answer', async () => {
     sim = await startSimulator({
-      marketStartMs: T,
+      clock: frozen,
       rateLimits: false,
       faults: [{ kind: 'latency', latencyMs: 150 }],
     });
@@ -89,7 +90,7 @@ describe('fault injection over HTTP', () => {
   });
 
   it('rate-limit forces ret 429 (and HTTP 500 on suspension endpoints) without a refusing rule', async () => {
-    sim = await startSimulator({ marketStartMs: T, rateLimits: false, faults: [{ kind: 'rate-limit' }] });
+    sim = await startSimulator({ clock: frozen, rateLimits: false, faults: [{ kind: 'rate-limit' }] });
     expect(await (await fetch(url(sim))).json()).toEqual({ ret: 429, msg: 'rate limit', trace: 'f' });
     const s = await fetch(`${sim.url}/api/suspension/nyse?token=demo`);
     expect(s.status).toBe(500);
@@ -98,7 +99,7 @@ describe('fault injection over HTTP', () => {
   });
 
   it('kline quirks: newest first then repeated; empty volume and turnover in the first bar', async () => {
-    sim = await startSimulator({ marketStartMs: T, rateLimits: false });
+    sim = await startSimulator({ clock: frozen, rateLimits: false });
     const clean = (
       (await (await fetch(url(sim))).json()) as { data: { kline_list: Record<string, string>[] } }
     ).data.kline_list;
@@ -118,7 +119,7 @@ describe('fault injection over HTTP', () => {
   });
 
   it('injects faults into one request through the x-sim-fault header', async () => {
-    sim = await startSimulator({ marketStartMs: T, rateLimits: false });
+    sim = await startSimulator({ clock: frozen, rateLimits: false });
     const status = await new Promise<number>((resolve, reject) => {
       const req = request(url(sim), { headers: { 'x-sim-fault': 'http-5xx' } }, (res) => {
         res.resume();

@@ -1,6 +1,22 @@
 export { startSimulator } from './start-simulator.js';
 export { tokenLabel } from './token-label.js';
-export type { Simulator, SimulatorOptions, SimTokenSpec } from './start-simulator.js';
+export type { Simulator, SimulatorOptions, SimTokenSpec, SimClock } from './start-simulator.js';
+export {
+  SIM_INTRADAY_LABELLINGS,
+  SIM_DAILY_LABELLINGS,
+  SIM_PERIOD_LABELLINGS,
+  SIM_LABELLING_AXES,
+  SIM_DEFAULT_LABELLING,
+  SIM_LABELLINGS,
+  resolveSimLabelling,
+} from './sim-labelling.js';
+export type {
+  SimLabelling,
+  SimIntradayLabelling,
+  SimDailyLabelling,
+  SimPeriodLabelling,
+} from './sim-labelling.js';
+export { parseSimLabelling } from './parse-sim-labelling.js';
 export {
   SIM_PLANS,
   SIM_ENDPOINTS,

@@ -4,9 +4,9 @@ import type { SimEndpoint } from './sim-plans.js';
 export interface SimLogEntry {
   /** 1-based arrival order. */
   readonly id: number;
-  /** Real arrival time, epoch ms (the clock rate limits use). */
+  /** Arrival time on the simulator's clock, epoch ms (the time rate limits use). */
   readonly arrivalMs: number;
-  /** Market time at arrival, epoch ms. */
+  /** Market time at arrival, epoch ms: the same clock, so always equal to `arrivalMs`. */
   readonly marketMs: number;
   readonly method: string;
   /** Path without the query string (so no token). */
@@ -44,7 +44,7 @@ export type SimLogFilter = Partial<
     'endpoint' | 'family' | 'token' | 'plan' | 'status' | 'ret' | 'refusedBy' | 'method' | 'path'
   >
 > & {
-  /** Only entries that arrived at or after this real time. */
+  /** Only entries that arrived at or after this time (the simulator's clock). */
   readonly sinceMs?: number;
   /** Only entries with at least one fault of this kind. */
   readonly fault?: string;

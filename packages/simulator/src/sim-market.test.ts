@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { simBarPeriodAt } from './calendars.js';
 import { defaultCatalogue } from './catalogue.js';
 import { SimMarket } from './sim-market.js';
+import { SIM_LABELLINGS, type SimLabelling } from './sim-labelling.js';
 
 // Tuesday 2026-11-17 15:00Z = 10:00 New York, 23:00 Hong Kong / Shanghai.
 const NOW = Date.parse('2026-11-17T15:00:00Z');
 const HISTORY = NOW - 150 * 86_400_000;
-const market = (seed = 1) => new SimMarket(defaultCatalogue(), { seed, historyStartMs: HISTORY });
+const market = (seed = 1, labelling: Partial<SimLabelling> = {}) =>
+  new SimMarket(defaultCatalogue(), { seed, historyStartMs: HISTORY, labelling });
+const values = ({ startMs: _label, ...rest }: { startMs: number }) => rest;
 
 describe('SimMarket bars', () => {
   it('is deterministic per seed and differs between seeds', () => {
@@ -135,6 +138,104 @@ describe('SimMarket bars', () => {
     const end = Date.parse('2026-11-10T08:30:00Z');
     const bars = m.bars('AUDUSD', 1, NOW, 5, end);
     expect(bars.map((b) => b.startMs)).toEqual([4, 3, 2, 1, 0].map((k) => end - k * 60_000));
+  });
+
+  it('labels every bar at the start of the period that holds it, under every labelling', () => {
+    for (const labelling of SIM_LABELLINGS) {
+      const m = market(1, labelling);
+      for (const code of ['AAPL.US', '700.HK', '600416.SH', 'BTCUSDT']) {
+        for (const type of [1, 5, 8, 9, 10]) {
+          const bars = m.bars(code, type, NOW, 12);
+          expect(bars.length).toBeGreaterThan(0);
+          for (let i = 0; i < bars.length; i++) {
+            const bar = bars[i]!;
+            if (i > 0) expect(bar.startMs).toBeGreaterThanOrEqual(bars[i - 1]!.endMs);
+            expect(m.periodAt(code, type, bar.endMs - 1)).toMatchObject({
+              startMs: bar.startMs,
+              endMs: bar.endMs,
+            });
+            expect(bar.forming).toBe(bar.endMs > NOW);
+          }
+        }
+      }
+    }
+  });
+
+  it('gives a stock daily, weekly and monthly bar the same values under every labelling, only another label', () => {
+    const friday = Date.parse('2026-11-13T23:00:00Z');
+    for (const code of ['AAPL.US', '700.HK', '600416.SH']) {
+      for (const type of [8, 9, 10]) {
+        for (const t of [NOW, friday]) {
+          const byLabelling = SIM_LABELLINGS.map((l) => market(3, l).bars(code, type, t, 3));
+          for (const bars of byLabelling.slice(1))
+            expect(bars.map(values)).toEqual(byLabelling[0]!.map(values));
+        }
+      }
+    }
+    const daily = (l: Partial<SimLabelling>) => market(3, l).bars('AAPL.US', 8, friday, 1)[0]!.startMs;
+    expect(new Date(daily({ daily: 'local-midnight' })).toISOString()).toBe('2026-11-13T05:00:00.000Z');
+    expect(new Date(daily({ daily: 'utc-midnight' })).toISOString()).toBe('2026-11-13T00:00:00.000Z');
+    expect(new Date(daily({ daily: 'session-open' })).toISOString()).toBe('2026-11-13T14:30:00.000Z');
+  });
+
+  it("makes a 'clock' hourly stock bar the fold of the session minutes inside its clock hour", () => {
+    const m = market(5, { intraday: 'clock' });
+    const t = Date.parse('2026-11-17T16:10:00Z'); // 11:10 New York
+    const [first, second] = m.bars('AAPL.US', 5, t, 3);
+    expect(first!.startMs).toBe(Date.parse('2026-11-17T14:00:00Z'));
+    expect(second!.startMs).toBe(Date.parse('2026-11-17T15:00:00Z'));
+    const minutes = m
+      .bars('AAPL.US', 1, t, 200)
+      .filter((b) => b.startMs < first!.endMs && b.startMs >= first!.startMs);
+    expect(minutes).toHaveLength(30);
+    expect(minutes[0]!.startMs).toBe(Date.parse('2026-11-17T14:30:00Z'));
+    expect(first!.open).toBeCloseTo(minutes[0]!.open, 9);
+    expect(first!.close).toBeCloseTo(minutes.at(-1)!.close, 9);
+    expect(first!.volume).toBeCloseTo(
+      minutes.reduce((sum, b) => sum + b.volume, 0),
+      4,
+    );
+  });
+
+  it('selects by label with an end timestamp: a bar labelled before its first trade is included', () => {
+    const end = Date.parse('2026-11-17T07:00:00Z'); // 02:00 New York, before Tuesday's open
+    const latest = (daily: SimLabelling['daily']) =>
+      new Date(market(1, { daily }).bars('AAPL.US', 8, NOW, 1, end)[0]!.startMs).toISOString();
+    expect(latest('local-midnight')).toBe('2026-11-17T05:00:00.000Z');
+    expect(latest('utc-midnight')).toBe('2026-11-17T00:00:00.000Z');
+    expect(latest('session-open')).toBe('2026-11-16T14:30:00.000Z');
+    // A monthly forex bar labelled on Saturday 2026-08-01, whose first trade is on Monday the 3rd.
+    const sat = Date.parse('2026-08-01T12:00:00Z');
+    const aug = market(1).bars('AUDUSD', 10, Date.parse('2026-08-05T00:00:00Z'), 2, sat);
+    expect(aug.map((b) => new Date(b.startMs).toISOString())).toEqual([
+      '2026-07-01T00:00:00.000Z',
+      '2026-08-01T00:00:00.000Z',
+    ]);
+  });
+
+  it('keeps the weekly US bar of the week before daylight saving time starts forming until 16:00 New York on Friday', () => {
+    // DST starts Sunday 2026-03-08; Friday the 6th closes at 16:00 EST = 21:00Z (an hour-early bug would say 20:00Z).
+    for (const labelling of SIM_LABELLINGS) {
+      const m = new SimMarket(defaultCatalogue(), {
+        seed: 1,
+        historyStartMs: Date.parse('2026-01-01T00:00:00Z'),
+        labelling,
+      });
+      const at = (iso: string) => m.bars('AAPL.US', 9, Date.parse(iso), 1)[0]!;
+      expect(at('2026-03-06T20:30:00Z')).toMatchObject({
+        forming: true,
+        endMs: Date.parse('2026-03-06T21:00:00Z'),
+      });
+      expect(at('2026-03-06T20:59:59Z').forming).toBe(true);
+      expect(at('2026-03-06T21:00:00Z').forming).toBe(false);
+      expect(at('2026-03-07T12:00:00Z')).toEqual(at('2026-03-06T21:00:00Z'));
+      // The first EDT week closes at 16:00 EDT = 20:00Z.
+      expect(at('2026-03-13T19:59:00Z').forming).toBe(true);
+      expect(at('2026-03-13T20:00:00Z')).toMatchObject({
+        forming: false,
+        endMs: Date.parse('2026-03-13T20:00:00Z'),
+      });
+    }
   });
 
   it('stops at the start of history', () => {

@@ -1,6 +1,7 @@
 import {
   lastTradingInstant,
   lastTradingMinute,
+  nextTradingInstant,
   sessionsOfDay,
   simBarPeriodAt,
   type SimBarPeriod,
@@ -8,11 +9,13 @@ import {
 import type { SimProduct } from './catalogue.js';
 import { hash32, hashString, signedUnit, unit } from './internal/hash.js';
 import { DAY_MS, fromLocalDay, toLocal } from './internal/zoned-time.js';
+import { resolveSimLabelling, type SimLabelling } from './sim-labelling.js';
 
 /** One simulated bar (numbers; the server formats them as the wire's decimal strings). */
 export interface SimBar {
-  /** Bar start, epoch ms (the wire's `timestamp` is this in seconds). */
+  /** The bar's label, epoch ms (the wire's `timestamp` is this in seconds); see {@link SimLabelling}. */
   readonly startMs: number;
+  /** Close of the bar's last session (24-hour markets: the next bar's start), epoch ms. */
   readonly endMs: number;
   readonly open: number;
   readonly high: number;
@@ -41,6 +44,8 @@ export interface SimMarketOptions {
   readonly historyStartMs: number;
   /** Base of the depth `seq` numbers (each product adds its own offset). @defaultValue 30_000_000n */
   readonly seqBase?: bigint;
+  /** Which instant a stock bar's label names, per axis (the rest default). @defaultValue `SIM_DEFAULT_LABELLING` */
+  readonly labelling?: Partial<SimLabelling>;
 }
 
 const MINUTE = 60_000;
@@ -113,8 +118,10 @@ export class SimMarket {
   readonly #barCache = new Map<string, Agg | null>();
   readonly #cnDays = new Map<string, CnDay>();
   readonly #seqBase: bigint;
+  readonly #labelling: SimLabelling;
 
   constructor(products: Iterable<SimProduct>, options: SimMarketOptions) {
+    this.#labelling = resolveSimLabelling(options.labelling);
     this.#seed = options.seed >>> 0;
     this.#historyStartMs = options.historyStartMs;
     this.#seqBase = options.seqBase ?? 30_000_000n;
@@ -159,6 +166,16 @@ export class SimMarket {
     return this.#historyStartMs;
   }
 
+  /** The stock bar labelling this market serves. */
+  get labelling(): SimLabelling {
+    return this.#labelling;
+  }
+
+  /** The period (label, trades, end) of the `klineType` bar of `code` that holds instant `tMs`; see {@link simBarPeriodAt}. */
+  periodAt(code: string, klineType: number, tMs: number): SimBarPeriod | undefined {
+    return simBarPeriodAt(tMs, klineType, this.#state(code).p.calendar, this.#labelling);
+  }
+
   /** The last trade price of `code` at market instant `tMs` (the last session's close when closed). */
   priceAt(code: string, tMs: number): number {
     const s = this.#state(code);
@@ -167,20 +184,30 @@ export class SimMarket {
   }
 
   /**
-   * Up to `count` bars of `klineType` whose start is ≤ `endMs` (default: the latest), oldest
-   * first, as of market time `nowMs`; the last one is still forming when the market is open.
+   * Up to `count` bars of `klineType` whose label is ≤ `endMs` (default: the latest), oldest
+   * first, as of market time `nowMs`; the last one is still forming while its sessions are not
+   * all over.
    */
   bars(code: string, klineType: number, nowMs: number, count: number, endMs?: number): SimBar[] {
     const s = this.#state(code);
     const cal = s.p.calendar;
     const out: SimBar[] = [];
     let m = lastTradingMinute(cal, Math.min(endMs ?? nowMs, nowMs));
+    if (endMs !== undefined && endMs < nowMs) {
+      // A bar labelled before its first trade (a stock's daily bar at midnight, a monthly bar on a
+      // Saturday 1st) is selected by its label even when all its trades come after `endMs`.
+      const next = nextTradingInstant(cal, endMs + 1);
+      if (next !== undefined && next <= nowMs) {
+        const p = simBarPeriodAt(next, klineType, cal, this.#labelling);
+        if (p !== undefined && p.startMs <= endMs) m = Math.floor(next / MINUTE) * MINUTE;
+      }
+    }
     while (out.length < count && m !== undefined && m >= this.#historyStartMs) {
-      const period = simBarPeriodAt(m, klineType, cal);
+      const period = simBarPeriodAt(m, klineType, cal, this.#labelling);
       if (period === undefined) break; // cannot happen for a trading minute
       const bar = this.#bar(s, klineType, period, nowMs);
       if (bar !== undefined) out.push(bar);
-      m = lastTradingMinute(cal, period.startMs - 1);
+      m = lastTradingMinute(cal, period.tradesFromMs - 1);
     }
     return out.reverse();
   }
@@ -476,7 +503,7 @@ export class SimMarket {
   }
 
   #bar(s: ProductState, klineType: number, period: SimBarPeriod, now: number): SimBar | undefined {
-    const from = Math.max(period.startMs, this.#historyStartMs);
+    const from = Math.max(period.tradesFromMs, this.#historyStartMs);
     const closed = period.endMs <= now;
     const key = `${s.p.code}|${klineType}|${period.startMs}`;
     let agg: Agg | null | undefined = closed ? this.#barCache.get(key) : undefined;

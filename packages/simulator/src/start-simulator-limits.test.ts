@@ -21,8 +21,7 @@ describe('rate limits over HTTP', () => {
   afterEach(() => sim.close());
   const start = (opts: Parameters<typeof startSimulator>[0] = {}) =>
     startSimulator({
-      marketStartMs: T,
-      clock: () => now,
+      clock: { now: () => now },
       tokens: { b: 'basic', p: 'premium', f: 'free' },
       ...opts,
     });
@@ -119,17 +118,37 @@ describe('rate limits over HTTP', () => {
     expect((await fetch(`${sim.url}/quote-stock-b-api/kline?token=b&${kline('NOPE.US')}`)).status).toBe(400);
   });
 
-  it('keeps rate limits in real time when the market clock runs fast', async () => {
+  it('keeps rate limits, the request log and market time on the one clock it is given', async () => {
     now = T;
-    sim = await start({ clockSpeed: 3_600 });
+    sim = await start();
     expect((await get('/quote-stock-b-api/kline', 'b', kline())).ret).toBe(200);
-    now = T + 500; // half a real second = 30 market minutes
+    now = T + 500;
     expect((await get('/quote-stock-b-api/kline', 'b', kline())).ret).toBe(429);
-    expect(sim.marketNow() - T).toBe(1_800_000);
+    now = T + 1_500; // the refused arrival at +500 counts too (countRefused)
+    expect((await get('/quote-stock-b-api/kline', 'b', kline())).ret).toBe(200);
+    expect(sim.marketNow()).toBe(T + 1_500);
+    expect(sim.log.entries().map((e) => [e.arrivalMs - T, e.marketMs - T])).toEqual([
+      [0, 0],
+      [500, 500],
+      [1_500, 1_500],
+    ]);
   });
 
-  it('refuses on the real clock too: Free admits one request per 10 s', async () => {
-    sim = await startSimulator({ marketStartMs: T, tokens: { f: 'free' } });
+  it('resets the daily count at midnight of dayTimeZone on the given clock', async () => {
+    const midnight = Date.parse('2026-11-17T16:00:00Z'); // 00:00 Shanghai
+    now = midnight - 1;
+    sim = await start({ tokens: { f: { plan: 'free', overrides: { perDay: 1 } } } });
+    expect((await get('/quote-stock-b-api/kline', 'f', kline())).ret).toBe(200);
+    now = midnight - 1 + 20_000;
+    expect((await get('/quote-stock-b-api/kline', 'f', kline())).ret).toBe(200);
+    expect(sim.log.refused()).toEqual([]);
+    now = midnight + 40_000;
+    expect((await get('/quote-stock-b-api/kline', 'f', kline())).ret).toBe(429);
+    expect(sim.log.last()!.refusedBy).toBe('per-day');
+  });
+
+  it('refuses on the default clock (Date.now) too: Free admits one request per 10 s', async () => {
+    sim = await startSimulator({ tokens: { f: 'free' } });
     expect((await get('/quote-stock-b-api/kline', 'f', kline())).ret).toBe(200);
     expect(await get('/quote-stock-b-api/depth-tick', 'f', depth)).toMatchObject({
       ret: 429,

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from './start-simulator.js';
+import { startSimulator, type SimClock, type Simulator } from './start-simulator.js';
 
 const T = Date.parse('2026-11-17T15:00:00Z'); // Tuesday, 10:00 New York
+/** A clock at `startMs` running `speed` times real time (what core's `acceleratedClock` does). */
+const runningFrom = (startMs: number, speed = 1): SimClock => {
+  const t0 = Date.now();
+  return { now: () => Math.floor(startMs + (Date.now() - t0) * speed) };
+};
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 
 interface Reply {
@@ -81,7 +86,7 @@ describe('startSimulator: endpoints', () => {
     sim = await startSimulator({
       port: 0,
       seed: 5,
-      marketStartMs: T,
+      clock: runningFrom(T),
       rateLimits: false,
       tokens: { demo: 'professional', hk: 'all-hk', free: 'free', basic: 'basic' },
     });
@@ -367,7 +372,7 @@ describe('startSimulator: determinism and the market clock', () => {
   it('serves the same bars and books for the same seed, different ones for another', async () => {
     const bodies: string[] = [];
     for (const seed of [9, 9, 10]) {
-      const sim = await startSimulator({ seed, marketStartMs: T, clockSpeed: 1, clock: () => T });
+      const sim = await startSimulator({ seed, clock: { now: () => T } });
       const k = await call(sim, '/quote-b-api/kline', 'demo', kq('ETHUSDT', { query_kline_num: 20 }));
       const d = await call(sim, '/quote-stock-b-api/depth-tick', 'demo', symbols(['AAPL.US']));
       bodies.push(k.text + d.text);
@@ -377,9 +382,9 @@ describe('startSimulator: determinism and the market clock', () => {
     expect(bodies[2]).not.toBe(bodies[0]);
   });
 
-  it('moves the forming bar between polls when the market clock runs fast', async () => {
+  it('moves the forming bar between polls as the given clock runs', async () => {
     // Daily bars: 9 market hours (54 real seconds at 600x) before this one closes, so a slow machine cannot flake it.
-    const sim = await startSimulator({ seed: 2, marketStartMs: T, clockSpeed: 600, rateLimits: false });
+    const sim = await startSimulator({ seed: 2, clock: runningFrom(T, 600), rateLimits: false });
     try {
       const a = await call(
         sim,
@@ -403,12 +408,83 @@ describe('startSimulator: determinism and the market clock', () => {
       await sim.close();
     }
   });
+
+  it('closes the forming 1-minute bar and starts a new one when a manual clock crosses the minute', async () => {
+    let now = T + 30_000; // 10:00:30 New York
+    const sim = await startSimulator({ seed: 4, clock: { now: () => now }, rateLimits: false });
+    try {
+      const latest = async () =>
+        (
+          (await call(sim, '/quote-stock-b-api/kline', 'demo', kq('AAPL.US', { query_kline_num: 2 }))).json[
+            'data'
+          ] as { kline_list: Record<string, string>[] }
+        ).kline_list.map((b) => b['timestamp']);
+      expect(await latest()).toEqual([String((T - 60_000) / 1000), String(T / 1000)]);
+      expect(sim.market.bars('AAPL.US', 1, sim.marketNow(), 1)[0]).toMatchObject({
+        startMs: T,
+        forming: true,
+      });
+      now = T + 60_000;
+      expect(await latest()).toEqual([String(T / 1000), String((T + 60_000) / 1000)]);
+      const [closed, forming] = sim.market.bars('AAPL.US', 1, sim.marketNow(), 2);
+      expect(closed).toMatchObject({ startMs: T, endMs: T + 60_000, forming: false });
+      expect(forming).toMatchObject({ startMs: T + 60_000, forming: true });
+      expect(sim.log.entries().map((e) => e.marketMs - T)).toEqual([30_000, 60_000]);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('serves the labelling it was given, and the default one otherwise', async () => {
+    const jan = Date.parse('2026-01-13T16:00:00Z'); // Tuesday, 11:00 New York
+    const hourly = async (sim: Simulator) =>
+      (
+        (
+          await call(
+            sim,
+            '/quote-stock-b-api/kline',
+            'demo',
+            kq('AAPL.US', { kline_type: 5, query_kline_num: 3 }),
+          )
+        ).json['data'] as { kline_list: Record<string, string>[] }
+      ).kline_list.map((b) => new Date(Number(b['timestamp']) * 1000).toISOString());
+    await using byClock = await startSimulator({
+      clock: { now: () => jan },
+      labelling: { intraday: 'clock' },
+    });
+    expect(byClock.labelling).toEqual({
+      intraday: 'clock',
+      daily: 'local-midnight',
+      weekly: 'calendar',
+      monthly: 'calendar',
+    });
+    expect(await hourly(byClock)).toEqual([
+      '2026-01-13T14:00:00.000Z',
+      '2026-01-13T15:00:00.000Z',
+      '2026-01-13T16:00:00.000Z',
+    ]);
+    await using bySession = await startSimulator({ clock: { now: () => jan } });
+    expect(await hourly(bySession)).toEqual([
+      '2026-01-12T20:30:00.000Z',
+      '2026-01-13T14:30:00.000Z',
+      '2026-01-13T15:30:00.000Z',
+    ]);
+  });
 });
 
 describe('startSimulator: options and lifecycle', () => {
   it.each([
     [{ port: -1 }, /"port"/],
-    [{ clockSpeed: 0 }, /"clockSpeed"/],
+    [{ clock: {} as SimClock }, /"clock"/],
+    [{ clock: { now: () => Number.NaN } }, /"clock"/],
+    [
+      { labelling: { daily: 'noon' as 'utc-midnight' } },
+      /"labelling\.daily" must be one of local-midnight, utc-midnight, session-open, got "noon"/,
+    ],
+    [
+      { labelling: { hourly: 'clock' } as object },
+      /"labelling" axes are intraday, daily, weekly, monthly, got "hourly"/,
+    ],
     [{ seed: 1.5 }, /"seed"/],
     [{ tokens: { t: 'gold' as 'free' } }, /"tokens".*gold/],
     [{ limitMode: 'lenient' as 'strict' }, /"limitMode"/],
@@ -427,7 +503,7 @@ describe('startSimulator: options and lifecycle', () => {
   });
 
   it('serves a synthetic universe next to the catalogue', async () => {
-    await using sim = await startSimulator({ syntheticProducts: 2_000, marketStartMs: T, clock: () => T });
+    await using sim = await startSimulator({ syntheticProducts: 2_000, clock: { now: () => T } });
     expect(sim.market.products().length).toBeGreaterThan(2_000);
     const r = await call(sim, '/quote-b-api/depth-tick', 'demo', symbols(['SYN4USDT', 'BTCUSDT']));
     expect((r.json['data'] as { tick_list: unknown[] }).tick_list).toHaveLength(2);

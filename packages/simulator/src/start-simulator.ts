@@ -19,6 +19,7 @@ import { formatWallClock } from './internal/zoned-time.js';
 import { RateLimiter } from './rate-limiter.js';
 import { RequestLog } from './request-log.js';
 import { SimMarket } from './sim-market.js';
+import { resolveSimLabelling, type SimLabelling } from './sim-labelling.js';
 import {
   planCovers,
   SIM_MAX_BATCH_BARS,
@@ -29,6 +30,15 @@ import {
   type SimPlanOverrides,
 } from './sim-plans.js';
 import { suspensionRecords, type SimExchange } from './suspension-records.js';
+
+/**
+ * The simulator's time source: structurally the same as `@quoteflow/core`'s `Clock`, so one clock
+ * object serves both (the simulator reads only `now()`).
+ */
+export interface SimClock {
+  /** Epoch milliseconds. */
+  now(): number;
+}
 
 /** A token's plan, optionally with limit overrides. */
 export interface SimTokenSpec {
@@ -48,12 +58,21 @@ export interface SimulatorOptions {
   readonly seed?: number;
   /** Faults for the whole run (see {@link FaultRule}). @defaultValue [] */
   readonly faults?: readonly FaultRule[];
-  /** Market clock speed: 60 closes a 1-minute bar every real second. Rate limits stay in real time. @defaultValue 1 */
-  readonly clockSpeed?: number;
-  /** Market time at start, epoch ms. @defaultValue the real time at start */
-  readonly marketStartMs?: number;
-  /** Days of history before `marketStartMs`. @defaultValue 800 */
+  /**
+   * The one clock of the simulator: market time is `clock.now()`, and rate-limit windows, request-log
+   * arrival times and daily resets use it too. Pass the clock the client uses (for example core's
+   * `acceleratedClock({ speed: 30, startMs })`) so both sides agree on what time it is.
+   * @defaultValue `{ now: () => Date.now() }`
+   */
+  readonly clock?: SimClock;
+  /** Days of history before `clock.now()` at start. @defaultValue 800 */
   readonly historyDays?: number;
+  /**
+   * Which instant a stock bar's `timestamp` names, per axis; missing axes take the default
+   * (`session`, `local-midnight`, `calendar`, `calendar`). See {@link SimLabelling} and `SIM_LABELLINGS`.
+   * @defaultValue `SIM_DEFAULT_LABELLING`
+   */
+  readonly labelling?: Partial<SimLabelling>;
   /** Replace the default catalogue. */
   readonly products?: readonly SimProduct[];
   /** Add this many synthetic products (see `syntheticCatalogue`). @defaultValue 0 */
@@ -77,8 +96,6 @@ export interface SimulatorOptions {
   readonly seqBase?: bigint;
   /** CFD depth levels without volume: key omitted, `""` or `"0"`. @defaultValue 'omit' */
   readonly cfdDepthVolume?: CfdDepthVolume;
-  /** Real clock (epoch ms); injectable for tests. @defaultValue Date.now */
-  readonly clock?: () => number;
   /** Header that injects faults into one request (comma-separated kinds), or `false`. @defaultValue 'x-sim-fault' */
   readonly faultHeader?: string | false;
 }
@@ -93,8 +110,10 @@ export interface Simulator extends AsyncDisposable {
   readonly log: RequestLog;
   /** The market (bars, books, prices at any market time). */
   readonly market: SimMarket;
-  /** Market time now, epoch ms. */
+  /** Market time now (the `clock` option's `now()`), epoch ms. */
   marketNow(): number;
+  /** The stock bar labelling this simulator serves (every axis resolved). */
+  readonly labelling: SimLabelling;
   /** Replaces the run's fault rules. */
   setFaults(rules: readonly FaultRule[]): void;
   /** Adds one fault rule (for example `{ kind: 'http-5xx', endpoint: 'kline', times: 3 }`). */
@@ -112,7 +131,7 @@ const DEFAULTS = {
   port: 0,
   tokens: { demo: 'professional' } as Readonly<Record<string, SimPlan | SimTokenSpec>>,
   seed: 1,
-  clockSpeed: 1,
+  clock: { now: () => Date.now() } as SimClock,
   historyDays: 800,
   syntheticProducts: 0,
   countRefused: true,
@@ -137,7 +156,7 @@ function checkOption(ok: boolean, name: string, expected: string, got: unknown):
 /**
  * Starts a local simulator of the market-data HTTP service on `node:http`.
  * @example
- * const sim = await startSimulator({ port: 0, tokens: { demo: 'professional' }, seed: 7, clockSpeed: 60 });
+ * const sim = await startSimulator({ port: 0, tokens: { demo: 'professional' }, seed: 7, labelling: { daily: 'utc-midnight' } });
  * const res = await fetch(`${sim.url}/quote-b-api/kline?token=demo&query=${encodeURIComponent(JSON.stringify(q))}`);
  * await sim.close();
  */
@@ -148,12 +167,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     'port',
     'an integer from 0 to 65535',
     o.port,
-  );
-  checkOption(
-    Number.isFinite(o.clockSpeed) && o.clockSpeed > 0,
-    'clockSpeed',
-    'a positive number',
-    o.clockSpeed,
   );
   checkOption(Number.isInteger(o.seed), 'seed', 'an integer', o.seed);
   checkOption(
@@ -182,18 +195,30 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     "'omit', 'empty' or 'zero'",
     o.cfdDepthVolume,
   );
-  const clock = o.clock ?? Date.now;
-  const realStart = clock();
-  const marketStart = o.marketStartMs ?? realStart;
-  checkOption(Number.isFinite(marketStart), 'marketStartMs', 'epoch ms', marketStart);
-  const marketNow = (real = clock()) => Math.floor(marketStart + (real - realStart) * o.clockSpeed);
+  const clock = o.clock;
+  checkOption(
+    typeof clock === 'object' && clock !== null && typeof clock.now === 'function',
+    'clock',
+    'an object with now(): epoch ms',
+    clock,
+  );
+  const startMs = clock.now();
+  checkOption(Number.isFinite(startMs), 'clock', 'an object whose now() returns epoch ms', startMs);
+  const marketNow = () => Math.floor(clock.now());
+  let labelling: SimLabelling;
+  try {
+    labelling = resolveSimLabelling(o.labelling);
+  } catch (err) {
+    throw new RangeError(`startSimulator: ${(err as Error).message}`);
+  }
   const products = [
     ...(o.products ?? defaultCatalogue()),
     ...syntheticCatalogue({ count: o.syntheticProducts }),
   ];
   const market = new SimMarket(products, {
     seed: o.seed,
-    historyStartMs: marketStart - o.historyDays * 86_400_000,
+    historyStartMs: startMs - o.historyDays * 86_400_000,
+    labelling,
     ...(o.seqBase !== undefined ? { seqBase: o.seqBase } : {}),
   });
   const faults = new FaultInjector(o.faults ?? [], o.seed);
@@ -222,8 +247,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     o.failureStatus === 'ok' || ret === 200 ? 200 : ret === 401 || ret === 429 ? ret : 400;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const arrivalMs = clock();
-    const mNow = marketNow(arrivalMs);
+    // One clock: the arrival time is the market time (limits, log and bars agree).
+    const arrivalMs = marketNow();
+    const mNow = arrivalMs;
     const url = new URL(req.url ?? '/', 'http://sim.invalid');
     const route = routeOf(url.pathname);
     const token = url.searchParams.get('token');
@@ -434,7 +460,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     port: address.port,
     log,
     market,
-    marketNow: () => marketNow(),
+    marketNow,
+    labelling,
     setFaults: (rules) => faults.set(rules),
     addFault: (rule) => faults.add(rule),
     setToken,

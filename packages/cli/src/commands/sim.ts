@@ -8,14 +8,7 @@ interface SimFlags {
   port: number;
   token: string[];
   seed: number;
-  clockSpeed: number;
-}
-
-function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0)
-    throw new UsageError(`--clock-speed must be a number > 0, got ${JSON.stringify(value)}`);
-  return n;
+  labelling?: string;
 }
 
 /** `quoteflow sim`: the simulator of the service, until SIGINT/SIGTERM. */
@@ -25,7 +18,8 @@ export function registerSimCommand(program: Command, ctx: CommandContext): void 
     .summary('start the market-data simulator')
     .description(
       'Starts the simulator of the market-data service (every endpoint, plan limits enforced per token, a seeded ' +
-        'market). The first line on stdout is "listening on http://HOST:PORT"; it runs until SIGINT/SIGTERM.',
+        'market). It runs in real time, like its clients. The first line on stdout is "listening on http://HOST:PORT"; ' +
+        'it runs until SIGINT/SIGTERM.',
     )
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port (0 = a free one)', intAtLeast(0), 0)
@@ -37,16 +31,18 @@ export function registerSimCommand(program: Command, ctx: CommandContext): void 
     )
     .option('--seed <n>', 'market seed', intAtLeast(0), 1)
     .option(
-      '--clock-speed <x>',
-      'market clock speed-up (60 closes a 1-minute bar every second)',
-      positiveNumber,
-      1,
+      '--labelling <axis=value,...>',
+      'which instant a stock bar timestamp names, any subset of intraday=session|clock, ' +
+        'daily=local-midnight|utc-midnight|session-open, weekly=calendar|first-trading-day, ' +
+        'monthly=calendar|first-trading-day (default intraday=session,daily=local-midnight,weekly=calendar,monthly=calendar)',
     )
     .action(async (flags: SimFlags) => {
-      const { parseTokenSpecs, startSimulator } = await import('@quoteflow/simulator');
+      const { parseSimLabelling, parseTokenSpecs, startSimulator } = await import('@quoteflow/simulator');
       let tokens;
+      let labelling;
       try {
         tokens = parseTokenSpecs(flags.token);
+        labelling = parseSimLabelling(flags.labelling ?? '');
       } catch (err) {
         throw new UsageError((err as Error).message);
       }
@@ -56,11 +52,11 @@ export function registerSimCommand(program: Command, ctx: CommandContext): void 
         port: flags.port,
         tokens,
         seed: flags.seed,
-        clockSpeed: flags.clockSpeed,
+        labelling,
       });
       ctx.out(`listening on ${sim.url}\n`);
       ctx.logger.info(
-        { url: sim.url, tokens: Object.keys(tokens).length, seed: flags.seed, clockSpeed: flags.clockSpeed },
+        { url: sim.url, tokens: Object.keys(tokens).length, seed: flags.seed, labelling: sim.labelling },
         'simulator started',
       );
       await new Promise<void>((resolve) => {
