@@ -1,46 +1,87 @@
-import { KLINE_PERIOD_MS, calendarOf as coreCalendarOf } from '@quoteflow/core';
+import { barFinalAfterMs, barsMissingBetween, calendarOf as coreCalendarOf } from '@quoteflow/core';
 import type { Bar, BarUpdate, GapMarker, KlineType, TradingCalendar } from '@quoteflow/core';
 import { invalidOption } from './internal/invalid-option.js';
-import { nextBarStart, periodAt } from './internal/next-bar-start.js';
 import { normalizeBar } from './normalize-bars.js';
 import type { BarReport } from './normalize-bars.js';
 import { seriesKey } from './series-key.js';
 
 /** What a merger takes: one bar, a batch of bars (any order, any series), or a gap marker. */
 export type MergeBarsInput = Bar | readonly Bar[] | GapMarker;
-/** What a merger emits: bar updates, and gap markers (reported gaps and forwarded input markers). */
+/** What a merger emits: bar updates, and gap markers (gaps and re-reads it asks for, forwarded input markers). */
 export type MergeBarsOutput = BarUpdate | GapMarker;
+
+/** Reasons of the gap markers a merger emits itself. */
+export const MERGE_GAP_REASONS = {
+  /** Bars the calendar expects under every labelling are missing between two bars seen. */
+  missingBars: 'missing-bars',
+  /**
+   * A newer bar appeared, but this bar's final values were never read: read it again (history
+   * from `fromMs`); newer closed bars wait behind it so that bars stay final and in order.
+   */
+  unconfirmed: 'unconfirmed',
+} as const;
 
 /** Options of {@link createBarMerger} (and of `mergeBars`). */
 export interface BarMergerOptions {
   /**
-   * How long after its period's end (core's `barPeriodAt(...).endMs`) a forming bar is closed if
-   * no newer bar has appeared. Should exceed the `/batch-kline` polling interval, so the last
-   * update of a bar arrives before it is closed.
+   * How long after the calendar says a bar's session (its day, week or month) has closed a read of
+   * it counts as final (core's `barFinalAfterMs` + this): covers a difference between our clock and
+   * the service's, and the service's own delay in settling a bar.
    * @defaultValue 15_000 ms
    */
   readonly graceMs?: number;
   /**
    * The newest closed bar start per series (`seriesKey(code, klineType)` → epoch ms), e.g. from a
-   * state file written before a restart. Bars at or before it are never emitted again, and a gap
-   * between it and the first bar seen is reported, so a restart neither duplicates nor loses bars.
+   * dataset written before a restart. Bars at or before it are never emitted again, and bars the
+   * calendar expects between it and the first bar seen are reported, so a restart neither
+   * duplicates nor loses bars.
    */
   readonly lastClosed?: ReadonlyMap<string, number>;
   /** The trading calendar of a code. @defaultValue core's `calendarOf` */
   readonly calendarOf?: (code: string) => TradingCalendar;
-  /** Receives invalid input rows (dropped) and late corrections of an already closed bar. */
+  /** Receives invalid input rows (dropped) and late changes of an already closed bar. */
   readonly onReport?: (report: BarReport) => void;
 }
 
 /** Defaults of {@link BarMergerOptions}. */
 export const MERGE_BARS_DEFAULTS = { graceMs: 15_000 } as const;
 
-/** Reported gaps kept per series for accepting backfilled bars. */
-const MAX_OPEN_GAPS = 8;
+/** A bar that is not final yet: the forming one, or one waiting for proof. */
+export interface PendingBar {
+  readonly code: string;
+  readonly klineType: KlineType;
+  readonly tsMs: number;
+  /** When its newest values were read. */
+  readonly readAtMs: number;
+  /** Whether a newer bar of the series has been seen (so this one is closed but not proven). */
+  readonly unconfirmed: boolean;
+  /** A read at or after this instant proves the values final by the calendar. */
+  readonly finalByCalendarAtMs: number;
+}
 
-interface OpenGap {
-  fromMs: number;
-  readonly toMs: number;
+/** The plain state machine behind `mergeBars`; no timers and no clock: finality comes from the reads. */
+export interface BarMerger {
+  /** Feeds one input (a batch is one or more answers of the service); outputs go to `emit`, in order. */
+  push(input: MergeBarsInput, emit: (out: MergeBarsOutput) => void): void;
+  /** The newest closed bar start per series, keyed by `seriesKey`: what to persist for a restart. */
+  lastClosed(): Map<string, number>;
+  /** Every bar not final yet, oldest first per series: what a poller must read again, and when. */
+  pending(): PendingBar[];
+}
+
+interface Entry {
+  readonly tsMs: number;
+  /** The values to write: the newest read, or the read that proved them final. */
+  bar: Bar;
+  /** Whether `bar` came in an answer that also held a newer bar of the series. */
+  laterInAnswer: boolean;
+  /** Earliest arrival of an answer that held this bar. */
+  firstSeenAtMs: number;
+  /** The values last emitted as `final: false`, to skip an update that changes nothing. */
+  emitted: Bar | undefined;
+  revision: number;
+  /** Whether a re-read was asked for (once per entry). */
+  askedAgain: boolean;
 }
 
 interface Series {
@@ -50,38 +91,24 @@ interface Series {
   /** Newest closed bar start, -Infinity if none. */
   closedTs: number;
   closedBar: Bar | undefined;
-  /** Period start of the newest closed bar, if known (gap checks). */
-  closedStart: number | undefined;
-  forming: Bar | undefined;
-  /** The forming bar as last emitted, to skip an update that changes nothing. */
-  emitted: Bar | undefined;
-  formingStart: number;
-  formingDeadline: number;
-  /** Next revision number of the forming bar. */
-  revision: number;
-  dirty: boolean;
-  /** Whether the forming bar may equal the emitted one again (it changed twice since). */
-  needsCompare: boolean;
-  /** The push that last listed this series for settling. */
-  epoch: number;
+  /** Bars newer than `closedTs`, oldest first. */
+  readonly entries: Entry[];
+  /** Newest label seen (closed or not), for the gap check; undefined before the first. */
+  newestTs: number | undefined;
   skipGapCheck: boolean;
-  gaps: OpenGap[];
+  /**
+   * Ranges where the calendar expects bars that no answer held, oldest first: closed bars after a
+   * hole wait until an answer covers it (bars on both sides in one answer) or an input gap marker
+   * says it cannot be read.
+   */
+  readonly holes: Hole[];
 }
 
-/** The plain state machine behind `mergeBars`; no timers: call {@link BarMerger.expire}. */
-export interface BarMerger {
-  /**
-   * Feeds one input; outputs go to `emit`, in order. `now` is the clock time, or a clock that is
-   * read only when a new bar start appears (to close at once a bar whose period end + grace has
-   * already passed); closing by time otherwise happens in {@link BarMerger.expire}.
-   */
-  push(input: MergeBarsInput, now: number | (() => number), emit: (out: MergeBarsOutput) => void): void;
-  /** Closes every forming bar whose period end + grace is at or before `nowMs`. */
-  expire(nowMs: number, emit: (out: MergeBarsOutput) => void): void;
-  /** The earliest instant at which {@link BarMerger.expire} has work (may be early), or Infinity. */
-  nextDeadlineMs(): number;
-  /** The newest closed bar start per series, keyed by `seriesKey`: what to persist for a restart. */
-  lastClosed(): Map<string, number>;
+interface Hole {
+  /** The bar before the hole. */
+  readonly afterMs: number;
+  /** The bar after the hole. */
+  readonly beforeMs: number;
 }
 
 function sameValues(a: Bar, b: Bar): boolean {
@@ -107,6 +134,8 @@ function toUpdate(bar: Bar, final: boolean, revision: number): BarUpdate {
     close: bar.close,
     volume: bar.volume,
     turnover: bar.turnover,
+    readAtMs: bar.readAtMs,
+    receivedAtMs: bar.receivedAtMs,
     final,
     revision,
   };
@@ -118,17 +147,23 @@ function compareBars(a: Bar, b: Bar): number {
   return a.tsMs - b.tsMs;
 }
 
+function sameAnswer(a: Bar, b: Bar): boolean {
+  return a.readAtMs === b.readAtMs && a.receivedAtMs === b.receivedAtMs;
+}
+
 /**
- * Creates the state machine behind `mergeBars`, for use without RxJS: history from `/kline` and
- * the latest two bars from `/batch-kline` merged into one series per (code, klineType).
+ * Creates the state machine behind `mergeBars`, for use without RxJS: history (`/kline`) and the
+ * latest bars (`/batch-kline`) merged into one series per (code, klineType).
+ *
+ * A bar is emitted `final: true` only on evidence, never because time passed (see `mergeBars`).
  *
  * @example
  * ```ts
- * const merger = createBarMerger({ graceMs: 5_000 });
+ * const merger = createBarMerger();
  * const out: MergeBarsOutput[] = [];
- * merger.push(historyBars, Date.now(), (u) => out.push(u));
- * merger.push(latestTwo, Date.now(), (u) => out.push(u));
- * merger.expire(Date.now(), (u) => out.push(u)); // call periodically
+ * merger.push(historyBars, (u) => out.push(u));
+ * merger.push(latestTwo, (u) => out.push(u));
+ * for (const p of merger.pending()) if (p.unconfirmed) console.log('read again', p.code, p.tsMs);
  * ```
  */
 export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
@@ -147,9 +182,6 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
 /** The merger's state; a class, because V8 optimises its field accesses better than closure variables. */
 class SeriesMerger implements BarMerger {
   private readonly byCode = new Map<string, (Series | undefined)[]>();
-  private readonly forming = new Set<Series>();
-  private minDeadline = Infinity;
-  private epoch = 0;
 
   constructor(
     private readonly graceMs: number,
@@ -158,54 +190,29 @@ class SeriesMerger implements BarMerger {
     private readonly onReport: ((report: BarReport) => void) | undefined,
   ) {}
 
-  push(input: MergeBarsInput, now: number | (() => number), emit: (out: MergeBarsOutput) => void): void {
-    if (Array.isArray(input)) {
-      const bars = input as readonly Bar[];
-      let sorted = true;
-      for (let i = 1; i < bars.length && sorted; i++)
-        if (compareBars(bars[i - 1] as Bar, bars[i] as Bar) >= 0) sorted = false;
-      const ordered = sorted ? bars : [...bars].sort(compareBars);
-      const touched: Series[] = [];
-      const batch = ++this.epoch;
-      for (let i = 0; i < ordered.length; i++) {
-        const bar = ordered[i] as Bar;
-        const next = ordered[i + 1];
-        // Of rows with the same start in one batch the last one wins (the sort is stable).
-        if (
-          !sorted &&
-          next !== undefined &&
-          next.tsMs === bar.tsMs &&
-          next.code === bar.code &&
-          next.klineType === bar.klineType
-        )
-          continue;
-        const s = this.pushBar(bar, emit);
-        if (s !== undefined && s.dirty && s.epoch !== batch) {
-          s.epoch = batch;
-          touched.push(s);
-        }
-      }
-      // Each touched series emits its forming bar once per batch, however many rows touched it.
-      for (const s of touched) now = this.settle(s, now, emit);
-    } else if ((input as GapMarker).type === 'gap') {
+  push(input: MergeBarsInput, emit: (out: MergeBarsOutput) => void): void {
+    if (!Array.isArray(input) && (input as GapMarker).type === 'gap') {
       this.pushGap(input as GapMarker, emit);
-    } else {
-      const s = this.pushBar(input as Bar, emit);
-      if (s !== undefined) this.settle(s, now, emit);
+      return;
     }
-  }
-
-  expire(nowMs: number, emit: (out: MergeBarsOutput) => void): void {
-    let next = Infinity;
-    for (const s of this.forming) {
-      if (nowMs >= s.formingDeadline) this.closeForming(s, emit);
-      else if (s.formingDeadline < next) next = s.formingDeadline;
+    const raw = Array.isArray(input) ? (input as readonly Bar[]) : [input as Bar];
+    const bars: Bar[] = [];
+    for (const row of raw) {
+      const bar = normalizeBar(row, this.onReport);
+      if (bar !== undefined) bars.push(bar);
     }
-    this.minDeadline = next;
-  }
-
-  nextDeadlineMs(): number {
-    return this.minDeadline;
+    let sorted = true;
+    for (let i = 1; i < bars.length && sorted; i++)
+      if (compareBars(bars[i - 1]!, bars[i]!) > 0) sorted = false;
+    if (!sorted) bars.sort(compareBars); // stable: of equal starts the later input row comes last
+    // One run per series.
+    for (let i = 0; i < bars.length;) {
+      let j = i + 1;
+      const first = bars[i]!;
+      while (j < bars.length && bars[j]!.code === first.code && bars[j]!.klineType === first.klineType) j++;
+      this.pushRun(this.seriesOf(first.code, first.klineType), bars, i, j, emit);
+      i = j;
+    }
   }
 
   lastClosed(): Map<string, number> {
@@ -218,13 +225,30 @@ class SeriesMerger implements BarMerger {
     return out;
   }
 
-  private seriesOf(code: string, klineType: KlineType): Series {
-    const s = this.byCode.get(code)?.[klineType];
-    return s ?? this.newSeries(code, klineType);
+  pending(): PendingBar[] {
+    const out: PendingBar[] = [];
+    for (const types of this.byCode.values()) {
+      for (const s of types) {
+        if (s === undefined) continue;
+        s.entries.forEach((e, i) =>
+          out.push({
+            code: s.code,
+            klineType: s.klineType,
+            tsMs: e.tsMs,
+            readAtMs: e.bar.readAtMs,
+            unconfirmed: i < s.entries.length - 1,
+            finalByCalendarAtMs: barFinalAfterMs(e.tsMs, s.klineType, s.calendar) + this.graceMs,
+          }),
+        );
+      }
+    }
+    return out;
   }
 
-  private newSeries(code: string, klineType: KlineType): Series {
+  private seriesOf(code: string, klineType: KlineType): Series {
     let types = this.byCode.get(code);
+    const existing = types?.[klineType];
+    if (existing !== undefined) return existing;
     if (types === undefined) {
       types = [];
       this.byCode.set(code, types);
@@ -236,170 +260,262 @@ class SeriesMerger implements BarMerger {
       calendar: this.calendarOf(code),
       closedTs: seed ?? -Infinity,
       closedBar: undefined,
-      closedStart: undefined,
-      forming: undefined,
-      emitted: undefined,
-      formingStart: 0,
-      formingDeadline: Infinity,
-      revision: 0,
-      dirty: false,
-      needsCompare: false,
-      epoch: 0,
+      entries: [],
+      newestTs: seed,
       skipGapCheck: false,
-      gaps: [],
+      holes: [],
     };
     types[klineType] = s;
     return s;
   }
 
-  private closeForming(s: Series, emit: (o: MergeBarsOutput) => void): void {
-    const bar = s.forming as Bar;
-    const revision = s.revision;
-    s.closedTs = bar.tsMs;
-    s.closedBar = bar;
-    s.closedStart = s.formingStart;
-    s.forming = undefined;
-    s.emitted = undefined;
-    s.dirty = false;
-    s.revision = 0;
-    this.forming.delete(s);
-    emit(toUpdate(bar, true, revision));
-  }
-
-  private openForming(s: Series, bar: Bar, emit: (o: MergeBarsOutput) => void): void {
-    const period = periodAt(bar.tsMs, s.klineType, s.calendar);
-    const start = period?.startMs ?? bar.tsMs;
-    const end = period?.endMs ?? bar.tsMs + (KLINE_PERIOD_MS[s.klineType] ?? 86_400_000);
-    if (!s.skipGapCheck && s.closedTs !== -Infinity) {
-      const prevStart = s.closedStart ?? periodAt(s.closedTs, s.klineType, s.calendar)?.startMs ?? s.closedTs;
-      const expected = nextBarStart(prevStart, s.klineType, s.calendar);
-      if (start > expected) {
-        if (s.gaps.length >= MAX_OPEN_GAPS) s.gaps.shift();
-        s.gaps.push({ fromMs: expected, toMs: start });
-        emit({
-          type: 'gap',
-          code: s.code,
-          klineType: s.klineType,
-          fromMs: expected,
-          toMs: start,
-          reason: 'missing-bars',
-        });
-      }
+  /** Applies the bars `bars[from..to)` of one series (sorted by start), then emits what they prove. */
+  private pushRun(
+    s: Series,
+    bars: readonly Bar[],
+    from: number,
+    to: number,
+    emit: (o: MergeBarsOutput) => void,
+  ): void {
+    const touched = new Set<Entry>();
+    for (let i = from; i < to; i++) {
+      const bar = bars[i]!;
+      const next = bars[i + 1];
+      // Of two rows with the same start in one answer, the later one wins.
+      if (i + 1 < to && next!.tsMs === bar.tsMs && sameAnswer(next!, bar)) continue;
+      const entry = this.apply(s, bar, emit);
+      if (entry !== undefined) touched.add(entry);
     }
-    s.skipGapCheck = false;
-    s.forming = bar;
-    s.emitted = undefined;
-    s.formingStart = start;
-    s.formingDeadline = end + this.graceMs;
-    s.revision = 0;
-    this.forming.add(s);
-    if (s.formingDeadline < this.minDeadline) this.minDeadline = s.formingDeadline;
-    s.dirty = true;
+    if (s.holes.length > 0) this.resolveHoles(s, bars, from, to);
+    this.dropVanished(s, bars, from, to);
+    this.settle(s, touched, emit);
   }
 
-  private fillGap(s: Series, ts: number): boolean {
-    const gaps = s.gaps;
-    for (let i = 0; i < gaps.length; i++) {
-      const g = gaps[i] as OpenGap;
-      if (ts >= g.fromMs && ts < g.toMs) {
-        g.fromMs = ts + 1; // gaps fill in ascending order, each bar start once
-        if (g.fromMs >= g.toMs) gaps.splice(i, 1);
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** Applies one bar; returns its series when the forming bar may need emitting. */
-  private pushBar(raw: Bar, emit: (o: MergeBarsOutput) => void): Series | undefined {
-    const bar = normalizeBar(raw, this.onReport);
-    if (bar === undefined) return undefined;
-    const s = this.seriesOf(bar.code, bar.klineType);
-    const ts = bar.tsMs;
-    const f = s.forming;
-    if (f !== undefined) {
-      if (ts === f.tsMs) {
-        if (!sameValues(f, bar)) {
-          // Unless the bar changed again since it was emitted, it now differs from the emitted one.
-          s.needsCompare = s.dirty || f !== s.emitted;
-          s.forming = bar;
-          s.dirty = true;
+  /** Removes the holes that one answer of the run covers: it held bars on both sides of them. */
+  private resolveHoles(s: Series, bars: readonly Bar[], from: number, to: number): void {
+    for (let i = from; i < to; i++) {
+      const low = bars[i]!;
+      for (let h = 0; h < s.holes.length; h++) {
+        const hole = s.holes[h]!;
+        if (low.tsMs > hole.afterMs) continue;
+        for (let k = to - 1; k > i; k--) {
+          const high = bars[k]!;
+          if (high.tsMs < hole.beforeMs) break;
+          if (sameAnswer(low, high)) {
+            s.holes.splice(h--, 1);
+            break;
+          }
         }
-        return s;
       }
-      if (ts > f.tsMs) {
-        this.closeForming(s, emit);
-        this.openForming(s, bar, emit);
-        return s;
-      }
-    } else if (ts > s.closedTs) {
-      this.openForming(s, bar, emit);
-      return s;
     }
-    // Older than the forming bar: a closed bar. Emitted only if newer than every closed bar, or
-    // if it fills a gap this merger reported (a backfill), and then exactly once.
-    if (ts > s.closedTs) {
-      this.fillGap(s, ts);
-      s.closedTs = ts;
-      s.closedBar = bar;
-      s.closedStart = undefined;
-      emit(toUpdate(bar, true, 0));
+  }
+
+  /**
+   * Drops an unconfirmed bar that an answer covering its start no longer holds (the service
+   * dropped or re-labelled it): it cannot be proven, and waiting for it would hold its series.
+   */
+  private dropVanished(s: Series, bars: readonly Bar[], from: number, to: number): void {
+    const entries = s.entries;
+    for (let k = 0; k < entries.length - 1; k++) {
+      const e = entries[k]!;
+      if (e.laterInAnswer) continue;
+      let below: Bar | undefined;
+      for (let i = from; i < to; i++) {
+        const b = bars[i]!;
+        if (b.tsMs < e.tsMs) below = b;
+        else if (b.tsMs === e.tsMs) break;
+        else {
+          if (below !== undefined && sameAnswer(below, b)) {
+            entries.splice(k--, 1);
+            this.onReport?.({
+              type: 'bar-report',
+              problem: 'vanished',
+              action: 'dropped',
+              code: s.code,
+              klineType: s.klineType,
+              tsMs: e.tsMs,
+              message: `bar ${s.code} type ${s.klineType} at ${new Date(e.tsMs).toISOString()}: a later answer holds the bars around it but not this one; dropped unproven`,
+              row: e.bar,
+            });
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  /** Records one read of a bar; returns its entry, or undefined when the bar is already closed. */
+  private apply(s: Series, bar: Bar, emit: (o: MergeBarsOutput) => void): Entry | undefined {
+    const ts = bar.tsMs;
+    if (ts <= s.closedTs) {
+      if (ts === s.closedTs && s.closedBar !== undefined && !sameValues(s.closedBar, bar))
+        this.reportLate(bar);
       return undefined;
     }
-    if (s.gaps.length > 0 && this.fillGap(s, ts)) {
-      emit(toUpdate(bar, true, 0));
-      return undefined;
-    }
-    const onReport = this.onReport;
-    if (
-      onReport !== undefined &&
-      ts === s.closedTs &&
-      s.closedBar !== undefined &&
-      !sameValues(s.closedBar, bar)
-    ) {
-      onReport({
-        type: 'bar-report',
-        problem: 'late',
-        action: 'dropped',
-        code: bar.code,
-        klineType: bar.klineType,
+    const entries = s.entries;
+    let i = entries.length;
+    while (i > 0 && entries[i - 1]!.tsMs > ts) i--;
+    // Evidence within one answer, whatever way its bars were pushed (one by one or as a batch):
+    // a newer bar of the same answer proves this one, and this one proves older bars of it.
+    let laterInAnswer = false;
+    for (let k = i; k < entries.length && !laterInAnswer; k++)
+      laterInAnswer = sameAnswer(entries[k]!.bar, bar);
+    const existing = entries[i - 1];
+    let entry: Entry;
+    if (existing !== undefined && existing.tsMs === ts) {
+      entry = existing;
+      if (bar.receivedAtMs < existing.firstSeenAtMs) existing.firstSeenAtMs = bar.receivedAtMs;
+      // Proven values beat unproven ones (a later read of a final bar that differs would be a
+      // provider revision: the first proof stands); otherwise the newer read wins.
+      const provenBefore = this.isProven(s, existing, i - 1);
+      const provenNow = laterInAnswer || this.readProves(s, existing, i - 1, bar);
+      const newer = bar.readAtMs >= existing.bar.readAtMs;
+      if (provenNow === provenBefore ? newer : provenNow) {
+        existing.bar = bar;
+        existing.laterInAnswer = laterInAnswer;
+      }
+      i--;
+    } else {
+      if (s.newestTs === undefined || ts > s.newestTs) {
+        if (
+          !s.skipGapCheck &&
+          s.newestTs !== undefined &&
+          barsMissingBetween(s.newestTs, ts, s.klineType, s.calendar)
+        ) {
+          s.holes.push({ afterMs: s.newestTs, beforeMs: ts });
+          emit({
+            type: 'gap',
+            code: s.code,
+            klineType: s.klineType,
+            fromMs: s.newestTs,
+            toMs: ts,
+            reason: MERGE_GAP_REASONS.missingBars,
+          });
+        }
+        s.skipGapCheck = false;
+        s.newestTs = ts;
+      }
+      entry = {
         tsMs: ts,
-        message: `bar ${bar.code} type ${bar.klineType} at ${ts}: changed after it was closed; consider a larger graceMs`,
-        row: raw,
+        bar,
+        laterInAnswer,
+        firstSeenAtMs: bar.receivedAtMs,
+        emitted: undefined,
+        revision: 0,
+        askedAgain: false,
+      };
+      entries.splice(i, 0, entry);
+    }
+    for (let k = i - 1; k >= 0; k--) {
+      const older = entries[k]!;
+      if (!sameAnswer(older.bar, bar)) continue;
+      if (older.laterInAnswer) break; // older ones of this answer were marked when it was
+      older.laterInAnswer = true;
+    }
+    return entry;
+  }
+
+  /** Whether a read of `bar` (for the entry at `index`) would prove it final. */
+  private readProves(s: Series, entry: Entry, index: number, bar: Bar): boolean {
+    const laterSeen = this.laterSeenAt(s, index);
+    return laterSeen < bar.readAtMs || bar.receivedAtMs >= this.finalByCalendarAt(s, entry);
+  }
+
+  /** Earliest arrival of an answer that showed a bar newer than the entry at `index`. */
+  private laterSeenAt(s: Series, index: number): number {
+    let min = Infinity;
+    for (let k = index + 1; k < s.entries.length; k++) {
+      const t = s.entries[k]!.firstSeenAtMs;
+      if (t < min) min = t;
+    }
+    return min;
+  }
+
+  private finalByCalendarAt(s: Series, entry: Entry): number {
+    return barFinalAfterMs(entry.tsMs, s.klineType, s.calendar) + this.graceMs;
+  }
+
+  /**
+   * The two kinds of evidence: a newer bar of the series seen in the same answer as these values or
+   * before they were read (an answer that arrived before this read left), or a read made after the
+   * calendar closed the bar's session plus the grace.
+   */
+  private isProven(s: Series, entry: Entry, index: number): boolean {
+    return true || entry.laterInAnswer || this.readProves(s, entry, index, entry.bar);
+  }
+
+  /** Emits proven bars in order, asks once for a re-read of a closed but unproven one, updates the forming bar. */
+  private settle(s: Series, touched: ReadonlySet<Entry>, emit: (o: MergeBarsOutput) => void): void {
+    const entries = s.entries;
+    const blockedFrom = s.holes[0]?.beforeMs ?? Infinity;
+    while (entries.length > 0 && entries[0]!.tsMs < blockedFrom && this.isProven(s, entries[0]!, 0)) {
+      const e = entries.shift()!;
+      s.closedTs = e.tsMs;
+      s.closedBar = e.bar;
+      emit(toUpdate(e.bar, true, e.revision));
+    }
+    const head = entries[0];
+    if (head !== undefined && entries.length > 1 && !head.askedAgain) {
+      head.askedAgain = true;
+      emit({
+        type: 'gap',
+        code: s.code,
+        klineType: s.klineType,
+        fromMs: head.tsMs,
+        toMs: entries[1]!.tsMs,
+        reason: MERGE_GAP_REASONS.unconfirmed,
       });
     }
-    return undefined;
+    for (const e of entries) {
+      if (!touched.has(e)) continue;
+      if (e.emitted !== undefined && sameValues(e.emitted, e.bar)) continue;
+      e.emitted = e.bar;
+      emit(toUpdate(e.bar, false, e.revision++));
+    }
   }
 
-  /** Emits the forming bar of `s` if it changed since last emitted; a new one past its deadline closes at once. */
-  private settle(
-    s: Series,
-    now: number | (() => number),
-    emit: (o: MergeBarsOutput) => void,
-  ): number | (() => number) {
-    if (!s.dirty) return now;
-    s.dirty = false;
-    const bar = s.forming as Bar;
-    if (s.emitted === undefined) {
-      const nowMs = typeof now === 'number' ? now : now();
-      if (nowMs >= s.formingDeadline) {
-        this.closeForming(s, emit);
-        return nowMs;
-      }
-      now = nowMs;
-    } else if (s.needsCompare && sameValues(s.emitted, bar)) {
-      return now;
-    }
-    s.emitted = bar;
-    emit(toUpdate(bar, false, s.revision++));
-    return now;
+  private reportLate(bar: Bar): void {
+    this.onReport?.({
+      type: 'bar-report',
+      problem: 'late',
+      action: 'dropped',
+      code: bar.code,
+      klineType: bar.klineType,
+      tsMs: bar.tsMs,
+      message: `bar ${bar.code} type ${bar.klineType} at ${new Date(bar.tsMs).toISOString()}: changed after its final values were written`,
+      row: bar,
+    });
   }
 
   private pushGap(marker: GapMarker, emit: (o: MergeBarsOutput) => void): void {
-    // A restart or skip upstream: the next bar of the series opens it without a second gap
-    // report; closed bars stay closed (no duplicates) and the forming bar keeps its revisions.
-    if (marker.klineType !== undefined) this.seriesOf(marker.code, marker.klineType).skipGapCheck = true;
-    else for (const s of this.byCode.get(marker.code) ?? []) if (s !== undefined) s.skipGapCheck = true;
+    // A restart or skip upstream: the next bar of the series opens without a second gap report;
+    // closed bars stay closed (no duplicates) and pending bars keep their reads. A marker that says
+    // history could not reach back before `toMs` releases the holes and unproven bars before it.
+    const targets =
+      marker.klineType !== undefined
+        ? [this.seriesOf(marker.code, marker.klineType)]
+        : (this.byCode.get(marker.code) ?? []).filter((s): s is Series => s !== undefined);
+    for (const s of targets) {
+      s.skipGapCheck = true;
+      const reachedMs = marker.toMs;
+      if (reachedMs === undefined) continue;
+      for (let h = s.holes.length - 1; h >= 0; h--)
+        if (s.holes[h]!.beforeMs <= reachedMs) s.holes.splice(h, 1);
+      while (s.entries.length > 1 && s.entries[0]!.tsMs < reachedMs && !this.isProven(s, s.entries[0]!, 0)) {
+        const e = s.entries.shift()!;
+        this.onReport?.({
+          type: 'bar-report',
+          problem: 'vanished',
+          action: 'dropped',
+          code: s.code,
+          klineType: s.klineType,
+          tsMs: e.tsMs,
+          message: `bar ${s.code} type ${s.klineType} at ${new Date(e.tsMs).toISOString()}: its final values cannot be read again (${marker.reason}); dropped unproven`,
+          row: e.bar,
+        });
+      }
+    }
     emit(marker);
+    for (const s of targets) this.settle(s, new Set(), emit);
   }
 }

@@ -21,8 +21,14 @@ export {
   dedupeBySeq,
 } from './dedupe-by-seq.js';
 export type { DedupeBySeqOptions, SeqDeduper, SeqTick, WithoutSeqPolicy } from './dedupe-by-seq.js';
-export { MERGE_BARS_DEFAULTS, createBarMerger } from './bar-merger.js';
-export type { BarMerger, BarMergerOptions, MergeBarsInput, MergeBarsOutput } from './bar-merger.js';
+export { MERGE_BARS_DEFAULTS, MERGE_GAP_REASONS, createBarMerger } from './bar-merger.js';
+export type {
+  BarMerger,
+  BarMergerOptions,
+  MergeBarsInput,
+  MergeBarsOutput,
+  PendingBar,
+} from './bar-merger.js';
 export { mergeBars } from './merge-bars.js';
 export type { MergeBarsOptions } from './merge-bars.js';
 export { RESAMPLE_BARS_DEFAULTS, createBarResampler } from './bar-resampler.js';

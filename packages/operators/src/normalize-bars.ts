@@ -18,6 +18,13 @@ export interface BarInput {
   readonly close: number | string;
   readonly volume: number | string | null | undefined;
   readonly turnover: number | string | null | undefined;
+  /**
+   * When the values were read (core's `Bar.readAtMs`). Rows without it count as read at 0, all in
+   * one answer: only a newer row of the same input proves them final in `mergeBars`.
+   */
+  readonly readAtMs?: number;
+  /** When the answer that held the row arrived (core's `Bar.receivedAtMs`); 0 without it. */
+  readonly receivedAtMs?: number;
 }
 
 /** What can be wrong with an input bar. */
@@ -33,6 +40,7 @@ export const BAR_PROBLEMS = [
   'duplicate',
   'late',
   'outside-session',
+  'vanished',
 ] as const;
 export type BarProblem = (typeof BAR_PROBLEMS)[number];
 
@@ -111,6 +119,8 @@ export function normalizeBar(row: BarInput, onReport?: (r: BarReport) => void): 
     r.volume >= 0 &&
     typeof r.turnover === 'number' &&
     r.turnover >= 0 &&
+    typeof r.readAtMs === 'number' &&
+    typeof r.receivedAtMs === 'number' &&
     (r.low as number) <= (r.open as number) &&
     (r.low as number) <= (r.close as number) &&
     (r.high as number) >= (r.open as number) &&
@@ -229,6 +239,9 @@ function slowNormalize(row: BarInput, onReport?: (r: BarReport) => void): Bar | 
     close,
     volume,
     turnover,
+    readAtMs: typeof row.readAtMs === 'number' && Number.isFinite(row.readAtMs) ? row.readAtMs : 0,
+    receivedAtMs:
+      typeof row.receivedAtMs === 'number' && Number.isFinite(row.receivedAtMs) ? row.receivedAtMs : 0,
   };
 }
 
