@@ -1,19 +1,27 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
-import type { Bar } from '@quoteflow/core';
+import { calendarOf as coreCalendarOf, tradingDateOf } from '@quoteflow/core';
+import type { Bar, TradingCalendar } from '@quoteflow/core';
 
 /** The previous close of one product and the latest price's change against it. */
 export interface YesterdayClose {
   readonly type: 'yesterday-close';
   readonly code: string;
-  /** Start of the daily bar that holds yesterday's close; `undefined` if only one day was given. */
+  /** Label of the daily bar that holds yesterday's close; `undefined` if only one day was given. */
   readonly prevTsMs: number | undefined;
+  /**
+   * The exchange's own trading date of that bar (`YYYY-MM-DD`), right under every labelling of
+   * daily bars (midnight UTC, exchange-local midnight, the open): core's `tradingDateOf`.
+   */
+  readonly prevDate: string | undefined;
   /** Yesterday's close: the close of the daily bar with the smaller timestamp (spec, `/kline`). */
   readonly prevClose: number | undefined;
   /** The latest price: the override passed in, else the close of the newest daily bar. */
   readonly latestPrice: number;
-  /** Start of the newest daily bar. */
+  /** Label of the newest daily bar. */
   readonly latestTsMs: number;
+  /** The exchange's trading date of the newest daily bar (`YYYY-MM-DD`). */
+  readonly latestDate: string;
   /** `latestPrice - prevClose`; `undefined` without a previous close. */
   readonly change: number | undefined;
   /** `change / prevClose * 100`; `undefined` without a previous close or when it is 0. */
@@ -30,6 +38,7 @@ export interface YesterdayClose {
  *
  * @param bars - daily bars of one or many codes.
  * @param latestPrices - optional latest price per code (e.g. from depth) instead of the newest close.
+ * @param calendarOf - the trading calendar of a code, for the dates. @defaultValue core's `calendarOf`
  * @example
  * ```ts
  * const [aapl] = yesterdayCloses(dailyBars);
@@ -39,6 +48,7 @@ export interface YesterdayClose {
 export function yesterdayCloses(
   bars: readonly Bar[],
   latestPrices?: ReadonlyMap<string, number>,
+  calendarOf: (code: string) => TradingCalendar = coreCalendarOf,
 ): YesterdayClose[] {
   // Per code: the newest and second-newest distinct daily bar.
   const newest = new Map<string, [Bar, Bar | undefined]>();
@@ -56,13 +66,16 @@ export function yesterdayCloses(
     const latestPrice = override !== undefined && Number.isFinite(override) ? override : latest.close;
     const prevClose = prev?.close;
     const change = prevClose === undefined ? undefined : latestPrice - prevClose;
+    const calendar = calendarOf(code);
     out.push({
       type: 'yesterday-close',
       code,
       prevTsMs: prev?.tsMs,
+      prevDate: prev === undefined ? undefined : tradingDateOf(prev.tsMs, calendar),
       prevClose,
       latestPrice,
       latestTsMs: latest.tsMs,
+      latestDate: tradingDateOf(latest.tsMs, calendar),
       change,
       changePercent:
         change === undefined || prevClose === 0 || prevClose === undefined

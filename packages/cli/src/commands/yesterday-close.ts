@@ -54,9 +54,11 @@ export function registerYesterdayCloseCommand(program: Command, ctx: CommandCont
 function yesterdayCloseJson(y: YesterdayClose): Record<string, unknown> {
   return {
     code: y.code,
-    prevDate: y.prevTsMs === undefined ? null : new Date(y.prevTsMs).toISOString(),
+    prevDate: y.prevDate ?? null,
+    prevTs: y.prevTsMs === undefined ? null : new Date(y.prevTsMs).toISOString(),
     prevClose: y.prevClose ?? null,
-    latestDate: new Date(y.latestTsMs).toISOString(),
+    latestDate: y.latestDate,
+    latestTs: new Date(y.latestTsMs).toISOString(),
     latestPrice: y.latestPrice,
     change: y.change ?? null,
     changePercent: y.changePercent ?? null,
@@ -70,7 +72,7 @@ function renderYesterdayCloses(rows: readonly YesterdayClose[]): string {
     { header: 'code', value: (r) => r.code },
     {
       header: 'prev day',
-      value: (r) => (r.prevTsMs === undefined ? '-' : new Date(r.prevTsMs).toISOString().slice(0, 10)),
+      value: (r) => r.prevDate ?? '-',
     },
     { header: 'prev close', value: (r) => num(r.prevClose), align: 'right' },
     { header: 'latest', value: (r) => num(r.latestPrice), align: 'right' },
