@@ -1,13 +1,17 @@
-import { estimatePlan, type DepthTick, type QuoteflowClient } from '@quoteflow/core';
-import { createSeqDeduper } from '@quoteflow/operators';
 import {
-  DatasetWriter,
-  KafkaSink,
-  type DatasetFormat,
-  type KafkaSinkOptions,
-  type WrittenFile,
-} from '@quoteflow/sinks';
-import { abortableDelay } from './internal/abortable-delay.js';
+  clockScheduler,
+  estimatePlan,
+  pollDepth,
+  type Clock,
+  type DepthTick,
+  type QuoteflowClient,
+} from '@quoteflow/core';
+import { dedupeBySeq } from '@quoteflow/operators';
+import type { DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
+import { takeUntil, tap } from 'rxjs';
+import { drainToSinks } from './internal/drain-to-sinks.js';
+import { fromAbortSignal } from './internal/from-abort-signal.js';
+import { retryTransient } from './internal/retry-transient.js';
 import type { PipelineHandle } from './kline-sync.js';
 import { PipelineError } from './pipeline-error.js';
 
@@ -17,14 +21,16 @@ export interface DepthCaptureOptions {
   readonly codes: readonly string[];
   /** Poll interval; never faster than the plan allows. @defaultValue the plan's depth period (`estimatePlan`) */
   readonly intervalMs?: number;
-  /** Depth dataset files (`DIR/depth/…`). */
+  /** Depth dataset files (`DIR/depth/…`); a file is finished `maxFileAgeMs` after its first row (default 60 s) and on stop. */
   readonly files?: { readonly dir: string; readonly format?: DatasetFormat; readonly maxFileAgeMs?: number };
   /** Ticks to `<prefix>.depth`. */
   readonly kafka?: KafkaSinkOptions;
+  /** The clock of polls, retries and file ages. @defaultValue the client's clock */
+  readonly clock?: Clock;
   readonly signal?: AbortSignal;
   /** Every new tick (repeated `seq` dropped). */
   readonly onTick?: (tick: DepthTick) => void;
-  /** A poll failed (retried at the next interval). */
+  /** A poll failed (retried at the next interval), or `onTick` threw. */
   readonly onWarning?: (message: string, error: unknown) => void;
 }
 
@@ -38,9 +44,16 @@ export interface DepthCaptureSummary {
 }
 
 /**
- * Depth capture: polls `/depth-tick` for `codes` at the plan's pace, drops ticks whose `seq` did
- * not advance (`dedupeBySeq`'s state machine), and writes the rest to the depth dataset and/or
- * Kafka. `stop()` flushes both.
+ * Depth capture, composed of the same public pieces a user would compose: core's `pollDepth`
+ * (`/depth-tick` for `codes` at the plan's pace, on the clock), the `dedupeBySeq` operator (a tick
+ * whose `seq` did not advance is dropped), and the sinks' `writeDataset` and `toKafka` operators
+ * (the depth dataset and/or `<prefix>.depth`). Either book side may be empty (limit-up or
+ * limit-down); such a tick is written like any other.
+ *
+ * A transient poll failure is reported to `onWarning` and the next poll goes ahead; a fatal one
+ * (refused token, unknown code) ends the capture: `done` rejects with it once the sinks flushed.
+ * `stop()` (or `signal`) completes the source, so every sink flushes and `done` resolves; a sink
+ * that fails rejects `done` with a `QF_PIPELINE` error naming it.
  *
  * @example
  * ```ts
@@ -56,84 +69,93 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
   if (options.files === undefined && options.kafka === undefined && options.onTick === undefined) {
     throw new PipelineError('QF_PIPELINE_CONFIG', 'depthCapture: give "files", "kafka" or "onTick"');
   }
+  if (
+    options.intervalMs !== undefined &&
+    (typeof options.intervalMs !== 'number' || !Number.isFinite(options.intervalMs) || options.intervalMs <= 0)
+  ) {
+    throw new PipelineError(
+      'QF_PIPELINE_CONFIG',
+      `depthCapture: "intervalMs" must be a positive number of ms, got ${JSON.stringify(options.intervalMs)}`,
+    );
+  }
+  const clock = options.clock ?? client.clock;
+  const scheduler = clockScheduler(clock);
   const planned =
     estimatePlan(client.plan, { codes: [], klineTypes: [], bars: 0, depthCodes: codes }, client.limits).live
       .depthPeriodMs ?? 1_000;
   const intervalMs = Math.max(options.intervalMs ?? planned, planned);
-  const stop = new AbortController();
-  const signal = stop.signal;
-  const onOuter = (): void => stop.abort(options.signal?.reason);
-  if (options.signal?.aborted === true) stop.abort(options.signal.reason);
-  options.signal?.addEventListener('abort', onOuter, { once: true });
+  const warn = (message: string, error: unknown): void => {
+    try {
+      options.onWarning?.(message, error);
+    } catch {
+      // A listener's failure must not stop the data.
+    }
+  };
+
+  const stopController = new AbortController();
+  const signal = stopController.signal;
+  const onOuterAbort = (): void => stopController.abort(options.signal?.reason);
+  if (options.signal?.aborted === true) stopController.abort(options.signal.reason);
+  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+
   let polls = 0;
+  let received = 0;
   let ticks = 0;
-  let repeated = 0;
+  // Each poll yields one tick per code (client.depth answers every code asked, in order), so the
+  // ticks of the first code count the polls.
+  const firstCode = codes[0]!;
+  const ticks$ = pollDepth(client, { codes, intervalMs, sourceId: 'depth-capture', scheduler }).pipe(
+    retryTransient({
+      delayMs: intervalMs,
+      scheduler,
+      onRetry: (err) => warn('depth poll failed; retrying at the next interval', err),
+    }),
+    // A stop completes the source (aborting the request in flight), so the sinks flush and end.
+    takeUntil(fromAbortSignal(signal)),
+    tap((tick) => {
+      received++;
+      if (tick.code === firstCode) polls++;
+    }),
+    dedupeBySeq(),
+    tap((tick) => {
+      ticks++;
+      try {
+        options.onTick?.(tick);
+      } catch (err) {
+        warn('onTick threw', err);
+      }
+    }),
+  );
 
   const run = async (): Promise<DepthCaptureSummary> => {
-    const writer =
-      options.files === undefined
-        ? undefined
-        : new DatasetWriter({
-            dir: options.files.dir,
-            format: options.files.format ?? 'parquet',
-            ...(options.files.maxFileAgeMs === undefined ? {} : { maxFileAgeMs: options.files.maxFileAgeMs }),
-          });
-    const kafka = options.kafka === undefined ? undefined : new KafkaSink(options.kafka);
-    const deduper = createSeqDeduper();
-    const files: WrittenFile[] = [];
-    let failure: unknown;
     try {
-      while (!signal.aborted) {
-        const started = Date.now();
-        try {
-          const batch = await client.depth(codes, { signal, sourceId: 'depth-capture' });
-          polls++;
-          const fresh: DepthTick[] = [];
-          for (const tick of batch) {
-            if (deduper.accept(tick)) fresh.push(tick);
-            else repeated++;
-          }
-          ticks += fresh.length;
-          if (writer !== undefined) await writer.write(fresh);
-          if (kafka !== undefined) await Promise.all(fresh.map((t) => kafka.write(t)));
-          for (const t of fresh) options.onTick?.(t);
-        } catch (err) {
-          if (signal.aborted) break;
-          const code = err instanceof Error && 'code' in err ? err.code : undefined;
-          if (
-            code === 'QF_UNAUTHORIZED_TOKEN' ||
-            code === 'QF_INVALID_CODE' ||
-            code === 'QF_UNAUTHORIZED_CODE' ||
-            code === 'QF_INVALID_OPTION'
-          )
-            throw err;
-          options.onWarning?.('depth poll failed; retrying at the next interval', err);
-        }
-        await abortableDelay(intervalMs - (Date.now() - started), signal);
-      }
-    } catch (err) {
-      failure = err;
-    } finally {
-      options.signal?.removeEventListener('abort', onOuter);
-      try {
-        if (writer !== undefined) files.push(...(await writer.flush()));
-        await writer?.close();
-      } catch (err) {
-        failure ??= err;
-      }
-      await kafka?.close().catch((err: unknown) => {
-        failure ??= err;
+      const files = await drainToSinks(ticks$, {
+        pipeline: 'depthCapture',
+        files:
+          options.files === undefined
+            ? undefined
+            : {
+                dir: options.files.dir,
+                format: options.files.format ?? 'parquet',
+                now: () => clock.now(),
+                ...(options.files.maxFileAgeMs === undefined
+                  ? {}
+                  : { maxFileAgeMs: options.files.maxFileAgeMs }),
+              },
+        kafka: options.kafka,
+        stop: (reason) => stopController.abort(reason),
       });
+      return { polls, ticks, repeated: received - ticks, files };
+    } finally {
+      options.signal?.removeEventListener('abort', onOuterAbort);
     }
-    if (failure !== undefined) throw failure;
-    return { polls, ticks, repeated, files };
   };
   const done = run();
-  done.catch(() => undefined);
+  done.catch(() => undefined); // handled by whoever awaits done/stop()
   return {
     done,
     stop: () => {
-      stop.abort(new Error('stopped'));
+      stopController.abort(new Error('stopped'));
       return done;
     },
   };

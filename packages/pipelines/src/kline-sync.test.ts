@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { QuoteflowClient } from '@quoteflow/core';
+import { QuoteflowClient, acceleratedClock, type Clock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
 import { klineSync, type KlineSyncEvent } from './kline-sync.js';
 
@@ -10,16 +10,19 @@ const TOKEN = 'pipelines-kline-sync-token';
 let sim: Simulator;
 let dir: string;
 let client: QuoteflowClient;
+/** One clock for the simulator and the pipeline: market time at 30x for both. */
+let clock: Clock;
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 9, clockSpeed: 30 });
+  clock = acceleratedClock({ speed: 30 });
+  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 9, clock });
 });
 afterAll(async () => {
   await sim.close();
 });
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'qf-kline-sync-'));
-  client = new QuoteflowClient({ baseUrl: sim.url, token: TOKEN, plan: 'professional' });
+  client = new QuoteflowClient({ baseUrl: sim.url, token: TOKEN, plan: 'professional', clock });
 });
 afterEach(async () => {
   await client.close();
@@ -75,7 +78,7 @@ describe('klineSync', () => {
       bars: 20,
       files: { dir, format: 'ndjson' as const },
       statePath,
-      checkpointMs: 500,
+      checkpointMs: 15_000, // clock time: half a real second
     };
     const first = klineSync(opts);
     await new Promise((r) => setTimeout(r, 3_000));

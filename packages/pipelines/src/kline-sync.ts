@@ -1,16 +1,23 @@
 import {
-  barPeriodAt,
-  calendarOf,
   estimatePlan,
   isKlineType,
+  klineHistory,
+  pollLatestBatches,
   type Bar,
-  type BatchKlineGroupResult,
   type BarUpdate,
+  type Clock,
   type GapMarker,
   type KlineType,
   type QuoteflowClient,
 } from '@quoteflow/core';
-import { createBarMerger, seriesKey, type MergeBarsOutput } from '@quoteflow/operators';
+import {
+  MERGE_BARS_DEFAULTS,
+  MERGE_GAP_REASONS,
+  mergeBars,
+  seriesKey,
+  type MergeBarsInput,
+  type MergeBarsOutput,
+} from '@quoteflow/operators';
 import {
   DatasetWriter,
   KafkaSink,
@@ -18,10 +25,14 @@ import {
   type KafkaSinkOptions,
   type WrittenFile,
 } from '@quoteflow/sinks';
-import { abortableDelay } from './internal/abortable-delay.js';
-import { fetchKlineHistory } from './internal/fetch-kline-history.js';
-import { runLimited } from './internal/run-limited.js';
+import { Subject, retry, throwError, timer, type Subscription } from 'rxjs';
+import { clockScheduler } from '@quoteflow/core';
+import { collect } from './internal/collect.js';
+import { delayOn } from './internal/delay-on.js';
+import { isAbort, isFatal } from './internal/error-kinds.js';
 import { listKlineFiles, readKlineMaxima } from './internal/read-kline-maxima.js';
+import { runLimited } from './internal/run-limited.js';
+import { settleDelayMs } from './internal/settle-delay.js';
 import { PipelineError } from './pipeline-error.js';
 import { SyncState } from './sync-state.js';
 
@@ -36,10 +47,8 @@ export interface KlineFilesOptions {
   /**
    * Worker threads that encode files (`DatasetWriter`'s `encoderThreads`). A live sync's files are
    * small (one row per series per bar period, finished at every checkpoint), so by default they are
-   * encoded on the calling thread: a few ms per checkpoint, and no second V8 isolate with its own
-   * copy of the Parquet encoder (measured: ~60 MB less RSS for 10,000 series). A backfill-only run
-   * (`live: false`) checkpoints up to hundreds of thousands of rows at once and uses one thread, so
-   * encoding never holds up its requests. A live sync with a long first backfill may want 1 too.
+   * encoded on the calling thread; a backfill-only run (`live: false`) checkpoints up to hundreds of
+   * thousands of rows at once and uses one thread, so encoding never holds up its requests.
    * @defaultValue 0 with `live` (the default), 1 with `live: false`
    */
   readonly encoderThreads?: number;
@@ -65,10 +74,21 @@ export interface KlineSyncOptions {
   readonly refreshPeriodMs?: number;
   /** Files flushed and state written this often. @defaultValue 30,000 ms */
   readonly checkpointMs?: number;
-  /** A forming bar is closed this long after its period ended if no newer bar appeared. @defaultValue 2 × refresh + 15 s */
+  /**
+   * A read this long after the calendar closed a bar's session proves its values final (see
+   * `mergeBars`). @defaultValue 15,000 ms
+   */
   readonly graceMs?: number;
+  /**
+   * A backfill-only run whose newest bar may have closed but is not proven final waits at most this
+   * long to read it again (so `bars` closed bars are exact also across a bar boundary); a bar that
+   * needs longer is still forming and is left out. @defaultValue 90,000 ms
+   */
+  readonly settleWaitMs?: number;
   /** Series backfilled at once (the scheduler paces the requests). @defaultValue 32 */
   readonly backfillConcurrency?: number;
+  /** The clock of waits and timers. @defaultValue the client's clock */
+  readonly clock?: Clock;
   /** Stops the pipeline like `stop()`. */
   readonly signal?: AbortSignal;
   /** Every bar update (forming `final: false`, closed `final: true`), for embedding in an analytics job. */
@@ -82,7 +102,8 @@ export const KLINE_SYNC_DEFAULTS = {
   bars: 100,
   checkpointMs: 30_000,
   backfillConcurrency: 32,
-  maxResumeBars: 50_000,
+  settleWaitMs: 90_000,
+  graceMs: MERGE_BARS_DEFAULTS.graceMs,
 } as const;
 
 /** What a running sync reports. */
@@ -143,25 +164,38 @@ export interface PipelineHandle<S> {
 interface SeriesState {
   readonly code: string;
   readonly klineType: KlineType;
-  /** Newest bar start pushed into the merger (closed or forming). */
-  lastSeenMs: number | undefined;
-  /** True while history is being fetched: live results are skipped (never pushed out of order). */
-  backfilling: boolean;
+  /** Newest bar start seen that is not final yet. */
+  newestPending: number | undefined;
+  /** Newest bar start emitted final. */
+  newestFinal: number | undefined;
+  /** First-run backfill of N bars read N + 1: the oldest is held until the newest is known closed. */
+  heldOldest: BarUpdate | undefined;
+  heldOldestTs: number | undefined;
+  newestAtBackfill: number | undefined;
+  newestAtBackfillFinal: boolean;
+  /** A re-read of history from this start is wanted (the earliest asked), or in flight. */
+  rereadFromMs: number | undefined;
+  rereading: boolean;
 }
 
 /**
- * K-line sync, the service's recommended usage done right: history through `/kline` at backfill
- * priority (N bars, or from the state file's last closed bar after a restart), then the latest
- * bars of every series through `/batch-kline` at the plan's refresh period, groups packed to the
- * plan's cap; bars merged (`mergeBars`), closed bars to files exactly once, forming and closed
- * bars to Kafka. When live polling finds that bars were skipped (an outage, a slow cycle), that
- * series is backfilled through `/kline` before its live bars are taken again, so the dataset has
- * no gap and no duplicate, also across restarts: dataset files are the truth, the state file a
- * checkpoint of them (files that landed after the last checkpoint are read back on start).
+ * K-line sync, the service's recommended usage done right, composed of the same public pieces a
+ * user would compose: core's `klineHistory` (history through `/kline`, one pager) and
+ * `pollLatestBatches` (`/batch-kline` at the plan's refresh period), the `mergeBars` operator
+ * (finality from evidence, closed bars exactly once and in order), and the sinks' `DatasetWriter`
+ * and `KafkaSink`.
+ *
+ * - First run: N closed bars of history per series, then live polling. A restart resumes from the
+ *   dataset's newest closed bar per series (files are the truth; the state file is a checkpoint).
+ * - A bar is written only once `mergeBars` has proven it final: a newer bar seen with it, or a read
+ *   after its session closed by the calendar. When live polls skip a bar or the calendar expects
+ *   bars no answer held, the series' history is read again from there before newer bars are written.
+ * - A backfill-only run whose newest bar may have just closed reads it again once that can prove it
+ *   (within `settleWaitMs`), so `bars` closed bars are exact even across a bar boundary.
  *
  * @example
  * ```ts
- * const sync = klineSync({ client, codes: ['BTCUSDT', 'AAPL.US'], klineTypes: [1], files: { dir: './data' }, statePath: './data/state.json' });
+ * const sync = klineSync({ client, codes: ['BTCUSDT', 'AAPL.US'], klineTypes: [1], files: { dir: './data' } });
  * process.on('SIGINT', () => void sync.stop());
  * const summary = await sync.done;
  * ```
@@ -179,6 +213,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
   const bars = options.bars ?? KLINE_SYNC_DEFAULTS.bars;
   if (!Number.isInteger(bars) || bars < 0)
     throw new PipelineError('QF_PIPELINE_CONFIG', `klineSync: "bars" must be an integer >= 0, got ${bars}`);
+  const clock = options.clock ?? client.clock;
   const refreshPeriodMs =
     options.refreshPeriodMs ??
     Math.max(
@@ -186,7 +221,8 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       estimatePlan(client.plan, { codes, klineTypes, bars }, client.limits).live.refreshPeriodMs,
     );
   const checkpointMs = options.checkpointMs ?? KLINE_SYNC_DEFAULTS.checkpointMs;
-  const graceMs = options.graceMs ?? 2 * refreshPeriodMs + 15_000;
+  const graceMs = options.graceMs ?? KLINE_SYNC_DEFAULTS.graceMs;
+  const settleWaitMs = options.settleWaitMs ?? KLINE_SYNC_DEFAULTS.settleWaitMs;
   const live = options.live ?? true;
   const emitEvent = (e: KlineSyncEvent): void => {
     try {
@@ -205,19 +241,18 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
   const series = new Map<string, SeriesState>();
   for (const code of codes)
     for (const klineType of klineTypes)
-      series.set(seriesKey(code, klineType), { code, klineType, lastSeenMs: undefined, backfilling: true });
-  const groups = [...series.values()].map((s) => ({
-    code: s.code,
-    klineType: s.klineType,
-    count: 2 as const,
-  }));
-  // One /batch-kline request per chunk: one family each, packed to the plan's group cap.
-  const chunks: (typeof groups)[] = [];
-  for (const family of ['stock', 'general'] as const) {
-    const mine = groups.filter((g) => client.familyOf(g.code) === family);
-    const cap = client.limits.batchKlineGroups;
-    for (let i = 0; i < mine.length; i += cap) chunks.push(mine.slice(i, i + cap));
-  }
+      series.set(seriesKey(code, klineType), {
+        code,
+        klineType,
+        newestPending: undefined,
+        newestFinal: undefined,
+        heldOldest: undefined,
+        heldOldestTs: undefined,
+        newestAtBackfill: undefined,
+        newestAtBackfillFinal: false,
+        rereadFromMs: undefined,
+        rereading: false,
+      });
 
   let closedBars = 0;
   let formingUpdates = 0;
@@ -247,52 +282,155 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       const ts = state.lastClosed(s.code, s.klineType);
       if (ts !== undefined) lastClosed.set(seriesKey(s.code, s.klineType), ts);
     }
-    const merger = createBarMerger({
-      graceMs,
-      lastClosed,
-      onReport: (r) =>
-        emitEvent({ type: 'warning', message: `bar dropped or corrected: ${JSON.stringify(r)}` }),
-    });
 
-    const emit = (out: MergeBarsOutput): void => {
-      if (out.type === 'gap') {
-        onGap(out);
-        return;
-      }
-      const key = seriesKey(out.code, out.klineType);
-      if (out.final) {
+    let failure: unknown;
+    const fail = (err: unknown): void => {
+      failure ??= err;
+      stopController.abort(err);
+    };
+
+    /** Closed bars to the files (and the state once durable), every update to Kafka and the caller. */
+    const deliver = (u: BarUpdate): void => {
+      if (u.final) {
         closedBars++;
         if (writer !== undefined) {
-          writer.append(out);
-          pendingMarks.set(key, [out.code, out.klineType, out.tsMs]);
+          writer.append(u);
+          pendingMarks.set(seriesKey(u.code, u.klineType), [u.code, u.klineType, u.tsMs]);
         } else {
-          state.advance(out.code, out.klineType, out.tsMs);
+          state.advance(u.code, u.klineType, u.tsMs);
         }
       } else {
         formingUpdates++;
       }
       if (kafka !== undefined) {
-        const p = kafka.write(out).catch((err: unknown) => {
+        const p = kafka.write(u).catch((err: unknown) => {
           kafkaError ??= err;
         });
         kafkaInFlight.add(p);
         void p.finally(() => kafkaInFlight.delete(p));
       }
       try {
-        options.onUpdate?.(out);
+        options.onUpdate?.(u);
       } catch (err) {
         emitEvent({ type: 'warning', message: 'onUpdate threw', error: err });
       }
     };
-    const onGap = (gap: GapMarker): void => {
-      emitEvent({
-        type: 'gap',
-        code: gap.code,
-        klineType: gap.klineType ?? klineTypes[0]!,
-        fromMs: gap.fromMs,
-        reason: gap.reason,
-      });
+
+    const onOutput = (out: MergeBarsOutput): void => {
+      if (out.type === 'gap') {
+        onGap(out);
+        return;
+      }
+      const s = series.get(seriesKey(out.code, out.klineType));
+      if (s === undefined) return;
+      if (!out.final) {
+        if (s.newestPending === undefined || out.tsMs >= s.newestPending) s.newestPending = out.tsMs;
+        deliver(out);
+        return;
+      }
+      if (s.newestPending !== undefined && out.tsMs >= s.newestPending) s.newestPending = undefined;
+      if (s.newestFinal === undefined || out.tsMs > s.newestFinal) s.newestFinal = out.tsMs;
+      if (out.tsMs === s.newestAtBackfill) s.newestAtBackfillFinal = true;
+      if (!live && s.newestAtBackfill !== undefined) {
+        // Exactly the N newest closed bars of the backfill: bars that closed after it are left to
+        // the next run, and the oldest of the N + 1 read waits until the newest is known closed.
+        if (out.tsMs > s.newestAtBackfill) return;
+        if (out.tsMs === s.heldOldestTs) {
+          s.heldOldest = out;
+          return;
+        }
+      }
+      deliver(out);
     };
+    const onGap = (gap: GapMarker): void => {
+      const klineType = gap.klineType ?? klineTypes[0]!;
+      const s = series.get(seriesKey(gap.code, klineType));
+      const ours =
+        gap.reason === MERGE_GAP_REASONS.unconfirmed || gap.reason === MERGE_GAP_REASONS.missingBars;
+      if (ours && s !== undefined && gap.fromMs !== undefined) requestReread(s, gap.fromMs);
+      if (gap.reason !== MERGE_GAP_REASONS.unconfirmed)
+        emitEvent({ type: 'gap', code: gap.code, klineType, fromMs: gap.fromMs, reason: gap.reason });
+    };
+
+    // The one execution path: every answer of the service goes through mergeBars, in arrival order.
+    const input$ = new Subject<MergeBarsInput>();
+    const output = input$
+      .pipe(
+        mergeBars({
+          graceMs,
+          lastClosed,
+          onReport: (r) => emitEvent({ type: 'warning', message: `bar dropped or corrected: ${r.message}` }),
+        }),
+      )
+      .subscribe({ next: onOutput, error: fail });
+    const push = (input: MergeBarsInput): void => {
+      if (!signal.aborted || failure === undefined) input$.next(input);
+    };
+
+    /** History of one series from `startMs` (a re-read) or its N + 1 newest bars, into the merger. */
+    const readHistory = async (
+      s: SeriesState,
+      query: { readonly startMs: number } | { readonly bars: number },
+      beforePush?: (bars: readonly Bar[]) => void,
+    ): Promise<readonly Bar[]> => {
+      const items = await collect(
+        klineHistory(client, {
+          code: s.code,
+          klineType: s.klineType,
+          ...query,
+          sourceId: `${s.code}:${s.klineType}`,
+        }),
+        signal,
+      );
+      const got: Bar[] = [];
+      for (const item of items) {
+        if (item.type === 'gap') {
+          if (!truncatedSeries.includes(`${s.code}:${s.klineType}`))
+            truncatedSeries.push(`${s.code}:${s.klineType}`);
+          emitEvent({
+            type: 'gap',
+            code: s.code,
+            klineType: s.klineType,
+            fromMs: item.fromMs,
+            reason: item.reason,
+          });
+          push(item);
+        } else got.push(item);
+      }
+      beforePush?.(got);
+      if (got.length > 0) push(got);
+      return got;
+    };
+
+    const requestReread = (s: SeriesState, fromMs: number): void => {
+      s.rereadFromMs = Math.min(s.rereadFromMs ?? fromMs, fromMs);
+      if (s.rereading) return;
+      s.rereading = true;
+      const loop = async (): Promise<void> => {
+        while (s.rereadFromMs !== undefined && !signal.aborted) {
+          const from = s.rereadFromMs;
+          s.rereadFromMs = undefined;
+          await readHistory(s, { startMs: from });
+        }
+      };
+      const p = loop()
+        .catch((err: unknown) => {
+          if (signal.aborted) return;
+          if (isFatal(err)) fail(err);
+          else
+            emitEvent({
+              type: 'warning',
+              message: `re-reading ${s.code}:${s.klineType} failed; retried on the next gap`,
+              error: err,
+            });
+        })
+        .finally(() => {
+          s.rereading = false;
+          rereads.delete(p);
+        });
+      rereads.add(p);
+    };
+    const rereads = new Set<Promise<void>>();
 
     const checkpoint = async (): Promise<void> => {
       const marks = [...pendingMarks.values()];
@@ -311,77 +449,76 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       if (options.statePath !== undefined) await state.save(options.statePath);
       emitEvent({ type: 'checkpoint', files, closedBars });
     };
+    let checkpointChain: Promise<void> = Promise.resolve();
+    let checkpointTimer: unknown;
+    const armCheckpoint = (): void => {
+      checkpointTimer = clock.setTimeout(() => {
+        checkpointChain = checkpointChain.then(checkpoint).then(armCheckpoint, fail);
+      }, checkpointMs);
+    };
 
-    /** History of one series from its resume point (or N bars), pushed into the merger in order. */
     const backfillSeries = async (s: SeriesState): Promise<void> => {
-      s.backfilling = true;
-      const key = seriesKey(s.code, s.klineType);
-      const resumeMs = merger.lastClosed().get(key) ?? state.lastClosed(s.code, s.klineType);
-      const wanted = resumeMs === undefined ? bars + 1 : KLINE_SYNC_DEFAULTS.maxResumeBars;
-      if (resumeMs === undefined && bars === 0) {
-        s.backfilling = false;
-        return;
-      }
-      const result = await fetchKlineHistory(client, {
+      const resumeMs = state.lastClosed(s.code, s.klineType);
+      if (resumeMs === undefined && bars === 0) return;
+      const wanted = resumeMs === undefined ? bars + 1 : undefined;
+      const got = await readHistory(
+        s,
+        wanted === undefined ? { startMs: resumeMs! } : { bars: wanted },
+        (history) => {
+          if (wanted === undefined || history.length !== wanted) return;
+          // N + 1 bars: the newest may still be forming. The oldest waits until that is known.
+          s.heldOldestTs = history[0]!.tsMs;
+          s.newestAtBackfill = history.at(-1)!.tsMs;
+        },
+      );
+      emitEvent({
+        type: 'backfill-progress',
         code: s.code,
         klineType: s.klineType,
-        count: wanted,
-        afterMs: resumeMs,
-        priority: 'backfill',
-        signal,
-        onPage: (n) =>
-          emitEvent({ type: 'backfill-progress', code: s.code, klineType: s.klineType, bars: n, wanted }),
+        bars: got.length,
+        wanted: wanted ?? got.length,
       });
-      let fresh = result.bars.filter((b) => resumeMs === undefined || b.tsMs > resumeMs);
-      if (resumeMs === undefined && fresh.length > bars) {
-        // N closed bars: the newest one counts only if its period is over (the merger's rule).
-        const newest = fresh.at(-1)!;
-        const period = barPeriodAt(newest.tsMs, s.klineType, calendarOf(s.code));
-        const newestClosed = period !== undefined && period.endMs + graceMs <= Date.now();
-        fresh = fresh.slice(fresh.length - bars - (newestClosed ? 0 : 1));
-      }
-      if (result.truncated) {
-        truncatedSeries.push(`${s.code}:${s.klineType}`);
-        if (resumeMs !== undefined && fresh.length > 0) {
-          emitGapIfAny(s, resumeMs, fresh);
-        }
-      }
-      if (fresh.length > 0) {
-        merger.push(fresh, Date.now(), emit);
-        s.lastSeenMs = Math.max(s.lastSeenMs ?? -Infinity, fresh.at(-1)!.tsMs);
-      }
-      s.backfilling = false;
       emitEvent({
         type: 'backfill-series-done',
         code: s.code,
         klineType: s.klineType,
-        bars: Math.max(0, fresh.length - 1),
-        truncated: result.truncated,
-      });
-    };
-    const emitGapIfAny = (s: SeriesState, resumeMs: number, fresh: readonly Bar[]): void => {
-      emitEvent({
-        type: 'gap',
-        code: s.code,
-        klineType: s.klineType,
-        fromMs: resumeMs,
-        reason: `the service cannot page back for ${s.code}: bars between the last closed one and ${new Date(fresh[0]!.tsMs).toISOString()} may be missing`,
+        bars: Math.min(got.length, bars),
+        truncated: truncatedSeries.includes(`${s.code}:${s.klineType}`),
       });
     };
 
-    let failure: unknown;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const startedAt = Date.now();
-      emitEvent({ type: 'backfill-start', series: series.size });
-      if (checkpointMs > 0) {
-        timer = setInterval(() => {
-          checkpointChain = checkpointChain.then(checkpoint).catch((err: unknown) => {
-            failure ??= err;
-            stopController.abort(err);
-          });
-        }, checkpointMs);
+    /**
+     * Backfill-only: read again, once it can prove them, the bars that were still unproven when the
+     * history was in (each series' newest); bars that closed later are the next run's.
+     */
+    const settle = async (): Promise<void> => {
+      const targets = new Map<SeriesState, number>();
+      for (const s of series.values()) if (s.newestPending !== undefined) targets.set(s, s.newestPending);
+      for (let round = 0; round < 3 && !signal.aborted; round++) {
+        const due: [SeriesState, number, number][] = [];
+        for (const [s, target] of targets) {
+          if (s.newestFinal !== undefined && s.newestFinal >= target) continue;
+          const waitMs = settleDelayMs(target, s.code, s.klineType, graceMs, clock.now());
+          if (waitMs <= settleWaitMs) due.push([s, target, waitMs]);
+        }
+        if (due.length === 0) return;
+        await runLimited(
+          due,
+          options.backfillConcurrency ?? KLINE_SYNC_DEFAULTS.backfillConcurrency,
+          async ([s, target, waitMs]) => {
+            await delayOn(clock, waitMs, signal);
+            if (!signal.aborted) await readHistory(s, { startMs: target });
+          },
+          signal,
+        );
       }
+    };
+
+    let live$: Subscription | undefined;
+    try {
+      const startedAt = clock.now();
+      emitEvent({ type: 'backfill-start', series: series.size });
+      if (checkpointMs > 0) armCheckpoint();
       await runLimited(
         [...series.values()],
         options.backfillConcurrency ?? KLINE_SYNC_DEFAULTS.backfillConcurrency,
@@ -389,81 +526,71 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
         signal,
       );
       if (!signal.aborted)
-        emitEvent({ type: 'backfill-done', series: series.size, durationMs: Date.now() - startedAt });
-
-      const resumes = new Set<Promise<void>>();
-      while (live && !signal.aborted) {
-        const cycleStart = Date.now();
-        let newestBarMs: number | undefined;
-        try {
-          // Each request's groups are merged as soon as it answers (not after the whole cycle), so a
-          // bar's freshness is bounded by the refresh period, not by the cycle's last response.
-          const handle = (results: readonly BatchKlineGroupResult[]): void => {
-            const nowMs = Date.now();
-            for (const r of results) {
-              const s = series.get(seriesKey(r.code, r.klineType));
-              if (s === undefined || s.backfilling || r.bars.length === 0) continue;
-              const sortedBars = [...r.bars].sort((a, b) => a.tsMs - b.tsMs);
-              const oldest = sortedBars[0]!;
-              newestBarMs = Math.max(newestBarMs ?? -Infinity, sortedBars.at(-1)!.tsMs);
-              if (s.lastSeenMs !== undefined && oldest.tsMs > s.lastSeenMs) {
-                // Bars were skipped since the last look (an outage or a slow cycle): the last bar seen
-                // never got its final values. Take this series' history first, then its live bars again.
+        emitEvent({ type: 'backfill-done', series: series.size, durationMs: clock.now() - startedAt });
+      if (live && !signal.aborted) {
+        const groups = [...series.values()].map((s) => ({
+          code: s.code,
+          klineType: s.klineType,
+          count: 2 as const,
+        }));
+        live$ = pollLatestBatches(client, {
+          groups,
+          intervalMs: refreshPeriodMs,
+          sourceId: 'kline-sync-live',
+          scheduler: clockScheduler(clock),
+        })
+          .pipe(
+            retry({
+              resetOnSuccess: true,
+              delay: (err: unknown) => {
+                if (isFatal(err)) return throwError(() => err);
+                emitEvent({ type: 'warning', message: 'live poll failed; retrying next cycle', error: err });
+                return timer(refreshPeriodMs, clockScheduler(clock));
+              },
+            }),
+          )
+          .subscribe({
+            next: (batch) => {
+              let newestBarMs: number | undefined;
+              const latest: Bar[] = [];
+              for (const r of batch.results) for (const b of r.bars) latest.push(b);
+              for (const b of latest)
+                if (newestBarMs === undefined || b.tsMs > newestBarMs) newestBarMs = b.tsMs;
+              push(latest);
+              if (batch.lastOfCycle) {
+                liveCycles++;
                 emitEvent({
-                  type: 'gap',
-                  code: s.code,
-                  klineType: s.klineType,
-                  fromMs: s.lastSeenMs,
-                  reason: 'bars skipped between polls; backfilling',
+                  type: 'live-cycle',
+                  groups: groups.length,
+                  durationMs: batch.cycleDurationMs,
+                  newestBarMs,
                 });
-                s.backfilling = true;
-                const p = backfillSeries(s).catch((err: unknown) => {
-                  s.backfilling = false;
-                  if (!signal.aborted)
-                    emitEvent({
-                      type: 'warning',
-                      message: `backfill of ${s.code}:${s.klineType} failed; retried next cycle`,
-                      error: err,
-                    });
-                });
-                resumes.add(p);
-                void p.finally(() => resumes.delete(p));
-                continue;
               }
-              merger.push(sortedBars, nowMs, emit);
-              s.lastSeenMs = Math.max(s.lastSeenMs ?? -Infinity, sortedBars.at(-1)!.tsMs);
-            }
-            merger.expire(nowMs, emit);
-          };
-          const outcomes = await Promise.allSettled(
-            chunks.map((chunk) =>
-              client
-                .batchKline(chunk, { priority: 'live', signal, sourceId: 'kline-sync-live' })
-                .then(handle),
-            ),
-          );
-          const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-          if (failed !== undefined) throw failed.reason;
-          liveCycles++;
-          emitEvent({
-            type: 'live-cycle',
-            groups: groups.length,
-            durationMs: Date.now() - cycleStart,
-            newestBarMs,
+            },
+            error: fail,
           });
-        } catch (err) {
-          if (signal.aborted) break;
-          if (isFatal(err)) throw err;
-          emitEvent({ type: 'warning', message: 'live poll failed; retrying next cycle', error: err });
+        await new Promise<void>((resolve) => {
+          if (signal.aborted) resolve();
+          else signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+      } else if (!signal.aborted) {
+        while (rereads.size > 0) await Promise.allSettled([...rereads]);
+        await settle();
+        while (rereads.size > 0) await Promise.allSettled([...rereads]);
+        for (const s of series.values()) {
+          // Exactly N closed bars: the oldest of N + 1 goes in only if the newest did not close.
+          if (s.heldOldest !== undefined && !s.newestAtBackfillFinal) deliver(s.heldOldest);
         }
-        await abortableDelay(Math.max(0, refreshPeriodMs - (Date.now() - cycleStart)), signal);
       }
-      await Promise.allSettled([...resumes]);
     } catch (err) {
-      if (!signal.aborted || failure === undefined) failure = err;
+      if (!signal.aborted || failure === undefined) failure ??= err;
     } finally {
-      if (timer !== undefined) clearInterval(timer);
+      live$?.unsubscribe();
+      if (checkpointTimer !== undefined) clock.clearTimeout(checkpointTimer);
       options.signal?.removeEventListener('abort', onOuterAbort);
+      await Promise.allSettled([...rereads]);
+      input$.complete();
+      output.unsubscribe();
       try {
         await checkpointChain;
         await checkpoint();
@@ -482,7 +609,6 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
     if (failure !== undefined && !isAbort(failure, signal)) throw failure;
     return summary();
   };
-  let checkpointChain: Promise<void> = Promise.resolve();
 
   const summary = (): KlineSyncSummary => ({
     series: series.size,
@@ -512,24 +638,4 @@ async function reconcile(state: SyncState, dir: string): Promise<void> {
     for (const [code, tsMs] of maxima) state.advance(code, klineType, tsMs);
     state.addFile(rel);
   }
-}
-
-/** Errors that polling again cannot fix: a refused token, an unknown code, bad options. */
-function isFatal(err: unknown): boolean {
-  const code = err instanceof Error && 'code' in err ? err.code : undefined;
-  return (
-    code === 'QF_UNAUTHORIZED_TOKEN' ||
-    code === 'QF_INVALID_CODE' ||
-    code === 'QF_UNAUTHORIZED_CODE' ||
-    code === 'QF_INVALID_OPTION' ||
-    code === 'QF_TOO_MANY_PRODUCTS' ||
-    code === 'QF_BAD_REQUEST'
-  );
-}
-
-function isAbort(err: unknown, signal: AbortSignal): boolean {
-  if (!signal.aborted) return false;
-  if (err === signal.reason) return true;
-  const code = err instanceof Error && 'code' in err ? err.code : undefined;
-  return code === 'QF_ABORTED' || (err instanceof Error && err.name === 'AbortError');
 }

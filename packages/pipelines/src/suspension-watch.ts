@@ -1,13 +1,17 @@
-import type { Exchange, QuoteflowClient } from '@quoteflow/core';
-import { createSuspensionDiffer, type SuspensionChange, type SuspensionDiffer } from '@quoteflow/operators';
 import {
-  DatasetWriter,
-  KafkaSink,
-  type DatasetFormat,
-  type KafkaSinkOptions,
-  type WrittenFile,
-} from '@quoteflow/sinks';
-import { abortableDelay } from './internal/abortable-delay.js';
+  POLL_SUSPENSIONS_DEFAULTS,
+  clockScheduler,
+  pollSuspensions,
+  type Clock,
+  type Exchange,
+  type QuoteflowClient,
+} from '@quoteflow/core';
+import { suspensionChanges, type SuspensionChange } from '@quoteflow/operators';
+import type { DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
+import { filter, map, merge, takeUntil, tap } from 'rxjs';
+import { drainToSinks } from './internal/drain-to-sinks.js';
+import { fromAbortSignal } from './internal/from-abort-signal.js';
+import { retryTransient } from './internal/retry-transient.js';
 import type { PipelineHandle } from './kline-sync.js';
 import { PipelineError } from './pipeline-error.js';
 
@@ -15,17 +19,27 @@ import { PipelineError } from './pipeline-error.js';
 export interface SuspensionWatchOptions {
   readonly client: QuoteflowClient;
   readonly exchanges: readonly Exchange[];
-  /** Pause between rounds over all exchanges (the scheduler allows one suspension query a minute). @defaultValue 60,000 ms */
+  /**
+   * Time between two polls of each exchange, at least 60 s (a shorter one is raised to it). The
+   * plan allows one suspension query a minute over all exchanges; the client's scheduler spreads
+   * the exchanges' polls to keep to it. @defaultValue 60,000 ms
+   */
   readonly intervalMs?: number;
-  /** New and changed records to the suspension dataset (`DIR/suspension/exchange=E/…`). */
+  /**
+   * New and changed records to the suspension dataset (`DIR/suspension/exchange=E/…`); a file is
+   * finished `maxFileAgeMs` after its first row (default 60 s) and on stop.
+   */
   readonly files?: { readonly dir: string; readonly format?: DatasetFormat; readonly maxFileAgeMs?: number };
   /** New and changed records to `<prefix>.suspension`. */
   readonly kafka?: KafkaSinkOptions;
-  /** Whether the first snapshot reports every record as new. @defaultValue true */
+  /** Whether the first snapshot of each exchange reports every record as new. @defaultValue true */
   readonly emitInitial?: boolean;
+  /** The clock of polls, retries and file ages. @defaultValue the client's clock */
+  readonly clock?: Clock;
   readonly signal?: AbortSignal;
   /** Every change: new, changed and removed (records that aged out of the service's year). */
   readonly onChange?: (change: SuspensionChange) => void;
+  /** A poll failed (retried at the exchange's next poll), or `onChange` threw. */
   readonly onWarning?: (message: string, error: unknown) => void;
 }
 
@@ -37,12 +51,20 @@ export interface SuspensionWatchSummary {
 }
 
 /** Defaults of {@link SuspensionWatchOptions}. */
-export const SUSPENSION_WATCH_DEFAULTS = { intervalMs: 60_000 } as const;
+export const SUSPENSION_WATCH_DEFAULTS = { intervalMs: POLL_SUSPENSIONS_DEFAULTS.intervalMs } as const;
 
 /**
- * Suspension watch: polls the suspension endpoint of each exchange (one query a minute at most,
- * the plan's rule, enforced by the scheduler), and emits only new, changed and removed records
- * (`suspensionChanges`' state machine); new and changed ones also go to files and/or Kafka.
+ * Suspension watch, composed of the same public pieces a user would compose: per exchange, core's
+ * `pollSuspensions` (the whole list every `intervalMs`, on the clock; the client's scheduler keeps
+ * to one query a minute) into the `suspensionChanges` operator (only new, changed and removed
+ * records); the exchanges merged, every change to `onChange`, and new and changed records to the
+ * sinks' `writeDataset` and `toKafka` operators.
+ *
+ * A transient poll failure is reported to `onWarning` and that exchange's next poll goes ahead
+ * (what it already knows is kept, so nothing is reported twice); a fatal one (refused token) ends
+ * the watch: `done` rejects with it once the sinks flushed. `stop()` (or `signal`) completes the
+ * sources, so every sink flushes and `done` resolves; a sink that fails rejects `done` with a
+ * `QF_PIPELINE` error naming it.
  *
  * @example
  * ```ts
@@ -50,82 +72,107 @@ export const SUSPENSION_WATCH_DEFAULTS = { intervalMs: 60_000 } as const;
  * ```
  */
 export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle<SuspensionWatchSummary> {
-  const { client, exchanges } = options;
+  const { client } = options;
+  const exchanges = [...new Set(options.exchanges)];
   if (exchanges.length === 0)
     throw new PipelineError('QF_PIPELINE_CONFIG', 'suspensionWatch: "exchanges" must not be empty');
-  const intervalMs = options.intervalMs ?? SUSPENSION_WATCH_DEFAULTS.intervalMs;
-  const stop = new AbortController();
-  const signal = stop.signal;
-  const onOuter = (): void => stop.abort(options.signal?.reason);
-  if (options.signal?.aborted === true) stop.abort(options.signal.reason);
-  options.signal?.addEventListener('abort', onOuter, { once: true });
+  if (
+    options.intervalMs !== undefined &&
+    (typeof options.intervalMs !== 'number' || !Number.isFinite(options.intervalMs) || options.intervalMs <= 0)
+  ) {
+    throw new PipelineError(
+      'QF_PIPELINE_CONFIG',
+      `suspensionWatch: "intervalMs" must be a positive number of ms, got ${JSON.stringify(options.intervalMs)}`,
+    );
+  }
+  const intervalMs = Math.max(
+    options.intervalMs ?? SUSPENSION_WATCH_DEFAULTS.intervalMs,
+    POLL_SUSPENSIONS_DEFAULTS.minIntervalMs,
+  );
+  const clock = options.clock ?? client.clock;
+  const scheduler = clockScheduler(clock);
+  const emitInitial = options.emitInitial ?? true;
+  const warn = (message: string, error: unknown): void => {
+    try {
+      options.onWarning?.(message, error);
+    } catch {
+      // A listener's failure must not stop the data.
+    }
+  };
+
+  const stopController = new AbortController();
+  const signal = stopController.signal;
+  const onOuterAbort = (): void => stopController.abort(options.signal?.reason);
+  if (options.signal?.aborted === true) stopController.abort(options.signal.reason);
+  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+
   let polls = 0;
   let changes = 0;
+  const changes$ = merge(
+    ...exchanges.map((exchange) =>
+      pollSuspensions(client, {
+        exchange,
+        intervalMs,
+        sourceId: `suspension-watch:${exchange}`,
+        scheduler,
+      }).pipe(
+        // Before suspensionChanges, so a retry keeps what the exchange's differ already knows.
+        retryTransient({
+          delayMs: intervalMs,
+          scheduler,
+          onRetry: (err) => warn(`suspension poll of ${exchange} failed; retrying at the next poll`, err),
+        }),
+        tap(() => polls++),
+        suspensionChanges({ emitInitial }),
+      ),
+    ),
+  ).pipe(
+    // A stop completes the sources (aborting the queries in flight), so the sinks flush and end.
+    takeUntil(fromAbortSignal(signal)),
+    tap((change) => {
+      changes++;
+      try {
+        options.onChange?.(change);
+      } catch (err) {
+        warn('onChange threw', err);
+      }
+    }),
+  );
+  // A removed record only left the service's one-year window: the sinks keep what they had.
+  const records$ = changes$.pipe(
+    filter((c) => c.change !== 'removed'),
+    map((c) => c.record),
+  );
 
   const run = async (): Promise<SuspensionWatchSummary> => {
-    const writer =
-      options.files === undefined
-        ? undefined
-        : new DatasetWriter({
-            dir: options.files.dir,
-            format: options.files.format ?? 'parquet',
-            ...(options.files.maxFileAgeMs === undefined ? {} : { maxFileAgeMs: options.files.maxFileAgeMs }),
-          });
-    const kafka = options.kafka === undefined ? undefined : new KafkaSink(options.kafka);
-    const differs = new Map<Exchange, SuspensionDiffer>(
-      exchanges.map((e) => [e, createSuspensionDiffer({ emitInitial: options.emitInitial ?? true })]),
-    );
-    const files: WrittenFile[] = [];
-    let failure: unknown;
     try {
-      while (!signal.aborted) {
-        const started = Date.now();
-        for (const exchange of exchanges) {
-          if (signal.aborted) break;
-          try {
-            const snapshot = await client.suspensions(exchange, { signal, sourceId: 'suspension-watch' });
-            polls++;
-            const found = differs.get(exchange)!.diff(snapshot);
-            changes += found.length;
-            const toWrite = found.filter((c) => c.change !== 'removed').map((c) => c.record);
-            if (writer !== undefined && toWrite.length > 0) {
-              await writer.write(toWrite);
-              files.push(...(await writer.flush()));
-            }
-            if (kafka !== undefined) await Promise.all(toWrite.map((r) => kafka.write(r)));
-            for (const c of found) options.onChange?.(c);
-          } catch (err) {
-            if (signal.aborted) break;
-            const code = err instanceof Error && 'code' in err ? err.code : undefined;
-            if (code === 'QF_UNAUTHORIZED_TOKEN' || code === 'QF_INVALID_OPTION') throw err;
-            options.onWarning?.(`suspension poll of ${exchange} failed; retrying at the next round`, err);
-          }
-        }
-        await abortableDelay(intervalMs - (Date.now() - started), signal);
-      }
-    } catch (err) {
-      failure = err;
-    } finally {
-      options.signal?.removeEventListener('abort', onOuter);
-      try {
-        if (writer !== undefined) files.push(...(await writer.flush()));
-        await writer?.close();
-      } catch (err) {
-        failure ??= err;
-      }
-      await kafka?.close().catch((err: unknown) => {
-        failure ??= err;
+      const files = await drainToSinks(records$, {
+        pipeline: 'suspensionWatch',
+        files:
+          options.files === undefined
+            ? undefined
+            : {
+                dir: options.files.dir,
+                format: options.files.format ?? 'parquet',
+                now: () => clock.now(),
+                ...(options.files.maxFileAgeMs === undefined
+                  ? {}
+                  : { maxFileAgeMs: options.files.maxFileAgeMs }),
+              },
+        kafka: options.kafka,
+        stop: (reason) => stopController.abort(reason),
       });
+      return { polls, changes, files };
+    } finally {
+      options.signal?.removeEventListener('abort', onOuterAbort);
     }
-    if (failure !== undefined) throw failure;
-    return { polls, changes, files };
   };
   const done = run();
-  done.catch(() => undefined);
+  done.catch(() => undefined); // handled by whoever awaits done/stop()
   return {
     done,
     stop: () => {
-      stop.abort(new Error('stopped'));
+      stopController.abort(new Error('stopped'));
       return done;
     },
   };

@@ -59,19 +59,17 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
     .option('--bars <n>', 'closed bars of history per series', intAtLeast(1), 60)
     .action(async (flags: DemoFlags) => {
       await checkOutDir(flags.out);
-      const [{ classifyCode }, { startSimulator }, { runKlineSync }] = await Promise.all([
+      const [{ acceleratedClock, classifyCode }, { startSimulator }, { runKlineSync }] = await Promise.all([
         import('@quoteflow/core'),
         import('@quoteflow/simulator'),
         import('../internal/run-kline-sync.js'),
       ]);
       const token = `demo-${randomBytes(12).toString('hex')}`;
       ctx.redactor.add(token);
-      const sim = await startSimulator({
-        port: 0,
-        tokens: { [token]: 'professional' },
-        clockSpeed: flags.clockSpeed,
-        seed: 42,
-      });
+      // One clock for the simulator and the pipeline: market time runs fast for both, so bars close
+      // while you watch and nothing compares two different times.
+      const clock = acceleratedClock({ speed: flags.clockSpeed });
+      const sim = await startSimulator({ port: 0, tokens: { [token]: 'professional' }, clock, seed: 42 });
       ctx.logger.info(
         { url: sim.url, clockSpeed: flags.clockSpeed, durationS: flags.duration },
         'demo simulator started',
@@ -87,7 +85,8 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
           format: 'parquet',
           live: true,
           durationS: flags.duration,
-          checkpointMs: 5_000,
+          checkpointMs: 5_000 * flags.clockSpeed,
+          clock,
           onUpdate: (u: BarUpdate) => {
             const key = `${u.code}:${u.klineType}`;
             let s = series.get(key);

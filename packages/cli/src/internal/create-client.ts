@@ -1,4 +1,4 @@
-import { QuoteflowClient, type QuoteflowLogger, type RequestScheduler } from '@quoteflow/core';
+import { QuoteflowClient, type Clock, type QuoteflowLogger, type RequestScheduler } from '@quoteflow/core';
 import type { Logger } from 'pino';
 import type { CliMetrics } from './cli-metrics.js';
 import type { ServiceOptions } from './service-options.js';
@@ -24,12 +24,16 @@ export function libraryLogger(logger: Logger, metrics?: CliMetrics): QuoteflowLo
   };
 }
 
-/** A client for the command's service options, logging through the CLI's logger (`scheduler`: `--redis`). */
+/**
+ * A client for the command's service options, logging through the CLI's logger (`scheduler`:
+ * `--redis`; `clock`: the demo's accelerated clock, shared with its in-process simulator).
+ */
 export function createClient(
   service: ServiceOptions,
   logger: Logger,
   metrics?: CliMetrics,
   scheduler?: RequestScheduler,
+  clock?: Clock,
 ): QuoteflowClient {
   return new QuoteflowClient({
     baseUrl: service.baseUrl,
@@ -37,5 +41,6 @@ export function createClient(
     plan: service.plan,
     logger: libraryLogger(logger, metrics),
     ...(scheduler === undefined ? {} : { scheduler }),
+    ...(clock === undefined ? {} : { clock }),
   });
 }

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { planLimits, sustainedRate, type BarUpdate, type KlineType } from '@quoteflow/core';
+import { planLimits, sustainedRate, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
 import { ClusterWorker, syncGroupName } from '@quoteflow/cluster';
 import { estimatePlan, klineSync, type KlineSyncSummary } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
@@ -27,6 +27,8 @@ export interface KlineRun {
   readonly redis?: string | undefined;
   /** Every bar update, for summaries. */
   readonly onUpdate?: ((update: BarUpdate) => void) | undefined;
+  /** The clock of the client and the pipeline (the demo's accelerated one). @defaultValue the system clock */
+  readonly clock?: Clock | undefined;
 }
 
 /** Runs the K-line sync pipeline with progress, metrics, `--duration` and SIGINT/SIGTERM handling. */
@@ -43,7 +45,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
           onEvent: (e) =>
             ctx.logger.info(e.type === 'assignment' ? { ...e, held: e.held.length } : e, `cluster ${e.type}`),
         });
-  const client = createClient(run.service, ctx.logger, metrics, worker?.scheduler);
+  const client = createClient(run.service, ctx.logger, metrics, worker?.scheduler, run.clock);
   const estimate = estimatePlan(
     run.service.plan,
     { codes: run.codes, klineTypes: run.klineTypes, bars: run.bars },
@@ -100,7 +102,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
           if (metrics !== undefined) {
             if (e.type === 'checkpoint') for (const f of e.files) metrics.files.inc({ dataset: f.kind });
             if (e.type === 'live-cycle' && e.newestBarMs !== undefined)
-              metrics.newestBarLag.set(Math.max(0, Date.now() - e.newestBarMs) / 1000);
+              metrics.newestBarLag.set(Math.max(0, client.clock.now() - e.newestBarMs) / 1000);
           }
         },
         onUpdate: (u) => {

@@ -6,5 +6,13 @@ import type { QuoteflowClient } from '../client.js';
  */
 export type SourceClient = Pick<
   QuoteflowClient,
-  'depth' | 'batchKline' | 'kline' | 'suspensions' | 'staticInfo' | 'limits' | 'canPageBackwards' | 'clock'
+  | 'depth'
+  | 'batchKline'
+  | 'kline'
+  | 'suspensions'
+  | 'staticInfo'
+  | 'limits'
+  | 'canPageBackwards'
+  | 'familyOf'
+  | 'clock'
 >;
