@@ -21,10 +21,8 @@ export default defineConfig({
           include: ['test/**/*.test.ts', 'examples/*/**/*.test.ts'],
           // The Kafka broker of the run (started on first use, stopped at the end; KAFKA_BROKERS skips it).
           globalSetup: ['test/support/kafka-global-setup.ts'],
+          // No retries: a test that needs one has a bug (in the code or the test) to find.
           testTimeout: 120_000,
-          // These run real brokers, Redis and worker processes on two shared cores: one retry keeps
-          // a scheduling hiccup from failing CI, and a test that fails twice still fails.
-          retry: 1,
           hookTimeout: 300_000,
         },
       },

@@ -1,0 +1,247 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  QuoteflowClient,
+  acceleratedClock,
+  klineHistory,
+  type Bar,
+  type BarUpdate,
+  type Clock,
+  type KlineType,
+} from '@quoteflow/core';
+import { klineSync } from '@quoteflow/pipelines';
+import { SIM_LABELLINGS, startSimulator, type SimLabelling, type Simulator } from '@quoteflow/simulator';
+import { firstValueFrom, toArray } from 'rxjs';
+
+// Finality at real speed: every clock here runs at 1x (only its starting instant is chosen), and the
+// simulator and the pipeline share it, so a bar boundary and a session close are crossed the way they
+// are in production. A bar may be written only with its final values (what a read long after its
+// close returns), under every bar labelling the provider facts list.
+
+const SECOND = 1_000;
+const GRACE_MS = 5 * SECOND;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'qf-finality-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Row {
+  readonly code: string;
+  readonly ts: string;
+  readonly open: number;
+  readonly high: number;
+  readonly low: number;
+  readonly close: number;
+  readonly volume: number | null;
+  readonly turnover: number | null;
+}
+
+async function readRows(out: string): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const e of await readdir(join(out, 'kline'), { recursive: true, withFileTypes: true })) {
+    if (!e.isFile() || !e.name.endsWith('.ndjson')) continue;
+    const klineType = Number(/kline_type=(\d+)/.exec(e.parentPath)?.[1]);
+    for (const line of (await readFile(join(e.parentPath, e.name), 'utf8')).split('\n')) {
+      if (line.trim() === '') continue;
+      const row = JSON.parse(line) as Row;
+      rows.push({ ...row, code: `${row.code}:${klineType}` });
+    }
+  }
+  return rows;
+}
+
+/** The final values of every bar up to now: read after the fact, with a fresh client on the same clock. */
+async function truth(
+  sim: Simulator,
+  clock: Clock,
+  code: string,
+  klineType: KlineType,
+): Promise<Map<number, Bar>> {
+  const client = new QuoteflowClient({ baseUrl: sim.url, token: 'truth', plan: 'professional', clock });
+  try {
+    const bars = await firstValueFrom(klineHistory(client, { code, klineType, bars: 800 }).pipe(toArray()));
+    return new Map(bars.filter((b): b is Bar => b.type === 'bar').map((b) => [b.tsMs, b]));
+  } finally {
+    await client.close();
+  }
+}
+
+function expectFinalValues(
+  row: Row | BarUpdate,
+  tsMs: number,
+  truthBars: Map<number, Bar>,
+  where: string,
+): void {
+  const t = truthBars.get(tsMs);
+  expect(t, `${where}: a bar the service does not have`).toBeDefined();
+  expect(
+    {
+      open: row.open,
+      high: row.high,
+      low: row.low,
+      close: row.close,
+      volume: row.volume,
+      turnover: row.turnover,
+    },
+    `${where} at ${new Date(tsMs).toISOString()} was written with values that are not final`,
+  ).toEqual({
+    open: t!.open,
+    high: t!.high,
+    low: t!.low,
+    close: t!.close,
+    volume: t!.volume,
+    turnover: t!.turnover,
+  });
+}
+
+/** A sync of one stock across its session's last minutes and close, at real speed. */
+async function syncAcrossClose(
+  labelling: SimLabelling,
+  code: string,
+  closeIso: string,
+): Promise<{
+  readonly finals: BarUpdate[];
+  readonly rows: Row[];
+  readonly truthByType: Map<KlineType, Map<number, Bar>>;
+  readonly refused: number;
+}> {
+  const closeMs = Date.parse(closeIso);
+  // 75 s before the close: the pipeline crosses a minute boundary inside the session (proved by the
+  // newer bar), then the close (proved by a read after close + grace).
+  const clock = acceleratedClock({ speed: 1, startMs: closeMs - 75 * SECOND });
+  const sim = await startSimulator({
+    port: 0,
+    tokens: { e2e: 'professional', truth: 'professional' },
+    seed: 5,
+    clock,
+    labelling,
+  });
+  const out = join(dir, `${code}-${labelling.intraday}-${labelling.daily}`);
+  const client = new QuoteflowClient({ baseUrl: sim.url, token: 'e2e', plan: 'professional', clock });
+  const finals: BarUpdate[] = [];
+  try {
+    const sync = klineSync({
+      client,
+      codes: [code],
+      klineTypes: [1, 5, 8],
+      bars: 5,
+      files: { dir: out, format: 'ndjson' },
+      graceMs: GRACE_MS,
+      refreshPeriodMs: 1_000,
+      checkpointMs: 5 * SECOND,
+      onUpdate: (u) => {
+        if (u.final) finals.push(u);
+      },
+    });
+    // Run until the close + grace + two polls have passed on the shared clock.
+    await new Promise<void>((resolve) =>
+      clock.setTimeout(resolve, closeMs + GRACE_MS + 3 * SECOND - clock.now()),
+    );
+    await sync.stop();
+    const truthByType = new Map<KlineType, Map<number, Bar>>();
+    for (const k of [1, 5, 8] as const) truthByType.set(k, await truth(sim, clock, code, k));
+    return { finals, rows: await readRows(out), truthByType, refused: sim.log.refused().length };
+  } finally {
+    await client.close();
+    await sim.close();
+  }
+}
+
+const MARKETS = [
+  { code: 'AAPL.US', closeIso: '2026-11-17T21:00:00Z' }, // 16:00 New York (EST)
+  { code: '700.HK', closeIso: '2026-11-17T08:00:00Z' }, // 16:00 Hong Kong
+  { code: '600416.SH', closeIso: '2026-11-17T07:00:00Z' }, // 15:00 Shanghai
+] as const;
+
+describe('finality at real speed, under every bar labelling', () => {
+  it('a sync of US, HK and A-share stocks (types 1, 5, 8) across a minute boundary and the close writes only final values, each bar once, and the closing bars after the close', async () => {
+    const runs = await Promise.all(
+      SIM_LABELLINGS.flatMap((labelling) =>
+        MARKETS.map(async (m) => ({
+          labelling,
+          ...m,
+          ...(await syncAcrossClose(labelling, m.code, m.closeIso)),
+        })),
+      ),
+    );
+    for (const run of runs) {
+      const where = `${run.code} under ${JSON.stringify(run.labelling)}`;
+      expect(run.refused, `${where}: refusals`).toBe(0);
+      const seen = new Set<string>();
+      for (const u of run.finals) {
+        const key = `${u.klineType}@${u.tsMs}`;
+        expect(seen.has(key), `${where}: ${key} final twice`).toBe(false);
+        seen.add(key);
+        expectFinalValues(u, u.tsMs, run.truthByType.get(u.klineType)!, `${where} type ${u.klineType}`);
+      }
+      expect(run.rows.length, `${where}: files hold the finals`).toBe(run.finals.length);
+      for (const row of run.rows) {
+        const klineType = Number(row.code.split(':')[1]) as KlineType;
+        expectFinalValues(
+          row,
+          Date.parse(row.ts),
+          run.truthByType.get(klineType)!,
+          `${where} file row type ${klineType}`,
+        );
+      }
+      // The closing bars are written once the close is proven: the day's last minute bar, the last
+      // hourly bar and the daily bar of the session.
+      for (const k of [1, 5, 8] as const) {
+        const newestTruth = Math.max(...run.truthByType.get(k)!.keys());
+        expect(
+          run.finals.some((u) => u.klineType === k && u.tsMs === newestTruth),
+          `${where}: the closing bar of type ${k} (${new Date(newestTruth).toISOString()}) was written`,
+        ).toBe(true);
+      }
+    }
+  }, 180_000);
+
+  it('a backfill on the basic plan whose pages cross a minute boundary writes exactly N bars per series, all final', async () => {
+    // 10:00:50 UTC: the first pages are read while the 10:00 bar forms; the last ones after 10:01.
+    const clock = acceleratedClock({ speed: 1, startMs: Date.parse('2026-11-17T10:00:50Z') });
+    const sim = await startSimulator({
+      port: 0,
+      tokens: { e2e: 'basic', truth: 'professional' },
+      seed: 6,
+      clock,
+    });
+    const client = new QuoteflowClient({ baseUrl: sim.url, token: 'e2e', plan: 'basic', clock });
+    const codes = ['BTCUSDT', 'ETHUSDT', 'SOLUSDT', 'BNBUSDT', 'XRPUSDT', 'DOGEUSDT'];
+    const out = join(dir, 'backfill-basic');
+    try {
+      const startedMs = clock.now();
+      const summary = await klineSync({
+        client,
+        codes,
+        klineTypes: [1],
+        bars: 600,
+        files: { dir: out, format: 'ndjson' },
+        live: false,
+        graceMs: GRACE_MS,
+      }).done;
+      expect(clock.now() - startedMs, 'the backfill crossed the 10:01 boundary').toBeGreaterThan(10 * SECOND);
+      expect(summary.closedBars).toBe(codes.length * 600);
+      const rows = await readRows(out);
+      for (const code of codes) {
+        const truthBars = await truth(sim, clock, code, 1);
+        const mine = rows.filter((r) => r.code === `${code}:1`).map((r) => ({ r, ts: Date.parse(r.ts) }));
+        expect(mine, code).toHaveLength(600);
+        const starts = mine.map((m) => m.ts).sort((a, b) => a - b);
+        for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!, code).toBe(60 * SECOND);
+        for (const { r, ts } of mine) expectFinalValues(r, ts, truthBars, code);
+        // The newest bar written closed before the backfill ended.
+        expect(starts.at(-1)! + 60 * SECOND).toBeLessThanOrEqual(clock.now());
+      }
+      expect(sim.log.refused()).toEqual([]);
+    } finally {
+      await client.close();
+      await sim.close();
+    }
+  }, 180_000);
+});
