@@ -19,8 +19,10 @@ const LATEST = 1_700_000_040_000; // a minute boundary
  */
 function series(firstMs: number, canPage = true) {
   const calls: { query: KlineQuery; options: CallOptions }[] = [];
+  const clock = new ManualClock(LATEST);
   const client: SourceClient = {
-    clock: new ManualClock(LATEST),
+    clock,
+    familyOf: () => 'general',
     limits: planLimits('professional'),
     canPageBackwards: () => canPage,
     kline: async (query, options = {}) => {
@@ -28,9 +30,9 @@ function series(firstMs: number, canPage = true) {
       const endMs =
         query.endMs === undefined || query.endMs === 0 ? LATEST : Math.floor(query.endMs / 1000) * 1000;
       const out: Bar[] = [];
-      if (endMs + MIN <= LATEST) out.push(bar(endMs - (endMs % MIN) + MIN));
+      if (endMs + MIN <= LATEST) out.push(bar(endMs - (endMs % MIN) + MIN, clock.now()));
       for (let t = endMs - (endMs % MIN); t >= firstMs && out.length < query.count; t -= MIN)
-        out.push(bar(t));
+        out.push(bar(t, clock.now()));
       return out;
     },
     depth: async () => [],
@@ -40,7 +42,7 @@ function series(firstMs: number, canPage = true) {
   };
   return { client, calls };
 }
-const bar = (tsMs: number): Bar => ({
+const bar = (tsMs: number, readAtMs = LATEST): Bar => ({
   type: 'bar',
   code: 'BTCUSDT',
   klineType: 1,
@@ -51,8 +53,8 @@ const bar = (tsMs: number): Bar => ({
   close: 1.5,
   volume: 3,
   turnover: 4,
-  readAtMs: LATEST,
-  receivedAtMs: LATEST + 1,
+  readAtMs,
+  receivedAtMs: readAtMs + 1,
 });
 
 const collect = (o: ReturnType<typeof klineHistory>) => lastValueFrom(o.pipe(toArray()));
@@ -119,14 +121,13 @@ describe('klineHistory', () => {
         klineType: 1,
         bars: 10,
         closedOnly: true,
-        nowMs: () => LATEST + 30_000,
       }),
     )) as Bar[];
     expect(out).toHaveLength(10);
     expect(out.at(-1)!.tsMs).toBe(LATEST - MIN);
   });
 
-  it('judges closedOnly by the client clock when no nowMs is given', async () => {
+  it('keeps the newest bar with closedOnly only once a read after its end plus the grace proves it', async () => {
     const { client } = series(LATEST - 5_000 * MIN);
     const clock = client.clock as ManualClock;
     const history = klineHistory(client, { code: 'BTCUSDT', klineType: 1, bars: 3, closedOnly: true });
@@ -136,7 +137,9 @@ describe('klineHistory', () => {
       LATEST - 2 * MIN,
       LATEST - MIN,
     ]);
-    await clock.advanceTo(LATEST + MIN); // now it has closed
+    await clock.advanceTo(LATEST + MIN + 14_999); // closed, but not proven: within the grace
+    expect(((await collect(history)) as Bar[]).at(-1)!.tsMs).toBe(LATEST - MIN);
+    await clock.advanceTo(LATEST + MIN + 15_000); // a read now proves it
     expect(((await collect(history)) as Bar[]).map((b) => b.tsMs)).toEqual([
       LATEST - 2 * MIN,
       LATEST - MIN,

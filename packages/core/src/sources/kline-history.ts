@@ -3,7 +3,8 @@ import { isKlineType, type Bar, type GapMarker, type KlineType } from '../domain
 import { InvalidOptionError } from '../errors.js';
 import { fromAbortable } from '../internal/from-abortable.js';
 import { nextSourceId } from '../internal/next-source-id.js';
-import { barPeriodAt, calendarOf } from '../markets.js';
+import { barFinalAfterMs } from '../bar-finality.js';
+import { calendarOf } from '../markets.js';
 import { MAX_KLINE_PER_REQUEST } from '../plans.js';
 import type { SourceClient } from './source-client.js';
 
@@ -17,10 +18,15 @@ export interface KlineHistoryOptions {
   readonly startMs?: number;
   /** Page backwards from this instant (epoch ms) instead of the latest bar; only for codes that can page. */
   readonly endMs?: number;
-  /** Leave out the bar still forming at `nowMs()` (so `bars` counts closed bars only); default false. */
+  /**
+   * Leave out the newest bar unless it is proven closed (so `bars` counts closed bars only): its
+   * values were read after the calendar closed its session plus `graceMs` (core's
+   * `barFinalAfterMs`; every older bar is proven by the newer one in the same answer). No
+   * labelling of bar timestamps is assumed. @defaultValue false
+   */
   readonly closedOnly?: boolean;
-  /** The time `closedOnly` judges by (epoch ms). @defaultValue the client's clock, `client.clock.now()` */
-  readonly nowMs?: () => number;
+  /** See `closedOnly`. @defaultValue 15,000 ms */
+  readonly graceMs?: number;
   readonly sourceId?: string;
 }
 
@@ -96,7 +102,6 @@ async function collectHistory(
       `klineHistory: ${code} cannot page backwards, so "endMs" is not accepted (stock codes accept only the latest page)`,
     );
   }
-  const nowMs = options.nowMs ?? (() => client.clock.now());
   // One more bar than asked when the forming bar will be dropped, so `bars` closed bars remain.
   const want =
     options.bars === undefined
@@ -140,8 +145,12 @@ async function collectHistory(
   let sorted = [...byTs.values()].sort((a, b) => a.tsMs - b.tsMs);
   if (options.closedOnly === true) {
     const last = sorted.at(-1);
-    const period = last === undefined ? undefined : barPeriodAt(last.tsMs, klineType, calendarOf(code));
-    if (period !== undefined && period.endMs > nowMs()) sorted = sorted.slice(0, -1);
+    const graceMs = options.graceMs ?? 15_000;
+    if (
+      last !== undefined &&
+      last.readAtMs < barFinalAfterMs(last.tsMs, klineType, calendarOf(code)) + graceMs
+    )
+      sorted = sorted.slice(0, -1);
   }
   if (startMs !== undefined) sorted = sorted.filter((b) => b.tsMs >= startMs);
   const target = options.bars;

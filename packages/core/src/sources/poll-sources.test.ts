@@ -64,6 +64,7 @@ function fakeClient(
     clock: new ManualClock(0),
     limits: planLimits(plan),
     canPageBackwards: () => true,
+    familyOf: () => 'general',
     depth: unused,
     batchKline: unused,
     kline: unused,
@@ -213,17 +214,23 @@ describe('pollLatestBars', () => {
       'free',
     );
     const times: number[] = [];
+    const sizes: number[] = [];
     ts.run(() => {
       const groups = Array.from({ length: 25 }, (_, i) => ({ code: `C${i}`, klineType: 1 as const }));
       const calls$ = pollLatestBars(
-        fakeClient({ batchKline: (g) => (times.push(ts.now()), client.batchKline(g)) }, 'free'),
+        fakeClient(
+          { batchKline: (g) => (times.push(ts.now()), sizes.push(g.length), client.batchKline(g)) },
+          'free',
+        ),
         { groups, scheduler: ts },
       );
       const sub = calls$.subscribe();
       ts.schedule(() => sub.unsubscribe(), 70_000);
     });
-    // 25 groups / 10 per request on Free = 3 requests per poll, one request per 10 s: a poll every 30 s.
-    expect(times).toEqual([0, 30_000, 60_000]);
+    // 25 groups / 10 per request on Free = 3 requests per poll (the scheduler spaces them), one
+    // request per 10 s: a poll every 30 s.
+    expect(times).toEqual([0, 0, 0, 30_000, 30_000, 30_000, 60_000, 60_000, 60_000]);
+    expect(sizes.slice(0, 3)).toEqual([10, 10, 5]);
   });
 });
 
