@@ -55,8 +55,9 @@ const bar = (code: string, klineType: 1 | 8, tsMs: number, i: number, nulls = fa
   close: 100.75 + i / 8,
   volume: nulls ? null : 1000 * (i + 1),
   turnover: nulls ? null : 123456.5 + i,
-  readAtMs: tsMs + 86_400_000,
-  receivedAtMs: tsMs + 86_400_000 + 1 + i,
+  // Not a whole number of minutes after ts, so a reader truncating to seconds would show.
+  readAtMs: tsMs + 86_400_000 + 1_234 + i,
+  receivedAtMs: tsMs + 86_400_000 + 1_500 + i,
 });
 
 // 1-minute bars across a month boundary (two `month=` partitions) and daily bars, with the
@@ -203,6 +204,7 @@ const expectedKline = BARS.map((b) => ({
   close: b.close,
   volume: b.volume,
   turnover: b.turnover,
+  read_at: b.readAtMs,
   kline_type: String(b.klineType),
   month: month(b.tsMs),
 })).sort(sortBy('kline_type', 'code', 'ts'));
@@ -252,6 +254,7 @@ describe.each(ENCODERS.flatMap(([enc, dir]) => READERS.map((r) => [r, enc, dir] 
         ['code', TYPE.utf8[reader]],
         ['ts', TYPE.ts[reader]],
         ...['open', 'high', 'low', 'close', 'volume', 'turnover'].map((n) => [n, TYPE.float64[reader]]),
+        ['read_at', TYPE.ts[reader]],
         ['kline_type', TYPE.hiveInt[reader]],
         ['month', TYPE.utf8[reader]],
       ]);
@@ -299,6 +302,8 @@ describe.each(ENCODERS)('Parquet files (parquetEncoder %s)', (encoder, dir) => {
     expect(byPath['ts']).toMatchObject({ physical: 'INT64' });
     expect(byPath['ts']?.logical).toMatch(/^Timestamp\(isAdjustedToUTC=true, timeUnit=milliseconds/);
     expect(byPath['volume']).toMatchObject({ physical: 'DOUBLE', logical: 'None' });
+    expect(byPath['read_at']).toMatchObject({ physical: 'INT64' });
+    expect(byPath['read_at']?.logical).toMatch(/^Timestamp\(isAdjustedToUTC=true, timeUnit=milliseconds/);
     for (const c of meta.columns) expect(c.compression).toEqual(['ZSTD']);
     const depth = await parquetMeta(written[dir].find((f) => f.kind === 'depth')!.path);
     expect(depth.columns.map((c) => [c.path, c.physical])).toEqual([
@@ -333,6 +338,7 @@ describe.each(ENCODERS)('Parquet files (parquetEncoder %s)', (encoder, dir) => {
       'close',
       'volume',
       'turnover',
+      'read_at',
     ]);
     expect(one.columns.map((c) => c.nullable)).toEqual([
       false,
@@ -343,6 +349,7 @@ describe.each(ENCODERS)('Parquet files (parquetEncoder %s)', (encoder, dir) => {
       false,
       true,
       true,
+      false,
     ]);
   });
 
@@ -394,8 +401,10 @@ describe('Parquet kline files of many pages and row groups, from the native writ
         close: p,
         volume: i % 97 === 5 ? null : vol,
         turnover: i % 89 === 3 ? null : Math.round(vol * p * 1000) / 1000,
-        readAtMs: Date.UTC(2026, 0, 7),
-        receivedAtMs: Date.UTC(2026, 0, 7) + 1,
+        // One request per code and day half, as a backfill pages: repeated values, a step back at
+        // each code change (delta packing both ways).
+        readAtMs: Date.UTC(2026, 0, 7) + k * 1_000 + (i > 1500 ? 250 : 0),
+        receivedAtMs: Date.UTC(2026, 0, 7) + k * 1_000 + (i > 1500 ? 250 : 0) + 1,
       });
     }
   }
@@ -408,6 +417,7 @@ describe('Parquet kline files of many pages and row groups, from the native writ
     close: b.close,
     volume: b.volume,
     turnover: b.turnover,
+    read_at: b.readAtMs,
   }));
   let file: string;
   beforeAll(async () => {
@@ -427,18 +437,20 @@ describe('Parquet kline files of many pages and row groups, from the native writ
       ['code', TYPE.utf8[reader]],
       ['ts', TYPE.ts[reader]],
       ...['open', 'high', 'low', 'close', 'volume', 'turnover'].map((n) => [n, TYPE.float64[reader]]),
+      ['read_at', TYPE.ts[reader]],
     ]);
     expect(got.rows.length).toBe(N);
     for (let i = 0; i < N; i++)
       if (!isDeepStrictEqual(got.rows[i], expected[i])) expect([i, got.rows[i]]).toEqual([i, expected[i]]);
   });
 
-  it('hold two row groups, dictionary then PLAIN pages for prices, delta-packed ts', async () => {
+  it('hold two row groups, dictionary then PLAIN pages for prices, delta-packed ts and read_at', async () => {
     const meta = await parquetMeta(file);
     expect(meta.row_groups).toBe(2);
     const enc = Object.fromEntries(meta.columns.map((c) => [c.path, c.encodings]));
     expect(enc['code']).toContain('RLE_DICTIONARY');
     expect(enc['ts']).toContain('DELTA_BINARY_PACKED');
+    expect(enc['read_at']).toContain('DELTA_BINARY_PACKED');
     expect(enc['close']).toEqual(expect.arrayContaining(['PLAIN', 'RLE_DICTIONARY']));
     expect(enc['turnover']).not.toContain('RLE_DICTIONARY');
   });
@@ -449,10 +461,11 @@ describe('Arrow IPC datasets', () => {
     'are read back by %s as one Hive table with exact types',
     async (reader) => {
       const got = await readDataset(reader, join(root, 'arrow', 'kline'), { hive: true, format: 'arrow' });
-      expect(got.columns.slice(0, 8).map((c) => [c.name, c.type])).toEqual([
+      expect(got.columns.slice(0, 9).map((c) => [c.name, c.type])).toEqual([
         ['code', TYPE.utf8[reader]],
         ['ts', TYPE.ts[reader]],
         ...['open', 'high', 'low', 'close', 'volume', 'turnover'].map((n) => [n, TYPE.float64[reader]]),
+        ['read_at', TYPE.ts[reader]],
       ]);
       const rows = got.rows.sort(sortBy('kline_type', 'code', 'ts'));
       expect(rows).toEqual(expectedKline);
@@ -488,6 +501,7 @@ describe('NDJSON datasets', () => {
       .map((r) => ({ ...r, volume: num(r['volume']), turnover: num(r['turnover']) }))
       .sort(sortBy('kline_type', 'code', 'ts'));
     expect(got.columns.find((c) => c.name === 'ts')?.type).toMatch(/^TIMESTAMP/);
+    expect(got.columns.find((c) => c.name === 'read_at')?.type).toMatch(/^TIMESTAMP/);
     expect(rows).toEqual(expectedKline);
   });
 });

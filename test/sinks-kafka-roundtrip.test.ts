@@ -186,7 +186,7 @@ describe.each(KAFKA_DRIVERS)('Kafka sink with the %s driver', (driver) => {
     }
   });
 
-  it('writes the contract JSON: column names, partition keys, ISO-8601 UTC times, seq as a string', async () => {
+  it('writes the contract JSON: column names, partition keys, ISO-8601 UTC times (read_at too), seq as a string', async () => {
     const prefix = uniquePrefix(`json-${driver}`);
     const sink = new KafkaSink({ brokers, driver, topicPrefix: prefix, partitions: 1, replicationFactor: 1 });
     const input = records(1);
@@ -209,6 +209,7 @@ describe.each(KAFKA_DRIVERS)('Kafka sink with the %s driver', (driver) => {
       close: 100.125,
       volume: 1000,
       turnover: 100000,
+      read_at: '2026-11-20T14:30:30.000Z',
       final: false,
     });
     expect(d?.key).toBe('BTCUSDT');

@@ -202,9 +202,16 @@ function hyparquet(batch: ColumnBatch): number {
     columnData: [
       { name: 'code', data: codes, type: 'STRING', nullable: false },
       { name: 'ts', data: BigInt64Array.from(ts, (x) => BigInt(x)), type: 'TIMESTAMP', nullable: false },
-      ...rest
-        .slice(1)
-        .map((c) => ({ name: c.name, data: c.values as Float64Array, type: 'DOUBLE' as const })),
+      ...rest.slice(1).map((c) =>
+        c.kind === 'timestamp-ms'
+          ? {
+              name: c.name,
+              data: BigInt64Array.from(c.values as Float64Array, (x) => BigInt(x)),
+              type: 'TIMESTAMP' as const,
+              nullable: false,
+            }
+          : { name: c.name, data: c.values as Float64Array, type: 'DOUBLE' as const },
+      ),
     ],
   });
   return buf.byteLength;

@@ -93,6 +93,7 @@ describe('column builders', () => {
       close: fc.double({ noNaN: true, noDefaultInfinity: true }),
       volume: fc.option(fc.double({ min: 0, max: 1e12, noNaN: true }), { nil: null }),
       turnover: fc.option(fc.double({ min: 0, max: 1e15, noNaN: true }), { nil: null }),
+      readAtMs: fc.integer({ min: 0, max: 4102444800000 }),
     })
     .map((r): Bar => bar(r.code, r.tsMs, r));
 
@@ -118,12 +119,25 @@ describe('column builders', () => {
                 close: r.close,
                 volume: r.volume,
                 turnover: r.turnover,
+                read_at: r.readAtMs,
               })),
             );
           }
         },
       ),
     );
+  });
+
+  it('ends the kline columns with read_at, a non-null timestamp(ms, UTC) = readAtMs, after turnover', () => {
+    expect(DATASET_COLUMNS.kline.slice(-2)).toEqual([
+      { name: 'turnover', type: 'float64', nullable: true },
+      { name: 'read_at', type: 'timestamp[ms, UTC]', nullable: false },
+    ]);
+    const b = createColumnBuilder('kline');
+    b.append(bar('A', T0, { readAtMs: T0 + 61_000, receivedAtMs: T0 + 61_250 }));
+    const read = b.build().columns.find((c) => c.name === 'read_at');
+    expect(read).toMatchObject({ kind: 'timestamp-ms', nullable: false, valid: undefined });
+    expect(rowsOf({ rows: 1, columns: [read!] })).toEqual([{ read_at: T0 + 61_000 }]);
   });
 
   it('maps depth ticks with missing seq/time, empty sides and missing volumes', () => {

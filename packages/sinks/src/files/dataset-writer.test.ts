@@ -83,6 +83,7 @@ describe.each(
         close: 10.5,
         volume: 1000,
         turnover: 10500,
+        read_at: minute(0) + 30_000,
       },
     ]);
   });
@@ -105,16 +106,30 @@ describe.each(
       expect(more).toEqual([]);
       expect(file?.rows).toBe(n);
       let bad = 0;
-      const check = (j: number, code: unknown, ts: unknown, open: unknown, volume: unknown): void => {
+      const check = (
+        j: number,
+        code: unknown,
+        ts: unknown,
+        open: unknown,
+        volume: unknown,
+        readAt: unknown,
+      ): void => {
         if (code !== `C${Math.floor(j / 1000)}.US` || ts !== minute(j) || open !== j / 4) bad++;
-        else if (volume !== volumeOf(j)) bad++;
+        else if (volume !== volumeOf(j) || readAt !== minute(j) + 30_000) bad++;
       };
       if (format === 'ndjson') {
         const lines = readFileSync(file!.path, 'utf8').trimEnd().split('\n');
         expect(lines).toHaveLength(n);
         lines.forEach((l, j) => {
           const r = JSON.parse(l) as Record<string, unknown>;
-          check(j, r['code'], Date.parse(r['ts'] as string), r['open'], r['volume']);
+          check(
+            j,
+            r['code'],
+            Date.parse(r['ts'] as string),
+            r['open'],
+            r['volume'],
+            Date.parse(r['read_at'] as string),
+          );
         });
       } else {
         const ipc = readFileSync(file!.path);
@@ -125,11 +140,13 @@ describe.each(
         }
         const t = tableFromIPC(format === 'arrow' ? ipc : readParquet(ipc).intoIPCStream());
         expect(t.numRows).toBe(n);
-        const [code, ts, open, volume] = ['code', 'ts', 'open', 'volume'].map((c) => t.getChild(c)!);
-        const [tsv, openv, volumev] = [ts!.toArray(), open!.toArray(), volume!.toArray()];
+        const [code, ts, open, volume, readAt] = ['code', 'ts', 'open', 'volume', 'read_at'].map((c) =>
+          t.getChild(c)!,
+        );
+        const [tsv, openv, volumev, readAtv] = [ts, open, volume, readAt].map((c) => c!.toArray());
         for (let j = 0; j < n; j++) {
-          const v = volume!.isValid(j) ? volumev[j] : null;
-          check(j, code!.get(j), Number(tsv[j]), openv[j], v);
+          const v = volume!.isValid(j) ? volumev![j] : null;
+          check(j, code!.get(j), Number(tsv![j]), openv![j], v, Number(readAtv![j]));
         }
       }
       expect(bad).toBe(0);
@@ -282,12 +299,14 @@ describe('DatasetWriter', () => {
       'close:Float64:false',
       'volume:Float64:true',
       'turnover:Float64:true',
+      'read_at:Timestamp<MILLISECOND, UTC>:false',
     ]);
     expect(t.get(0)?.toJSON()).toMatchObject({
       code: 'AAPL.US',
       ts: minute(0),
       volume: null,
       turnover: 10500,
+      read_at: minute(0) + 30_000,
     });
     const d = tableFromIPC(readFileSync(files.find((f) => f.kind === 'depth')!.path));
     expect(d.get(0)?.toJSON()['seq']).toBe(2n ** 62n);
@@ -296,6 +315,11 @@ describe('DatasetWriter', () => {
 
   it('writes NDJSON with ISO times, seq as a string and null volumes', async () => {
     await using w = new DatasetWriter({ dir, format: 'ndjson', encoderThreads: 0 });
+    await w.write([bar('AAPL.US', minute(0), { volume: null, readAtMs: minute(1) + 5 })]);
+    const [kline] = await w.flush();
+    expect(readFileSync(kline!.path, 'utf8')).toBe(
+      '{"code":"AAPL.US","ts":"2026-01-05T01:30:00.000Z","open":10,"high":11,"low":9.5,"close":10.5,"volume":null,"turnover":10500,"read_at":"2026-01-05T01:31:00.005Z"}\n',
+    );
     await w.write([depth('AAPL.US', 9007199254740993n, minute(0), [level(1.5, undefined)], [])]);
     const [file] = await w.flush();
     expect(file?.relativePath).toMatch(/^depth\/date=2026-01-05\/part-.*\.ndjson$/);

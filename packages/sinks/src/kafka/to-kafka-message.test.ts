@@ -51,17 +51,22 @@ const halt: SuspensionRecord = {
 };
 
 describe('toKafkaMessage', () => {
-  it('maps a forming bar to P.kline, keyed by code, with final false and ISO-8601 UTC ts', () => {
+  it('maps a forming bar to P.kline, keyed by code, with final false and ISO-8601 UTC ts and read_at', () => {
     const m = toKafkaMessage(update, 'md');
     expect(m.topic).toBe('md.kline');
     expect(m.key).toBe('700.HK');
     expect(m.value).toBe(
-      '{"code":"700.HK","kline_type":2,"ts":"2026-01-02T01:35:00.000Z","open":1,"high":2,"low":0.5,"close":1.5,"volume":null,"turnover":12.5,"final":false}',
+      '{"code":"700.HK","kline_type":2,"ts":"2026-01-02T01:35:00.000Z","open":1,"high":2,"low":0.5,"close":1.5,"volume":null,"turnover":12.5,"read_at":"2026-01-02T01:35:30.000Z","final":false}',
     );
   });
 
-  it('maps a closed history bar as final', () => {
-    expect(JSON.parse(toKafkaMessage(bar).value)).toMatchObject({ final: true, volume: 7 });
+  it('maps a closed history bar as final, with when it was read (not when the answer arrived)', () => {
+    expect(JSON.parse(toKafkaMessage(bar).value)).toMatchObject({
+      final: true,
+      volume: 7,
+      read_at: '2026-01-02T01:35:30.000Z',
+    });
+    expect(toKafkaMessage(bar).value).not.toContain('received');
     expect(toKafkaMessage(bar).topic).toBe('quoteflow.kline');
   });
 

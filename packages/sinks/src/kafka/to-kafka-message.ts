@@ -36,6 +36,11 @@ export interface KlineMessageValue {
   readonly close: number;
   readonly volume: number | null;
   readonly turnover: number | null;
+  /**
+   * When the request that returned these values was sent (core's `readAtMs`), ISO-8601 UTC: a
+   * bar whose period had ended by then was read after it closed.
+   */
+  readonly read_at: string;
   /** `false` while the bar is still forming. */
   readonly final: boolean;
 }
@@ -101,6 +106,7 @@ export function klineMessageValue(bar: Bar | BarUpdate): KlineMessageValue {
     close: bar.close,
     volume: bar.volume,
     turnover: bar.turnover,
+    read_at: iso(bar.readAtMs),
     final: bar.type === 'bar' ? true : bar.final,
   };
 }
