@@ -198,13 +198,13 @@ describe('depthCapture', () => {
   });
 
   it('ends with the service error when a code is unknown or the token is refused', async () => {
-    await expect(depthCapture({ client, codes: ['NOPE.US'], onTick: () => undefined }).done).rejects.toMatchObject(
-      { code: 'QF_INVALID_CODE' },
-    );
+    await expect(
+      depthCapture({ client, codes: ['NOPE.US'], onTick: () => undefined }).done,
+    ).rejects.toMatchObject({ code: 'QF_INVALID_CODE' });
     const refused = new QuoteflowClient({ baseUrl: sim.url, token: 'wrong', plan: 'professional', clock });
-    await expect(depthCapture({ client: refused, codes: ['BTCUSDT'], onTick: () => undefined }).done).rejects.toMatchObject(
-      { code: 'QF_UNAUTHORIZED_TOKEN' },
-    );
+    await expect(
+      depthCapture({ client: refused, codes: ['BTCUSDT'], onTick: () => undefined }).done,
+    ).rejects.toMatchObject({ code: 'QF_UNAUTHORIZED_TOKEN' });
     await refused.close();
   });
 
@@ -224,9 +224,11 @@ describe('depthCapture', () => {
     expect(() => depthCapture({ client, codes: [], onTick: () => undefined })).toThrowError(
       expect.objectContaining({ code: 'QF_PIPELINE_CONFIG' }),
     );
-    expect(() => depthCapture({ client, codes: ['BTCUSDT'] })).toThrowError(/give "files", "kafka" or "onTick"/);
-    expect(() => depthCapture({ client, codes: ['BTCUSDT'], intervalMs: Number.NaN, onTick: () => undefined })).toThrowError(
-      /"intervalMs" must be a positive number of ms, got null/,
+    expect(() => depthCapture({ client, codes: ['BTCUSDT'] })).toThrowError(
+      /give "files", "kafka" or "onTick"/,
     );
+    expect(() =>
+      depthCapture({ client, codes: ['BTCUSDT'], intervalMs: Number.NaN, onTick: () => undefined }),
+    ).toThrowError(/"intervalMs" must be a positive number of ms, got null/);
   });
 });

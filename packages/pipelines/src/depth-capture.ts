@@ -71,7 +71,9 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
   }
   if (
     options.intervalMs !== undefined &&
-    (typeof options.intervalMs !== 'number' || !Number.isFinite(options.intervalMs) || options.intervalMs <= 0)
+    (typeof options.intervalMs !== 'number' ||
+      !Number.isFinite(options.intervalMs) ||
+      options.intervalMs <= 0)
   ) {
     throw new PipelineError(
       'QF_PIPELINE_CONFIG',

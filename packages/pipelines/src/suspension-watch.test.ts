@@ -69,7 +69,9 @@ function changeAhead(exchange: 'nyse' | 'nasdaq'): number {
   differ.diff(served(exchange, t));
   const quiet = differ.diff(served(exchange, t + 120_000)).length === 0;
   if (!quiet || differ.diff(served(exchange, t + 240_000)).length === 0)
-    throw new Error(`the simulator's ${exchange} records no longer change 2-4 minutes after ${new Date(t).toISOString()}`);
+    throw new Error(
+      `the simulator's ${exchange} records no longer change 2-4 minutes after ${new Date(t).toISOString()}`,
+    );
   return t;
 }
 
@@ -155,9 +157,10 @@ describe('suspensionWatch', () => {
       // The stop may have cut off the answer of the exchange's last query: either may be the last read.
       const answered = sim!.log.count({ endpoint: 'suspension', family: exchange, status: 200 });
       expect(answered).toBeGreaterThanOrEqual(2);
-      expect([expectedChanges(exchange, answered, false), expectedChanges(exchange, answered - 1, false)]).toContainEqual(
-        changes.filter((c) => c.record.exchange === exchange),
-      );
+      expect([
+        expectedChanges(exchange, answered, false),
+        expectedChanges(exchange, answered - 1, false),
+      ]).toContainEqual(changes.filter((c) => c.record.exchange === exchange));
     }
     expect(changes.some((c) => c.record.exchange === 'nasdaq')).toBe(true);
     expect(summary).toMatchObject({ changes: changes.length, files: [] });
@@ -173,7 +176,13 @@ describe('suspensionWatch', () => {
     const startMs = changeAhead('nyse');
     const clock = acceleratedClock({ speed: SPEED, startMs });
     sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'basic' }, seed: SEED, clock });
-    client = new QuoteflowClient({ baseUrl: sim.url, token: TOKEN, plan: 'basic', clock, retry: { maxAttempts: 1 } });
+    client = new QuoteflowClient({
+      baseUrl: sim.url,
+      token: TOKEN,
+      plan: 'basic',
+      clock,
+      retry: { maxAttempts: 1 },
+    });
     const changes: SuspensionChange[] = [];
     const warnings: string[] = [];
     const watch = suspensionWatch({
@@ -184,10 +193,13 @@ describe('suspensionWatch', () => {
     });
     await vi.waitFor(() => expect(changes.length).toBeGreaterThan(0), { timeout: 20_000, interval: 20 });
     sim.addFault({ kind: 'http-5xx', endpoint: 'suspension', times: 1 });
-    await vi.waitFor(() => expect(sim!.log.count({ endpoint: 'suspension', status: 200 })).toBeGreaterThanOrEqual(5), {
-      timeout: 20_000,
-      interval: 50,
-    });
+    await vi.waitFor(
+      () => expect(sim!.log.count({ endpoint: 'suspension', status: 200 })).toBeGreaterThanOrEqual(5),
+      {
+        timeout: 20_000,
+        interval: 50,
+      },
+    );
     const summary = await watch.stop();
     expect(warnings).toEqual(['suspension poll of nyse failed; retrying at the next poll']);
     expect(changes).toEqual(expectedChanges('nyse', summary.polls, true));
@@ -196,7 +208,12 @@ describe('suspensionWatch', () => {
 
   it('ends with the service error when the token is refused', async () => {
     await start(Date.UTC(2026, 0, 6, 15));
-    const refused = new QuoteflowClient({ baseUrl: sim!.url, token: 'wrong', plan: 'basic', clock: client!.clock });
+    const refused = new QuoteflowClient({
+      baseUrl: sim!.url,
+      token: 'wrong',
+      plan: 'basic',
+      clock: client!.clock,
+    });
     await expect(
       suspensionWatch({ client: refused, exchanges: ['sse'], onChange: () => undefined }).done,
     ).rejects.toMatchObject({ code: 'QF_UNAUTHORIZED_TOKEN' });
@@ -217,8 +234,12 @@ describe('suspensionWatch', () => {
       interval: 50,
     });
     const summary = await watch.stop();
-    const arrivals = sim!.log.entries().filter((e) => e.endpoint === 'suspension').map((e) => e.arrivalMs);
-    for (let i = 1; i < arrivals.length; i++) expect(arrivals[i]! - arrivals[i - 1]!).toBeGreaterThanOrEqual(60_000);
+    const arrivals = sim!.log
+      .entries()
+      .filter((e) => e.endpoint === 'suspension')
+      .map((e) => e.arrivalMs);
+    for (let i = 1; i < arrivals.length; i++)
+      expect(arrivals[i]! - arrivals[i - 1]!).toBeGreaterThanOrEqual(60_000);
     expect(summary.polls).toBeGreaterThanOrEqual(3);
   });
 });

@@ -78,7 +78,9 @@ export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle
     throw new PipelineError('QF_PIPELINE_CONFIG', 'suspensionWatch: "exchanges" must not be empty');
   if (
     options.intervalMs !== undefined &&
-    (typeof options.intervalMs !== 'number' || !Number.isFinite(options.intervalMs) || options.intervalMs <= 0)
+    (typeof options.intervalMs !== 'number' ||
+      !Number.isFinite(options.intervalMs) ||
+      options.intervalMs <= 0)
   ) {
     throw new PipelineError(
       'QF_PIPELINE_CONFIG',

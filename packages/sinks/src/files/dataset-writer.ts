@@ -205,7 +205,8 @@ export class DatasetWriter implements AsyncDisposable {
     this.onError = o.onError;
     this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0), o.parquetEncoder);
     // On start: remove what crashed writers left in DIR/.staging (a failure surfaces with the first file).
-    this.ready = cleanStaging(this.dir, this.staleMs, this.now()).then(
+    // File modification times are real time, whatever clock drives the writer's rolling.
+    this.ready = cleanStaging(this.dir, this.staleMs, Date.now()).then(
       () => undefined,
       (err: unknown) => {
         this.cleanupError = err;
