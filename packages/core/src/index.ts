@@ -35,6 +35,8 @@ export {
   canPageBackwards,
   calendarOf,
   barPeriodAt,
+  hasKlineType,
+  STOCK_UNSUPPORTED_KLINE_TYPES,
 } from './markets.js';
 export type { ProductClass, Family, StockMarket, TradingCalendar, BarPeriod } from './markets.js';
 export { sessionOn, sessionAtOrAfter, lastSessionOnOrBefore } from './trading-sessions.js';

@@ -118,6 +118,14 @@ export function canPageBackwards(productClass: ProductClass): boolean {
   return productClass === 'forex' || productClass === 'metal' || productClass === 'crypto';
 }
 
+/** K-line types the stock family does not have (spec, K-line type table: 2-hour and 4-hour bars). */
+export const STOCK_UNSUPPORTED_KLINE_TYPES: readonly KlineType[] = [6, 7];
+
+/** Whether the service has bars of `klineType` for `code` (stock and index codes have no 2-hour or 4-hour bars). */
+export function hasKlineType(code: string, klineType: KlineType): boolean {
+  return familyOf(code) === 'general' || !STOCK_UNSUPPORTED_KLINE_TYPES.includes(klineType);
+}
+
 /** A trading session: local time zone and the day's segments as [start, end) ms since local midnight. */
 export interface TradingCalendar {
   readonly timeZone: string;

@@ -1,5 +1,6 @@
 import {
   estimatePlan,
+  hasKlineType,
   isKlineType,
   klineHistory,
   pollLatestBatches,
@@ -209,6 +210,14 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       'QF_PIPELINE_CONFIG',
       `klineSync: "klineTypes" must be kline types 1-10, got ${JSON.stringify(klineTypes)}`,
     );
+  }
+  for (const klineType of klineTypes) {
+    const without = codes.filter((code) => !hasKlineType(code, klineType));
+    if (without.length > 0)
+      throw new PipelineError(
+        'QF_PIPELINE_CONFIG',
+        `klineSync: stock and index codes have no kline type ${klineType} (2-hour and 4-hour bars): ${without.slice(0, 5).join(', ')}`,
+      );
   }
   const bars = options.bars ?? KLINE_SYNC_DEFAULTS.bars;
   if (!Number.isInteger(bars) || bars < 0)

@@ -7,6 +7,7 @@ import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { intAtLeast, klineType } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
+import { checkKlineTypes } from '../internal/check-kline-types.js';
 
 interface BackfillFlags {
   codes?: string[];
@@ -43,6 +44,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
   addServiceOptions(cmd).action(async (flags: BackfillFlags) => {
     const service = resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
+    checkKlineTypes(codes, [flags.klineType], '--kline-type');
     await checkOutDir(flags.out);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {

@@ -6,6 +6,7 @@ import { codeList, intAtLeast, klineTypeList } from '../internal/parse-args.js';
 import { PLAN_CHOICES } from '../internal/choices.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
+import { checkKlineTypes } from '../internal/check-kline-types.js';
 
 interface PlanFlags {
   codes?: string[];
@@ -40,6 +41,7 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (flags: PlanFlags) => {
       const codes = await resolveCodes(flags, ctx.io.cwd);
+      checkKlineTypes(codes, flags.klineTypes, '--kline-types');
       const planText = flags.plan ?? ctx.io.env['QUOTEFLOW_PLAN'] ?? 'free';
       if (!(PLAN_CHOICES as readonly string[]).includes(planText)) {
         throw new UsageError(

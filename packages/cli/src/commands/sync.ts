@@ -8,6 +8,7 @@ import { intAtLeast, klineTypeList } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { checkKlineTypes } from '../internal/check-kline-types.js';
 
 interface SyncFlags {
   codes?: string[];
@@ -62,6 +63,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
   addServiceOptions(cmd).action(async (flags: SyncFlags) => {
     const service = resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
+    checkKlineTypes(codes, flags.klineTypes, '--kline-types');
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }

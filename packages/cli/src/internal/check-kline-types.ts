@@ -1,0 +1,22 @@
+import { hasKlineType, type KlineType } from '@quoteflow/core';
+import { UsageError } from './usage-error.js';
+
+/**
+ * Refuses, before any request or file, a kline type that a code's product class does not have
+ * (stock and index codes have no 2-hour or 4-hour bars), naming the flag and the codes.
+ */
+export function checkKlineTypes(
+  codes: readonly string[],
+  klineTypes: readonly KlineType[],
+  flag: string,
+): void {
+  for (const klineType of klineTypes) {
+    const without = codes.filter((code) => !hasKlineType(code, klineType));
+    if (without.length === 0) continue;
+    const shown =
+      without.slice(0, 5).join(', ') + (without.length > 5 ? `, … (${without.length} codes)` : '');
+    throw new UsageError(
+      `${flag} ${klineType}: stock and index codes have no ${klineType === 6 ? '2-hour' : '4-hour'} bars (${shown}); use 1-5 or 8-10 for them`,
+    );
+  }
+}
