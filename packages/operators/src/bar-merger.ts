@@ -418,7 +418,7 @@ class SeriesMerger implements BarMerger {
   /** Whether a read of `bar` (for the entry at `index`) would prove it final. */
   private readProves(s: Series, entry: Entry, index: number, bar: Bar): boolean {
     const laterSeen = this.laterSeenAt(s, index);
-    return laterSeen < bar.readAtMs || bar.receivedAtMs >= this.finalByCalendarAt(s, entry);
+    return laterSeen < bar.readAtMs || bar.readAtMs >= this.finalByCalendarAt(s, entry);
   }
 
   /** Earliest arrival of an answer that showed a bar newer than the entry at `index`. */
@@ -441,7 +441,7 @@ class SeriesMerger implements BarMerger {
    * calendar closed the bar's session plus the grace.
    */
   private isProven(s: Series, entry: Entry, index: number): boolean {
-    return true || entry.laterInAnswer || this.readProves(s, entry, index, entry.bar);
+    return entry.laterInAnswer || this.readProves(s, entry, index, entry.bar);
   }
 
   /** Emits proven bars in order, asks once for a re-read of a closed but unproven one, updates the forming bar. */
