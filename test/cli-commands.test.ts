@@ -1,12 +1,19 @@
 // End-to-end: the other commands of the built `quoteflow` binary against the simulator (needs
-// `pnpm build` first). Strict limits: every test checks that the simulator refused nothing.
+// `pnpm build` first). Strict limits: every test checks that the simulator refused nothing. The
+// simulators run on the real clock: the CLI is another process and cannot share a clock object, so
+// market time must not run faster than the CLI's.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import {
+  SIM_DAILY_LABELLINGS,
+  startSimulator,
+  type SimBar,
+  type Simulator,
+} from '../packages/simulator/src/index.js';
 
 const BIN = resolve(import.meta.dirname, '../packages/cli/bin/quoteflow');
 const TOKEN = 'cli-commands-token-91be';
@@ -50,7 +57,6 @@ beforeAll(async () => {
     port: 0,
     tokens: { [TOKEN]: 'professional', [`${TOKEN}-basic`]: 'basic' },
     seed: 5,
-    clockSpeed: 20,
   });
   work = await mkdtemp(join(tmpdir(), 'qf-cli-cmd-'));
 });
@@ -127,6 +133,44 @@ describe('quoteflow plan against a measured run', () => {
   });
 });
 
+interface YesterdayCloseRow {
+  code: string;
+  prevDate: string;
+  prevTs: string;
+  prevClose: number;
+  latestDate: string;
+  latestTs: string;
+}
+
+/**
+ * The exchange's trading date of a simulated daily bar, from the simulator alone: the exchange-local
+ * date of the trades the bar holds (its last session's first trade), whatever instant labels it.
+ */
+function tradingDateOfSimBar(market: Simulator['market'], code: string, bar: SimBar): string {
+  const period = market.periodAt(code, 8, bar.endMs - 1);
+  expect(period?.startMs, `${code}: the bar's period`).toBe(bar.startMs);
+  const timeZone = market.product(code)!.calendar.timeZone;
+  // en-CA formats a date as YYYY-MM-DD.
+  return new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(period!.tradesFromMs);
+}
+
+/** A `yesterday-close` row against the simulator's own two newest daily bars of its code. */
+function expectYesterdayClose(on: Simulator, row: YesterdayCloseRow, labelling = 'default'): void {
+  const what = `${row.code} (${labelling})`;
+  const decimals = on.market.product(row.code)!.priceDecimals;
+  const [prev, latest] = on.market.bars(row.code, 8, on.marketNow(), 2) as [SimBar, SimBar];
+  expect(row.prevDate, what).toBe(tradingDateOfSimBar(on.market, row.code, prev));
+  expect(row.prevTs, what).toBe(new Date(prev.startMs).toISOString());
+  expect(row.prevClose, what).toBe(Number(prev.close.toFixed(decimals)));
+  expect(row.latestDate, what).toBe(tradingDateOfSimBar(on.market, row.code, latest));
+  expect(row.latestTs, what).toBe(new Date(latest.startMs).toISOString());
+}
+
 describe('quoteflow one-shot queries', () => {
   it('static-info --format json prints one JSON document with every code', async () => {
     const r = await quoteflow(
@@ -141,17 +185,42 @@ describe('quoteflow one-shot queries', () => {
     ]);
   });
 
-  it('yesterday-close gives the close of the older of the two newest daily bars', async () => {
+  it('yesterday-close gives the close of the older of the two newest daily bars, dated by its trading date', async () => {
     const r = await quoteflow(['yesterday-close', '--codes', 'BTCUSDT,AAPL.US', '--format', 'json'], env());
     expect(r.code, r.stderr).toBe(0);
-    const rows = JSON.parse(r.stdout) as { code: string; prevClose: number; prevDate: string }[];
-    for (const row of rows) {
-      const decimals = sim.market.product(row.code)!.priceDecimals;
-      const daily = sim.market.bars(row.code, 8, sim.marketNow(), 2);
-      expect(row.prevDate).toBe(new Date(daily[0]!.startMs).toISOString());
-      expect(row.prevClose).toBe(Number(daily[0]!.close.toFixed(decimals)));
-    }
+    const rows = JSON.parse(r.stdout) as YesterdayCloseRow[];
+    expect(rows.map((row) => row.code)).toEqual(['BTCUSDT', 'AAPL.US']);
+    for (const row of rows) expectYesterdayClose(sim, row);
   });
+
+  it.each(['700.HK', '600416.SH'])(
+    'yesterday-close names the same trading date of %s under every daily bar labelling',
+    async (code) => {
+      const dates: string[] = [];
+      const labels = new Set<string>();
+      for (const daily of SIM_DAILY_LABELLINGS) {
+        await using other = await startSimulator({
+          port: 0,
+          tokens: { [TOKEN]: 'professional' },
+          seed: 5,
+          labelling: { daily },
+        });
+        const r = await quoteflow(['yesterday-close', '--codes', code, '--format', 'json'], {
+          ...env(),
+          QUOTEFLOW_BASE_URL: other.url,
+        });
+        expect(r.code, r.stderr).toBe(0);
+        const [row] = JSON.parse(r.stdout) as YesterdayCloseRow[];
+        expect(row?.code).toBe(code);
+        expectYesterdayClose(other, row!, daily);
+        dates.push(row!.prevDate);
+        labels.add(row!.prevTs);
+        expect(other.log.refused()).toEqual([]);
+      }
+      expect(labels.size, 'each labelling labels the bar differently').toBe(SIM_DAILY_LABELLINGS.length);
+      expect(new Set(dates).size, `one date under ${SIM_DAILY_LABELLINGS.join(', ')}`).toBe(1);
+    },
+  );
 
   it('suspensions --format ndjson prints one record per line, latest first', async () => {
     const r = await quoteflow(['suspensions', '--exchange', 'nyse', '--format', 'ndjson'], env());

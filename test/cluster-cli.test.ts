@@ -1,5 +1,7 @@
 // End-to-end: two `quoteflow sync --redis URL` processes (the built binary; `pnpm build` first)
 // on one token against the simulator: they divide the codes, share the plan, and write one dataset.
+// The simulator runs on the real clock: the CLI processes cannot share a clock object with it, so
+// market time must not run faster than theirs.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,7 +24,6 @@ beforeAll(async () => {
   sim = await startSimulator({
     tokens: { [TOKEN]: 'premium' },
     products: PRODUCTS,
-    clockSpeed: 12,
     historyDays: 2,
     seed: 4,
   });
@@ -135,7 +136,8 @@ describe('quoteflow sync --redis', () => {
         .filter((r) => r.code === code)
         .map((r) => r.tsMs)
         .sort((x, y) => x - y);
-      expect(ts.length, code).toBeGreaterThan(5);
+      // The 5 closed bars of the backfill, and any that closed during the 20 s run.
+      expect(ts.length, code).toBeGreaterThanOrEqual(5);
       for (let i = 1; i < ts.length; i++) expect(ts[i]! - ts[i - 1]!, `${code} gap`).toBe(60_000);
     }
   });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { filter } from 'rxjs';
 import { decodeDepthTickData, decodeKlineData, decodeSuspensionResponse } from '@quoteflow/core';
-import type { Bar, BarUpdate, DepthTick, SuspensionRecord } from '@quoteflow/core';
+import type { Bar, BarUpdate, DepthTick, ReadStamps, SuspensionRecord } from '@quoteflow/core';
 import {
   dedupeBySeq,
   isBarUpdate,
@@ -30,10 +30,20 @@ const klineData = (name: string) =>
     }
   ).data;
 
-/** The wire rows as a `BarInput`, untouched (seconds, strings, empty volumes): data "from elsewhere". */
+/** When the fixtures' answers were read and arrived (core stamps every bar it decodes with these). */
+const STAMPS: ReadStamps = {
+  readAtMs: Date.UTC(2026, 10, 17, 15),
+  receivedAtMs: Date.UTC(2026, 10, 17, 15, 0, 0, 80),
+};
+
+/**
+ * The wire rows as a `BarInput`, untouched (seconds, strings, empty volumes): data "from elsewhere",
+ * stamped like core stamps an answer.
+ */
 function wireRows(name: string): BarInput[] {
   const d = klineData(name);
   return d.kline_list.map((r) => ({
+    ...STAMPS,
     code: d.code,
     klineType: d.kline_type,
     tsMs: r['timestamp'] as string,
@@ -50,7 +60,7 @@ describe('operators on core-decoded fixtures', () => {
   it.each(['newest-first-repeated.json', 'empty-volume.json', 'timestamps-in-ms.json', 'aapl-daily.json'])(
     'normalizeBarList on raw wire rows agrees with core’s decoder (%s)',
     (name) => {
-      const decoded = decodeKlineData(klineData(name)).bars;
+      const decoded = decodeKlineData(klineData(name), STAMPS).bars;
       expect(normalizeBarList(wireRows(name)).bars).toEqual(decoded);
       // Core's bars pass through unchanged: nothing to repair twice.
       expect(normalizeBarList(decoded).bars).toEqual(decoded);
@@ -61,28 +71,39 @@ describe('operators on core-decoded fixtures', () => {
     const { bars, reports } = normalizeBarList(wireRows('non-numeric-price.json'));
     expect(bars).toHaveLength(1);
     expect(reports.filter((r) => r.action === 'dropped').map((r) => r.problem)).toEqual(['bad-price']);
-    expect(() => decodeKlineData(klineData('non-numeric-price.json'))).toThrow(
+    expect(() => decodeKlineData(klineData('non-numeric-price.json'), STAMPS)).toThrow(
       expect.objectContaining({ code: 'QF_DECODE' }),
     );
   });
 
-  it('merges decoded history with later latest-two bars, closes by time, and resamples the closed bars', () => {
-    const history = decodeKlineData(klineData('newest-first-repeated.json')).bars; // BTCUSDT 1m, 3 bars
-    const last = history.at(-1) as Bar;
+  it('merges decoded history with later latest-two bars, closes bars on evidence only, and resamples the closed bars', () => {
     const MIN = 60_000;
+    // Each answer as core decodes it: every bar stamped with when its request left and arrived.
+    const at = (readAtMs: number): ReadStamps => ({ readAtMs, receivedAtMs: readAtMs + 80 });
+    const wire = klineData('newest-first-repeated.json'); // BTCUSDT 1m, 3 bars, newest first and repeated
+    const first = Math.min(...wire.kline_list.map((r) => Number(r['timestamp']))) * 1000;
+    // History read 30 s into its newest bar.
+    const history = decodeKlineData(wire, at(first + 2 * MIN + 30_000)).bars;
+    const last = history.at(-1) as Bar;
+    // Later `/batch-kline` answers: the last history bar with the next one, read 1 s into the next
+    // (before the calendar could prove anything); the next alone, changed, read 1 ms before its
+    // period end + grace (proves nothing: time passing alone never closes a bar); the same values
+    // read at that instant (final by the calendar).
+    const later = (b: Bar, readAtMs: number, change: Partial<Bar> = {}): Bar => ({
+      ...b,
+      ...change,
+      ...at(readAtMs),
+    });
     const next: Bar = { ...last, tsMs: last.tsMs + MIN, close: last.close + 1, high: last.close + 1 };
+    const l = [later(last, next.tsMs + 1_000), later(next, next.tsMs + 1_000)];
+    const m = [later(next, next.tsMs + MIN + 1_999, { close: next.close - 1 })];
+    const n = [later(next, next.tsMs + MIN + 2_000, { close: next.close - 1 })];
     const ts = new TestScheduler((a, e) => expect(a).toEqual(e));
-    // Virtual 0 = 30 s into the last history bar; 2 s grace.
-    const scheduler = {
-      now: () => ts.now() + last.tsMs + 30_000,
-      schedule: ts.schedule.bind(ts),
-    } as unknown as TestScheduler;
     ts.run(({ cold, expectObservable }) => {
-      const src = cold<readonly Bar[]>('h 39999ms l', { h: history, l: [last, next] });
+      const src = cold<readonly Bar[]>('h 9ms l 9ms m 9ms n', { h: history, l, m, n });
       const merged = src.pipe(
         mergeBars({
           graceMs: 2_000,
-          scheduler,
           lastClosed: new Map([[seriesKey('BTCUSDT', 1), history[0]?.tsMs as number]]),
         }),
       );
@@ -92,18 +113,20 @@ describe('operators on core-decoded fixtures', () => {
         final,
         revision,
       });
-      // History: bar 0 is seeded as closed, bar 1 closes (newer exists), bar 2 forms. The fixture's
-      // stamps are 20 s past the minute, so bar 2's period ends 40 s after its stamp: it closes
-      // at virtual 12 s (end + 2 s grace); at 40 s the next bar forms and closes at 72 s.
-      expectObservable(merged).toBe('(ab) 11996ms c 27999ms d 31999ms e', {
+      // History: bar 0 is seeded as closed, bar 1 is final (a newer bar in the same answer), bar 2
+      // forms. The next answer holds bar 2 with a newer bar: bar 2 is final with the values of that
+      // read, and the next bar forms. Its change is an update; the read after its period end + grace
+      // closes it with the same values (an unchanged repeat of a forming bar is not emitted).
+      expectObservable(merged).toBe('(ab) 6ms (cd) 6ms e 9ms f', {
         a: u(history[1] as Bar, true, 0),
         b: u(last, false, 0),
-        c: u(last, true, 1),
-        d: u(next, false, 0),
-        e: u(next, true, 1),
+        c: u(l[0]!, true, 1),
+        d: u(l[1]!, false, 0),
+        e: u(m[0]!, false, 1),
+        f: u(n[0]!, true, 2),
       } satisfies Record<string, MergeBarsOutput>);
       const fiveMinute = src.pipe(
-        mergeBars({ graceMs: 2_000, scheduler }),
+        mergeBars({ graceMs: 2_000 }),
         filter(isBarUpdate),
         resampleBars({ to: 2, emit: 'final' }),
       );
@@ -122,7 +145,7 @@ describe('operators on core-decoded fixtures', () => {
   });
 
   it('finds yesterday’s close in decoded daily bars', () => {
-    const daily = decodeKlineData(klineData('aapl-daily.json')).bars;
+    const daily = decodeKlineData(klineData('aapl-daily.json'), STAMPS).bars;
     const [y] = yesterdayCloses(daily);
     const sorted = [...daily].sort((a, b) => a.tsMs - b.tsMs);
     expect(y?.prevClose).toBe(sorted.at(-2)?.close);

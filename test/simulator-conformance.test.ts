@@ -37,13 +37,14 @@ const products = defaultCatalogue();
 let sim: Simulator;
 let traceN = 0;
 const trace = () => `conf-${++traceN}`;
+/** When a request left and its answer arrived: the frozen market's instant (no client clock here). */
+const stamps = { readAtMs: T, receivedAtMs: T };
 
 beforeAll(async () => {
   sim = await startSimulator({
     port: 0,
     seed: 11,
-    marketStartMs: T,
-    clock: () => T, // a frozen market: no bar closes between two calls of one test
+    clock: { now: () => T }, // a frozen market: no bar closes between two calls of one test
     rateLimits: false,
     tokens: { [TOKEN]: 'professional', 'conf-hk': 'all-hk', 'conf-free': 'free' },
   });
@@ -115,6 +116,7 @@ describe('simulator ↔ client conformance', () => {
         if (family === 'stock' && (klineType === 6 || klineType === 7)) continue;
         const result = decodeKlineData(
           await call(buildKlineRequest({ code, klineType, count: 12 }, family, trace())),
+          stamps,
         );
         expect(result.code).toBe(code);
         expect(result.bars.length, `${code} ${klineType}`).toBeGreaterThan(0);
@@ -133,12 +135,14 @@ describe('simulator ↔ client conformance', () => {
     for (const code of ['ETHUSDT', 'AUDUSD', 'GOLD']) {
       const latest = decodeKlineData(
         await call(buildKlineRequest({ code, klineType: 1, count: 5 }, 'general', trace())),
+        stamps,
       );
       const oldest = latest.bars[0]!.tsMs;
       const page = decodeKlineData(
         await call(
           buildKlineRequest({ code, klineType: 1, count: 5, endMs: oldest - 60_000 }, 'general', trace()),
         ),
+        stamps,
       );
       expect(page.bars.map((b) => b.tsMs)).toEqual([5, 4, 3, 2, 1].map((k) => oldest - k * 60_000));
     }
@@ -158,6 +162,7 @@ describe('simulator ↔ client conformance', () => {
           500,
         ),
       ),
+      stamps,
     );
     const general = decodeBatchKlineData(
       await call(
@@ -172,6 +177,7 @@ describe('simulator ↔ client conformance', () => {
           500,
         ),
       ),
+      stamps,
     );
     for (const g of [...stock, ...general]) {
       expect(g.bars.length, g.code).toBeGreaterThan(0);
@@ -241,11 +247,11 @@ describe('simulator ↔ client conformance', () => {
 
   it('the known upstream defects decode to the same bars, with a null first volume', async () => {
     const spec = () => buildKlineRequest({ code: 'BTCUSDT', klineType: 3, count: 6 }, 'general', trace());
-    const clean = decodeKlineData(await call(spec())).bars;
+    const clean = decodeKlineData(await call(spec()), stamps).bars;
     sim.addFault({ kind: 'kline-newest-first-repeated', times: 1 });
-    expect(decodeKlineData(await call(spec())).bars).toEqual(clean);
+    expect(decodeKlineData(await call(spec()), stamps).bars).toEqual(clean);
     sim.addFault({ kind: 'kline-empty-first-volume', times: 1 });
-    const empty = decodeKlineData(await call(spec())).bars;
+    const empty = decodeKlineData(await call(spec()), stamps).bars;
     expect(empty[0]!.volume).toBeNull();
     expect(empty[0]!.turnover).toBeNull();
   });

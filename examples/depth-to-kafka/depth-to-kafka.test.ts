@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { acceleratedClock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
 import { consumeWithKafkajs, kafkaBrokers, uniquePrefix } from '../../test/support/kafka.js';
 import { main } from './src/main.js';
 
+// One clock for the simulator and the example's client: market time runs 60x, so books change often.
+const SPEED = 60;
+const clock = acceleratedClock({ speed: SPEED });
 let sim: Simulator;
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, tokens: { 'example-token': 'professional' }, clockSpeed: 60 });
+  sim = await startSimulator({ port: 0, tokens: { 'example-token': 'professional' }, clock });
 });
 afterAll(async () => {
   await sim.close();
@@ -21,7 +25,8 @@ it('produces every new depth tick to <prefix>.depth keyed by code, none repeated
     brokers,
     topicPrefix,
     codes: ['BTCUSDT', 'ETHUSDT'],
-    durationMs: 4_000,
+    durationMs: 4_000 * SPEED, // 4 s of real time
+    clock,
   });
   expect(summary.ticks).toBeGreaterThan(0);
   const topic = `${topicPrefix}.depth`;

@@ -5,7 +5,7 @@
  *   QUOTEFLOW_BASE_URL=http://127.0.0.1:8080 QUOTEFLOW_TOKEN=demo KAFKA_BROKERS=127.0.0.1:9092 pnpm start
  */
 import { pathToFileURL } from 'node:url';
-import { QuoteflowClient, type Plan } from '@quoteflow/core';
+import { QuoteflowClient, type Clock, type Plan } from '@quoteflow/core';
 import { depthCapture, type DepthCaptureSummary } from '@quoteflow/pipelines';
 
 export interface Options {
@@ -15,21 +15,29 @@ export interface Options {
   readonly brokers: string;
   readonly topicPrefix?: string;
   readonly codes?: readonly string[];
+  /** How long to capture, in `clock`'s time. */
   readonly durationMs?: number;
+  /** The clock of the client and of the duration (a test's accelerated one, shared with its simulator). */
+  readonly clock?: Clock;
 }
 
 export async function main(o: Options): Promise<DepthCaptureSummary> {
-  const client = new QuoteflowClient({ baseUrl: o.baseUrl, token: o.token, plan: o.plan });
+  const client = new QuoteflowClient({
+    baseUrl: o.baseUrl,
+    token: o.token,
+    plan: o.plan,
+    ...(o.clock === undefined ? {} : { clock: o.clock }),
+  });
   const capture = depthCapture({
     client,
     codes: o.codes ?? ['BTCUSDT', 'ETHUSDT', '700.HK', 'AAPL.US'],
     kafka: { brokers: o.brokers, topicPrefix: o.topicPrefix ?? 'quoteflow' },
   });
-  const timer = setTimeout(() => void capture.stop(), o.durationMs ?? 60_000);
+  const timer = client.clock.setTimeout(() => void capture.stop(), o.durationMs ?? 60_000);
   try {
     return await capture.done; // every tick acknowledged by the broker
   } finally {
-    clearTimeout(timer);
+    client.clock.clearTimeout(timer);
     await client.close();
   }
 }

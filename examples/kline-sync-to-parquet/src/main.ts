@@ -5,7 +5,7 @@
  *   QUOTEFLOW_BASE_URL=http://127.0.0.1:8080 QUOTEFLOW_TOKEN=demo QUOTEFLOW_PLAN=professional pnpm start
  */
 import { pathToFileURL } from 'node:url';
-import { QuoteflowClient, type KlineType, type Plan } from '@quoteflow/core';
+import { QuoteflowClient, type Clock, type KlineType, type Plan } from '@quoteflow/core';
 import { klineSync, type KlineSyncSummary } from '@quoteflow/pipelines';
 
 export interface Options {
@@ -15,11 +15,24 @@ export interface Options {
   readonly out: string;
   readonly codes?: readonly string[];
   readonly klineTypes?: readonly KlineType[];
+  /** How long to sync, in `clock`'s time. */
   readonly durationMs?: number;
+  /** Files flushed and state written this often, in `clock`'s time. @defaultValue 2,000 ms */
+  readonly checkpointMs?: number;
+  /**
+   * The clock of the client and the pipeline (a test's accelerated one, shared with its simulator).
+   * @defaultValue the system clock
+   */
+  readonly clock?: Clock;
 }
 
 export async function main(o: Options): Promise<KlineSyncSummary> {
-  const client = new QuoteflowClient({ baseUrl: o.baseUrl, token: o.token, plan: o.plan });
+  const client = new QuoteflowClient({
+    baseUrl: o.baseUrl,
+    token: o.token,
+    plan: o.plan,
+    ...(o.clock === undefined ? {} : { clock: o.clock }),
+  });
   const sync = klineSync({
     client,
     codes: o.codes ?? ['BTCUSDT', 'ETHUSDT', 'AAPL.US'],
@@ -27,14 +40,14 @@ export async function main(o: Options): Promise<KlineSyncSummary> {
     bars: 200,
     files: { dir: o.out, format: 'parquet' },
     statePath: `${o.out}/state.json`,
-    checkpointMs: 2_000,
+    checkpointMs: o.checkpointMs ?? 2_000,
   });
-  const timer = setTimeout(() => void sync.stop(), o.durationMs ?? 30_000);
+  const timer = client.clock.setTimeout(() => void sync.stop(), o.durationMs ?? 30_000);
   process.once('SIGINT', () => void sync.stop());
   try {
     return await sync.done; // flushed and state written
   } finally {
-    clearTimeout(timer);
+    client.clock.clearTimeout(timer);
     await client.close();
   }
 }

@@ -63,13 +63,13 @@ async function backfillUtilisation(): Promise<string> {
   }
 }
 
-/** The simulator in a child process (so RSS below is the sync's own); its URL and a stop function. */
-async function simProcess(
-  count: number,
-  clockSpeed: number,
-): Promise<{ url: string; stop: () => Promise<string> }> {
+/**
+ * The simulator in a child process (so RSS below is the sync's own); its URL and a stop function.
+ * It runs on the real clock, like the client here: two processes cannot share one clock object.
+ */
+async function simProcess(count: number): Promise<{ url: string; stop: () => Promise<string> }> {
   const script = fileURLToPath(new URL('./sim-server.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, String(count), String(clockSpeed)], {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, String(count)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
@@ -92,13 +92,11 @@ async function simProcess(
   };
 }
 
-async function freshnessAndRss(nSeries: number, seconds: number, clockSpeed: number): Promise<string> {
-  const server = await simProcess(nSeries, clockSpeed);
-  // The child's market clock starts at its real start time and runs at clockSpeed (its default).
+async function freshnessAndRss(nSeries: number, seconds: number): Promise<string> {
+  const server = await simProcess(nSeries);
   const startedMs = Date.now();
-  const sim = { url: server.url, marketNow: (): number => startedMs + (Date.now() - startedMs) * clockSpeed };
   const dir = await mkdtemp(join(tmpdir(), 'qf-bench-sync-'));
-  const client = new QuoteflowClient({ baseUrl: sim.url, token: TOKEN, plan: 'professional' });
+  const client = new QuoteflowClient({ baseUrl: server.url, token: TOKEN, plan: 'professional' });
   const codes = syntheticCatalogue({ count: nSeries, classes: ['crypto'] }).map((p) => p.code);
   const klineTypes: KlineType[] = [1];
   // What `quoteflow plan` prints as the refresh period for this universe.
@@ -121,8 +119,8 @@ async function freshnessAndRss(nSeries: number, seconds: number, clockSpeed: num
     },
     onUpdate: (u) => {
       if (!u.final) return;
-      // Real time at which the bar closed on the simulator's (sped-up) market clock.
-      const closedAtReal = Date.now() - (sim.marketNow() - (u.tsMs + 60_000)) / clockSpeed;
+      // When the bar closed: market time is real time here (the simulator's clock is the real one).
+      const closedAtReal = u.tsMs + 60_000;
       // Only bars that closed while live polling was running (not the ones found at start).
       if (closedAtReal >= liveSinceMs) lags.push(Date.now() - closedAtReal);
     },
@@ -160,9 +158,9 @@ console.log(
   '| sync (plan professional, 1-minute bars, clock ×1) | volume | RSS steady min / median / max | last sample heapUsed / heapTotal / external / arrayBuffers | freshness p50 / p99 | vs `quoteflow plan` refresh | refused |\n|---|---|---|---|---|---|---|',
 );
 // The sync runs first: RSS is then the sync's own, before anything else ran in this process.
-console.log(await freshnessAndRss(10_000, syncSeconds, 1));
+console.log(await freshnessAndRss(10_000, syncSeconds));
 if (process.env['BENCH_SYNC_ONLY'] !== '1') {
-  console.log(await freshnessAndRss(500, Math.min(syncSeconds, 60), 1));
+  console.log(await freshnessAndRss(500, Math.min(syncSeconds, 60)));
   console.log('\n| run | volume | figure | result | refusals |\n|---|---|---|---|---|');
   console.log(await backfillUtilisation());
 }

@@ -33,7 +33,7 @@ import { delayOn } from './internal/delay-on.js';
 import { isAbort, isFatal } from './internal/error-kinds.js';
 import { listKlineFiles, readKlineMaxima } from './internal/read-kline-maxima.js';
 import { runLimited } from './internal/run-limited.js';
-import { settleDelayMs } from './internal/settle-delay.js';
+import { settleAtMs } from './internal/settle-delay.js';
 import { PipelineError } from './pipeline-error.js';
 import { SyncState } from './sync-state.js';
 
@@ -81,9 +81,9 @@ export interface KlineSyncOptions {
    */
   readonly graceMs?: number;
   /**
-   * A backfill-only run whose newest bar may have closed but is not proven final waits at most this
-   * long to read it again (so `bars` closed bars are exact also across a bar boundary); a bar that
-   * needs longer is still forming and is left out. @defaultValue 90,000 ms
+   * A backfill-only run whose newest bar may have closed just before it was read (not proven final
+   * yet) waits at most this long to read it again, so `bars` closed bars are the most recent ones
+   * also across a bar boundary; a bar still forming when read is never waited for. @defaultValue 90,000 ms
    */
   readonly settleWaitMs?: number;
   /** Series backfilled at once (the scheduler paces the requests). @defaultValue 32 */
@@ -165,8 +165,9 @@ export interface PipelineHandle<S> {
 interface SeriesState {
   readonly code: string;
   readonly klineType: KlineType;
-  /** Newest bar start seen that is not final yet. */
+  /** Newest bar start seen that is not final yet, and when its newest values were read. */
   newestPending: number | undefined;
+  newestPendingReadAtMs: number;
   /** Newest bar start emitted final. */
   newestFinal: number | undefined;
   /** First-run backfill of N bars read N + 1: the oldest is held until the newest is known closed. */
@@ -254,6 +255,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
         code,
         klineType,
         newestPending: undefined,
+        newestPendingReadAtMs: 0,
         newestFinal: undefined,
         heldOldest: undefined,
         heldOldestTs: undefined,
@@ -333,7 +335,10 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       const s = series.get(seriesKey(out.code, out.klineType));
       if (s === undefined) return;
       if (!out.final) {
-        if (s.newestPending === undefined || out.tsMs >= s.newestPending) s.newestPending = out.tsMs;
+        if (s.newestPending === undefined || out.tsMs >= s.newestPending) {
+          s.newestPending = out.tsMs;
+          s.newestPendingReadAtMs = out.readAtMs;
+        }
         deliver(out);
         return;
       }
@@ -497,30 +502,27 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
     };
 
     /**
-     * Backfill-only: read again, once it can prove them, the bars that were still unproven when the
-     * history was in (each series' newest); bars that closed later are the next run's.
+     * Backfill-only: the newest bar of a series may have closed just before it was read (its end
+     * passed, no newer bar yet): read it again once that can prove it, so the N bars are the N most
+     * recent closed ones. A bar that was still forming when read is not waited for.
      */
     const settle = async (): Promise<void> => {
-      const targets = new Map<SeriesState, number>();
-      for (const s of series.values()) if (s.newestPending !== undefined) targets.set(s, s.newestPending);
-      for (let round = 0; round < 3 && !signal.aborted; round++) {
-        const due: [SeriesState, number, number][] = [];
-        for (const [s, target] of targets) {
-          if (s.newestFinal !== undefined && s.newestFinal >= target) continue;
-          const waitMs = settleDelayMs(target, s.code, s.klineType, graceMs, clock.now());
-          if (waitMs <= settleWaitMs) due.push([s, target, waitMs]);
-        }
-        if (due.length === 0) return;
-        await runLimited(
-          due,
-          options.backfillConcurrency ?? KLINE_SYNC_DEFAULTS.backfillConcurrency,
-          async ([s, target, waitMs]) => {
-            await delayOn(clock, waitMs, signal);
-            if (!signal.aborted) await readHistory(s, { startMs: target });
-          },
-          signal,
-        );
+      const due: [SeriesState, number, number][] = [];
+      for (const s of series.values()) {
+        if (s.newestPending === undefined) continue;
+        const at = settleAtMs(s.newestPending, s.newestPendingReadAtMs, s.code, s.klineType, graceMs);
+        if (at !== undefined && at - clock.now() <= settleWaitMs) due.push([s, s.newestPending, at]);
       }
+      await runLimited(
+        due,
+        options.backfillConcurrency ?? KLINE_SYNC_DEFAULTS.backfillConcurrency,
+        async ([s, target, at]) => {
+          await delayOn(clock, at - clock.now(), signal);
+          if (!signal.aborted && (s.newestFinal === undefined || s.newestFinal < target))
+            await readHistory(s, { startMs: target });
+        },
+        signal,
+      );
     };
 
     let live$: Subscription | undefined;

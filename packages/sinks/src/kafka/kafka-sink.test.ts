@@ -232,6 +232,8 @@ describe('KafkaSink', () => {
       close: 1,
       volume: 1,
       turnover: 1,
+      readAtMs: 1_000,
+      receivedAtMs: 1_050,
       final: false,
       revision: 0,
     });
