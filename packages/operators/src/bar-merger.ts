@@ -97,9 +97,9 @@ interface Series {
   newestTs: number | undefined;
   skipGapCheck: boolean;
   /**
-   * Ranges where the calendar expects bars that no answer held, oldest first: closed bars after a
-   * hole wait until an answer covers it (bars on both sides in one answer) or an input gap marker
-   * says it cannot be read.
+   * Ranges where the calendar expects bars that no answer held, oldest first: closed bars newer
+   * than a hole's start wait until an answer covers it (bars on both sides in one answer) or an
+   * input gap marker says it cannot be read.
    */
   readonly holes: Hole[];
 }
@@ -236,7 +236,7 @@ class SeriesMerger implements BarMerger {
             klineType: s.klineType,
             tsMs: e.tsMs,
             readAtMs: e.bar.readAtMs,
-            unconfirmed: i < s.entries.length - 1,
+            unconfirmed: i < s.entries.length - 1 && !this.isProven(s, e, i),
             finalByCalendarAtMs: barFinalAfterMs(e.tsMs, s.klineType, s.calendar) + this.graceMs,
           }),
         );
@@ -283,7 +283,12 @@ class SeriesMerger implements BarMerger {
       const next = bars[i + 1];
       // Of two rows with the same start in one answer, the later one wins.
       if (i + 1 < to && next!.tsMs === bar.tsMs && sameAnswer(next!, bar)) continue;
-      const entry = this.apply(s, bar, emit);
+      // A newer bar of the same answer later in this run proves this one before it is weighed
+      // against the entry's read (the newer bar is applied after it).
+      let laterInRun = false;
+      for (let k = i + 1; k < to && !laterInRun; k++)
+        laterInRun = bars[k]!.tsMs > bar.tsMs && sameAnswer(bars[k]!, bar);
+      const entry = this.apply(s, bar, laterInRun, emit);
       if (entry !== undefined) touched.add(entry);
     }
     if (s.holes.length > 0) this.resolveHoles(s, bars, from, to);
@@ -345,7 +350,12 @@ class SeriesMerger implements BarMerger {
   }
 
   /** Records one read of a bar; returns its entry, or undefined when the bar is already closed. */
-  private apply(s: Series, bar: Bar, emit: (o: MergeBarsOutput) => void): Entry | undefined {
+  private apply(
+    s: Series,
+    bar: Bar,
+    laterInRun: boolean,
+    emit: (o: MergeBarsOutput) => void,
+  ): Entry | undefined {
     const ts = bar.tsMs;
     if (ts <= s.closedTs) {
       if (ts === s.closedTs && s.closedBar !== undefined && !sameValues(s.closedBar, bar))
@@ -357,7 +367,7 @@ class SeriesMerger implements BarMerger {
     while (i > 0 && entries[i - 1]!.tsMs > ts) i--;
     // Evidence within one answer, whatever way its bars were pushed (one by one or as a batch):
     // a newer bar of the same answer proves this one, and this one proves older bars of it.
-    let laterInAnswer = false;
+    let laterInAnswer = laterInRun;
     for (let k = i; k < entries.length && !laterInAnswer; k++)
       laterInAnswer = sameAnswer(entries[k]!.bar, bar);
     const existing = entries[i - 1];
@@ -447,15 +457,16 @@ class SeriesMerger implements BarMerger {
   /** Emits proven bars in order, asks once for a re-read of a closed but unproven one, updates the forming bar. */
   private settle(s: Series, touched: ReadonlySet<Entry>, emit: (o: MergeBarsOutput) => void): void {
     const entries = s.entries;
-    const blockedFrom = s.holes[0]?.beforeMs ?? Infinity;
-    while (entries.length > 0 && entries[0]!.tsMs < blockedFrom && this.isProven(s, entries[0]!, 0)) {
+    // Nothing newer than the start of a hole closes: a bar inside it would bar the missing ones.
+    const blockedAfter = s.holes[0]?.afterMs ?? Infinity;
+    while (entries.length > 0 && entries[0]!.tsMs <= blockedAfter && this.isProven(s, entries[0]!, 0)) {
       const e = entries.shift()!;
       s.closedTs = e.tsMs;
       s.closedBar = e.bar;
       emit(toUpdate(e.bar, true, e.revision));
     }
     const head = entries[0];
-    if (head !== undefined && entries.length > 1 && !head.askedAgain) {
+    if (head !== undefined && entries.length > 1 && !head.askedAgain && !this.isProven(s, head, 0)) {
       head.askedAgain = true;
       emit({
         type: 'gap',

@@ -69,22 +69,36 @@ describe('normalizeBarList', () => {
     expect(normalizeBar(b)).toBe(b);
   });
 
+  it('keeps the read stamps of a row and counts a row without them as read at 0', () => {
+    const stamped = { ...wire(1677829200, '1'), readAtMs: 5, receivedAtMs: 7 };
+    const { bars } = normalizeBarList([stamped, wire(1677829260, '1')]);
+    expect(bars.map((b) => [b.readAtMs, b.receivedAtMs])).toEqual([
+      [5, 7],
+      [0, 0],
+    ]);
+  });
+
   it('agrees with a naive reference and never yields NaN', () => {
     const num = fc.oneof(fc.integer({ min: 1, max: 9 }), fc.constantFrom(Number.NaN, 0));
-    const row = fc.record({
-      code: fc.constantFrom('A', 'B'),
-      klineType: fc.constantFrom(1, 2),
-      tsMs: fc.oneof(
-        fc.integer({ min: 0, max: 5 }).map((k) => T0 + k * MIN),
-        fc.integer({ min: 0, max: 5 }).map((k) => (T0 + k * MIN) / 1000),
-      ),
-      open: num,
-      high: num,
-      low: num,
-      close: num,
-      volume: fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 9 }), fc.constant('')),
-      turnover: fc.constant(1),
-    });
+    const row = fc.record(
+      {
+        code: fc.constantFrom('A', 'B'),
+        klineType: fc.constantFrom(1, 2),
+        tsMs: fc.oneof(
+          fc.integer({ min: 0, max: 5 }).map((k) => T0 + k * MIN),
+          fc.integer({ min: 0, max: 5 }).map((k) => (T0 + k * MIN) / 1000),
+        ),
+        open: num,
+        high: num,
+        low: num,
+        close: num,
+        volume: fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 9 }), fc.constant('')),
+        turnover: fc.constant(1),
+        readAtMs: fc.integer({ min: 0, max: 9 }).map((k) => T0 + k * 1000),
+        receivedAtMs: fc.integer({ min: 0, max: 9 }).map((k) => T0 + k * 1000 + 1),
+      },
+      { requiredKeys: ['code', 'klineType', 'tsMs', 'open', 'high', 'low', 'close', 'volume', 'turnover'] },
+    );
     fc.assert(
       fc.property(fc.array(row, { maxLength: 30 }), (rows) => {
         const { bars } = normalizeBarList(rows);
@@ -118,6 +132,8 @@ function referenceNormalize(rows: readonly BarInput[]): Bar[] {
       close: c,
       volume,
       turnover: Number(r.turnover),
+      readAtMs: r.readAtMs ?? 0,
+      receivedAtMs: r.receivedAtMs ?? 0,
     };
     const key = `${b.code}|${b.klineType}|${ts}`;
     byKey.delete(key); // last wins

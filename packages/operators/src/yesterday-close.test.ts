@@ -15,9 +15,11 @@ describe('yesterdayCloses', () => {
       type: 'yesterday-close',
       code: '600416.SH',
       prevTsMs: D0,
+      prevDate: '2024-03-14',
       prevClose: 10,
       latestPrice: 11,
       latestTsMs: D0 + DAY,
+      latestDate: '2024-03-15',
       change: 1,
       changePercent: 10,
     });

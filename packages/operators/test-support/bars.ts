@@ -1,12 +1,13 @@
 import type { Bar, KlineType } from '@quoteflow/core';
-import type { SchedulerLike } from 'rxjs';
-import type { TestScheduler } from 'rxjs/testing';
 
-/** 2023-11-14T22:13:20Z: a minute-aligned instant for 24-hour test series. */
+/** 2023-11-14T22:00:00Z: an hour-aligned instant for 24-hour test series. */
 export const T0 = 1_700_000_000_000 - (1_700_000_000_000 % 3_600_000);
 export const MIN = 60_000;
 
-/** A valid bar; `close` also sets open/high/low unless given. */
+/**
+ * A valid bar; `close` also sets open/high/low unless given. Unless `extra` says otherwise it was
+ * read 1 s after its start and received 1 ms later: a read of the forming bar that proves nothing.
+ */
 export function bar(
   code: string,
   klineType: KlineType,
@@ -25,15 +26,23 @@ export function bar(
     close,
     volume: 1,
     turnover: close,
+    readAtMs: tsMs + 1000,
+    receivedAtMs: tsMs + 1001,
     ...extra,
   };
 }
 
-/** A scheduler whose clock is the test scheduler's virtual clock plus `offsetMs`. */
-export function offsetScheduler(ts: TestScheduler, offsetMs: number): SchedulerLike {
-  const scheduler: SchedulerLike = {
-    now: () => ts.now() + offsetMs,
-    schedule: ts.schedule.bind(ts) as SchedulerLike['schedule'],
-  };
-  return scheduler;
+/** When an answer's request left and when the answer arrived. */
+export interface AnswerStamps {
+  readonly readAtMs: number;
+  readonly receivedAtMs: number;
+}
+
+/**
+ * The bars of one answer of the service: every bar stamped with the same `readAtMs` and
+ * `receivedAtMs` (a number is `readAtMs`, received 1 ms later).
+ */
+export function answer(at: number | AnswerStamps, ...bars: readonly Bar[]): Bar[] {
+  const stamps = typeof at === 'number' ? { readAtMs: at, receivedAtMs: at + 1 } : at;
+  return bars.map((b) => ({ ...b, readAtMs: stamps.readAtMs, receivedAtMs: stamps.receivedAtMs }));
 }
