@@ -319,6 +319,24 @@ describe('createBarMerger: gaps', () => {
     expect(view(out.slice(1))).toEqual(['F@5#1']);
   });
 
+  it('narrows a gap that an input marker cuts through to the part history can reach, then releases it when filled', () => {
+    const h = harness();
+    h.push(answer(at(2, 1000), b(1), b(2)));
+    h.push(answer(at(9, 1000), b(8), b(9)));
+    const marker: GapMarker = {
+      type: 'gap',
+      code: C,
+      klineType: 1,
+      fromMs: at(2),
+      toMs: at(5),
+      reason: 'history cannot reach back',
+    };
+    expect(finals(h.push(marker))).toEqual([]); // bars 5-7 are still unknown
+    expect(h.reports).toEqual([expect.objectContaining({ problem: 'vanished', tsMs: at(2) })]);
+    const out = h.push(answer(at(9, 2000), b(5), b(6), b(7), b(8), b(9)));
+    expect(finals(out).map((u) => (u.tsMs - T0) / MIN)).toEqual([5, 6, 7, 8]);
+  });
+
   it('forwards an input gap marker and opens the series after it without a gap report', () => {
     const h = harness();
     h.push(answer(at(1, 1000), b(0), b(1)));
@@ -454,6 +472,13 @@ describe('createBarMerger: reports and series', () => {
     expect(h.reports).toEqual([
       expect.objectContaining({ problem: 'late', action: 'dropped', code: C, tsMs: at(1) }),
     ]);
+  });
+
+  it('does not report a stale read, sent before the one that proved the bar, as a late change', () => {
+    const h = harness();
+    h.push(answer(at(2, 1000), b(0), b(1, 1), b(2)));
+    expect(h.push(answer(at(1, 30_000), b(1, 7)))).toEqual([]);
+    expect(h.reports).toEqual([]);
   });
 
   it('drops and reports invalid rows', () => {

@@ -1,6 +1,16 @@
 import { barFinalAfterMs, barsMissingBetween, calendarOf as coreCalendarOf } from '@quoteflow/core';
 import type { Bar, BarUpdate, GapMarker, KlineType, TradingCalendar } from '@quoteflow/core';
 import { invalidOption } from './internal/invalid-option.js';
+import {
+  compareBars,
+  droppedReport,
+  resolveHoles,
+  sameAnswer,
+  sameValues,
+  toUpdate,
+  type Entry,
+  type Series,
+} from './internal/merger-series.js';
 import { normalizeBar } from './normalize-bars.js';
 import type { BarReport } from './normalize-bars.js';
 import { seriesKey } from './series-key.js';
@@ -53,7 +63,7 @@ export interface PendingBar {
   readonly tsMs: number;
   /** When its newest values were read. */
   readonly readAtMs: number;
-  /** Whether a newer bar of the series has been seen (so this one is closed but not proven). */
+  /** Whether it needs another read: a newer bar was seen, so it closed, but nothing proves its values. */
   readonly unconfirmed: boolean;
   /** A read at or after this instant proves the values final by the calendar. */
   readonly finalByCalendarAtMs: number;
@@ -67,88 +77,6 @@ export interface BarMerger {
   lastClosed(): Map<string, number>;
   /** Every bar not final yet, oldest first per series: what a poller must read again, and when. */
   pending(): PendingBar[];
-}
-
-interface Entry {
-  readonly tsMs: number;
-  /** The values to write: the newest read, or the read that proved them final. */
-  bar: Bar;
-  /** Whether `bar` came in an answer that also held a newer bar of the series. */
-  laterInAnswer: boolean;
-  /** Earliest arrival of an answer that held this bar. */
-  firstSeenAtMs: number;
-  /** The values last emitted as `final: false`, to skip an update that changes nothing. */
-  emitted: Bar | undefined;
-  revision: number;
-  /** Whether a re-read was asked for (once per entry). */
-  askedAgain: boolean;
-}
-
-interface Series {
-  readonly code: string;
-  readonly klineType: KlineType;
-  readonly calendar: TradingCalendar;
-  /** Newest closed bar start, -Infinity if none. */
-  closedTs: number;
-  closedBar: Bar | undefined;
-  /** Bars newer than `closedTs`, oldest first. */
-  readonly entries: Entry[];
-  /** Newest label seen (closed or not), for the gap check; undefined before the first. */
-  newestTs: number | undefined;
-  skipGapCheck: boolean;
-  /**
-   * Ranges where the calendar expects bars that no answer held, oldest first: closed bars newer
-   * than a hole's start wait until an answer covers it (bars on both sides in one answer) or an
-   * input gap marker says it cannot be read.
-   */
-  readonly holes: Hole[];
-}
-
-interface Hole {
-  /** The bar before the hole. */
-  readonly afterMs: number;
-  /** The bar after the hole. */
-  readonly beforeMs: number;
-}
-
-function sameValues(a: Bar, b: Bar): boolean {
-  return (
-    a.close === b.close &&
-    a.volume === b.volume &&
-    a.high === b.high &&
-    a.low === b.low &&
-    a.open === b.open &&
-    a.turnover === b.turnover
-  );
-}
-
-function toUpdate(bar: Bar, final: boolean, revision: number): BarUpdate {
-  return {
-    type: 'bar-update',
-    code: bar.code,
-    klineType: bar.klineType,
-    tsMs: bar.tsMs,
-    open: bar.open,
-    high: bar.high,
-    low: bar.low,
-    close: bar.close,
-    volume: bar.volume,
-    turnover: bar.turnover,
-    readAtMs: bar.readAtMs,
-    receivedAtMs: bar.receivedAtMs,
-    final,
-    revision,
-  };
-}
-
-function compareBars(a: Bar, b: Bar): number {
-  if (a.code !== b.code) return a.code < b.code ? -1 : 1;
-  if (a.klineType !== b.klineType) return a.klineType - b.klineType;
-  return a.tsMs - b.tsMs;
-}
-
-function sameAnswer(a: Bar, b: Bar): boolean {
-  return a.readAtMs === b.readAtMs && a.receivedAtMs === b.receivedAtMs;
 }
 
 /**
@@ -291,28 +219,9 @@ class SeriesMerger implements BarMerger {
       const entry = this.apply(s, bar, laterInRun, emit);
       if (entry !== undefined) touched.add(entry);
     }
-    if (s.holes.length > 0) this.resolveHoles(s, bars, from, to);
+    if (s.holes.length > 0) resolveHoles(s, bars.slice(from, to));
     this.dropVanished(s, bars, from, to);
     this.settle(s, touched, emit);
-  }
-
-  /** Removes the holes that one answer of the run covers: it held bars on both sides of them. */
-  private resolveHoles(s: Series, bars: readonly Bar[], from: number, to: number): void {
-    for (let i = from; i < to; i++) {
-      const low = bars[i]!;
-      for (let h = 0; h < s.holes.length; h++) {
-        const hole = s.holes[h]!;
-        if (low.tsMs > hole.afterMs) continue;
-        for (let k = to - 1; k > i; k--) {
-          const high = bars[k]!;
-          if (high.tsMs < hole.beforeMs) break;
-          if (sameAnswer(low, high)) {
-            s.holes.splice(h--, 1);
-            break;
-          }
-        }
-      }
-    }
   }
 
   /**
@@ -332,16 +241,13 @@ class SeriesMerger implements BarMerger {
         else {
           if (below !== undefined && sameAnswer(below, b)) {
             entries.splice(k--, 1);
-            this.onReport?.({
-              type: 'bar-report',
-              problem: 'vanished',
-              action: 'dropped',
-              code: s.code,
-              klineType: s.klineType,
-              tsMs: e.tsMs,
-              message: `bar ${s.code} type ${s.klineType} at ${new Date(e.tsMs).toISOString()}: a later answer holds the bars around it but not this one; dropped unproven`,
-              row: e.bar,
-            });
+            this.onReport?.(
+              droppedReport(
+                'vanished',
+                e.bar,
+                'a later answer holds the bars around it but not this one; dropped unproven',
+              ),
+            );
           }
           break;
         }
@@ -358,8 +264,11 @@ class SeriesMerger implements BarMerger {
   ): Entry | undefined {
     const ts = bar.tsMs;
     if (ts <= s.closedTs) {
-      if (ts === s.closedTs && s.closedBar !== undefined && !sameValues(s.closedBar, bar))
-        this.reportLate(bar);
+      // Only a read newer than the one that proved the bar can be a revision; an older concurrent
+      // read that differs is merely stale.
+      const closed = s.closedBar;
+      if (ts === closed?.tsMs && bar.readAtMs > closed.readAtMs && !sameValues(closed, bar))
+        this.onReport?.(droppedReport('late', bar, 'changed after its final values were written'));
       return undefined;
     }
     const entries = s.entries;
@@ -485,19 +394,6 @@ class SeriesMerger implements BarMerger {
     }
   }
 
-  private reportLate(bar: Bar): void {
-    this.onReport?.({
-      type: 'bar-report',
-      problem: 'late',
-      action: 'dropped',
-      code: bar.code,
-      klineType: bar.klineType,
-      tsMs: bar.tsMs,
-      message: `bar ${bar.code} type ${bar.klineType} at ${new Date(bar.tsMs).toISOString()}: changed after its final values were written`,
-      row: bar,
-    });
-  }
-
   private pushGap(marker: GapMarker, emit: (o: MergeBarsOutput) => void): void {
     // A restart or skip upstream: the next bar of the series opens without a second gap report;
     // closed bars stay closed (no duplicates) and pending bars keep their reads. A marker that says
@@ -510,20 +406,20 @@ class SeriesMerger implements BarMerger {
       s.skipGapCheck = true;
       const reachedMs = marker.toMs;
       if (reachedMs === undefined) continue;
-      for (let h = s.holes.length - 1; h >= 0; h--)
-        if (s.holes[h]!.beforeMs <= reachedMs) s.holes.splice(h, 1);
+      for (let h = s.holes.length - 1; h >= 0; h--) {
+        const hole = s.holes[h]!;
+        if (hole.beforeMs <= reachedMs) s.holes.splice(h, 1);
+        else if (hole.afterMs < reachedMs) hole.afterMs = reachedMs; // the part before cannot be read
+      }
       while (s.entries.length > 1 && s.entries[0]!.tsMs < reachedMs && !this.isProven(s, s.entries[0]!, 0)) {
         const e = s.entries.shift()!;
-        this.onReport?.({
-          type: 'bar-report',
-          problem: 'vanished',
-          action: 'dropped',
-          code: s.code,
-          klineType: s.klineType,
-          tsMs: e.tsMs,
-          message: `bar ${s.code} type ${s.klineType} at ${new Date(e.tsMs).toISOString()}: its final values cannot be read again (${marker.reason}); dropped unproven`,
-          row: e.bar,
-        });
+        this.onReport?.(
+          droppedReport(
+            'vanished',
+            e.bar,
+            `its final values cannot be read again (${marker.reason}); dropped unproven`,
+          ),
+        );
       }
     }
     emit(marker);

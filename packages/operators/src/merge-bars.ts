@@ -24,7 +24,10 @@ export type MergeBarsOptions = BarMergerOptions;
  *   behind it. A re-read (history from `fromMs`, pushed in) proves it. An answer that covers its
  *   start without it drops it (report `'vanished'`);
  * - bars the calendar expects between two bars seen, under every labelling, are reported as a
- *   `GapMarker` with reason `'missing-bars'`, `fromMs`/`toMs` the bars around them;
+ *   `GapMarker` with reason `'missing-bars'`, `fromMs`/`toMs` the bars around them (read history
+ *   from `fromMs` again); newer bars wait until an answer covers the gap (bars on both sides in one
+ *   answer: the missing ones do not exist), the bars read fill it, or an input `GapMarker` whose
+ *   `toMs` lies past it says history cannot reach back that far;
  * - an input `GapMarker` is forwarded, and the next bar of its series opens without a gap report.
  *
  * Pure: no timers, no clock. A bar that is forming when the input completes stays unemitted as

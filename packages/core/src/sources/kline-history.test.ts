@@ -76,6 +76,28 @@ describe('klineHistory', () => {
     expect(calls.every((c) => c.options.priority === 'backfill' && c.options.sourceId === 'h1')).toBe(true);
   });
 
+  it("stamps every bar of one call as one answer: the first page's read and the last page's arrival", async () => {
+    const { client } = series(LATEST - 5_000 * MIN);
+    let call = 0;
+    const paged: SourceClient = {
+      ...client,
+      kline: async (query, options) => {
+        const n = call++;
+        const page = await client.kline(query, options);
+        return page.map((b) => ({
+          ...b,
+          readAtMs: LATEST + n * 1_000,
+          receivedAtMs: LATEST + n * 1_000 + 10,
+        }));
+      },
+    };
+    const out = (await collect(klineHistory(paged, { code: 'BTCUSDT', klineType: 1, bars: 1_200 }))) as Bar[];
+    expect(call).toBe(3);
+    expect(new Set(out.map((b) => `${b.readAtMs}/${b.receivedAtMs}`))).toEqual(
+      new Set([`${LATEST}/${LATEST + 2_010}`]),
+    );
+  });
+
   it('stops at the start time and leaves out older bars', async () => {
     const { client, calls } = series(LATEST - 5_000 * MIN);
     const startMs = LATEST - 700 * MIN;

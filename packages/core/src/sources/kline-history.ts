@@ -41,7 +41,9 @@ export const HISTORY_GAP_REASONS = {
  * K-line history of one code and type, paging backwards through `kline_timestamp_end` (500 bars
  * a request, priority `'backfill'`) until `bars` bars or `startMs` is reached. Page overlaps are
  * deduplicated and the bars are emitted oldest first once paging is done, then the observable
- * completes. When the service cannot reach back that far (stock codes accept only the latest
+ * completes. All bars of one call are stamped as one answer: `readAtMs` of the first page (every
+ * page was read at or after it) and `receivedAtMs` of the last, so `mergeBars` can tell that they
+ * leave nothing out between the oldest and the newest. When the service cannot reach back that far (stock codes accept only the latest
  * page; or it has no older bars) a {@link GapMarker} saying so is emitted first, never a silent
  * shortfall. Cold; unsubscribing aborts the request in flight; failures error the stream.
  *
@@ -142,7 +144,23 @@ async function collectHistory(
     // Timestamps are whole seconds on the wire: end the next page one second before the oldest bar.
     end = oldest - 1_000;
   }
-  let sorted = [...byTs.values()].sort((a, b) => a.tsMs - b.tsMs);
+  // The pages of one call are one answer to "the history from here": they were read one after the
+  // other and together leave nothing out between their oldest and newest bar. Stamped as such (the
+  // first page's send, a lower bound of every page's read; the last page's arrival, unique to it),
+  // a merger can see that they cover a gap and prove each bar by the newer ones.
+  let readAtMs = Infinity;
+  let receivedAtMs = -Infinity;
+  for (const bar of byTs.values()) {
+    if (bar.readAtMs < readAtMs) readAtMs = bar.readAtMs;
+    if (bar.receivedAtMs > receivedAtMs) receivedAtMs = bar.receivedAtMs;
+  }
+  let sorted = [...byTs.values()]
+    .sort((a, b) => a.tsMs - b.tsMs)
+    .map((bar) =>
+      bar.readAtMs === readAtMs && bar.receivedAtMs === receivedAtMs
+        ? bar
+        : { ...bar, readAtMs, receivedAtMs },
+    );
   if (options.closedOnly === true) {
     const last = sorted.at(-1);
     const graceMs = options.graceMs ?? 15_000;
