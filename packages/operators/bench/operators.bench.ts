@@ -117,12 +117,17 @@ function dedupeLoop(ticks: readonly DepthTick[]): number {
 
 // ---- merge --------------------------------------------------------------------------------
 
-/** `/batch-kline`-like polling: every poll returns the latest 2 bars of every series; a new minute every 5 polls. */
+/**
+ * `/batch-kline`-like polling: every poll is one answer with the latest 2 bars of every series
+ * (so the older one is proven final by the newer one in the same answer); a new minute every 5 polls.
+ */
 function mergeInput(codes: number, polls: number): Bar[] {
-  const m0 = Math.floor(Date.now() / MIN) * MIN + 60 * MIN; // bars in the future: no closing by time during the run
+  const m0 = Math.floor(Date.now() / MIN) * MIN + 60 * MIN;
   const out: Bar[] = [];
   for (let p = 0; p < polls; p++) {
     const m = m0 + Math.floor(p / 5) * MIN;
+    const readAtMs = m0 + p * 1_000;
+    const receivedAtMs = readAtMs + 1;
     for (let c = 0; c < codes; c++) {
       const code = `C${c}`;
       const prev = 100 + c;
@@ -137,6 +142,8 @@ function mergeInput(codes: number, polls: number): Bar[] {
         close: prev,
         volume: 10,
         turnover: 1000,
+        readAtMs,
+        receivedAtMs,
       });
       const close = 100 + c + (p % 5);
       out.push({
@@ -150,6 +157,8 @@ function mergeInput(codes: number, polls: number): Bar[] {
         close,
         volume: 10 + (p % 5),
         turnover: 1000,
+        readAtMs,
+        receivedAtMs,
       });
     }
   }
@@ -176,6 +185,8 @@ function mergeLoop(bars: readonly Bar[]): number {
       close: b.close,
       volume: b.volume,
       turnover: b.turnover,
+      readAtMs: b.readAtMs,
+      receivedAtMs: b.receivedAtMs,
       final,
       revision,
     };
@@ -235,6 +246,8 @@ function resampleInput(codes: number, minutes: number): Bar[] {
         close: px + 1,
         volume: 5,
         turnover: 500,
+        readAtMs: 0,
+        receivedAtMs: 0,
       });
     }
   }
@@ -380,8 +393,7 @@ const rows: Row[] = [
     () => {
       const merger = createBarMerger();
       const start = consumed;
-      const now = Date.now();
-      for (const b of mergeBarsIn) merger.push(b, now, consume);
+      for (const b of mergeBarsIn) merger.push(b, consume);
       return consumed - start;
     },
     () => viaOperator<Bar, MergeBarsOutput>(mergeBarsIn, mergeBars()),
