@@ -10,14 +10,15 @@ export type { Universe, PlanEstimate, BackfillEstimate, LiveEstimate } from '@qu
 export { SyncState, stateKey } from './sync-state.js';
 export { PipelineError, PIPELINE_ERROR_CODES } from './pipeline-error.js';
 export type { PipelineErrorCode } from './pipeline-error.js';
-export { klineSync, KLINE_SYNC_DEFAULTS } from './kline-sync.js';
+export { klineSync } from './kline-sync.js';
+export { KLINE_SYNC_DEFAULTS } from './kline-sync-options.js';
 export type {
   KlineSyncOptions,
   KlineSyncEvent,
   KlineSyncSummary,
   KlineFilesOptions,
-  PipelineHandle,
-} from './kline-sync.js';
+} from './kline-sync-options.js';
+export type { PipelineHandle } from './pipeline-handle.js';
 export { depthCapture } from './depth-capture.js';
 export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.js';
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';

@@ -1,184 +1,37 @@
 import {
+  clockScheduler,
   estimatePlan,
   hasKlineType,
   isKlineType,
   klineHistory,
   pollLatestBatches,
   type Bar,
-  type BarUpdate,
-  type Clock,
   type GapMarker,
-  type KlineType,
-  type QuoteflowClient,
 } from '@quoteflow/core';
 import {
-  MERGE_BARS_DEFAULTS,
   MERGE_GAP_REASONS,
   mergeBars,
   seriesKey,
   type MergeBarsInput,
   type MergeBarsOutput,
 } from '@quoteflow/operators';
-import {
-  DatasetWriter,
-  KafkaSink,
-  type DatasetFormat,
-  type KafkaSinkOptions,
-  type WrittenFile,
-} from '@quoteflow/sinks';
 import { Subject, retry, throwError, timer, type Subscription } from 'rxjs';
-import { clockScheduler } from '@quoteflow/core';
 import { collect } from './internal/collect.js';
 import { delayOn } from './internal/delay-on.js';
 import { isAbort, isFatal } from './internal/error-kinds.js';
-import { listKlineFiles, readKlineMaxima } from './internal/read-kline-maxima.js';
+import { KlineDelivery } from './internal/kline-delivery.js';
+import { KlineSeriesState } from './internal/kline-series-state.js';
 import { runLimited } from './internal/run-limited.js';
 import { settleAtMs } from './internal/settle-delay.js';
+import { StopControl } from './internal/stop-control.js';
+import {
+  KLINE_SYNC_DEFAULTS,
+  type KlineSyncEvent,
+  type KlineSyncOptions,
+  type KlineSyncSummary,
+} from './kline-sync-options.js';
+import type { PipelineHandle } from './pipeline-handle.js';
 import { PipelineError } from './pipeline-error.js';
-import { SyncState } from './sync-state.js';
-
-/** Where closed bars go on disk. */
-export interface KlineFilesOptions {
-  /** Dataset directory (`DIR/kline/kline_type=K/…`). */
-  readonly dir: string;
-  /** @defaultValue `'parquet'` */
-  readonly format?: DatasetFormat;
-  /** A file is finished this long after its first row at the latest. @defaultValue 60,000 ms */
-  readonly maxFileAgeMs?: number;
-  /**
-   * Worker threads that encode files (`DatasetWriter`'s `encoderThreads`). A live sync's files are
-   * small (one row per series per bar period, finished at every checkpoint), so by default they are
-   * encoded on the calling thread; a backfill-only run (`live: false`) checkpoints up to hundreds of
-   * thousands of rows at once and uses one thread, so encoding never holds up its requests.
-   * @defaultValue 0 with `live` (the default), 1 with `live: false`
-   */
-  readonly encoderThreads?: number;
-}
-
-/** Options of {@link klineSync}. */
-export interface KlineSyncOptions {
-  /** The client (its plan decides the refresh period; its scheduler paces every request). */
-  readonly client: QuoteflowClient;
-  readonly codes: readonly string[];
-  readonly klineTypes: readonly KlineType[];
-  /** Closed bars of history per series on the first run. @defaultValue 100 */
-  readonly bars?: number;
-  /** Closed bars go to these dataset files, exactly once per (code, kline type, start). */
-  readonly files?: KlineFilesOptions;
-  /** Forming and closed bars go to `<prefix>.kline` (value `final: false|true`). */
-  readonly kafka?: KafkaSinkOptions;
-  /** State file: last closed bar per series; with it a restart backfills the gap first. */
-  readonly statePath?: string;
-  /** Keep the dataset current through `/batch-kline` after the backfill. @defaultValue true */
-  readonly live?: boolean;
-  /** How often every series is polled. @defaultValue the plan's refresh period (`estimatePlan`) */
-  readonly refreshPeriodMs?: number;
-  /** Files flushed and state written this often. @defaultValue 30,000 ms */
-  readonly checkpointMs?: number;
-  /**
-   * A read this long after the calendar closed a bar's session proves its values final (see
-   * `mergeBars`). @defaultValue 15,000 ms
-   */
-  readonly graceMs?: number;
-  /**
-   * A backfill-only run whose newest bar may have closed just before it was read (not proven final
-   * yet) waits at most this long to read it again, so `bars` closed bars are the most recent ones
-   * also across a bar boundary; a bar still forming when read is never waited for. @defaultValue 90,000 ms
-   */
-  readonly settleWaitMs?: number;
-  /** Series backfilled at once (the scheduler paces the requests). @defaultValue 32 */
-  readonly backfillConcurrency?: number;
-  /** The clock of waits and timers. @defaultValue the client's clock */
-  readonly clock?: Clock;
-  /** Stops the pipeline like `stop()`. */
-  readonly signal?: AbortSignal;
-  /** Every bar update (forming `final: false`, closed `final: true`), for embedding in an analytics job. */
-  readonly onUpdate?: (update: BarUpdate) => void;
-  /** Progress and status events (for progress bars, logs and metrics). */
-  readonly onEvent?: (event: KlineSyncEvent) => void;
-}
-
-/** Defaults of {@link KlineSyncOptions}. */
-export const KLINE_SYNC_DEFAULTS = {
-  bars: 100,
-  checkpointMs: 30_000,
-  backfillConcurrency: 32,
-  settleWaitMs: 90_000,
-  graceMs: MERGE_BARS_DEFAULTS.graceMs,
-} as const;
-
-/** What a running sync reports. */
-export type KlineSyncEvent =
-  | { readonly type: 'backfill-start'; readonly series: number }
-  | {
-      readonly type: 'backfill-progress';
-      readonly code: string;
-      readonly klineType: KlineType;
-      readonly bars: number;
-      readonly wanted: number;
-    }
-  | {
-      readonly type: 'backfill-series-done';
-      readonly code: string;
-      readonly klineType: KlineType;
-      readonly bars: number;
-      readonly truncated: boolean;
-    }
-  | { readonly type: 'backfill-done'; readonly series: number; readonly durationMs: number }
-  | {
-      readonly type: 'live-cycle';
-      readonly groups: number;
-      readonly durationMs: number;
-      readonly newestBarMs: number | undefined;
-    }
-  | {
-      readonly type: 'gap';
-      readonly code: string;
-      readonly klineType: KlineType;
-      readonly fromMs: number | undefined;
-      readonly reason: string;
-    }
-  | { readonly type: 'checkpoint'; readonly files: readonly WrittenFile[]; readonly closedBars: number }
-  | { readonly type: 'warning'; readonly message: string; readonly error?: unknown };
-
-/** Counts of a sync so far. */
-export interface KlineSyncSummary {
-  readonly series: number;
-  /** Closed bars written to files (or emitted, without files). */
-  readonly closedBars: number;
-  /** Forming-bar updates emitted. */
-  readonly formingUpdates: number;
-  readonly files: readonly WrittenFile[];
-  /** Series whose history is shorter than asked because the class cannot page back (stocks). */
-  readonly truncatedSeries: readonly string[];
-  readonly liveCycles: number;
-}
-
-/** A running pipeline: `stop()` stops polling, flushes every sink, writes the state and resolves. */
-export interface PipelineHandle<S> {
-  /** Resolves when the pipeline has ended (after `stop()`, the signal, or the end of a backfill-only run). */
-  readonly done: Promise<S>;
-  /** Stops, flushes, writes state; idempotent; resolves like `done`. */
-  stop(): Promise<S>;
-}
-
-interface SeriesState {
-  readonly code: string;
-  readonly klineType: KlineType;
-  /** Newest bar start seen that is not final yet, and when its newest values were read. */
-  newestPending: number | undefined;
-  newestPendingReadAtMs: number;
-  /** Newest bar start emitted final. */
-  newestFinal: number | undefined;
-  /** First-run backfill of N bars read N + 1: the oldest is held until the newest is known closed. */
-  heldOldest: BarUpdate | undefined;
-  heldOldestTs: number | undefined;
-  newestAtBackfill: number | undefined;
-  newestAtBackfillFinal: boolean;
-  /** A re-read of history from this start is wanted (the earliest asked), or in flight. */
-  rereadFromMs: number | undefined;
-  rereading: boolean;
-}
 
 /**
  * K-line sync, the service's recommended usage done right, composed of the same public pieces a
@@ -242,52 +95,29 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
     }
   };
 
-  const stopController = new AbortController();
-  const signal = stopController.signal;
-  const onOuterAbort = (): void => stopController.abort(options.signal?.reason);
-  if (options.signal?.aborted === true) stopController.abort(options.signal.reason);
-  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  const control = new StopControl(options.signal);
+  const signal = control.signal;
 
-  const series = new Map<string, SeriesState>();
+  const series = new Map<string, KlineSeriesState>();
   for (const code of codes)
     for (const klineType of klineTypes)
-      series.set(seriesKey(code, klineType), {
-        code,
-        klineType,
-        newestPending: undefined,
-        newestPendingReadAtMs: 0,
-        newestFinal: undefined,
-        heldOldest: undefined,
-        heldOldestTs: undefined,
-        newestAtBackfill: undefined,
-        newestAtBackfillFinal: false,
-        rereadFromMs: undefined,
-        rereading: false,
-      });
+      series.set(seriesKey(code, klineType), new KlineSeriesState(code, klineType));
 
-  let closedBars = 0;
-  let formingUpdates = 0;
   let liveCycles = 0;
   const truncatedSeries: string[] = [];
-  const allFiles: WrittenFile[] = [];
-  /** Newest closed start per series appended to the writer since the last checkpoint. */
-  const pendingMarks = new Map<string, [code: string, klineType: KlineType, tsMs: number]>();
-  const kafkaInFlight = new Set<Promise<void>>();
-  let kafkaError: unknown;
+  let delivery: KlineDelivery | undefined;
 
   const run = async (): Promise<KlineSyncSummary> => {
-    const state = options.statePath === undefined ? new SyncState() : await SyncState.load(options.statePath);
-    if (options.files !== undefined) await reconcile(state, options.files.dir);
-    const writer =
-      options.files === undefined
-        ? undefined
-        : new DatasetWriter({
-            dir: options.files.dir,
-            format: options.files.format ?? 'parquet',
-            encoderThreads: options.files.encoderThreads ?? (live ? 0 : 1),
-            ...(options.files.maxFileAgeMs === undefined ? {} : { maxFileAgeMs: options.files.maxFileAgeMs }),
-          });
-    const kafka = options.kafka === undefined ? undefined : new KafkaSink(options.kafka);
+    const sinks = await KlineDelivery.open({
+      files: options.files,
+      kafka: options.kafka,
+      statePath: options.statePath,
+      live,
+      onUpdate: options.onUpdate,
+      emitEvent,
+    });
+    delivery = sinks;
+    const state = sinks.state;
     const lastClosed = new Map<string, number>();
     for (const s of series.values()) {
       const ts = state.lastClosed(s.code, s.klineType);
@@ -297,34 +127,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
     let failure: unknown;
     const fail = (err: unknown): void => {
       failure ??= err;
-      stopController.abort(err);
-    };
-
-    /** Closed bars to the files (and the state once durable), every update to Kafka and the caller. */
-    const deliver = (u: BarUpdate): void => {
-      if (u.final) {
-        closedBars++;
-        if (writer !== undefined) {
-          writer.append(u);
-          pendingMarks.set(seriesKey(u.code, u.klineType), [u.code, u.klineType, u.tsMs]);
-        } else {
-          state.advance(u.code, u.klineType, u.tsMs);
-        }
-      } else {
-        formingUpdates++;
-      }
-      if (kafka !== undefined) {
-        const p = kafka.write(u).catch((err: unknown) => {
-          kafkaError ??= err;
-        });
-        kafkaInFlight.add(p);
-        void p.finally(() => kafkaInFlight.delete(p));
-      }
-      try {
-        options.onUpdate?.(u);
-      } catch (err) {
-        emitEvent({ type: 'warning', message: 'onUpdate threw', error: err });
-      }
+      control.stop(err);
     };
 
     const onOutput = (out: MergeBarsOutput): void => {
@@ -333,28 +136,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
         return;
       }
       const s = series.get(seriesKey(out.code, out.klineType));
-      if (s === undefined) return;
-      if (!out.final) {
-        if (s.newestPending === undefined || out.tsMs >= s.newestPending) {
-          s.newestPending = out.tsMs;
-          s.newestPendingReadAtMs = out.readAtMs;
-        }
-        deliver(out);
-        return;
-      }
-      if (s.newestPending !== undefined && out.tsMs >= s.newestPending) s.newestPending = undefined;
-      if (s.newestFinal === undefined || out.tsMs > s.newestFinal) s.newestFinal = out.tsMs;
-      if (out.tsMs === s.newestAtBackfill) s.newestAtBackfillFinal = true;
-      if (!live && s.newestAtBackfill !== undefined) {
-        // Exactly the N newest closed bars of the backfill: bars that closed after it are left to
-        // the next run, and the oldest of the N + 1 read waits until the newest is known closed.
-        if (out.tsMs > s.newestAtBackfill) return;
-        if (out.tsMs === s.heldOldestTs) {
-          s.heldOldest = out;
-          return;
-        }
-      }
-      deliver(out);
+      if (s !== undefined && s.note(out, !live)) sinks.deliver(out);
     };
     const onGap = (gap: GapMarker): void => {
       const klineType = gap.klineType ?? klineTypes[0]!;
@@ -383,7 +165,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
 
     /** History of one series from `startMs` (a re-read) or its N + 1 newest bars, into the merger. */
     const readHistory = async (
-      s: SeriesState,
+      s: KlineSeriesState,
       query: { readonly startMs: number } | { readonly bars: number },
       beforePush?: (bars: readonly Bar[]) => void,
     ): Promise<readonly Bar[]> => {
@@ -416,7 +198,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       return got;
     };
 
-    const requestReread = (s: SeriesState, fromMs: number): void => {
+    const requestReread = (s: KlineSeriesState, fromMs: number): void => {
       s.rereadFromMs = Math.min(s.rereadFromMs ?? fromMs, fromMs);
       if (s.rereading) return;
       s.rereading = true;
@@ -446,23 +228,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
     };
     const rereads = new Set<Promise<void>>();
 
-    const checkpoint = async (): Promise<void> => {
-      const marks = [...pendingMarks.values()];
-      pendingMarks.clear();
-      const files = writer === undefined ? [] : await writer.flush();
-      if (kafka !== undefined) {
-        await kafka.flush();
-        if (kafkaError !== undefined)
-          throw new PipelineError('QF_PIPELINE', 'klineSync: Kafka delivery failed', { cause: kafkaError });
-      }
-      for (const [code, klineType, tsMs] of marks) state.advance(code, klineType, tsMs);
-      for (const f of files) {
-        state.addFile(f.relativePath);
-        allFiles.push(f);
-      }
-      if (options.statePath !== undefined) await state.save(options.statePath);
-      emitEvent({ type: 'checkpoint', files, closedBars });
-    };
+    const checkpoint = (): Promise<void> => sinks.checkpoint();
     let checkpointChain: Promise<void> = Promise.resolve();
     let checkpointTimer: unknown;
     const armCheckpoint = (): void => {
@@ -471,7 +237,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       }, checkpointMs);
     };
 
-    const backfillSeries = async (s: SeriesState): Promise<void> => {
+    const backfillSeries = async (s: KlineSeriesState): Promise<void> => {
       const resumeMs = state.lastClosed(s.code, s.klineType);
       if (resumeMs === undefined && bars === 0) return;
       const wanted = resumeMs === undefined ? bars + 1 : undefined;
@@ -479,10 +245,8 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
         s,
         wanted === undefined ? { startMs: resumeMs! } : { bars: wanted },
         (history) => {
-          if (wanted === undefined || history.length !== wanted) return;
           // N + 1 bars: the newest may still be forming. The oldest waits until that is known.
-          s.heldOldestTs = history[0]!.tsMs;
-          s.newestAtBackfill = history.at(-1)!.tsMs;
+          if (wanted !== undefined && history.length === wanted) s.beginBackfillWindow(history);
         },
       );
       emitEvent({
@@ -507,7 +271,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
      * recent closed ones. A bar that was still forming when read is not waited for.
      */
     const settle = async (): Promise<void> => {
-      const due: [SeriesState, number, number][] = [];
+      const due: [KlineSeriesState, number, number][] = [];
       for (const s of series.values()) {
         if (s.newestPending === undefined) continue;
         const at = settleAtMs(s.newestPending, s.newestPendingReadAtMs, s.code, s.klineType, graceMs);
@@ -590,7 +354,8 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
         while (rereads.size > 0) await Promise.allSettled([...rereads]);
         for (const s of series.values()) {
           // Exactly N closed bars: the oldest of N + 1 goes in only if the newest did not close.
-          if (s.heldOldest !== undefined && !s.newestAtBackfillFinal) deliver(s.heldOldest);
+          const oldest = s.endBackfillWindow();
+          if (oldest !== undefined) sinks.deliver(oldest);
         }
       }
     } catch (err) {
@@ -598,7 +363,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
     } finally {
       live$?.unsubscribe();
       if (checkpointTimer !== undefined) clock.clearTimeout(checkpointTimer);
-      options.signal?.removeEventListener('abort', onOuterAbort);
+      control.release();
       await Promise.allSettled([...rereads]);
       input$.complete();
       output.unsubscribe();
@@ -608,13 +373,8 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       } catch (err) {
         failure ??= err;
       }
-      await writer?.close().catch((err: unknown) => {
-        failure ??= err;
-      });
-      await Promise.allSettled([...kafkaInFlight]);
-      await kafka?.close().catch((err: unknown) => {
-        failure ??= err;
-      });
+      const closeFailure = await sinks.close();
+      failure ??= closeFailure;
     }
     // A stop (signal) is a normal end; an error that caused the stop is not.
     if (failure !== undefined && !isAbort(failure, signal)) throw failure;
@@ -623,30 +383,11 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
 
   const summary = (): KlineSyncSummary => ({
     series: series.size,
-    closedBars,
-    formingUpdates,
-    files: allFiles,
+    closedBars: delivery?.closedBars ?? 0,
+    formingUpdates: delivery?.formingUpdates ?? 0,
+    files: delivery?.files ?? [],
     truncatedSeries,
     liveCycles,
   });
-  const done = run();
-  done.catch(() => undefined); // handled by whoever awaits done/stop()
-  return {
-    done,
-    stop: () => {
-      stopController.abort(new Error('stopped'));
-      return done;
-    },
-  };
-}
-
-/** Accounts for dataset files that landed after the last state checkpoint (a crash in between). */
-async function reconcile(state: SyncState, dir: string): Promise<void> {
-  for (const rel of await listKlineFiles(dir)) {
-    if (state.hasFile(rel)) continue;
-    const { klineType, maxima } = await readKlineMaxima(dir, rel);
-    if (!isKlineType(klineType)) continue;
-    for (const [code, tsMs] of maxima) state.advance(code, klineType, tsMs);
-    state.addFile(rel);
-  }
+  return control.handle(run());
 }

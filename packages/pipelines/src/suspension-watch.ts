@@ -12,7 +12,8 @@ import { filter, map, merge, takeUntil, tap } from 'rxjs';
 import { drainToSinks } from './internal/drain-to-sinks.js';
 import { fromAbortSignal } from './internal/from-abort-signal.js';
 import { retryTransient } from './internal/retry-transient.js';
-import type { PipelineHandle } from './kline-sync.js';
+import type { PipelineHandle } from './pipeline-handle.js';
+import { StopControl } from './internal/stop-control.js';
 import { PipelineError } from './pipeline-error.js';
 
 /** Options of {@link suspensionWatch}. */
@@ -102,11 +103,8 @@ export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle
     }
   };
 
-  const stopController = new AbortController();
-  const signal = stopController.signal;
-  const onOuterAbort = (): void => stopController.abort(options.signal?.reason);
-  if (options.signal?.aborted === true) stopController.abort(options.signal.reason);
-  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  const control = new StopControl(options.signal);
+  const signal = control.signal;
 
   let polls = 0;
   let changes = 0;
@@ -162,20 +160,12 @@ export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle
                   : { maxFileAgeMs: options.files.maxFileAgeMs }),
               },
         kafka: options.kafka,
-        stop: (reason) => stopController.abort(reason),
+        stop: (reason) => control.stop(reason),
       });
       return { polls, changes, files };
     } finally {
-      options.signal?.removeEventListener('abort', onOuterAbort);
+      control.release();
     }
   };
-  const done = run();
-  done.catch(() => undefined); // handled by whoever awaits done/stop()
-  return {
-    done,
-    stop: () => {
-      stopController.abort(new Error('stopped'));
-      return done;
-    },
-  };
+  return control.handle(run());
 }

@@ -1,0 +1,120 @@
+import type { BarUpdate, Clock, KlineType, QuoteflowClient } from '@quoteflow/core';
+import { MERGE_BARS_DEFAULTS } from '@quoteflow/operators';
+import type { DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
+
+/** Where closed bars go on disk. */
+export interface KlineFilesOptions {
+  /** Dataset directory (`DIR/kline/kline_type=K/…`). */
+  readonly dir: string;
+  /** @defaultValue `'parquet'` */
+  readonly format?: DatasetFormat;
+  /** A file is finished this long after its first row at the latest. @defaultValue 60,000 ms */
+  readonly maxFileAgeMs?: number;
+  /**
+   * Worker threads that encode files (`DatasetWriter`'s `encoderThreads`). A live sync's files are
+   * small (one row per series per bar period, finished at every checkpoint), so by default they are
+   * encoded on the calling thread; a backfill-only run (`live: false`) checkpoints up to hundreds of
+   * thousands of rows at once and uses one thread, so encoding never holds up its requests.
+   * @defaultValue 0 with `live` (the default), 1 with `live: false`
+   */
+  readonly encoderThreads?: number;
+}
+
+/** Options of {@link klineSync}. */
+export interface KlineSyncOptions {
+  /** The client (its plan decides the refresh period; its scheduler paces every request). */
+  readonly client: QuoteflowClient;
+  readonly codes: readonly string[];
+  readonly klineTypes: readonly KlineType[];
+  /** Closed bars of history per series on the first run. @defaultValue 100 */
+  readonly bars?: number;
+  /** Closed bars go to these dataset files, exactly once per (code, kline type, start). */
+  readonly files?: KlineFilesOptions;
+  /** Forming and closed bars go to `<prefix>.kline` (value `final: false|true`). */
+  readonly kafka?: KafkaSinkOptions;
+  /** State file: last closed bar per series; with it a restart backfills the gap first. */
+  readonly statePath?: string;
+  /** Keep the dataset current through `/batch-kline` after the backfill. @defaultValue true */
+  readonly live?: boolean;
+  /** How often every series is polled. @defaultValue the plan's refresh period (`estimatePlan`) */
+  readonly refreshPeriodMs?: number;
+  /** Files flushed and state written this often. @defaultValue 30,000 ms */
+  readonly checkpointMs?: number;
+  /**
+   * A read this long after the calendar closed a bar's session proves its values final (see
+   * `mergeBars`). @defaultValue 15,000 ms
+   */
+  readonly graceMs?: number;
+  /**
+   * A backfill-only run whose newest bar may have closed just before it was read (not proven final
+   * yet) waits at most this long to read it again, so `bars` closed bars are the most recent ones
+   * also across a bar boundary; a bar still forming when read is never waited for. @defaultValue 90,000 ms
+   */
+  readonly settleWaitMs?: number;
+  /** Series backfilled at once (the scheduler paces the requests). @defaultValue 32 */
+  readonly backfillConcurrency?: number;
+  /** The clock of waits and timers. @defaultValue the client's clock */
+  readonly clock?: Clock;
+  /** Stops the pipeline like `stop()`. */
+  readonly signal?: AbortSignal;
+  /** Every bar update (forming `final: false`, closed `final: true`), for embedding in an analytics job. */
+  readonly onUpdate?: (update: BarUpdate) => void;
+  /** Progress and status events (for progress bars, logs and metrics). */
+  readonly onEvent?: (event: KlineSyncEvent) => void;
+}
+
+/** Defaults of {@link KlineSyncOptions}. */
+export const KLINE_SYNC_DEFAULTS = {
+  bars: 100,
+  checkpointMs: 30_000,
+  backfillConcurrency: 32,
+  settleWaitMs: 90_000,
+  graceMs: MERGE_BARS_DEFAULTS.graceMs,
+} as const;
+
+/** What a running sync reports. */
+export type KlineSyncEvent =
+  | { readonly type: 'backfill-start'; readonly series: number }
+  | {
+      readonly type: 'backfill-progress';
+      readonly code: string;
+      readonly klineType: KlineType;
+      readonly bars: number;
+      readonly wanted: number;
+    }
+  | {
+      readonly type: 'backfill-series-done';
+      readonly code: string;
+      readonly klineType: KlineType;
+      readonly bars: number;
+      readonly truncated: boolean;
+    }
+  | { readonly type: 'backfill-done'; readonly series: number; readonly durationMs: number }
+  | {
+      readonly type: 'live-cycle';
+      readonly groups: number;
+      readonly durationMs: number;
+      readonly newestBarMs: number | undefined;
+    }
+  | {
+      readonly type: 'gap';
+      readonly code: string;
+      readonly klineType: KlineType;
+      readonly fromMs: number | undefined;
+      readonly reason: string;
+    }
+  | { readonly type: 'checkpoint'; readonly files: readonly WrittenFile[]; readonly closedBars: number }
+  | { readonly type: 'warning'; readonly message: string; readonly error?: unknown };
+
+/** Counts of a sync so far. */
+export interface KlineSyncSummary {
+  readonly series: number;
+  /** Closed bars written to files (or emitted, without files). */
+  readonly closedBars: number;
+  /** Forming-bar updates emitted. */
+  readonly formingUpdates: number;
+  readonly files: readonly WrittenFile[];
+  /** Series whose history is shorter than asked because the class cannot page back (stocks). */
+  readonly truncatedSeries: readonly string[];
+  readonly liveCycles: number;
+}
