@@ -260,7 +260,7 @@ describe('PlanScheduler under random workloads (virtual clock)', () => {
     );
   }, 300_000);
 
-  it('never starts a backfill job while a waiting live job could have started instead', async () => {
+  it('lets a backfill job go before a waiting live job that could start only for the starts owed to backfill (one in five)', async () => {
     await fc.assert(
       fc.asyncProperty(workloadArb, async (w) => {
         const limits = { ...planLimits(w.plan), ...(w.perDay === undefined ? {} : { perDay: w.perDay }) };
@@ -272,21 +272,26 @@ describe('PlanScheduler under random workloads (virtual clock)', () => {
           jobs: w.jobs,
           reports: [],
         });
+        // Live goes first, but backfill is owed one start in every five while it waits
+        // (PLAN_SCHEDULER_DEFAULTS.backfillShare 0.2), so it always progresses.
+        let jumps = 0;
         for (const [index, b] of starts.entries()) {
           if (b.outcome.spec.priority !== 'backfill') continue;
           const before = starts.slice(0, index);
-          for (const live of outcomes) {
-            if (live.spec.priority !== 'live' || live.submittedAtMs >= b.t) continue;
-            const waiting =
+          const jumped = outcomes.some(
+            (live) =>
+              live.spec.priority === 'live' &&
+              live.submittedAtMs < b.t &&
               (live.startIndex === undefined || live.startIndex > index) &&
-              (live.abortedAtMs === undefined || live.abortedAtMs > b.t);
-            if (!waiting) continue;
-            expect(
+              (live.abortedAtMs === undefined || live.abortedAtMs > b.t) &&
               couldStart(limits, w.marginMs, before, live.spec.endpoint, b.t),
-              `backfill ${b.endpoint} at ${b.t} went before live ${live.spec.endpoint}`,
-            ).toBe(false);
-          }
+          );
+          if (jumped) jumps++;
         }
+        expect(
+          jumps,
+          `backfill went before waiting live jobs ${jumps} times in ${starts.length} starts`,
+        ).toBeLessThanOrEqual(Math.ceil(starts.length / 5) + 1);
       }),
       { numRuns: 40 },
     );

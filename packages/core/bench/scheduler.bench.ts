@@ -9,6 +9,10 @@
  * 3. Utilisation of a real-clock kline backfill of ~15 s on premium and professional (run side by
  *    side, each with its own scheduler): achieved rate / allowed rate of the binding rule, and the
  *    largest number of starts seen in any window of each rule (must not exceed the limit).
+ * 4. Shares between sources of one pipeline file (real clock, ~15 s, premium): a live depth poller
+ *    that always has a request waiting, a live `/batch-kline` poll every second, and six kline
+ *    backfill series paging one request at a time. Per source: starts and share; overall: the
+ *    combined rule's utilisation and the largest window counts (must not exceed the limits).
  *
  * Run: `pnpm bench scheduler` (builds first; this file imports the built package).
  */
@@ -191,6 +195,77 @@ async function backfill(plan: 'premium' | 'professional', latencyLoMs: number, l
     })
     .join(', ');
   return { plan, starts: n, spanS, rate, achieved, utilisation: achieved / rate, windows };
+}
+
+// --- 4. shares between sources ---------------------------------------------------------------
+{
+  const limits = planLimits('premium');
+  const s = new PlanScheduler(limits);
+  const stop = performance.now() + DURATION_MS;
+  const log: { source: string; endpoint: string; atMs: number }[] = [];
+  const send = (source: string, endpoint: string) => async () => {
+    log.push({ source, endpoint, atMs: performance.now() });
+    await new Promise((r) => setTimeout(r, 1 + Math.random() * 4));
+  };
+  const depth = async (lane: number) => {
+    while (performance.now() < stop)
+      await s.schedule(
+        { endpoint: 'depth-tick', priority: 'live', sourceId: 'depth-capture' },
+        send('depth-capture', `depth-tick ${lane}`),
+      );
+  };
+  const liveKline = async () => {
+    while (performance.now() < stop) {
+      const started = performance.now();
+      await s.schedule(
+        { endpoint: 'batch-kline', priority: 'live', sourceId: 'kline-sync-live' },
+        send('kline-sync-live', 'batch-kline'),
+      );
+      await new Promise((r) => setTimeout(r, Math.max(0, 1_000 - (performance.now() - started))));
+    }
+  };
+  const history = async (series: number) => {
+    while (performance.now() < stop)
+      await s.schedule(
+        { endpoint: 'kline', priority: 'backfill', sourceId: `history-${series}` },
+        send(`history-${series}`, 'kline'),
+      );
+  };
+  const all = [depth(0), depth(1), liveKline(), ...Array.from({ length: 6 }, (_, i) => history(i))];
+  await new Promise((r) => setTimeout(r, DURATION_MS));
+  await s.close();
+  await Promise.allSettled(all);
+  const bySource = new Map<string, number>();
+  for (const e of log) bySource.set(e.source, (bySource.get(e.source) ?? 0) + 1);
+  const combined = limits.rules.find((r) => r.id === 'combined')!;
+  const spanS = (log.at(-1)!.atMs - log[0]!.atMs) / 1000;
+  const achieved = (log.length - 1) / spanS;
+  const windows = limits.rules
+    .map((r) => {
+      const starts = log
+        .filter((e) => r.scope === 'all' || e.endpoint.startsWith(r.scope))
+        .map((e) => e.atMs);
+      let max = 0;
+      for (let i = 0, j = 0; i < starts.length; i++) {
+        while (starts[j]! < starts[i]! - r.windowMs) j++;
+        max = Math.max(max, i - j + 1);
+      }
+      return `${r.id} ${max} (${r.limit})`;
+    })
+    .join(', ');
+  console.log(
+    `\n### Shares between sources (premium, real clock ~${DURATION_MS / 1000} s, round trip 1–5 ms)\n`,
+  );
+  console.log(
+    'Sources: `depth-capture` (live /depth-tick, two requests always waiting), `kline-sync-live` (live /batch-kline once a second), `history-0..5` (backfill /kline, one request at a time each).\n',
+  );
+  console.log('| source | starts | share of starts |');
+  console.log('|---|---:|---:|');
+  for (const [source, n] of [...bySource].sort(([a], [b]) => a.localeCompare(b)))
+    console.log(`| ${source} | ${n} | ${(n / log.length).toFixed(3)} |`);
+  console.log(
+    `\nAll sources: ${log.length} starts, ${achieved.toFixed(2)}/s of ${sustainedRate(limits, 'kline')}/s allowed (utilisation ${(achieved / (combined.limit / (combined.windowMs / 1000))).toFixed(4)}); max starts in any window: ${windows}.`,
+  );
 }
 
 /** Median per-op µs of each case over interleaved rounds (alternating cases evens out machine load). */

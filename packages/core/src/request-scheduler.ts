@@ -1,6 +1,10 @@
 import type { EndpointKind } from './plans.js';
 
-/** Live polling goes before history backfill. */
+/**
+ * Live polling goes before history backfill, but backfill keeps a reserved share of the starts
+ * (one in five by default, `PlanSchedulerOptions.backfillShare`) while it has work waiting, so a
+ * busy live poller never stops a history sync.
+ */
 export const PRIORITIES = ['live', 'backfill'] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
@@ -8,7 +12,11 @@ export type Priority = (typeof PRIORITIES)[number];
 export interface ScheduledRequest {
   readonly endpoint: EndpointKind;
   readonly priority: Priority;
-  /** Which source asked, so sources of one priority share fairly (round-robin). */
+  /**
+   * Which source asked (a poller, one backfill series): the sources of one priority share the
+   * plan's starts fairly, across endpoints (least recently served first), and the scheduler's
+   * stats report each one. Requests without one share the source `''`.
+   */
   readonly sourceId?: string;
   /** Aborting removes a queued job (its promise rejects with the signal's reason). */
   readonly signal?: AbortSignal;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { QuoteflowClient, acceleratedClock, type Clock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
-import { klineSync, type KlineSyncEvent } from './kline-sync.js';
+import { klineSync } from './kline-sync.js';
+import type { KlineSyncEvent } from './kline-sync-options.js';
 
 const TOKEN = 'pipelines-kline-sync-token';
 let sim: Simulator;

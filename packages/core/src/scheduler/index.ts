@@ -1,5 +1,14 @@
 export { PlanScheduler, PLAN_SCHEDULER_DEFAULTS } from './plan-scheduler.js';
-export type { PlanSchedulerOptions, PlanSchedulerStats, RuleStats, WaitStats } from './plan-scheduler.js';
+export type { PlanSchedulerOptions } from './plan-scheduler.js';
+export type {
+  PlanSchedulerStats,
+  RuleStats,
+  WaitStats,
+  SourceStats,
+  SourceRequestStats,
+  SourceWaitStats,
+  WaitBucket,
+} from './plan-scheduler-stats.js';
 export { sharedSchedulerFor } from './shared-scheduler-for.js';
 export { MemoryWindowStore } from './memory-window-store.js';
 export type {

@@ -1,17 +1,30 @@
 import Bottleneck from 'bottleneck';
-import { ENDPOINT_KINDS, type EndpointKind, type PlanLimits, type WindowRule } from '../plans.js';
+import { ENDPOINT_KINDS, type EndpointKind, type PlanLimits } from '../plans.js';
 import {
   PRIORITIES,
   type Priority,
   type RequestScheduler,
   type ScheduledRequest,
 } from '../request-scheduler.js';
+import { BackfillFloor } from './internal/backfill-floor.js';
 import { FairQueue, type FairQueueItem } from './internal/fair-queue.js';
 import { PlanWindows } from './internal/plan-windows.js';
+import { SourceLedger } from './internal/source-ledger.js';
 import { MemoryWindowStore } from './memory-window-store.js';
 import { systemClock, type Clock } from '../clock.js';
 import { InvalidOptionError, QuoteflowError } from '../errors.js';
 import type { StartTicket, WindowSpec, WindowStore } from './window-store.js';
+import type { PlanSchedulerStats, WaitStats } from './plan-scheduler-stats.js';
+
+export type {
+  PlanSchedulerStats,
+  RuleStats,
+  SourceRequestStats,
+  SourceStats,
+  SourceWaitStats,
+  WaitBucket,
+  WaitStats,
+} from './plan-scheduler-stats.js';
 
 /** Options of {@link PlanScheduler}; every field has a default in {@link PLAN_SCHEDULER_DEFAULTS}. */
 export interface PlanSchedulerOptions {
@@ -50,6 +63,12 @@ export interface PlanSchedulerOptions {
    * It does not change the sustained rate, only how bursts leave.
    */
   readonly smoothing?: number;
+  /**
+   * Fraction of starts reserved for `'backfill'` while it has work queued, from 0 (exclusive) to
+   * 0.5: live work goes first, but at least one start in every `ceil(1 / backfillShare)` goes to
+   * backfill as soon as a backfill job can start. Backfill also takes every start live work leaves.
+   */
+  readonly backfillShare?: number;
   /** Time source and timers (virtual in tests). */
   readonly clock?: Clock;
   /** Where the start-time logs live (in process by default; shared across processes later). */
@@ -72,6 +91,10 @@ export interface PlanSchedulerOptions {
  * - `countFrom: 'settle'`: never over the plan, whatever the network does (see the option).
  * - `maxInFlight: 32`: far above what any plan needs (20/s × a 1 s response), but bounds sockets
  *   and memory if the service stalls.
+ * - `backfillShare: 0.2` (1 start in 5): a history sync keeps moving at a fifth of the plan
+ *   (about 2 requests/s on premium, one every 5 s on basic) beside a live poller that wants every
+ *   request, and the poller keeps four fifths of its rate while the backfill lasts (its period
+ *   grows by a quarter). Nothing is reserved while no backfill is queued.
  */
 export const PLAN_SCHEDULER_DEFAULTS = {
   marginMs: 25,
@@ -82,46 +105,11 @@ export const PLAN_SCHEDULER_DEFAULTS = {
   rateLimitMaxBackoffMs: 60_000,
   recoveryMs: 10_000,
   smoothing: 0.5,
+  backfillShare: 0.2,
 } as const;
 
-/** Wait statistics of one priority (queue entry to start). */
-export interface WaitStats {
-  readonly started: number;
-  readonly meanWaitMs: number;
-  readonly maxWaitMs: number;
-}
-
-/** One rule's state: starts in the window that ends now (nominal window, margin not included). */
-export interface RuleStats {
-  readonly id: string;
-  readonly scope: WindowRule['scope'];
-  readonly windowMs: number;
-  readonly limit: number;
-  readonly startsInWindow: number;
-  /** `startsInWindow / limit`. */
-  readonly fill: number;
-}
-
-/** A snapshot of {@link PlanScheduler.stats}. */
-export interface PlanSchedulerStats {
-  readonly atMs: number;
-  readonly queued: Readonly<Record<Priority, number>>;
-  readonly inFlight: number;
-  readonly waits: Readonly<Record<Priority, WaitStats>>;
-  readonly startedPerEndpoint: Readonly<Partial<Record<EndpointKind, number>>>;
-  readonly rules: readonly RuleStats[];
-  readonly day: { readonly starts: number; readonly limit: number; readonly resetsAtMs: number };
-  readonly rateLimitReports: number;
-  /** Set while starts are paused after a "rate limit" answer. */
-  readonly pausedUntilMs: number | undefined;
-  /** Set while starts are paced after a pause. */
-  readonly recoveringUntilMs: number | undefined;
-  /**
-   * How close the plan is to its binding rule right now: the largest `fill` of any rule. On a
-   * saturated backlog it stays near `windowMs / (windowMs + marginMs)`.
-   */
-  readonly utilisation: number;
-}
+/** The window of each source's share of recent starts in {@link PlanScheduler.stats}, in ms. */
+const SOURCE_SHARE_WINDOW_MS = 60_000;
 
 type JobState = 'queued' | 'dispatching' | 'started' | 'settled';
 
@@ -133,6 +121,10 @@ interface Job extends FairQueueItem {
   readonly reject: (reason: unknown) => void;
   readonly enqueuedAtMs: number;
   state: JobState;
+  /** Chosen because backfill's reserved share was due (it does not give way to live work). */
+  viaFloor: boolean;
+  /** While handed out: the instant it was expected to start at. */
+  plannedAtMs: number;
   onAbort: (() => void) | undefined;
   /** While handed out and waiting for its exact start instant: the timer and the run's end. */
   waiting: { handle: unknown; done: () => void } | undefined;
@@ -155,13 +147,47 @@ const DISPATCH_LEAD_MS = 40;
  * - Limit safety comes from an exact gate over per-rule logs of start times ({@link WindowStore}):
  *   a job starts at the earliest instant every applicable rule allows, each window widened by
  *   `marginMs`, and the start is recorded atomically with the check.
- * - Order: `live` before `backfill` (a backfill job never takes a slot a waiting live job could use
- *   now or would need first); within a priority, round-robin across `sourceId`s.
+ * - Order, between sources (`sourceId`): see "Fair shares" below.
  * - Queueing is lazy and cheap: jobs wait in an internal queue per priority; only the one job that
  *   may start now is handed to bottleneck, which runs it and caps requests in flight
  *   (`maxInFlight`). Ten thousand queued jobs are ten thousand small records and one timer.
  * - `reportRateLimited` pauses all starts with exponential backoff, then paces them (half rate,
  *   then full rate) so a backlog never leaves in a burst.
+ *
+ * Fair shares. Every request costs one start of the combined rules, which every endpoint shares,
+ * so shares are counted in starts, across endpoints. The policy is hierarchical (priority, then
+ * source) and work-conserving:
+ *
+ * 1. Between priorities, live goes first with a floor for backfill ({@link BackfillFloor}: deficit
+ *    counters for the combined budget and for each endpoint's). While backfill has work waiting,
+ *    one start in every `N = ceil(1 / backfillShare)` is owed to it, of all starts and of each
+ *    endpoint's, and taken as soon as a backfill job can start, without giving way to live work;
+ *    but on an endpoint live work waits for too, backfill never takes more than 1 in `N` of its
+ *    starts (so a live `/batch-kline` poller keeps 4 of 5 openings beside a `/batch-kline`
+ *    backfill). Otherwise a backfill job starts only when no live job could use the slot now or
+ *    would start later because of it, so backfill also gets every start live work leaves (extras,
+ *    which owe nothing back). A floor rather than weights: live work keeps its latency whatever
+ *    the number of backfill series, and pays at most `1 / N` of its rate while a backfill lasts.
+ * 2. Within a priority, least recently served source first among those whose next job may start
+ *    now ({@link FairQueue}), then that source's least recently served endpoint: round-robin in
+ *    which a source blocked by its own endpoint's rules keeps its turn for when the endpoint opens.
+ *    A source that wants less leaves the rest to the others; one that was idle earns nothing.
+ *
+ * Bound: while a source has a job queued that its endpoint's own rules allow (the shared combined,
+ * per-minute and daily rules aside), and `n` sources of its priority have work queued:
+ * - live: at most `n - 1` starts of other live sources come before its next start, plus the
+ *   starts owed to backfill meanwhile, at most `1 + E + 2 floor((n - 1) / (N - 1))` (`E` =
+ *   endpoints backfill waits on);
+ * - backfill: at most `(N - 1) × n` live starts come before its next start (backfill's combined
+ *   share comes every `N` starts, least recently served source first), or, while live work also
+ *   waits for its endpoint, at most `2 (N - 1) × n` live starts on that endpoint;
+ * in both cases plus the one or two jobs already handed out (`DISPATCH_LEAD_MS`) when it became
+ * ready. So a busy source gets at least `1 / n` of its priority's starts, backfill at least `1 / N`
+ * of all starts (of its endpoint's, where live work competes for the same endpoint) while it has
+ * work, and a `/depth-tick` poller cannot starve `/kline` or `/batch-kline` through the combined
+ * rules; the plan's windows turn these counts into time (an endpoint that opens only now and
+ * then, like `/batch-kline`, adds its interval per source ahead). A lone source gets every start
+ * the plan allows.
  *
  * Use {@link sharedSchedulerFor} to get the one scheduler of a token; construct directly only in
  * tests or for a private quota.
@@ -201,6 +227,8 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     backfill: { started: 0, totalMs: 0, maxMs: 0 },
   };
   private readonly startedPerEndpoint: Partial<Record<EndpointKind, number>> = {};
+  private readonly floor: BackfillFloor;
+  private readonly ledger = new SourceLedger(SOURCE_SHARE_WINDOW_MS);
   private closing: Promise<void> | undefined;
 
   /**
@@ -219,8 +247,10 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       rateLimitMaxBackoffMs: options.rateLimitMaxBackoffMs ?? PLAN_SCHEDULER_DEFAULTS.rateLimitMaxBackoffMs,
       recoveryMs: options.recoveryMs ?? PLAN_SCHEDULER_DEFAULTS.recoveryMs,
       smoothing: options.smoothing ?? PLAN_SCHEDULER_DEFAULTS.smoothing,
+      backfillShare: options.backfillShare ?? PLAN_SCHEDULER_DEFAULTS.backfillShare,
     };
     validate(limits, this.options);
+    this.floor = new BackfillFloor(this.options.backfillShare);
     this.clock = options.clock ?? systemClock;
     this.store = options.store ?? new MemoryWindowStore();
     this.windows = new PlanWindows(
@@ -266,7 +296,10 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
         reject,
         enqueuedAtMs: this.now(),
         removed: false,
+        taken: undefined,
         state: 'queued',
+        viaFloor: false,
+        plannedAtMs: Number.NaN,
         onAbort: undefined,
         waiting: undefined,
       };
@@ -302,7 +335,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     this.pump();
   }
 
-  /** A snapshot of queues, waits, rule windows and utilisation. */
+  /** A snapshot of queues, waits, rule windows, utilisation and what each source got. */
   stats(): PlanSchedulerStats {
     const now = this.now();
     const rules = this.limits.rules.map((rule) => {
@@ -340,6 +373,11 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       pausedUntilMs: now < this.pausedUntilMs ? this.pausedUntilMs : undefined,
       recoveringUntilMs: now < this.recoveringUntilMs ? this.recoveringUntilMs : undefined,
       utilisation: Math.max(0, ...rules.map((r) => r.fill)),
+      sources: this.ledger.snapshot(now, (id) => this.queuedOf(id), [
+        ...this.queues.live.busySources(),
+        ...this.queues.backfill.busySources(),
+      ]),
+      sourceShareWindowMs: SOURCE_SHARE_WINDOW_MS,
     };
   }
 
@@ -391,9 +429,20 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     return extra;
   }
 
-  /** The earliest instant >= now at which one more job of `endpoint` may start. */
-  private earliestFor(endpoint: EndpointKind, now: number, extra?: ReadonlyMap<string, number>): number {
-    return Math.max(this.pausedUntilMs, this.store.earliestStart(this.specsFor(endpoint, now), now, extra));
+  /**
+   * The earliest instant >= `fromMs` (default now) at which one more job of `endpoint` may start,
+   * with `extra` starts counted as made at `fromMs`.
+   */
+  private earliestFor(
+    endpoint: EndpointKind,
+    now: number,
+    extra?: ReadonlyMap<string, number>,
+    fromMs = now,
+  ): number {
+    return Math.max(
+      this.pausedUntilMs,
+      this.store.earliestStart(this.specsFor(endpoint, now), fromMs, extra),
+    );
   }
 
   /**
@@ -407,6 +456,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     horizonMs: number,
     extra: ReadonlyMap<string, number>,
     earliest: (e: EndpointKind) => number,
+    fromMs = now,
   ): boolean {
     const liveEndpoints = new Set<EndpointKind>();
     for (const [liveEndpoint, count] of this.queues.live.perEndpoint)
@@ -421,7 +471,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
         for (const spec of this.specsFor(endpoint, now))
           withThis.set(spec.key, (withThis.get(spec.key) ?? 0) + 1);
       }
-      if (this.earliestFor(liveEndpoint, now, withThis) > base) return true;
+      if (this.earliestFor(liveEndpoint, now, withThis, fromMs) > base) return true;
     }
     return false;
   }
@@ -442,37 +492,70 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     }
   }
 
-  /** The next job that may start soon, or the earliest instant one may. */
+  /**
+   * The next job that may start soon, or the earliest instant one may: backfill when its reserved
+   * share is due, else live, else backfill that delays no live work (see the class's "Fair shares").
+   */
   private pick(now: number): Job | number {
     const extra = this.pendingStarts(now);
+    // Jobs handed out start one after another: count them as made at the last one's instant, not
+    // now, or a spacing rule (limit 1) would let a whole burst be handed out at once, in an order
+    // fixed before later arrivals from other sources are looked at.
+    let fromMs = now;
+    for (const job of this.pending) fromMs = Math.max(fromMs, job.plannedAtMs);
     const cache = new Map<EndpointKind, number>();
     const earliest = (endpoint: EndpointKind): number => {
       let t = cache.get(endpoint);
-      if (t === undefined) cache.set(endpoint, (t = this.earliestFor(endpoint, now, extra)));
+      if (t === undefined) cache.set(endpoint, (t = this.earliestFor(endpoint, now, extra, fromMs)));
       return t;
     };
     const soon = now + DISPATCH_LEAD_MS;
     let wakeAt = Number.POSITIVE_INFINITY;
-    for (const priority of PRIORITIES) {
+    /** The fair choice among the jobs of `priority` that may start soon on an endpoint `allowed` lets through. */
+    const choose = (priority: Priority, allowed: (endpoint: EndpointKind) => boolean): Job | undefined => {
       const queue = this.queues[priority];
-      if (queue.size === 0) continue;
-      // Backfill waits while a live job is handed out: it cannot tell yet whom it would delay.
-      if (priority === 'backfill' && [...this.pending].some((job) => job.priority === 'live')) continue;
+      if (queue.size === 0) return undefined;
       // Decide per endpoint first (at most five), so a long blocked queue is never walked.
       const ready = new Set<EndpointKind>();
       for (const [endpoint, count] of queue.perEndpoint) {
         if (count <= 0) continue;
         const t = earliest(endpoint);
         if (t > soon) wakeAt = Math.min(wakeAt, t);
-        else if (
-          priority === 'live' ||
-          !this.yieldsToLive(endpoint, now, DISPATCH_LEAD_MS, extra, earliest)
-        ) {
-          ready.add(endpoint);
-        }
+        else if (allowed(endpoint)) ready.add(endpoint);
       }
-      if (ready.size === 0) continue;
-      for (const job of queue.candidates()) if (ready.has(job.endpoint)) return job;
+      if (ready.size === 0) return undefined;
+      for (const job of queue.candidates()) {
+        if (!ready.has(job.endpoint)) continue;
+        job.plannedAtMs = earliest(job.endpoint);
+        return job;
+      }
+      return undefined;
+    };
+    // One owed job handed out at a time: the share is counted when a job starts.
+    if (![...this.pending].some((job) => job.viaFloor)) {
+      // Live jobs handed out will start first: count them, or each round would let one more through.
+      const liveAhead = [...this.pending].filter((job) => job.priority === 'live');
+      const owed = choose('backfill', (endpoint) => {
+        const onEndpoint = liveAhead.filter((job) => job.endpoint === endpoint).length;
+        return this.floor.dueFor(endpoint, this.liveWaitsFor(endpoint), {
+          all: liveAhead.length,
+          onEndpoint,
+        });
+      });
+      if (owed !== undefined) {
+        owed.viaFloor = true;
+        return owed;
+      }
+    }
+    const live = choose('live', () => true);
+    if (live !== undefined) return live;
+    // Otherwise backfill waits while a live job is handed out: it cannot tell yet whom it would delay.
+    if (![...this.pending].some((job) => job.priority === 'live')) {
+      const spare = choose(
+        'backfill',
+        (e) => !this.yieldsToLive(e, now, DISPATCH_LEAD_MS, extra, earliest, fromMs),
+      );
+      if (spare !== undefined) return spare;
     }
     // A backfill job held back for live work is looked at again when that work starts (or at
     // its earliest instant, which is in wakeAt).
@@ -509,7 +592,10 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     }
     const now = this.now();
     const exact = (e: EndpointKind) => this.earliestFor(e, now);
-    const yields = job.priority === 'backfill' && this.yieldsToLive(job.endpoint, now, 0, new Map(), exact);
+    const yields =
+      job.priority === 'backfill' &&
+      !job.viaFloor &&
+      this.yieldsToLive(job.endpoint, now, 0, new Map(), exact);
     const at = yields ? Number.POSITIVE_INFINITY : exact(job.endpoint);
     const acquired = at > now ? undefined : this.store.tryAcquire(this.specsFor(job.endpoint, now), now);
     if (acquired === undefined || !acquired.acquired) {
@@ -520,8 +606,9 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
         };
         return;
       }
-      // The instant moved away (a pause, live work, the day is full): queue again.
+      // The instant moved away (a pause, live work, the day is full): queue again, to be chosen anew.
       this.pending.delete(job);
+      job.viaFloor = false;
       job.state = 'queued';
       this.queues[job.priority].pushFront(job);
       done();
@@ -530,12 +617,15 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     }
     this.pending.delete(job);
     job.state = 'started';
+    this.recordShare(job);
     if (job.onAbort !== undefined) job.signal?.removeEventListener('abort', job.onAbort);
     const wait = this.waits[job.priority];
     wait.started++;
     wait.totalMs += now - job.enqueuedAtMs;
     wait.maxMs = Math.max(wait.maxMs, now - job.enqueuedAtMs);
     this.startedPerEndpoint[job.endpoint] = (this.startedPerEndpoint[job.endpoint] ?? 0) + 1;
+    this.ledger.started(job.sourceId, job.endpoint, job.priority, now - job.enqueuedAtMs, now);
+    this.ledger.prune((id) => this.queuedOf(id) > 0);
     this.inFlight++;
     let sent: Promise<unknown>;
     try {
@@ -557,6 +647,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     // The request has arrived by now, whatever the network did: its windows count from here.
     this.store.settle(ticket, this.now());
     this.inFlight--;
+    this.ledger.settled(job.sourceId);
     job.state = 'settled';
     settle();
     this.pump();
@@ -583,6 +674,36 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       this.pending.delete(job);
     }
     settle();
+  }
+
+  /** Counts a start in backfill's reserved shares (see {@link BackfillFloor}); spare backfill starts are extras. */
+  private recordShare(job: Job): void {
+    if (job.priority === 'backfill') {
+      if (job.viaFloor) this.floor.owedStarted(job.endpoint, this.liveWaitsFor(job.endpoint));
+      return;
+    }
+    // Backfill waits while it has a job queued or handed out.
+    const waiting = (e?: EndpointKind): boolean => {
+      const queued =
+        e === undefined ? this.queues.backfill.size : (this.queues.backfill.perEndpoint.get(e) ?? 0);
+      if (queued > 0) return true;
+      for (const other of this.pending)
+        if (other.priority === 'backfill' && (e === undefined || other.endpoint === e)) return true;
+      return false;
+    };
+    this.floor.liveStarted(job.endpoint, { any: waiting(), onEndpoint: waiting(job.endpoint) });
+  }
+
+  /** Whether a live job of `endpoint` is queued or handed out. */
+  private liveWaitsFor(endpoint: EndpointKind): boolean {
+    if ((this.queues.live.perEndpoint.get(endpoint) ?? 0) > 0) return true;
+    for (const job of this.pending) if (job.priority === 'live' && job.endpoint === endpoint) return true;
+    return false;
+  }
+
+  /** Jobs of `sourceId` queued now, both priorities. */
+  private queuedOf(sourceId: string): number {
+    return this.queues.live.queuedOf(sourceId) + this.queues.backfill.queuedOf(sourceId);
   }
 
   private armWake(atMs: number, now: number): void {
@@ -637,6 +758,8 @@ function validate(limits: PlanLimits, options: PlanScheduler['options']): void {
   }
   if (!(options.smoothing >= 0 && options.smoothing <= 1))
     fail(`"smoothing" must be from 0 to 1, got ${options.smoothing}`);
+  if (!(options.backfillShare > 0 && options.backfillShare <= 0.5))
+    fail(`"backfillShare" must be above 0 and at most 0.5, got ${options.backfillShare}`);
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: options.dailyResetTimeZone });
   } catch {
