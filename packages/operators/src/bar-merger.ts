@@ -110,6 +110,8 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
 /** The merger's state; a class, because V8 optimises its field accesses better than closure variables. */
 class SeriesMerger implements BarMerger {
   private readonly byCode = new Map<string, (Series | undefined)[]>();
+  /** Numbers the pushes, to tell which entries a push touched. */
+  private epoch = 0;
 
   constructor(
     private readonly graceMs: number,
@@ -123,7 +125,12 @@ class SeriesMerger implements BarMerger {
       this.pushGap(input as GapMarker, emit);
       return;
     }
-    const raw = Array.isArray(input) ? (input as readonly Bar[]) : [input as Bar];
+    if (!Array.isArray(input)) {
+      const bar = normalizeBar(input as Bar, this.onReport);
+      if (bar !== undefined) this.pushRun(this.seriesOf(bar.code, bar.klineType), [bar], 0, 1, emit);
+      return;
+    }
+    const raw = input as readonly Bar[];
     const bars: Bar[] = [];
     for (const row of raw) {
       const bar = normalizeBar(row, this.onReport);
@@ -205,7 +212,7 @@ class SeriesMerger implements BarMerger {
     to: number,
     emit: (o: MergeBarsOutput) => void,
   ): void {
-    const touched = new Set<Entry>();
+    const touched = ++this.epoch;
     for (let i = from; i < to; i++) {
       const bar = bars[i]!;
       const next = bars[i + 1];
@@ -217,7 +224,7 @@ class SeriesMerger implements BarMerger {
       for (let k = i + 1; k < to && !laterInRun; k++)
         laterInRun = bars[k]!.tsMs > bar.tsMs && sameAnswer(bars[k]!, bar);
       const entry = this.apply(s, bar, laterInRun, emit);
-      if (entry !== undefined) touched.add(entry);
+      if (entry !== undefined) entry.touched = touched;
     }
     if (s.holes.length > 0) resolveHoles(s, bars.slice(from, to));
     this.dropVanished(s, bars, from, to);
@@ -230,6 +237,7 @@ class SeriesMerger implements BarMerger {
    */
   private dropVanished(s: Series, bars: readonly Bar[], from: number, to: number): void {
     const entries = s.entries;
+    if (entries.length < 2 || to - from < 2) return; // needs an unproven bar with one newer, and an answer around it
     for (let k = 0; k < entries.length - 1; k++) {
       const e = entries[k]!;
       if (e.laterInAnswer) continue;
@@ -286,10 +294,11 @@ class SeriesMerger implements BarMerger {
       if (bar.receivedAtMs < existing.firstSeenAtMs) existing.firstSeenAtMs = bar.receivedAtMs;
       // Proven values beat unproven ones (a later read of a final bar that differs would be a
       // provider revision: the first proof stands); otherwise the newer read wins.
-      const provenBefore = this.isProven(s, existing, i - 1);
       const provenNow = laterInAnswer || this.readProves(s, existing, i - 1, bar);
       const newer = bar.readAtMs >= existing.bar.readAtMs;
-      if (provenNow === provenBefore ? newer : provenNow) {
+      if (
+        provenNow ? newer || !this.isProven(s, existing, i - 1) : newer && !this.isProven(s, existing, i - 1)
+      ) {
         existing.bar = bar;
         existing.laterInAnswer = laterInAnswer;
       }
@@ -322,6 +331,8 @@ class SeriesMerger implements BarMerger {
         emitted: undefined,
         revision: 0,
         askedAgain: false,
+        touched: 0,
+        finalByCalendarAtMs: Number.NaN,
       };
       entries.splice(i, 0, entry);
     }
@@ -351,7 +362,10 @@ class SeriesMerger implements BarMerger {
   }
 
   private finalByCalendarAt(s: Series, entry: Entry): number {
-    return barFinalAfterMs(entry.tsMs, s.klineType, s.calendar) + this.graceMs;
+    // Calendar arithmetic is the costly part of a proof: once per bar.
+    if (Number.isNaN(entry.finalByCalendarAtMs))
+      entry.finalByCalendarAtMs = barFinalAfterMs(entry.tsMs, s.klineType, s.calendar) + this.graceMs;
+    return entry.finalByCalendarAtMs;
   }
 
   /**
@@ -364,7 +378,7 @@ class SeriesMerger implements BarMerger {
   }
 
   /** Emits proven bars in order, asks once for a re-read of a closed but unproven one, updates the forming bar. */
-  private settle(s: Series, touched: ReadonlySet<Entry>, emit: (o: MergeBarsOutput) => void): void {
+  private settle(s: Series, touched: number, emit: (o: MergeBarsOutput) => void): void {
     const entries = s.entries;
     // Nothing newer than the start of a hole closes: a bar inside it would bar the missing ones.
     const blockedAfter = s.holes[0]?.afterMs ?? Infinity;
@@ -387,7 +401,7 @@ class SeriesMerger implements BarMerger {
       });
     }
     for (const e of entries) {
-      if (!touched.has(e)) continue;
+      if (e.touched !== touched) continue;
       if (e.emitted !== undefined && sameValues(e.emitted, e.bar)) continue;
       e.emitted = e.bar;
       emit(toUpdate(e.bar, false, e.revision++));
@@ -423,6 +437,6 @@ class SeriesMerger implements BarMerger {
       }
     }
     emit(marker);
-    for (const s of targets) this.settle(s, new Set(), emit);
+    for (const s of targets) this.settle(s, -1, emit);
   }
 }
