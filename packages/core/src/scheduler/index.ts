@@ -1,5 +1,6 @@
-export { PlanScheduler, PLAN_SCHEDULER_DEFAULTS } from './plan-scheduler.js';
-export type { PlanSchedulerOptions } from './plan-scheduler.js';
+export { PlanScheduler } from './plan-scheduler.js';
+export { PLAN_SCHEDULER_DEFAULTS } from './plan-scheduler-options.js';
+export type { PlanSchedulerOptions } from './plan-scheduler-options.js';
 export type {
   PlanSchedulerStats,
   RuleStats,

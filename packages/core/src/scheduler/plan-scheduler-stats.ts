@@ -1,5 +1,8 @@
-import type { EndpointKind, WindowRule } from '../plans.js';
+import type { EndpointKind, PlanLimits, WindowRule } from '../plans.js';
 import type { Priority } from '../request-scheduler.js';
+import type { CalendarDay } from './internal/plan-windows.js';
+import type { RateLimitBackoff } from './internal/rate-limit-backoff.js';
+import type { WindowSpec, WindowStore } from './window-store.js';
 
 /** Wait statistics of one priority (queue entry to start). */
 export interface WaitStats {
@@ -93,4 +96,91 @@ export interface SourceStats {
   /** `recentGranted` over every source's starts in that window (0 when there were none). */
   readonly recentShare: number;
   readonly wait: SourceWaitStats;
+}
+
+/** The window of each source's share of recent starts in `PlanScheduler.stats()`, in ms. */
+export const SOURCE_SHARE_WINDOW_MS = 60_000;
+
+/** Starts since the scheduler was built: waits (queue entry to start) per priority, and per endpoint. */
+export class StartTally {
+  private readonly waits = {
+    live: { started: 0, totalMs: 0, maxMs: 0 },
+    backfill: { started: 0, totalMs: 0, maxMs: 0 },
+  };
+  private readonly perEndpoint: Partial<Record<EndpointKind, number>> = {};
+
+  /** One start of `endpoint` at `priority` after waiting `waitMs`. */
+  started(priority: Priority, endpoint: EndpointKind, waitMs: number): void {
+    const wait = this.waits[priority];
+    wait.started++;
+    wait.totalMs += waitMs;
+    wait.maxMs = Math.max(wait.maxMs, waitMs);
+    this.perEndpoint[endpoint] = (this.perEndpoint[endpoint] ?? 0) + 1;
+  }
+
+  waitStats(): Record<Priority, WaitStats> {
+    const waitStats = (w: { started: number; totalMs: number; maxMs: number }): WaitStats => ({
+      started: w.started,
+      meanWaitMs: w.started === 0 ? 0 : w.totalMs / w.started,
+      maxWaitMs: w.maxMs,
+    });
+    return { live: waitStats(this.waits.live), backfill: waitStats(this.waits.backfill) };
+  }
+
+  startedPerEndpoint(): Partial<Record<EndpointKind, number>> {
+    return { ...this.perEndpoint };
+  }
+}
+
+/** What {@link planSchedulerStats} reads of a scheduler. */
+export interface PlanSchedulerState {
+  readonly limits: PlanLimits;
+  readonly store: WindowStore;
+  /** The calendar day (reset time zone) that contains `atMs`. */
+  readonly day: CalendarDay;
+  readonly queued: Readonly<Record<Priority, number>>;
+  readonly inFlight: number;
+  readonly tally: StartTally;
+  readonly backoff: RateLimitBackoff;
+  readonly sources: readonly SourceStats[];
+}
+
+/**
+ * The snapshot of `PlanScheduler.stats()` at `atMs`. Rule windows are counted over the nominal
+ * window (margin not included), so `fill` reads against the plan as published.
+ */
+export function planSchedulerStats(atMs: number, state: PlanSchedulerState): PlanSchedulerStats {
+  const rules = state.limits.rules.map((rule) => {
+    const spec: WindowSpec = {
+      kind: 'sliding',
+      key: `rule:${rule.id}`,
+      windowMs: rule.windowMs,
+      limit: rule.limit,
+    };
+    const startsInWindow = state.store.count(spec, atMs);
+    return {
+      id: rule.id,
+      scope: rule.scope,
+      windowMs: rule.windowMs,
+      limit: rule.limit,
+      startsInWindow,
+      fill: startsInWindow / rule.limit,
+    };
+  });
+  const { day, backoff } = state;
+  return {
+    atMs,
+    queued: state.queued,
+    inFlight: state.inFlight,
+    waits: state.tally.waitStats(),
+    startedPerEndpoint: state.tally.startedPerEndpoint(),
+    rules,
+    day: { starts: state.store.count(day.spec, atMs), limit: state.limits.perDay, resetsAtMs: day.endMs },
+    rateLimitReports: backoff.reports,
+    pausedUntilMs: atMs < backoff.pausedUntilMs ? backoff.pausedUntilMs : undefined,
+    recoveringUntilMs: atMs < backoff.recoveringUntilMs ? backoff.recoveringUntilMs : undefined,
+    utilisation: Math.max(0, ...rules.map((r) => r.fill)),
+    sources: state.sources,
+    sourceShareWindowMs: SOURCE_SHARE_WINDOW_MS,
+  };
 }

@@ -264,8 +264,8 @@ describe('PlanScheduler fair shares', () => {
 // --- property: random sources on random plans ----------------------------------------------------
 
 /**
- * The documented bound (see PlanScheduler, "Fair shares") for a source whose next job its
- * endpoint's own rules allow: live, the starts of other sources before its next start
+ * The documented bound (see FairShares in internal/fair-shares.ts, "Bound") for a source whose
+ * next job its endpoint's own rules allow: live, the starts of other sources before its next start
  * (`E` = endpoints backfill waits on); backfill, the live starts before it, or the live starts
  * on its endpoint when live work uses that endpoint too (`shared`).
  */
