@@ -110,7 +110,7 @@ async function rows(dir = out): Promise<{ code: string; tsMs: number }[]> {
 }
 
 describe('quoteflow sync --redis', () => {
-  it('runs two processes as one client: codes divided, one dataset, each closed bar once, no refusal', async () => {
+  it('runs two processes as one client: both take part, one dataset, each closed bar once, no refusal', async () => {
     const [a, b] = await Promise.all([sync(), sync()]);
     expect(a.code, a.stderr).toBe(0);
     expect(b.code, b.stderr).toBe(0);
@@ -118,14 +118,17 @@ describe('quoteflow sync --redis', () => {
       expect(r.stderr).not.toContain(TOKEN);
       expect(r.stdout).not.toContain(TOKEN);
     }
-    // Both held a share at some point (the log names each assignment).
+    // Both took part in the assignment (the log names each one). The share sizes are not asserted:
+    // rendezvous hashing can give all 8 codes to one of 2 workers (1 time in 128); an even division
+    // is issue 11's work.
     const held = (stderr: string) =>
       stderr
         .split('\n')
         .filter((l) => l.includes('cluster assignment'))
         .map((l) => (JSON.parse(l) as { held: number }).held);
-    expect(held(a.stderr).some((n) => n > 0 && n < CODES.length)).toBe(true);
-    expect(held(b.stderr).some((n) => n > 0 && n < CODES.length)).toBe(true);
+    expect(held(a.stderr).length, a.stderr).toBeGreaterThan(0);
+    expect(held(b.stderr).length, b.stderr).toBeGreaterThan(0);
+    expect(Math.max(...held(a.stderr), ...held(b.stderr))).toBeLessThanOrEqual(CODES.length);
 
     expect(sim.log.refused()).toEqual([]);
     const all = await rows();
@@ -142,7 +145,7 @@ describe('quoteflow sync --redis', () => {
     }
   });
 
-  it('runs a pipeline file with redis: on two processes, each syncing its share of the codes', async () => {
+  it('runs a pipeline file with redis on two processes that both take part, each code synced once', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'qf-cluster-run-'));
     try {
       const yaml = join(dir, 'pipeline.yaml');
@@ -168,8 +171,11 @@ describe('quoteflow sync --redis', () => {
           .split('\n')
           .filter((l) => l.includes('cluster assignment'))
           .map((l) => (JSON.parse(l) as { held: number }).held);
-      expect(held(a.stderr).some((n) => n > 0 && n < 4)).toBe(true);
-      expect(held(b.stderr).some((n) => n > 0 && n < 4)).toBe(true);
+      // Both joined the cluster and took part in the assignment. Rendezvous hashing does not promise
+      // an even split: with 4 codes and 2 workers one worker gets all of them 1 time in 8 (issue 11:
+      // even division), so the share sizes are not asserted here.
+      expect(held(a.stderr).length, a.stderr).toBeGreaterThan(0);
+      expect(held(b.stderr).length, b.stderr).toBeGreaterThan(0);
       const all = await rows(join(dir, 'data'));
       const keys = all.map((r) => `${r.code}|${r.tsMs}`);
       expect(keys.length).toBe(new Set(keys).size);

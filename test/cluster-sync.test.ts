@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, syntheticCatalogue, type SimEndpoint, type Simulator } from '@quoteflow/simulator';
 import { arrivalBoundBreaches, type TimedRequest } from './support/redis-arrival-check.js';
 import { testRedis, type TestRedis } from './support/redis-server.js';
@@ -188,15 +188,25 @@ describe('three sync workers on one token', () => {
     expect(takeoverMs).toBeLessThan(HEARTBEAT_MS * 4 + 3_000);
 
     // Bars keep closing; the survivors re-read their new share, backfill it and must write them:
-    // run until a 1-minute bar has closed after the kill (at most a minute) and 10 s more to prove
-    // and write it, and at least 10 s after the takeover.
+    // run until a 1-minute bar has closed after the kill (at most a minute), at least 10 s after the
+    // takeover, and until each survivor's live poll has read the bars after that close (the read
+    // that proves the closed bar final), however long the load on the machine makes that take.
     const closedAfterKillMs = Math.ceil((killedAtMarketMs + 1) / 60_000) * 60_000;
     await new Promise((r) =>
-      setTimeout(
-        r,
-        Math.max(takenOverAt + 10_000 - Date.now(), closedAfterKillMs + 10_000 - sim.marketNow()),
-      ),
+      setTimeout(r, Math.max(takenOverAt + 10_000 - Date.now(), closedAfterKillMs + 1_000 - sim.marketNow())),
     );
+    const provenFrom = Math.max(takenOverAt, closedAfterKillMs) + 500;
+    await vi.waitFor(
+      () =>
+        expect(
+          sim.log
+            .entries()
+            .filter((e) => e.endpoint === 'batch-kline' && e.status === 200 && e.arrivalMs >= provenFrom)
+            .length,
+        ).toBeGreaterThanOrEqual(4),
+      { timeout: 60_000, interval: 200 },
+    );
+    await new Promise((r) => setTimeout(r, 1_000)); // the answers are merged and handed to the writer
     w1.child.kill('SIGTERM');
     w2.child.kill('SIGTERM');
     expect(await w1.exited, w1.stderr).toBe(0);
