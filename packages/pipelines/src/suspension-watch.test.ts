@@ -244,6 +244,7 @@ describe('suspensionWatch', () => {
       .map((e) => e.arrivalMs);
     for (let i = 1; i < arrivals.length; i++)
       expect(arrivals[i]! - arrivals[i - 1]!).toBeGreaterThanOrEqual(60_000);
-    expect(summary.polls).toBeGreaterThanOrEqual(3);
+    // Every query counts as a poll, but the stop may cut off the answer of the last one.
+    expect(summary.polls).toBeGreaterThanOrEqual(arrivals.length - 1);
   });
 });
