@@ -109,6 +109,15 @@ async function rows(dir = out): Promise<{ code: string; tsMs: number }[]> {
   return found;
 }
 
+/** How many codes a worker held after its last assignment (from its log), or undefined. */
+function lastHeld(stderr: string): number | undefined {
+  return stderr
+    .split('\n')
+    .filter((l) => l.includes('cluster assignment'))
+    .map((l) => (JSON.parse(l) as { held: number }).held)
+    .at(-1);
+}
+
 describe('quoteflow sync --redis', () => {
   it('runs two processes as one client: both take part, one dataset, each closed bar once, no refusal', async () => {
     const [a, b] = await Promise.all([sync(), sync()]);
@@ -118,17 +127,9 @@ describe('quoteflow sync --redis', () => {
       expect(r.stderr).not.toContain(TOKEN);
       expect(r.stdout).not.toContain(TOKEN);
     }
-    // Both took part in the assignment (the log names each one). The share sizes are not asserted:
-    // rendezvous hashing can give all 8 codes to one of 2 workers (1 time in 128); an even division
-    // is issue 11's work.
-    const held = (stderr: string) =>
-      stderr
-        .split('\n')
-        .filter((l) => l.includes('cluster assignment'))
-        .map((l) => (JSON.parse(l) as { held: number }).held);
-    expect(held(a.stderr).length, a.stderr).toBeGreaterThan(0);
-    expect(held(b.stderr).length, b.stderr).toBeGreaterThan(0);
-    expect(Math.max(...held(a.stderr), ...held(b.stderr))).toBeLessThanOrEqual(CODES.length);
+    // Both took part, and the division ended even: 4 codes each (bounded-load rendezvous).
+    expect(lastHeld(a.stderr), a.stderr).toBe(CODES.length / 2);
+    expect(lastHeld(b.stderr), b.stderr).toBe(CODES.length / 2);
 
     expect(sim.log.refused()).toEqual([]);
     const all = await rows();
@@ -166,16 +167,9 @@ describe('quoteflow sync --redis', () => {
       const [a, b] = await Promise.all([quoteflow(['run', yaml]), quoteflow(['run', yaml])]);
       expect(a.code, a.stderr).toBe(0);
       expect(b.code, b.stderr).toBe(0);
-      const held = (stderr: string) =>
-        stderr
-          .split('\n')
-          .filter((l) => l.includes('cluster assignment'))
-          .map((l) => (JSON.parse(l) as { held: number }).held);
-      // Both joined the cluster and took part in the assignment. Rendezvous hashing does not promise
-      // an even split: with 4 codes and 2 workers one worker gets all of them 1 time in 8 (issue 11:
-      // even division), so the share sizes are not asserted here.
-      expect(held(a.stderr).length, a.stderr).toBeGreaterThan(0);
-      expect(held(b.stderr).length, b.stderr).toBeGreaterThan(0);
+      // Both joined the cluster, and the division ended even: 2 of the 4 codes each.
+      expect(lastHeld(a.stderr), a.stderr).toBe(2);
+      expect(lastHeld(b.stderr), b.stderr).toBe(2);
       const all = await rows(join(dir, 'data'));
       const keys = all.map((r) => `${r.code}|${r.tsMs}`);
       expect(keys.length).toBe(new Set(keys).size);

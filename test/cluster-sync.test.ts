@@ -156,12 +156,12 @@ describe('three sync workers on one token', () => {
       Worker,
     ];
 
-    // All three hold a share, together every code exactly once.
+    // All three hold an even share (10 codes each), together every code exactly once.
     await until(
       () => {
         const held = [w1, w2, w3].map(heldBy);
         return (
-          held.every((h) => h.length > 0) &&
+          held.every((h) => h.length === CODES.length / 3) &&
           held.flat().length === CODES.length &&
           new Set(held.flat()).size === CODES.length
         );
@@ -177,8 +177,13 @@ describe('three sync workers on one token', () => {
     w3.child.kill('SIGKILL');
     const takenOverAt = await until(
       () => {
-        const held = [w1, w2].map(heldBy).flat();
-        return deadItems.every((code) => held.includes(code)) && held.length === CODES.length;
+        const shares = [w1, w2].map(heldBy);
+        const held = shares.flat();
+        return (
+          deadItems.every((code) => held.includes(code)) &&
+          held.length === CODES.length &&
+          shares.every((share) => share.length === CODES.length / 2)
+        );
       },
       30_000,
       'takeover',

@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { ClusterMembership, MembershipView } from './cluster-membership.js';
-import { rendezvousShare } from './rendezvous.js';
+import { balancedShares } from './rendezvous.js';
 
 /** A running piece of work over a set of items (e.g. a `klineSync` over some codes). */
 export interface ShareableRun<S> {
@@ -22,6 +22,13 @@ export interface ClusterSyncOptions<S> {
   readonly signal?: AbortSignal;
   /** Assignment changes, for logs and for measuring takeover time. */
   readonly onEvent?: (event: ClusterSyncEvent) => void;
+  /**
+   * Before its first claim, a worker waits until the member set has not changed for this long
+   * (capped at 3× it in all), so workers started together divide the items from the first moment
+   * instead of the first one claiming everything and handing most of it over. In ms.
+   * @defaultValue 1.5 × the membership's heartbeat
+   */
+  readonly startSettleMs?: number;
 }
 
 /** What {@link clusterSync} reports. */
@@ -54,7 +61,8 @@ export interface ClusterSyncHandle<S> {
 
 /**
  * Divides `items` among the live workers of a group, without a coordinator: each worker computes
- * its share by rendezvous hashing over the live member set it reads from Redis, claims the items
+ * its share ({@link balancedShares}: rendezvous hashing with bounded loads, so shares differ by at
+ * most one item) over the live member set it reads from Redis, claims the items
  * of its share (an item is taken only once its previous holder released it or died), and runs
  * `run(held)`. When the member set changes, the worker stops its run (the run flushes its
  * in-flight work), releases the items it lost, claims the ones it gained and starts a new run,
@@ -100,6 +108,26 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     }
   };
 
+  // Until the member set has settled, no claim (see `startSettleMs`).
+  const settleMs = options.startSettleMs ?? membership.heartbeatMs * 1.5;
+  let settled = settleMs <= 0;
+  let settleTimer: NodeJS.Timeout | undefined;
+  let settleDeadline: number | undefined;
+  const settleThenSchedule = (): void => {
+    if (settled) return schedule();
+    const now = Date.now();
+    settleDeadline ??= now + settleMs * 3;
+    if (settleTimer !== undefined) clearTimeout(settleTimer);
+    settleTimer = setTimeout(
+      () => {
+        settleTimer = undefined;
+        settled = true;
+        schedule();
+      },
+      Math.max(0, Math.min(settleMs, settleDeadline - now)),
+    );
+  };
+
   const schedule = (): void => {
     if (queued || stopped) return;
     queued = true;
@@ -123,7 +151,9 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
   const reconcile = async (): Promise<void> => {
     if (retry !== undefined) clearTimeout(retry);
     retry = undefined;
-    const wanted = new Set(view.fenced ? [] : rendezvousShare(items, view.members, membership.workerId));
+    const wanted = new Set(
+      view.fenced ? [] : (balancedShares(items, view.members).get(membership.workerId) ?? []),
+    );
     const lost = [...held].filter((item) => !wanted.has(item));
     const missing = [...wanted].filter((item) => !held.has(item));
     if (lost.length === 0 && missing.length === 0) return;
@@ -187,6 +217,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       stopped = true;
       subscription?.unsubscribe();
       if (retry !== undefined) clearTimeout(retry);
+      if (settleTimer !== undefined) clearTimeout(settleTimer);
       options.signal?.removeEventListener('abort', onAbort);
       await chain.catch(() => undefined);
       await stopRun();
@@ -212,7 +243,9 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     subscription = membership.views$.subscribe((v) => {
       view = v;
       emit({ type: 'members', atMs: Date.now(), members: v.members, fenced: v.fenced });
-      schedule();
+      // A fence stops the work at once; otherwise the first claim waits for the set to settle.
+      if (v.fenced) schedule();
+      else settleThenSchedule();
     });
     membership.start();
   }

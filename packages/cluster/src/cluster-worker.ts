@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { PlanLimits } from '@quoteflow/core';
+import { ClusterError } from './cluster-error.js';
 import { ClusterMembership } from './cluster-membership.js';
 import {
   clusterSync,
@@ -7,6 +9,7 @@ import {
   type ClusterSyncHandle,
   type ShareableRun,
 } from './cluster-sync.js';
+import { redactRedisUrl } from './internal/redact-redis-url.js';
 import { SharedPlanScheduler } from './shared-plan-scheduler.js';
 import type { RedisQuotaEvent, RedisQuotaOptions } from './redis-quota.js';
 
@@ -82,6 +85,38 @@ export class ClusterWorker implements AsyncDisposable {
       ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
     });
+  }
+
+  /**
+   * Resolves once Redis answers; rejects with `ClusterError` `QF_REDIS_UNREACHABLE` (naming Redis,
+   * never its password) when it has not answered within `timeoutMs`, so a worker pointed at the
+   * wrong address fails loudly instead of waiting for ever. Asks every 500 ms.
+   */
+  async connect(options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void> {
+    const deadline = Date.now() + options.timeoutMs;
+    let lastError: unknown;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      try {
+        await this.scheduler.quota.ping();
+        return;
+      } catch (error) {
+        lastError = error;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new ClusterError(
+          'QF_REDIS_UNREACHABLE',
+          `Redis at ${redactRedisUrl(this.options.redis)} did not answer within ${Math.round(options.timeoutMs / 1000)} s`,
+          { cause: lastError },
+        );
+      }
+      await sleep(
+        Math.min(500, left),
+        undefined,
+        options.signal === undefined ? {} : { signal: options.signal },
+      );
+    }
   }
 
   /**

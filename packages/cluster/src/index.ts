@@ -4,7 +4,7 @@ export { RedisQuota, REDIS_QUOTA_DEFAULTS } from './redis-quota.js';
 export type { RedisQuotaOptions, RedisQuotaEvent, RedisQuotaStats, Reservation } from './redis-quota.js';
 export { SharedPlanScheduler } from './shared-plan-scheduler.js';
 export type { SharedPlanSchedulerOptions, SharedPlanSchedulerStats } from './shared-plan-scheduler.js';
-export { rendezvousOwner, rendezvousShare } from './rendezvous.js';
+export { rendezvousOwner, rendezvousShare, balancedShares } from './rendezvous.js';
 export { ClusterMembership, CLUSTER_MEMBERSHIP_DEFAULTS } from './cluster-membership.js';
 export type { ClusterMembershipOptions, MembershipView } from './cluster-membership.js';
 export { clusterSync } from './cluster-sync.js';

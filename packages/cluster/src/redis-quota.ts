@@ -278,6 +278,11 @@ export class RedisQuota implements AsyncDisposable {
     return this.closing !== undefined;
   }
 
+  /** Resolves when Redis answers a PING (within the command timeout); rejects otherwise. */
+  async ping(): Promise<void> {
+    await this.handle.client.ping();
+  }
+
   /**
    * Resolves once one start of `endpoint` is recorded in the shared quota: the request may leave
    * now. Waits while a rule, a shared pause or Redis being away blocks. Rejects with the signal's

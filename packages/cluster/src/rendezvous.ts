@@ -48,6 +48,49 @@ export function rendezvousOwner(item: string, members: readonly string[]): strin
   return best;
 }
 
+/**
+ * Divides `items` among `members` as evenly as possible (every member holds ⌊n/m⌋ or ⌈n/m⌉ items)
+ * while keeping rendezvous hashing's stability: items are taken in an order fixed by their own hash,
+ * and each goes to the member of highest weight that still has room. Every worker that sees the
+ * same items and members computes the same division without talking to the others; when a member
+ * joins or leaves, most items stay where they were (plain rendezvous hashing moves only the
+ * departed member's items but can give one member all of them: 1 time in 8 for 4 items on 2 workers).
+ * Returns member → items in input order; members without items map to `[]`.
+ *
+ * @example
+ * ```ts
+ * balancedShares(['A', 'B', 'C', 'D'], ['w1', 'w2']); // e.g. w1 → [A, D], w2 → [B, C], on every worker
+ * ```
+ */
+export function balancedShares(items: readonly string[], members: readonly string[]): Map<string, string[]> {
+  const shares = new Map<string, string[]>(members.map((m) => [m, []]));
+  if (members.length === 0) return shares;
+  const unique = [...new Set(items)];
+  const floor = Math.floor(unique.length / members.length);
+  let extras = unique.length % members.length; // members that may hold one more than `floor`
+  const owner = new Map<string, string>();
+  const load = new Map<string, number>(members.map((m) => [m, 0]));
+  const byOwnHash = unique
+    .map((item) => ({ item, w: weight('', item) }))
+    .sort((a, b) => b.w - a.w || (a.item < b.item ? -1 : 1));
+  for (const { item } of byOwnHash) {
+    const ranked = members
+      .map((member) => ({ member, w: weight(member, item) }))
+      .sort((a, b) => b.w - a.w || (a.member < b.member ? -1 : 1));
+    for (const { member } of ranked) {
+      const held = load.get(member)!;
+      if (held < floor || (held === floor && extras > 0)) {
+        if (held === floor) extras--;
+        load.set(member, held + 1);
+        owner.set(item, member);
+        break;
+      }
+    }
+  }
+  for (const item of unique) shares.get(owner.get(item)!)!.push(item);
+  return shares;
+}
+
 /** The items of `items` that {@link rendezvousOwner} gives to `member`, in input order. */
 export function rendezvousShare(
   items: readonly string[],

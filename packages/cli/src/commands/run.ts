@@ -4,6 +4,7 @@ import type { Exchange } from '@quoteflow/core';
 import type { PipelineHandle } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import type { PipelineStep } from '../internal/pipeline-file.js';
+import { redisConnectTimeoutMs } from '../internal/redis-connect-timeout.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
@@ -124,6 +125,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       ctx.logger.warn({ pipeline: name, err: error instanceof Error ? error.message : error }, message);
     const handles: [string, PipelineHandle<unknown>][] = [];
     try {
+      await worker?.connect({ timeoutMs: redisConnectTimeoutMs(spec.duration), signal: stopper.signal });
       spec.pipelines.forEach((step, i) => {
         const name = step.name ?? `pipelines[${i}]`;
         const files =

@@ -7,6 +7,7 @@ import type { CommandContext } from '../command-context.js';
 import { CliMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
 import { KlineProgress } from './kline-progress.js';
+import { redisConnectTimeoutMs } from './redis-connect-timeout.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** What `backfill` and `sync` hand to the K-line sync pipeline. */
@@ -80,6 +81,8 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       ? undefined
       : setTimeout(() => stopper.abort(new Error('duration reached')), run.durationS * 1000);
   try {
+    // Redis that does not answer fails the command (exit 1) within 30 s or the --duration.
+    await worker?.connect({ timeoutMs: redisConnectTimeoutMs(run.durationS), signal: stopper.signal });
     const start = (codes: readonly string[]) =>
       klineSync({
         client,
