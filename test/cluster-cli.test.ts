@@ -54,7 +54,10 @@ function quoteflow(args: string[]): Promise<{ code: number | null; stderr: strin
   return new Promise((res) => child.on('close', (code) => res({ code, stdout, stderr })));
 }
 
-function sync(): Promise<{ code: number | null; stderr: string; stdout: string }> {
+function sync(
+  redisUrl = redis.url,
+  dir = out,
+): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const child = spawn(
     BIN,
     [
@@ -66,13 +69,13 @@ function sync(): Promise<{ code: number | null; stderr: string; stdout: string }
       '--bars',
       '5',
       '--out',
-      out,
+      dir,
       '--format',
       'ndjson',
       '--duration',
       '20',
       '--redis',
-      redis.url,
+      redisUrl,
     ],
     {
       env: {
@@ -145,6 +148,26 @@ describe('quoteflow sync --redis', () => {
       for (let i = 1; i < ts.length; i++) expect(ts[i]! - ts[i - 1]!, `${code} gap`).toBe(60_000);
     }
   });
+
+  it('fails with exit 1 naming Redis, without a request or a file, when Redis does not answer at start', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'qf-cluster-noredis-'));
+    try {
+      const requestsBefore = sim.log.entries().length;
+      const startedAt = Date.now();
+      const r = await sync('redis://:secret-pw@127.0.0.1:1', dir);
+      const elapsedMs = Date.now() - startedAt;
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/? did not answer within 30 s/);
+      expect(r.stderr).not.toContain('secret-pw');
+      expect(r.stderr).not.toContain(TOKEN);
+      // The contract's bound: 30 s or --duration (20 s here), whichever is longer, plus start-up.
+      expect(elapsedMs).toBeLessThan(45_000);
+      expect(sim.log.entries().length).toBe(requestsBefore);
+      expect(await rows(dir).catch(() => [])).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('runs a pipeline file with redis on two processes that both take part, each code synced once', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'qf-cluster-run-'));

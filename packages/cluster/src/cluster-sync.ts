@@ -51,6 +51,9 @@ export type ClusterSyncEvent =
     }
   | { readonly type: 'warning'; readonly atMs: number; readonly message: string; readonly error?: unknown };
 
+/** While a worker is fenced (Redis away), a `warning` event repeats this often, in ms. */
+export const FENCED_REMINDER_MS = 5_000;
+
 /** A running {@link clusterSync}. */
 export interface ClusterSyncHandle<S> {
   /** Resolves with the result of every run this worker made, after `stop()` or the signal. */
@@ -210,6 +213,24 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     );
   };
 
+  // A fenced worker does nothing until Redis returns: say so every few seconds, not once.
+  let reminder: NodeJS.Timeout | undefined;
+  const remindWhileFenced = (fenced: boolean): void => {
+    if (!fenced || stopped) {
+      if (reminder !== undefined) clearInterval(reminder);
+      reminder = undefined;
+      return;
+    }
+    const since = Date.now();
+    reminder ??= setInterval(() => {
+      emit({
+        type: 'warning',
+        atMs: Date.now(),
+        message: `Redis unreachable for ${Math.round((Date.now() - since) / 1000)} s: this worker holds no series until it answers`,
+      });
+    }, FENCED_REMINDER_MS);
+  };
+
   let subscription: Subscription | undefined;
   let stopping: Promise<S[]> | undefined;
   const stop = (): Promise<S[]> => {
@@ -218,6 +239,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       subscription?.unsubscribe();
       if (retry !== undefined) clearTimeout(retry);
       if (settleTimer !== undefined) clearTimeout(settleTimer);
+      remindWhileFenced(false);
       options.signal?.removeEventListener('abort', onAbort);
       await chain.catch(() => undefined);
       await stopRun();
@@ -246,6 +268,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       // A fence stops the work at once; otherwise the first claim waits for the set to settle.
       if (v.fenced) schedule();
       else settleThenSchedule();
+      remindWhileFenced(v.fenced);
     });
     membership.start();
   }

@@ -1,13 +1,13 @@
 export { ClusterError, CLUSTER_ERROR_CODES } from './cluster-error.js';
 export type { ClusterErrorCode } from './cluster-error.js';
-export { RedisQuota, REDIS_QUOTA_DEFAULTS } from './redis-quota.js';
+export { RedisQuota, REDIS_QUOTA_DEFAULTS, REDIS_UNAVAILABLE_REMINDER_MS } from './redis-quota.js';
 export type { RedisQuotaOptions, RedisQuotaEvent, RedisQuotaStats, Reservation } from './redis-quota.js';
 export { SharedPlanScheduler } from './shared-plan-scheduler.js';
 export type { SharedPlanSchedulerOptions, SharedPlanSchedulerStats } from './shared-plan-scheduler.js';
 export { rendezvousOwner, rendezvousShare, balancedShares } from './rendezvous.js';
 export { ClusterMembership, CLUSTER_MEMBERSHIP_DEFAULTS } from './cluster-membership.js';
 export type { ClusterMembershipOptions, MembershipView } from './cluster-membership.js';
-export { clusterSync } from './cluster-sync.js';
+export { clusterSync, FENCED_REMINDER_MS } from './cluster-sync.js';
 export type {
   ClusterSyncOptions,
   ClusterSyncEvent,

@@ -63,7 +63,13 @@ export interface RedisQuotaOptions {
 
 /** What {@link RedisQuotaOptions.onEvent} reports. */
 export type RedisQuotaEvent =
-  | { readonly type: 'redis-unavailable'; readonly atMs: number; readonly error: string }
+  | {
+      readonly type: 'redis-unavailable';
+      readonly atMs: number;
+      readonly error: string;
+      /** On the reminders repeated every {@link REDIS_UNAVAILABLE_REMINDER_MS} of an outage: how long it has lasted. */
+      readonly downMs?: number;
+    }
   | { readonly type: 'redis-available'; readonly atMs: number; readonly downMs: number }
   | { readonly type: 'state-reset'; readonly atMs: number; readonly epoch: string };
 
@@ -88,6 +94,9 @@ export const REDIS_QUOTA_DEFAULTS = {
   keyPrefix: 'qf',
   commandTimeoutMs: 1_000,
 } as const;
+
+/** While Redis stays away, `redis-unavailable` is reported again this often, in ms. */
+export const REDIS_UNAVAILABLE_REMINDER_MS = 5_000;
 
 /** A snapshot of {@link RedisQuota.stats}. */
 export interface RedisQuotaStats {
@@ -211,6 +220,7 @@ export class RedisQuota implements AsyncDisposable {
   private refusedAttempts = 0;
   private available = true;
   private downSinceMs = 0;
+  private remindedAtMs = 0;
   private outages = 0;
   private outageMs = 0;
 
@@ -604,11 +614,21 @@ export class RedisQuota implements AsyncDisposable {
 
   private async redisUnavailable(error: unknown): Promise<void> {
     if (this.closed) return;
+    const now = Date.now();
     if (this.available) {
       this.available = false;
-      this.downSinceMs = Date.now();
+      this.downSinceMs = this.remindedAtMs = now;
       this.outages++;
-      this.onEvent({ type: 'redis-unavailable', atMs: this.downSinceMs, error: describe(error) });
+      this.onEvent({ type: 'redis-unavailable', atMs: now, error: describe(error) });
+    } else if (now - this.remindedAtMs >= REDIS_UNAVAILABLE_REMINDER_MS) {
+      // Requests wait while Redis is away: say so every few seconds, not once.
+      this.remindedAtMs = now;
+      this.onEvent({
+        type: 'redis-unavailable',
+        atMs: now,
+        error: describe(error),
+        downMs: now - this.downSinceMs,
+      });
     }
     // Wait for the connection to come back, but re-try at least every second: a timed-out
     // command leaves the connection "ready" although Redis does not answer.

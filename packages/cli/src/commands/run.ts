@@ -4,6 +4,7 @@ import type { Exchange } from '@quoteflow/core';
 import type { PipelineHandle } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import type { PipelineStep } from '../internal/pipeline-file.js';
+import { logClusterEvent } from '../internal/log-cluster-event.js';
 import { redisConnectTimeoutMs } from '../internal/redis-connect-timeout.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
@@ -88,11 +89,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
             limits: planLimits(service.plan),
             group: 'run',
             ...(spec.redis?.heartbeatMs === undefined ? {} : { heartbeatMs: spec.redis.heartbeatMs }),
-            onEvent: (e) =>
-              ctx.logger.info(
-                e.type === 'assignment' ? { ...e, held: e.held.length } : e,
-                `cluster ${e.type}`,
-              ),
+            onEvent: (e) => logClusterEvent(ctx.logger, e),
           });
     const share = <S>(
       name: string,
@@ -125,7 +122,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       ctx.logger.warn({ pipeline: name, err: error instanceof Error ? error.message : error }, message);
     const handles: [string, PipelineHandle<unknown>][] = [];
     try {
-      await worker?.connect({ timeoutMs: redisConnectTimeoutMs(spec.duration), signal: stopper.signal });
+      await worker?.connect({ timeoutMs: redisConnectTimeoutMs(spec.duration), signal: ctx.signal });
       spec.pipelines.forEach((step, i) => {
         const name = step.name ?? `pipelines[${i}]`;
         const files =

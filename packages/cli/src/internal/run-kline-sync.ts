@@ -7,6 +7,7 @@ import type { CommandContext } from '../command-context.js';
 import { CliMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
 import { KlineProgress } from './kline-progress.js';
+import { logClusterEvent } from './log-cluster-event.js';
 import { redisConnectTimeoutMs } from './redis-connect-timeout.js';
 import type { ServiceOptions } from './service-options.js';
 
@@ -43,8 +44,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
           token: run.service.token,
           limits: planLimits(run.service.plan),
           group: syncGroupName(run.codes, run.klineTypes),
-          onEvent: (e) =>
-            ctx.logger.info(e.type === 'assignment' ? { ...e, held: e.held.length } : e, `cluster ${e.type}`),
+          onEvent: (e) => logClusterEvent(ctx.logger, e),
         });
   const client = createClient(run.service, ctx.logger, metrics, worker?.scheduler, run.clock);
   const estimate = estimatePlan(
@@ -82,7 +82,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       : setTimeout(() => stopper.abort(new Error('duration reached')), run.durationS * 1000);
   try {
     // Redis that does not answer fails the command (exit 1) within 30 s or the --duration.
-    await worker?.connect({ timeoutMs: redisConnectTimeoutMs(run.durationS), signal: stopper.signal });
+    await worker?.connect({ timeoutMs: redisConnectTimeoutMs(run.durationS), signal: ctx.signal });
     const start = (codes: readonly string[]) =>
       klineSync({
         client,
