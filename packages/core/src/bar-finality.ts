@@ -1,4 +1,6 @@
 import type { KlineType } from './domain.js';
+import { tradingSegmentsOn } from './calendar/trading-segments-on.js';
+import { surelyTradingMsBetween } from './calendar/weekly-pause.js';
 import { KLINE_PERIOD_MS, type TradingCalendar } from './markets.js';
 import {
   addLocalDays,
@@ -8,7 +10,6 @@ import {
   parseLocalDate,
   sessionAtOrAfter,
   weekdayOfDate,
-  zonedWallClockMs,
   type LocalDate,
   type TradingSession,
 } from './trading-sessions.js';
@@ -30,15 +31,6 @@ const DAY_MS = 86_400_000;
 /** Whether `calendar` trades in sessions (stocks) rather than around the clock. */
 function hasSessions(calendar: TradingCalendar): boolean {
   return calendar.segments.length > 0;
-}
-
-/** Monday-based week number of a local date (1970-01-05 was a Monday). */
-function weekNumber(date: LocalDate): number {
-  return Math.floor((Date.UTC(date[0], date[1] - 1, date[2]) / DAY_MS + 3) / 7);
-}
-
-function monthNumber(date: LocalDate): number {
-  return date[0] * 12 + date[1] - 1;
 }
 
 /** The last session of the week (Monday-Sunday, exchange-local) that holds `session`. */
@@ -108,24 +100,53 @@ export function tradingDateOf(tsMs: number, calendar: TradingCalendar): string {
   return session?.date ?? formatLocalDate(localDateOf(tsMs, calendar));
 }
 
-/** Trading time (inside session segments) between instants `fromMs` and `toMs` on local date `date`. */
+/** Trading time (inside the day's session segments) between instants `fromMs` and `toMs` on local date `date`. */
 function tradingMsOn(calendar: TradingCalendar, date: LocalDate, fromMs: number, toMs: number): number {
   let total = 0;
-  for (const [startOfDay, endOfDay] of calendar.segments) {
-    const start = zonedWallClockMs(calendar, date, startOfDay);
-    const end = zonedWallClockMs(calendar, date, endOfDay);
+  for (const [start, end] of tradingSegmentsOn(calendar, date)) {
     const overlap = Math.min(end, toMs) - Math.max(start, fromMs);
     if (overlap > 0) total += overlap;
   }
   return total;
 }
 
+/** Whether a session opens after `afterMs` and before local date `beforeDate` (`YYYY-MM-DD`). */
+function sessionBetween(afterMs: number, beforeDate: string, calendar: TradingCalendar): boolean {
+  const next = sessionAtOrAfter(afterMs, calendar);
+  return next !== undefined && next.date < beforeDate;
+}
+
+/** The first local date (`YYYY-MM-DD`) of the Monday-Sunday week that holds `date`. */
+function mondayOf(date: string): string {
+  const d = parseLocalDate(date);
+  return formatLocalDate(addLocalDays(d, -((weekdayOfDate(d) + 6) % 7)));
+}
+
+/** Whether bars of an around-the-clock series must be missing between labels `aMs < bMs`. */
+function aroundTheClockMissing(
+  aMs: number,
+  bMs: number,
+  klineType: KlineType,
+  calendar: TradingCalendar,
+): boolean {
+  const periodMs = KLINE_PERIOD_MS[klineType] ?? (klineType === 8 ? DAY_MS : undefined);
+  if (periodMs !== undefined) {
+    if (bMs - aMs <= periodMs) return false;
+    // Forex and the like: a bar is expected only where every provider's week trades.
+    return calendar.id === 'FX' ? surelyTradingMsBetween(aMs + periodMs, bMs) > 0 : true;
+  }
+  if (klineType === 9) return bMs - aMs > 7 * DAY_MS;
+  return bMs - aMs > 31 * DAY_MS;
+}
+
 /**
  * Whether bars of the series must be missing between two consecutive labels `aMs < bMs`, under
  * every labelling: a gap is reported only when each reading agrees one is missing, so a labelling
  * never causes a false report (a single missing bar at a session's edge may go unreported under
- * clock-hour labels). Weekends count as closed; holidays are not modelled yet, so a holiday can
- * still look like a gap for daily and intraday stock series.
+ * clock-hour labels). Weekends, holidays and lunch breaks hold no bars (the exchange calendar);
+ * forex, metals, energy and CFDs expect bars only from Monday 00:00 UTC to Friday 17:00 New York,
+ * where every provider's week agrees (`weekly-pause.ts`). Past the end of an exchange's holiday
+ * data weekdays count as sessions, so a holiday there can still look like a gap.
  */
 export function barsMissingBetween(
   aMs: number,
@@ -134,23 +155,23 @@ export function barsMissingBetween(
   calendar: TradingCalendar,
 ): boolean {
   if (!(bMs > aMs)) return false;
+  if (!hasSessions(calendar)) return aroundTheClockMissing(aMs, bMs, klineType, calendar);
   const periodMs = KLINE_PERIOD_MS[klineType];
-  if (!hasSessions(calendar)) {
-    if (periodMs !== undefined) return bMs - aMs > periodMs;
-    if (klineType === 8) return bMs - aMs > DAY_MS;
-    if (klineType === 9) return bMs - aMs > 7 * DAY_MS;
-    return bMs - aMs > 31 * DAY_MS;
-  }
   const sa = sessionAtOrAfter(aMs, calendar);
   const sb = sessionAtOrAfter(bMs, calendar);
   if (sa === undefined || sb === undefined) return false;
+  if (klineType === 9) {
+    if (mondayOf(sa.date) === mondayOf(sb.date)) return false;
+    return sessionBetween(lastSessionOfWeek(sa, calendar).closeMs, mondayOf(sb.date), calendar);
+  }
+  if (klineType === 10) {
+    if (sa.date.slice(0, 7) === sb.date.slice(0, 7)) return false;
+    return sessionBetween(lastSessionOfMonth(sa, calendar).closeMs, `${sb.date.slice(0, 7)}-01`, calendar);
+  }
+  const dayBetween = sa.date !== sb.date && sessionBetween(sa.closeMs, sb.date, calendar);
+  if (periodMs === undefined) return dayBetween;
   const da = parseLocalDate(sa.date);
   const db = parseLocalDate(sb.date);
-  if (klineType === 9) return weekNumber(db) - weekNumber(da) > 1;
-  if (klineType === 10) return monthNumber(db) - monthNumber(da) > 1;
-  const dayBetween =
-    sa.date !== sb.date && (sessionAtOrAfter(sa.closeMs, calendar)?.date ?? sb.date) < sb.date;
-  if (periodMs === undefined) return dayBetween;
   if (sa.date === sb.date) return tradingMsOn(calendar, da, aMs, bMs) > periodMs;
   return (
     dayBetween ||

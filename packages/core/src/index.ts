@@ -34,11 +34,21 @@ export {
   classifyCode,
   canPageBackwards,
   calendarOf,
-  barPeriodAt,
   hasKlineType,
   STOCK_UNSUPPORTED_KLINE_TYPES,
 } from './markets.js';
-export type { ProductClass, Family, StockMarket, TradingCalendar, BarPeriod } from './markets.js';
+export type { ProductClass, Family, StockMarket, TradingCalendar } from './markets.js';
+export { barPeriodAt } from './calendar/bar-period-at.js';
+export type { BarPeriod } from './calendar/bar-period-at.js';
+export { EXCHANGE_IDS } from './calendar/exchange-calendar-data.js';
+export type { ExchangeId, HolidayPublishing } from './calendar/exchange-calendar-data.js';
+export { EXCHANGE_CALENDARS, FX_CALENDAR, CRYPTO_CALENDAR } from './calendar/trading-calendar.js';
+export type { CalendarId } from './calendar/trading-calendar.js';
+export { calendarDataCoverage } from './calendar/calendar-data-coverage.js';
+export type { CalendarDataCoverage } from './calendar/calendar-data-coverage.js';
+export { tradingSegmentsOn } from './calendar/trading-segments-on.js';
+export type { TradingSegment } from './calendar/trading-segments-on.js';
+export { isWeeklyMarketOpenAt, surelyTradingMsBetween } from './calendar/weekly-pause.js';
 export { sessionOn, sessionAtOrAfter, lastSessionOnOrBefore } from './trading-sessions.js';
 export type { TradingSession, LocalDate } from './trading-sessions.js';
 export { barFinalAfterMs, tradingDateOf, barsMissingBetween } from './bar-finality.js';

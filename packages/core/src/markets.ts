@@ -1,6 +1,12 @@
 import type { KlineType } from './domain.js';
-import { utcToZoned, zonedToUtcMs } from './internal/zoned-time.js';
-import { addLocalDays, lastSessionOnOrBefore } from './trading-sessions.js';
+import {
+  CRYPTO_CALENDAR,
+  EXCHANGE_CALENDARS,
+  FX_CALENDAR,
+  type TradingCalendar,
+} from './calendar/trading-calendar.js';
+
+export type { TradingCalendar } from './calendar/trading-calendar.js';
 
 /** Product classes as the spec groups them. */
 export const PRODUCT_CLASSES = [
@@ -126,59 +132,29 @@ export function hasKlineType(code: string, klineType: KlineType): boolean {
   return familyOf(code) === 'general' || !STOCK_UNSUPPORTED_KLINE_TYPES.includes(klineType);
 }
 
-/** A trading session: local time zone and the day's segments as [start, end) ms since local midnight. */
-export interface TradingCalendar {
-  readonly timeZone: string;
-  /** Empty for markets that trade around the clock. */
-  readonly segments: readonly (readonly [startMs: number, endMs: number])[];
-  /** Weekdays (0 = Sunday) with trading. */
-  readonly weekdays: readonly number[];
+/** Per stock market suffix, its exchange's calendar (US codes follow the New York exchange's, which the electronic exchange's equals). */
+export const STOCK_CALENDARS: Readonly<Record<StockMarket, TradingCalendar>> = {
+  US: EXCHANGE_CALENDARS.XNYS,
+  HK: EXCHANGE_CALENDARS.XHKG,
+  SH: EXCHANGE_CALENDARS.XSHG,
+  SZ: EXCHANGE_CALENDARS.XSHE,
+};
+
+/** Around-the-clock markets with UTC-aligned bars: crypto's calendar (kept under its old name). */
+export const UTC_CALENDAR: TradingCalendar = CRYPTO_CALENDAR;
+
+/**
+ * The calendar whose sessions and bars `code` follows: its exchange's for stocks and indexes, the
+ * weekly pause for forex, metals, energy, CFD indices and commodities, around the clock for crypto.
+ */
+export function calendarOf(code: string): TradingCalendar {
+  const market = stockMarketOf(code);
+  if (market !== undefined) return STOCK_CALENDARS[market];
+  return classifyCode(code) === 'crypto' ? CRYPTO_CALENDAR : FX_CALENDAR;
 }
 
 const H = 3_600_000;
 const M = 60_000;
-
-/** Session hours per stock market (exchange local time, holidays not modelled). */
-export const STOCK_CALENDARS: Readonly<Record<StockMarket, TradingCalendar>> = {
-  US: { timeZone: 'America/New_York', segments: [[9 * H + 30 * M, 16 * H]], weekdays: [1, 2, 3, 4, 5] },
-  HK: {
-    timeZone: 'Asia/Hong_Kong',
-    segments: [
-      [9 * H + 30 * M, 12 * H],
-      [13 * H, 16 * H],
-    ],
-    weekdays: [1, 2, 3, 4, 5],
-  },
-  SH: {
-    timeZone: 'Asia/Shanghai',
-    segments: [
-      [9 * H + 30 * M, 11 * H + 30 * M],
-      [13 * H, 15 * H],
-    ],
-    weekdays: [1, 2, 3, 4, 5],
-  },
-  SZ: {
-    timeZone: 'Asia/Shanghai',
-    segments: [
-      [9 * H + 30 * M, 11 * H + 30 * M],
-      [13 * H, 15 * H],
-    ],
-    weekdays: [1, 2, 3, 4, 5],
-  },
-};
-
-/** Around-the-clock markets (crypto, and forex/metals/energy/CFDs here): bars aligned to UTC. */
-export const UTC_CALENDAR: TradingCalendar = {
-  timeZone: 'UTC',
-  segments: [],
-  weekdays: [0, 1, 2, 3, 4, 5, 6],
-};
-
-/** The calendar whose bars `code` follows. */
-export function calendarOf(code: string): TradingCalendar {
-  const market = stockMarketOf(code);
-  return market === undefined ? UTC_CALENDAR : STOCK_CALENDARS[market];
-}
 
 /** Intraday period length of each K-line type in ms; `undefined` for daily, weekly, monthly. */
 export const KLINE_PERIOD_MS: Readonly<Record<KlineType, number | undefined>> = {
@@ -193,80 +169,3 @@ export const KLINE_PERIOD_MS: Readonly<Record<KlineType, number | undefined>> = 
   9: undefined,
   10: undefined,
 };
-
-/** A bar period: [startMs, endMs) in epoch ms UTC. */
-export interface BarPeriod {
-  readonly startMs: number;
-  readonly endMs: number;
-}
-
-/**
- * The bar period of kline type `klineType` (or of an N-minute period, `periodMs`) that contains
- * instant `tsMs`, under the conventions every quoteflow package and the simulator share:
- *
- * - 24-hour markets: intraday periods are multiples of the period since the Unix epoch; daily bars
- *   start at 00:00 UTC, weekly on Monday 00:00 UTC, monthly on the 1st 00:00 UTC.
- * - Stocks: intraday periods are anchored at the start of each session segment (09:30, and 13:00
- *   after a lunch break) and the last period of a segment ends with the segment, so it may be
- *   short; daily, weekly and monthly bars start at local midnight and end with that day's (or the
- *   period's last trading day's) close.
- *
- * Returns `undefined` for a stock instant outside its trading hours.
- */
-export function barPeriodAt(
-  tsMs: number,
-  klineTypeOrPeriodMs: KlineType | { periodMs: number },
-  calendar: TradingCalendar,
-): BarPeriod | undefined {
-  const periodMs =
-    typeof klineTypeOrPeriodMs === 'number'
-      ? KLINE_PERIOD_MS[klineTypeOrPeriodMs]
-      : klineTypeOrPeriodMs.periodMs;
-  const tz = calendar.timeZone;
-  const local = utcToZoned(tsMs, tz);
-  const localMidnight = zonedToUtcMs(tz, local.year, local.month, local.day);
-  if (periodMs !== undefined) {
-    if (calendar.segments.length === 0) {
-      const startMs = Math.floor(tsMs / periodMs) * periodMs;
-      return { startMs, endMs: startMs + periodMs };
-    }
-    if (!calendar.weekdays.includes(local.weekday)) return undefined;
-    for (const [segStart, segEnd] of calendar.segments) {
-      if (local.msOfDay >= segStart && local.msOfDay < segEnd) {
-        const offset = Math.floor((local.msOfDay - segStart) / periodMs) * periodMs;
-        const startMs = localMidnight + segStart + offset;
-        return { startMs, endMs: Math.min(startMs + periodMs, localMidnight + segEnd) };
-      }
-    }
-    return undefined;
-  }
-  const lastClose = calendar.segments.at(-1)?.[1];
-  const type = typeof klineTypeOrPeriodMs === 'number' ? klineTypeOrPeriodMs : 8;
-  let startDay: [number, number, number];
-  let endDay: [number, number, number]; // exclusive, local date
-  if (type === 8) {
-    startDay = [local.year, local.month, local.day];
-    endDay = addDays(startDay, 1);
-  } else if (type === 9) {
-    const back = (local.weekday + 6) % 7; // days since Monday
-    startDay = addDays([local.year, local.month, local.day], -back);
-    endDay = addDays(startDay, 7);
-  } else {
-    startDay = [local.year, local.month, 1];
-    endDay = local.month === 12 ? [local.year + 1, 1, 1] : [local.year, local.month + 1, 1];
-  }
-  const startMs = zonedToUtcMs(tz, ...startDay);
-  let endMs = zonedToUtcMs(tz, ...endDay);
-  if (lastClose !== undefined) {
-    // A stock's day ends with its close, and a week or month with its last trading day's close,
-    // taken from that day's local wall clock (never by stepping 24 h in UTC across a DST change).
-    const lastDay = lastSessionOnOrBefore(calendar, addLocalDays(endDay, -1));
-    if (lastDay !== undefined && lastDay.closeMs > startMs) endMs = lastDay.closeMs;
-  }
-  return { startMs, endMs };
-}
-
-function addDays([y, m, d]: [number, number, number], days: number): [number, number, number] {
-  const t = new Date(Date.UTC(y, m - 1, d + days));
-  return [t.getUTCFullYear(), t.getUTCMonth() + 1, t.getUTCDate()];
-}

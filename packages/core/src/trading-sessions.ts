@@ -1,5 +1,15 @@
-import type { TradingCalendar } from './markets.js';
+import { tradingSegmentsOn } from './calendar/trading-segments-on.js';
+import type { TradingCalendar } from './calendar/trading-calendar.js';
+import { addLocalDays, formatLocalDate, type LocalDate } from './calendar/local-date.js';
 import { utcToZoned, zonedToUtcMs } from './internal/zoned-time.js';
+
+export {
+  addLocalDays,
+  weekdayOfDate,
+  formatLocalDate,
+  parseLocalDate,
+  type LocalDate,
+} from './calendar/local-date.js';
 
 /** One trading day of an exchange: from its first segment's open to its last segment's close. */
 export interface TradingSession {
@@ -7,32 +17,13 @@ export interface TradingSession {
   readonly date: string;
   /** First open of the day, epoch ms UTC. */
   readonly openMs: number;
-  /** Last close of the day (after any lunch break), epoch ms UTC. */
+  /** Last close of the day (after any lunch break; a half day's early close), epoch ms UTC. */
   readonly closeMs: number;
 }
 
-/** A local calendar date (month 1-12). */
-export type LocalDate = readonly [year: number, month: number, day: number];
-
 const MINUTE_MS = 60_000;
-/** How far ahead a search for the next session goes (longer than any exchange's holiday run). */
+/** How far a search for a session goes (longer than any exchange's holiday run, Golden Week included). */
 const MAX_SEARCH_DAYS = 15;
-
-/** `date` plus `days` calendar days. */
-export function addLocalDays([y, m, d]: LocalDate, days: number): LocalDate {
-  const t = new Date(Date.UTC(y, m - 1, d + days));
-  return [t.getUTCFullYear(), t.getUTCMonth() + 1, t.getUTCDate()];
-}
-
-/** Day of the week of a local date (0 = Sunday). */
-export function weekdayOfDate([y, m, d]: LocalDate): number {
-  return new Date(Date.UTC(y, m - 1, d)).getUTCDay();
-}
-
-/** `YYYY-MM-DD`. */
-export function formatLocalDate([y, m, d]: LocalDate): string {
-  return `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
-}
 
 /** The exchange-local date of instant `tsMs`. */
 export function localDateOf(tsMs: number, calendar: TradingCalendar): LocalDate {
@@ -48,20 +39,16 @@ export function zonedWallClockMs(calendar: TradingCalendar, date: LocalDate, msO
 
 /**
  * The session of `calendar` on local date `date`, or `undefined` when the exchange does not trade
- * that day (weekends; holidays are not modelled yet) or trades around the clock (no sessions).
- * Open and close are wall-clock times of that date, so a session on a daylight-saving change day
- * keeps its local hours.
+ * that day (weekends and holidays, from the generated calendar data) or trades around the clock (no
+ * sessions). A half day closes at its early close. Open and close are wall-clock times of that
+ * date, so a session on a daylight-saving change day keeps its local hours.
  */
 export function sessionOn(calendar: TradingCalendar, date: LocalDate): TradingSession | undefined {
-  const first = calendar.segments[0];
-  const last = calendar.segments.at(-1);
+  const segments = tradingSegmentsOn(calendar, date);
+  const first = segments[0];
+  const last = segments.at(-1);
   if (first === undefined || last === undefined) return undefined;
-  if (!calendar.weekdays.includes(weekdayOfDate(date))) return undefined;
-  return {
-    date: formatLocalDate(date),
-    openMs: zonedWallClockMs(calendar, date, first[0]),
-    closeMs: zonedWallClockMs(calendar, date, last[1]),
-  };
+  return { date: formatLocalDate(date), openMs: first[0], closeMs: last[1] };
 }
 
 /**
@@ -93,10 +80,4 @@ export function lastSessionOnOrBefore(
     if (s !== undefined) return s;
   }
   return undefined;
-}
-
-/** Parses `YYYY-MM-DD`. */
-export function parseLocalDate(date: string): LocalDate {
-  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  return [y, m, d];
 }

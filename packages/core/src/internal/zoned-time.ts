@@ -1,50 +1,69 @@
-/** Wall-clock ↔ instant conversion for IANA time zones, with the zone offset cached per hour. */
+/**
+ * Wall-clock ↔ instant conversion for IANA time zones through Temporal (`temporal-polyfill`, the
+ * TC39 API), so daylight saving time comes from the zone database, never from offset arithmetic.
+ */
+import { Temporal } from 'temporal-polyfill';
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-const offsetCache = new Map<string, number>();
 const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+/** Every zone changes its offset on a quarter hour, so a wall clock advances with elapsed time inside one. */
+const QUARTER_MS = 15 * MINUTE_MS;
 
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (f === undefined) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
+/** Wall-clock fields of an instant (month 1-12, weekday 0 = Sunday). */
+export interface ZonedFields {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+  readonly weekday: number;
+  /** Milliseconds since local midnight. */
+  readonly msOfDay: number;
+}
+
+/** Temporal results per zone and quarter hour: the quarter's start in local ms-of-day and its date. */
+const quarterCache = new Map<
+  string,
+  { year: number; month: number; day: number; weekday: number; msOfDay: number }
+>();
+
+/** The wall-clock fields of instant `ms` in `timeZone`. */
+export function utcToZoned(ms: number, timeZone: string): ZonedFields {
+  const quarterStart = Math.floor(ms / QUARTER_MS) * QUARTER_MS;
+  const key = `${timeZone}@${quarterStart}`;
+  let q = quarterCache.get(key);
+  if (q === undefined) {
+    const z = Temporal.Instant.fromEpochMilliseconds(quarterStart).toZonedDateTimeISO(timeZone);
+    q = {
+      year: z.year,
+      month: z.month,
+      day: z.day,
+      weekday: z.dayOfWeek % 7,
+      msOfDay: z.hour * HOUR_MS + z.minute * MINUTE_MS + z.second * 1000,
+    };
+    if (quarterCache.size > 20_000) quarterCache.clear();
+    quarterCache.set(key, q);
   }
-  return f;
+  const msOfDay = q.msOfDay + (ms - quarterStart);
+  return {
+    year: q.year,
+    month: q.month,
+    day: q.day,
+    weekday: q.weekday,
+    hour: Math.floor(msOfDay / HOUR_MS),
+    minute: Math.floor(msOfDay / MINUTE_MS) % 60,
+    second: Math.floor(msOfDay / 1000) % 60,
+    msOfDay,
+  };
 }
 
-/** Offset of `timeZone` from UTC at instant `ms`, in ms (positive east of Greenwich). */
-export function zoneOffsetMs(ms: number, timeZone: string): number {
-  if (timeZone === 'UTC') return 0;
-  const key = `${timeZone}@${Math.floor(ms / HOUR_MS)}`;
-  const cached = offsetCache.get(key);
-  if (cached !== undefined) return cached;
-  const parts = formatter(timeZone).formatToParts(new Date(Math.floor(ms / HOUR_MS) * HOUR_MS));
-  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-  const asUtc = Date.UTC(
-    get('year'),
-    get('month') - 1,
-    get('day'),
-    get('hour'),
-    get('minute'),
-    get('second'),
-  );
-  const offset = asUtc - Math.floor(ms / HOUR_MS) * HOUR_MS;
-  if (offsetCache.size > 10_000) offsetCache.clear();
-  offsetCache.set(key, offset);
-  return offset;
-}
-
-/** The instant of a wall-clock time in `timeZone` (month 1-12). */
+/**
+ * The instant of a wall-clock time in `timeZone` (month 1-12). Days past the month's end roll over
+ * into the next month (`day + 1` is the next day). A time that a daylight-saving change skips or
+ * repeats resolves as Temporal's `'compatible'` disambiguation does (later for a gap, earlier for
+ * a repeat).
+ */
 export function zonedToUtcMs(
   timeZone: string,
   year: number,
@@ -54,31 +73,8 @@ export function zonedToUtcMs(
   minute = 0,
   second = 0,
 ): number {
-  const naive = Date.UTC(year, month - 1, day, hour, minute, second);
-  // Two passes settle the offset around DST changes.
-  let utc = naive - zoneOffsetMs(naive, timeZone);
-  utc = naive - zoneOffsetMs(utc, timeZone);
-  return utc;
-}
-
-/** The wall-clock fields of instant `ms` in `timeZone` (month 1-12, weekday 0 = Sunday). */
-export function utcToZoned(ms: number, timeZone: string) {
-  const d = new Date(ms + zoneOffsetMs(ms, timeZone));
-  return {
-    year: d.getUTCFullYear(),
-    month: d.getUTCMonth() + 1,
-    day: d.getUTCDate(),
-    hour: d.getUTCHours(),
-    minute: d.getUTCMinutes(),
-    second: d.getUTCSeconds(),
-    weekday: d.getUTCDay(),
-    /** Milliseconds since local midnight. */
-    msOfDay:
-      d.getUTCHours() * HOUR_MS +
-      d.getUTCMinutes() * 60_000 +
-      d.getUTCSeconds() * 1000 +
-      d.getUTCMilliseconds(),
-  };
+  const date = Temporal.PlainDate.from({ year, month, day: 1 }).add({ days: day - 1 });
+  return date.toZonedDateTime({ timeZone, plainTime: { hour, minute, second } }).epochMilliseconds;
 }
 
 /**

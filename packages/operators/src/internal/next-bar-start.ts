@@ -1,4 +1,4 @@
-import { KLINE_PERIOD_MS, barPeriodAt, utcToZoned, zonedToUtcMs } from '@quoteflow/core';
+import { KLINE_PERIOD_MS, barPeriodAt, tradingSegmentsOn, utcToZoned, zonedToUtcMs } from '@quoteflow/core';
 import type { KlineType, TradingCalendar } from '@quoteflow/core';
 
 /** A bar length: a K-line type or an N-minute period. */
@@ -21,27 +21,19 @@ function addDays([y, m, d]: [number, number, number], days: number): [number, nu
   return [t.getUTCFullYear(), t.getUTCMonth() + 1, t.getUTCDate()];
 }
 
-function weekdayOf([y, m, d]: [number, number, number]): number {
-  return new Date(Date.UTC(y, m - 1, d)).getUTCDay();
-}
-
-/** The first session-segment start at or after `tMs` (stocks), or `undefined` within 15 days. */
+/** The first session-segment start at or after `tMs` (stocks, by core's calendar), or `undefined` within 15 days. */
 function nextSegmentStart(tMs: number, cal: TradingCalendar): number | undefined {
   const day0 = localDate(tMs, cal.timeZone);
   for (let i = 0; i <= MAX_DAYS_AHEAD; i++) {
-    const day = addDays(day0, i);
-    if (!cal.weekdays.includes(weekdayOf(day))) continue;
-    const midnight = zonedToUtcMs(cal.timeZone, ...day);
-    // Same convention as core's barPeriodAt: a segment starts at local midnight + its offset.
-    for (const [segStart] of cal.segments) if (midnight + segStart >= tMs) return midnight + segStart;
+    for (const [segStart] of tradingSegmentsOn(cal, addDays(day0, i))) if (segStart >= tMs) return segStart;
   }
   return undefined;
 }
 
 /**
  * The start of the first bar period of `kind` that begins at or after `tMs`, under core's
- * `barPeriodAt` convention (sessions for stocks, UTC for 24-hour markets). Holidays are not
- * modelled, so for stocks a holiday counts as a trading day.
+ * `barPeriodAt` convention (sessions for stocks, with core's holidays and early closes; UTC for
+ * 24-hour markets).
  */
 export function firstBarStartAtOrAfter(tMs: number, kind: BarKind, cal: TradingCalendar): number {
   const periodMs = periodOf(kind);
@@ -77,9 +69,10 @@ export function nextBarStart(tsMs: number, kind: BarKind, cal: TradingCalendar):
   const type = typeof kind === 'number' ? kind : 8;
   const start = localDate(barPeriodAt(tsMs, kind, cal)?.startMs ?? tsMs, tz);
   if (type === 8) {
-    for (let i = 1; i <= MAX_DAYS_AHEAD; i++) {
+    // 24-hour markets have a daily bar every UTC day; stocks on their next trading day.
+    for (let i = 1; cal.segments.length > 0 && i <= MAX_DAYS_AHEAD; i++) {
       const day = addDays(start, i);
-      if (cal.weekdays.includes(weekdayOf(day))) return zonedToUtcMs(tz, ...day);
+      if (tradingSegmentsOn(cal, day).length > 0) return zonedToUtcMs(tz, ...day);
     }
     return zonedToUtcMs(tz, ...addDays(start, 1));
   }

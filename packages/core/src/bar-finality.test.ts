@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { barFinalAfterMs, barsMissingBetween, tradingDateOf } from './bar-finality.js';
+import { barPeriodAt } from './calendar/bar-period-at.js';
+import { calendarOf } from './markets.js';
+
+const t = (s: string) => Date.parse(s);
+const iso = (ms: number) => new Date(ms).toISOString();
+const US = calendarOf('AAPL.US');
+const HK = calendarOf('700.HK');
+const CN = calendarOf('600416.SH');
+const FX = calendarOf('EURGBP');
+
+describe('bars by the exchange calendar', () => {
+  it('closes a half day daily bar at the early close, whatever the label (2025-11-28, 13:00 New York)', () => {
+    for (const label of ['2025-11-28T00:00:00Z', '2025-11-28T05:00:00Z', '2025-11-28T14:30:00Z']) {
+      expect(iso(barFinalAfterMs(t(label), 8, US)), label).toBe('2025-11-28T18:00:00.000Z');
+      expect(tradingDateOf(t(label), US), label).toBe('2025-11-28');
+    }
+    expect(iso(barPeriodAt(t('2025-11-28T17:45:00Z'), 5, US)!.endMs)).toBe('2025-11-28T18:00:00.000Z');
+    expect(barPeriodAt(t('2025-11-28T18:30:00Z'), 1, US)).toBeUndefined();
+  });
+
+  it('names the next trading day for a label on a holiday eve (Christmas 2025)', () => {
+    // A daily bar labelled midnight UTC of the 25th belongs to no session that day: the 26th.
+    expect(tradingDateOf(t('2025-12-25T00:00:00Z'), US)).toBe('2025-12-26');
+    expect(barPeriodAt(t('2025-12-25T15:00:00Z'), 1, US)).toBeUndefined();
+  });
+
+  it('ends the weekly US bar of the weeks around the DST start (2026-03-08) at the Friday close', () => {
+    for (const label of ['2026-03-02T05:00:00Z', '2026-03-02T00:00:00Z', '2026-03-02T14:30:00Z'])
+      expect(iso(barFinalAfterMs(t(label), 9, US)), label).toBe('2026-03-06T21:00:00.000Z');
+    expect(iso(barPeriodAt(t('2026-03-04T15:00:00Z'), 9, US)!.endMs)).toBe('2026-03-06T21:00:00.000Z');
+    for (const label of ['2026-03-09T04:00:00Z', '2026-03-09T00:00:00Z', '2026-03-09T13:30:00Z'])
+      expect(iso(barFinalAfterMs(t(label), 9, US)), label).toBe('2026-03-13T20:00:00.000Z');
+  });
+
+  it('ends the weekly US bar of Thanksgiving week 2025 at the Friday early close', () => {
+    expect(iso(barFinalAfterMs(t('2025-11-24T05:00:00Z'), 9, US))).toBe('2025-11-28T18:00:00.000Z');
+  });
+
+  it('ends the Hong Kong morning hourly bar at the lunch break and resumes at 13:00', () => {
+    expect(barPeriodAt(t('2025-11-24T03:45:00Z'), 5, HK)).toEqual({
+      startMs: t('2025-11-24T03:30:00Z'),
+      endMs: t('2025-11-24T04:00:00Z'),
+    });
+    expect(barPeriodAt(t('2025-11-24T04:30:00Z'), 1, HK)).toBeUndefined();
+    expect(barPeriodAt(t('2025-11-24T05:10:00Z'), 4, HK)?.startMs).toBe(t('2025-11-24T05:00:00Z'));
+  });
+});
+
+describe('barsMissingBetween: only real gaps', () => {
+  const MIN = 60_000;
+  it('does not count weekends, holidays or half days for US daily and minute bars', () => {
+    expect(barsMissingBetween(t('2025-12-24T05:00:00Z'), t('2025-12-26T05:00:00Z'), 8, US)).toBe(false);
+    expect(barsMissingBetween(t('2025-12-23T05:00:00Z'), t('2025-12-26T05:00:00Z'), 8, US)).toBe(true);
+    // Last minute of the half day, then the Monday open.
+    expect(barsMissingBetween(t('2025-11-28T17:59:00Z'), t('2025-12-01T14:30:00Z'), 1, US)).toBe(false);
+    expect(barsMissingBetween(t('2025-11-28T17:57:00Z'), t('2025-12-01T14:30:00Z'), 1, US)).toBe(true);
+  });
+
+  it('does not count lunch breaks', () => {
+    expect(barsMissingBetween(t('2025-11-24T03:59:00Z'), t('2025-11-24T05:00:00Z'), 1, HK)).toBe(false);
+    expect(barsMissingBetween(t('2025-11-24T03:29:00Z'), t('2025-11-24T05:00:00Z'), 1, CN)).toBe(false);
+    expect(barsMissingBetween(t('2025-11-24T03:29:00Z'), t('2025-11-24T05:00:00Z') + MIN, 1, CN)).toBe(true);
+  });
+
+  it('does not count Lunar New Year or a week without sessions for A-share weekly bars', () => {
+    expect(barsMissingBetween(t('2025-01-27T00:00:00Z'), t('2025-02-05T00:00:00Z'), 8, CN)).toBe(false);
+    // 2026-02-16..20 is closed: the week of the 9th is followed by the week of the 23rd.
+    expect(barsMissingBetween(t('2026-02-08T16:00:00Z'), t('2026-02-22T16:00:00Z'), 9, CN)).toBe(false);
+    expect(barsMissingBetween(t('2026-01-25T16:00:00Z'), t('2026-02-08T16:00:00Z'), 9, CN)).toBe(true);
+  });
+
+  it('does not count the forex weekend for daily or minute bars (EURGBP)', () => {
+    expect(barsMissingBetween(t('2025-11-21T00:00:00Z'), t('2025-11-24T00:00:00Z'), 8, FX)).toBe(false);
+    expect(barsMissingBetween(t('2025-11-20T00:00:00Z'), t('2025-11-24T00:00:00Z'), 8, FX)).toBe(true);
+    // Provider weeks: New York close to Sunday evening, or to Monday 00:00 UTC.
+    expect(barsMissingBetween(t('2025-11-21T21:59:00Z'), t('2025-11-23T22:00:00Z'), 1, FX)).toBe(false);
+    expect(barsMissingBetween(t('2025-11-21T23:59:00Z'), t('2025-11-24T00:00:00Z'), 1, FX)).toBe(false);
+    expect(barsMissingBetween(t('2025-11-21T20:00:00Z'), t('2025-11-24T00:00:00Z'), 1, FX)).toBe(true);
+    expect(barsMissingBetween(t('2025-11-24T00:00:00Z'), t('2025-11-24T00:02:00Z'), 1, FX)).toBe(true);
+  });
+
+  it('keeps crypto around the clock', () => {
+    const BTC = calendarOf('BTCUSDT');
+    expect(barsMissingBetween(t('2025-11-21T00:00:00Z'), t('2025-11-23T00:00:00Z'), 8, BTC)).toBe(true);
+  });
+});
