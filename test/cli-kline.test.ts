@@ -166,6 +166,37 @@ describe('quoteflow backfill (e2e)', () => {
     expect(sim.log.filter({ sinceMs: since }).filter((e) => e.refusedBy !== undefined)).toEqual([]);
   });
 
+  it('grows the history: --bars 50 then --bars 500 into one --out gives the 500 most recent bars, each once', async () => {
+    const out = join(work, 'grow');
+    const args = (bars: number) => [
+      'backfill',
+      '--codes',
+      'BTCUSDT,ETHUSDT',
+      '--kline-type',
+      '1',
+      '--bars',
+      String(bars),
+      '--out',
+      out,
+      '--format',
+      'ndjson',
+    ];
+    const first = await quoteflow(args(50), env());
+    expect(first.code, first.stderr).toBe(0);
+    const second = await quoteflow(args(500), env());
+    expect(second.code, second.stderr).toBe(0);
+    const rows = await readKline(out);
+    for (const code of ['BTCUSDT', 'ETHUSDT']) {
+      const starts = expectExact(rows, code, 1);
+      // 500, plus the bar that closed between the two runs if a minute turned.
+      expect(starts.length, code).toBeGreaterThanOrEqual(500);
+      expect(starts.length, code).toBeLessThanOrEqual(501);
+      for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBe(60_000);
+      const newestClosed = Math.max(...marketBars(code, 1, 3).keys());
+      expect(starts.at(-1)! >= newestClosed - 60_000, code).toBe(true);
+    }
+  });
+
   it('keeps the data exact when the service fails, cuts bodies and repeats bars', async () => {
     const out = join(work, 'faults');
     sim.setFaults([

@@ -8,6 +8,7 @@ export {
 } from '@quoteflow/core';
 export type { Universe, PlanEstimate, BackfillEstimate, LiveEstimate } from '@quoteflow/core';
 export { SyncState, stateKey } from './sync-state.js';
+export type { SeriesExtent } from './sync-state.js';
 export { PipelineError, PIPELINE_ERROR_CODES } from './pipeline-error.js';
 export type { PipelineErrorCode } from './pipeline-error.js';
 export { klineSync } from './kline-sync.js';

@@ -85,12 +85,18 @@ describe('klineSync', () => {
     await new Promise((r) => setTimeout(r, 3_000));
     await first.stop();
     // Roll the state back to before the last files landed, as a kill -9 in between would leave it.
+    // Roll the state back to its first checkpoint: the first file only, and what that file holds.
     const state = JSON.parse(await readFile(statePath, 'utf8')) as {
-      series: Record<string, number>;
+      series: Record<string, { first: number; last: number; rows: number }>;
       files: string[];
     };
-    state.series = Object.fromEntries(Object.entries(state.series).map(([k, v]) => [k, v - 3 * 60_000]));
+    expect(state.files.length).toBeGreaterThan(1);
     state.files = state.files.slice(0, 1);
+    const firstFile = (await readFile(join(dir, state.files[0]!), 'utf8')).split('\n').filter(Boolean);
+    const starts0 = firstFile.map((l) => Date.parse((JSON.parse(l) as { ts: string }).ts));
+    state.series = {
+      'BTCUSDT:1': { first: Math.min(...starts0), last: Math.max(...starts0), rows: starts0.length },
+    };
     await writeFile(statePath, JSON.stringify(state));
     await new Promise((r) => setTimeout(r, 2_000)); // the market moves on
     const second = klineSync(opts);
@@ -101,6 +107,32 @@ describe('klineSync', () => {
     expectContiguous(starts, 60_000);
     expect(sim.log.refused()).toEqual([]);
   }, 30_000);
+
+  it('grows the history backwards when a later run asks for more bars than the dataset holds', async () => {
+    const run = (bars: number) =>
+      klineSync({
+        client,
+        codes: ['BTCUSDT', 'AAPL.US'],
+        klineTypes: [1],
+        bars,
+        files: { dir, format: 'ndjson' },
+        live: false,
+      }).done;
+    await run(5);
+    const before = await rows();
+    expect(before.filter((r) => r.code === 'BTCUSDT')).toHaveLength(5);
+    const summary = await run(50);
+    const all = await rows();
+    const btc = all.filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
+    // At least the 50 most recent (a bar may have closed between the runs), contiguous, each once.
+    expect(btc.length).toBeGreaterThanOrEqual(50);
+    expectContiguous(btc, 60_000);
+    expect(Math.min(...btc)).toBeLessThan(Math.min(...before.map((r) => Date.parse(r.ts))));
+    // A stock code cannot page back: what exists is kept, and the summary says so.
+    expect(summary.truncatedSeries).toContain('AAPL.US:1');
+    const aapl = all.filter((r) => r.code === 'AAPL.US').map((r) => Date.parse(r.ts));
+    expect(new Set(aapl).size).toBe(aapl.length);
+  });
 
   it('stops promptly on its signal and flushes what it has', async () => {
     const stop = new AbortController();

@@ -1,10 +1,8 @@
 import {
-  clockScheduler,
   estimatePlan,
   hasKlineType,
   isKlineType,
   klineHistory,
-  pollLatestBatches,
   type Bar,
   type GapMarker,
 } from '@quoteflow/core';
@@ -15,12 +13,14 @@ import {
   type MergeBarsInput,
   type MergeBarsOutput,
 } from '@quoteflow/operators';
-import { Subject, retry, throwError, timer, type Subscription } from 'rxjs';
+import { Subject, type Subscription } from 'rxjs';
 import { collect } from './internal/collect.js';
 import { delayOn } from './internal/delay-on.js';
 import { isAbort, isFatal } from './internal/error-kinds.js';
 import { KlineDelivery } from './internal/kline-delivery.js';
 import { KlineSeriesState } from './internal/kline-series-state.js';
+import { pollLiveKlines } from './internal/live-kline-poll.js';
+import { readOlderHistory } from './internal/older-history.js';
 import { runLimited } from './internal/run-limited.js';
 import { settleAtMs } from './internal/settle-delay.js';
 import { StopControl } from './internal/stop-control.js';
@@ -41,7 +41,8 @@ import { PipelineError } from './pipeline-error.js';
  * and `KafkaSink`.
  *
  * - First run: N closed bars of history per series, then live polling. A restart resumes from the
- *   dataset's newest closed bar per series (files are the truth; the state file is a checkpoint).
+ *   dataset's newest closed bar per series (files are the truth; the state file is a checkpoint),
+ *   and a series that holds fewer than N bars gets the older ones too (where the code can page back).
  * - A bar is written only once `mergeBars` has proven it final: a newer bar seen with it, or a read
  *   after its session closed by the calendar. When live polls skip a bar or the calendar expects
  *   bars no answer held, the series' history is read again from there before newer bars are written.
@@ -163,6 +164,19 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       if (!signal.aborted || failure === undefined) input$.next(input);
     };
 
+    /** The service had fewer bars than asked for (or the code cannot page back): said in the summary. */
+    const noteShortHistory = (s: KlineSeriesState, gap: GapMarker): void => {
+      const key = `${s.code}:${s.klineType}`;
+      if (!truncatedSeries.includes(key)) truncatedSeries.push(key);
+      emitEvent({
+        type: 'gap',
+        code: s.code,
+        klineType: s.klineType,
+        fromMs: gap.fromMs,
+        reason: gap.reason,
+      });
+    };
+
     /** History of one series from `startMs` (a re-read) or its N + 1 newest bars, into the merger. */
     const readHistory = async (
       s: KlineSeriesState,
@@ -181,15 +195,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       const got: Bar[] = [];
       for (const item of items) {
         if (item.type === 'gap') {
-          if (!truncatedSeries.includes(`${s.code}:${s.klineType}`))
-            truncatedSeries.push(`${s.code}:${s.klineType}`);
-          emitEvent({
-            type: 'gap',
-            code: s.code,
-            klineType: s.klineType,
-            fromMs: item.fromMs,
-            reason: item.reason,
-          });
+          noteShortHistory(s, item);
           push(item);
         } else got.push(item);
       }
@@ -237,9 +243,20 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       }, checkpointMs);
     };
 
+    /** A dataset that holds fewer than `bars` bars of a series grows backwards (a larger --bars). */
+    const growHistory = async (s: KlineSeriesState): Promise<number> => {
+      const held = state.extent(s.code, s.klineType);
+      if (held === undefined || held.rows >= bars) return 0;
+      const older = await readOlderHistory(client, s, held, bars, signal);
+      if (older.shortBecause !== undefined) noteShortHistory(s, older.shortBecause);
+      for (const bar of older.bars) sinks.deliver({ ...bar, type: 'bar-update', final: true, revision: 0 });
+      return older.bars.length;
+    };
+
     const backfillSeries = async (s: KlineSeriesState): Promise<void> => {
       const resumeMs = state.lastClosed(s.code, s.klineType);
       if (resumeMs === undefined && bars === 0) return;
+      const grown = resumeMs === undefined ? 0 : await growHistory(s);
       const wanted = resumeMs === undefined ? bars + 1 : undefined;
       const got = await readHistory(
         s,
@@ -260,7 +277,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
         type: 'backfill-series-done',
         code: s.code,
         klineType: s.klineType,
-        bars: Math.min(got.length, bars),
+        bars: Math.min(got.length + grown, bars),
         truncated: truncatedSeries.includes(`${s.code}:${s.klineType}`),
       });
     };
@@ -303,47 +320,19 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       if (!signal.aborted)
         emitEvent({ type: 'backfill-done', series: series.size, durationMs: clock.now() - startedAt });
       if (live && !signal.aborted) {
-        const groups = [...series.values()].map((s) => ({
-          code: s.code,
-          klineType: s.klineType,
-          count: 2 as const,
-        }));
-        live$ = pollLatestBatches(client, {
-          groups,
-          intervalMs: refreshPeriodMs,
-          sourceId: 'kline-sync-live',
-          scheduler: clockScheduler(clock),
-        })
-          .pipe(
-            retry({
-              resetOnSuccess: true,
-              delay: (err: unknown) => {
-                if (isFatal(err)) return throwError(() => err);
-                emitEvent({ type: 'warning', message: 'live poll failed; retrying next cycle', error: err });
-                return timer(refreshPeriodMs, clockScheduler(clock));
-              },
-            }),
-          )
-          .subscribe({
-            next: (batch) => {
-              let newestBarMs: number | undefined;
-              const latest: Bar[] = [];
-              for (const r of batch.results) for (const b of r.bars) latest.push(b);
-              for (const b of latest)
-                if (newestBarMs === undefined || b.tsMs > newestBarMs) newestBarMs = b.tsMs;
-              push(latest);
-              if (batch.lastOfCycle) {
-                liveCycles++;
-                emitEvent({
-                  type: 'live-cycle',
-                  groups: groups.length,
-                  durationMs: batch.cycleDurationMs,
-                  newestBarMs,
-                });
-              }
-            },
-            error: fail,
-          });
+        live$ = pollLiveKlines({
+          client,
+          series: [...series.values()],
+          refreshPeriodMs,
+          clock,
+          emitEvent,
+          onBars: push,
+          onCycle: (newestBarMs, durationMs) => {
+            liveCycles++;
+            emitEvent({ type: 'live-cycle', groups: series.size, durationMs, newestBarMs });
+          },
+          onFatal: fail,
+        });
         await new Promise<void>((resolve) => {
           if (signal.aborted) resolve();
           else signal.addEventListener('abort', () => resolve(), { once: true });

@@ -13,20 +13,31 @@ describe('SyncState', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('round-trips the last closed bar per series and the accounted files', async () => {
+  it('round-trips what the dataset holds per series and the accounted files', async () => {
     const state = new SyncState();
-    state.advance('AAPL.US', 1, 60_000);
-    state.advance('AAPL.US', 1, 120_000);
-    state.advance('AAPL.US', 1, 60_000); // never moves back
-    state.advance('BTCUSDT', 8, 86_400_000);
+    state.record('AAPL.US', 1, { firstMs: 60_000, lastMs: 120_000, rows: 2 });
+    state.record('AAPL.US', 1, { firstMs: 0, lastMs: 0, rows: 1 }); // an older file: widens back, never moves the last
+    state.record('BTCUSDT', 8, { firstMs: 86_400_000, lastMs: 86_400_000, rows: 1 });
     state.addFile('kline/kline_type=1/a.parquet');
     const path = join(dir, 'state.json');
     await state.save(path);
     const loaded = await SyncState.load(path);
     expect(loaded.lastClosed('AAPL.US', 1)).toBe(120_000);
+    expect(loaded.extent('AAPL.US', 1)).toEqual({ firstMs: 0, lastMs: 120_000, rows: 3 });
     expect(loaded.lastClosed('BTCUSDT', 8)).toBe(86_400_000);
     expect(loaded.lastClosed('BTCUSDT', 1)).toBeUndefined();
     expect(loaded.hasFile('kline/kline_type=1/a.parquet')).toBe(true);
+  });
+
+  it('reads a version 1 state as empty, so every dataset file is read again', async () => {
+    const path = join(dir, 'state.json');
+    await writeFile(
+      path,
+      JSON.stringify({ version: 1, series: { 'X:1': 60_000 }, files: ['kline/a.ndjson'], updatedAt: '' }),
+    );
+    const loaded = await SyncState.load(path);
+    expect(loaded.entries()).toEqual([]);
+    expect(loaded.hasFile('kline/a.ndjson')).toBe(false);
   });
 
   it('starts empty when the file does not exist', async () => {
@@ -43,12 +54,14 @@ describe('SyncState', () => {
   it('leaves no temporary file behind and replaces the previous state whole', async () => {
     const path = join(dir, 'state.json');
     const a = new SyncState();
-    a.advance('X', 1, 1);
+    a.record('X', 1, { firstMs: 1, lastMs: 1, rows: 1 });
     await a.save(path);
     const b = new SyncState();
-    b.advance('Y', 2, 2);
+    b.record('Y', 2, { firstMs: 2, lastMs: 2, rows: 1 });
     await b.save(path);
     expect(await readdir(dir)).toEqual(['state.json']);
-    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ series: { 'Y:2': 2 } });
+    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({
+      series: { 'Y:2': { first: 2, last: 2, rows: 1 } },
+    });
   });
 });

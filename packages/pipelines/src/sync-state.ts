@@ -9,34 +9,70 @@ export function stateKey(code: string, klineType: KlineType): string {
   return `${code}:${klineType}`;
 }
 
-const StateFileSchema = z.object({
-  version: z.literal(1),
-  /** Start (epoch ms) of the last closed bar written to the dataset, per `code:klineType`. */
-  series: z.record(z.string(), z.number().int()),
-  /** Dataset files (relative to the dataset directory) whose bars the `series` maxima include. */
-  files: z.array(z.string()),
-  updatedAt: z.string(),
+/** What the dataset holds of one series: its first and last closed bar (epoch ms) and its rows. */
+export interface SeriesExtent {
+  readonly firstMs: number;
+  readonly lastMs: number;
+  readonly rows: number;
+}
+
+const ExtentSchema = z.object({
+  first: z.number().int(),
+  last: z.number().int(),
+  rows: z.number().int().nonnegative(),
 });
 
+const StateFileSchema = z.union([
+  z.object({
+    version: z.literal(2),
+    /** Per `code:klineType`: first and last closed bar start (epoch ms) in the dataset, and rows. */
+    series: z.record(z.string(), ExtentSchema),
+    /** Dataset files (relative to the dataset directory) whose rows `series` includes. */
+    files: z.array(z.string()),
+    updatedAt: z.string(),
+  }),
+  // Version 1 kept only the last bar: it is read as "nothing known", so every file is read again.
+  z.object({
+    version: z.literal(1),
+    series: z.record(z.string(), z.number().int()),
+    files: z.array(z.string()),
+  }),
+]);
+
 /**
- * What K-line sync remembers between runs: the last closed bar per series that is in the dataset,
- * and the dataset files already accounted for (files written after the last save are read back on
- * restart, so a crash between a file landing and the state landing never duplicates a bar).
+ * What K-line sync remembers between runs: per series the first and last closed bar in the dataset
+ * and its row count, and the dataset files already accounted for (files written after the last save
+ * are read back on restart, so a crash between a file landing and the state landing never
+ * duplicates a bar). The extents let a later run with a larger `--bars` fetch the older bars.
  */
 export class SyncState {
-  readonly #lastClosed = new Map<string, number>();
+  readonly #extents = new Map<string, SeriesExtent>();
   readonly #files = new Set<string>();
 
   /** Start of the last closed bar of a series in the dataset, or `undefined`. */
   lastClosed(code: string, klineType: KlineType): number | undefined {
-    return this.#lastClosed.get(stateKey(code, klineType));
+    return this.#extents.get(stateKey(code, klineType))?.lastMs;
   }
 
-  /** Records a bar start as written; earlier starts never move the mark back. */
-  advance(code: string, klineType: KlineType, tsMs: number): void {
+  /** What the dataset holds of a series, or `undefined` when nothing. */
+  extent(code: string, klineType: KlineType): SeriesExtent | undefined {
+    return this.#extents.get(stateKey(code, klineType));
+  }
+
+  /** Adds rows written to the dataset (one file's, one checkpoint's): widens the extent, adds the rows. */
+  record(code: string, klineType: KlineType, added: SeriesExtent): void {
     const key = stateKey(code, klineType);
-    const last = this.#lastClosed.get(key);
-    if (last === undefined || tsMs > last) this.#lastClosed.set(key, tsMs);
+    const held = this.#extents.get(key);
+    this.#extents.set(
+      key,
+      held === undefined
+        ? added
+        : {
+            firstMs: Math.min(held.firstMs, added.firstMs),
+            lastMs: Math.max(held.lastMs, added.lastMs),
+            rows: held.rows + added.rows,
+          },
+    );
   }
 
   /** Whether a dataset file is already accounted for. */
@@ -48,15 +84,19 @@ export class SyncState {
     this.#files.add(relativePath);
   }
 
-  /** Every series mark, for reports. */
-  entries(): [string, number][] {
-    return [...this.#lastClosed];
+  /** Every series extent, for reports. */
+  entries(): [string, SeriesExtent][] {
+    return [...this.#extents];
   }
 
   toJSON(): z.infer<typeof StateFileSchema> {
     return {
-      version: 1,
-      series: Object.fromEntries([...this.#lastClosed].sort(([a], [b]) => a.localeCompare(b))),
+      version: 2,
+      series: Object.fromEntries(
+        [...this.#extents]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([key, e]) => [key, { first: e.firstMs, last: e.lastMs, rows: e.rows }]),
+      ),
       files: [...this.#files].sort(),
       updatedAt: new Date().toISOString(),
     };
@@ -91,7 +131,8 @@ export class SyncState {
         { cause: err },
       );
     }
-    for (const [key, tsMs] of Object.entries(parsed.series)) {
+    if (parsed.version === 1) return state;
+    for (const [key, extent] of Object.entries(parsed.series)) {
       const colon = key.lastIndexOf(':');
       const klineType = Number(key.slice(colon + 1));
       if (colon <= 0 || !isKlineType(klineType)) {
@@ -100,7 +141,11 @@ export class SyncState {
           `state file ${JSON.stringify(path)}: series key ${JSON.stringify(key)} is not code:klineType`,
         );
       }
-      state.advance(key.slice(0, colon), klineType, tsMs);
+      state.record(key.slice(0, colon), klineType, {
+        firstMs: extent.first,
+        lastMs: extent.last,
+        rows: extent.rows,
+      });
     }
     for (const f of parsed.files) state.addFile(f);
     return state;

@@ -133,7 +133,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     if (summary.truncatedSeries.length > 0) {
       ctx.logger.warn(
         { series: summary.truncatedSeries.slice(0, 20), count: summary.truncatedSeries.length },
-        `the service cannot go back ${run.bars} bars for stock codes (one page of 500): wrote what exists`,
+        `the service cannot go back ${run.bars} bars for ${summary.truncatedSeries.length} series (stock codes reach only the latest page of 500; for others it has no older bars): wrote what exists`,
       );
     }
     return summary;

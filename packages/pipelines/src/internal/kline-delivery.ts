@@ -3,8 +3,8 @@ import { seriesKey } from '@quoteflow/operators';
 import { DatasetWriter, KafkaSink, type KafkaSinkOptions, type WrittenFile } from '@quoteflow/sinks';
 import type { KlineFilesOptions, KlineSyncEvent } from '../kline-sync-options.js';
 import { PipelineError } from '../pipeline-error.js';
-import { SyncState } from '../sync-state.js';
-import { listKlineFiles, readKlineMaxima } from './read-kline-maxima.js';
+import { SyncState, type SeriesExtent } from '../sync-state.js';
+import { listKlineFiles, readKlineExtents } from './read-kline-extents.js';
 
 /** What {@link KlineDelivery.open} takes. */
 export interface KlineDeliveryOptions {
@@ -18,15 +18,15 @@ export interface KlineDeliveryOptions {
 
 /**
  * Where a K-line sync's bars go: closed bars to the dataset files, every update to Kafka and the
- * caller, and the state (last closed bar per series) advanced only once the files holding it are
+ * caller, and the state (what the dataset holds per series) advanced only once the files holding it are
  * durable, at each checkpoint.
  */
 export class KlineDelivery {
   closedBars = 0;
   formingUpdates = 0;
   readonly files: WrittenFile[] = [];
-  /** Newest closed start per series appended to the writer since the last checkpoint. */
-  readonly #pendingMarks = new Map<string, [code: string, klineType: KlineType, tsMs: number]>();
+  /** What each series got in the writer since the last checkpoint (the state learns it once durable). */
+  readonly #pending = new Map<string, { code: string; klineType: KlineType; extent: SeriesExtent }>();
   readonly #kafkaInFlight = new Set<Promise<void>>();
   #kafkaError: unknown;
 
@@ -59,11 +59,25 @@ export class KlineDelivery {
   deliver(u: BarUpdate): void {
     if (u.final) {
       this.closedBars++;
+      const added = { firstMs: u.tsMs, lastMs: u.tsMs, rows: 1 };
       if (this.writer !== undefined) {
         this.writer.append(u);
-        this.#pendingMarks.set(seriesKey(u.code, u.klineType), [u.code, u.klineType, u.tsMs]);
+        const key = seriesKey(u.code, u.klineType);
+        const held = this.#pending.get(key)?.extent;
+        this.#pending.set(key, {
+          code: u.code,
+          klineType: u.klineType,
+          extent:
+            held === undefined
+              ? added
+              : {
+                  firstMs: Math.min(held.firstMs, u.tsMs),
+                  lastMs: Math.max(held.lastMs, u.tsMs),
+                  rows: held.rows + 1,
+                },
+        });
       } else {
-        this.state.advance(u.code, u.klineType, u.tsMs);
+        this.state.record(u.code, u.klineType, added);
       }
     } else {
       this.formingUpdates++;
@@ -84,8 +98,8 @@ export class KlineDelivery {
 
   /** Makes the files durable and Kafka acknowledged, then advances and saves the state. */
   async checkpoint(): Promise<void> {
-    const marks = [...this.#pendingMarks.values()];
-    this.#pendingMarks.clear();
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
     const files = this.writer === undefined ? [] : await this.writer.flush();
     if (this.kafka !== undefined) {
       await this.kafka.flush();
@@ -94,7 +108,7 @@ export class KlineDelivery {
           cause: this.#kafkaError,
         });
     }
-    for (const [code, klineType, tsMs] of marks) this.state.advance(code, klineType, tsMs);
+    for (const { code, klineType, extent } of pending) this.state.record(code, klineType, extent);
     for (const f of files) {
       this.state.addFile(f.relativePath);
       this.files.push(f);
@@ -121,9 +135,9 @@ export class KlineDelivery {
 async function reconcile(state: SyncState, dir: string): Promise<void> {
   for (const rel of await listKlineFiles(dir)) {
     if (state.hasFile(rel)) continue;
-    const { klineType, maxima } = await readKlineMaxima(dir, rel);
+    const { klineType, extents } = await readKlineExtents(dir, rel);
     if (!isKlineType(klineType)) continue;
-    for (const [code, tsMs] of maxima) state.advance(code, klineType, tsMs);
+    for (const [code, extent] of extents) state.record(code, klineType, extent);
     state.addFile(rel);
   }
 }

@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { readParquet } from 'parquet-wasm';
+import type { SeriesExtent } from '../sync-state.js';
 
 /** Every finished dataset file under `dir/kline` (never the staging area), as paths relative to `dir`. */
 export async function listKlineFiles(dir: string): Promise<string[]> {
@@ -25,18 +26,18 @@ export async function listKlineFiles(dir: string): Promise<string[]> {
 }
 
 /**
- * The newest bar start per `code` in one kline dataset file (Parquet, Arrow IPC or NDJSON), with
- * its kline type from the Hive directory `kline_type=K`.
+ * Per `code` in one kline dataset file (Parquet, Arrow IPC or NDJSON): its first and last bar start
+ * and its rows, with the file's kline type from the Hive directory `kline_type=K`.
  */
-export async function readKlineMaxima(
+export async function readKlineExtents(
   dir: string,
   relativePath: string,
-): Promise<{ klineType: number; maxima: Map<string, number> }> {
+): Promise<{ klineType: number; extents: Map<string, SeriesExtent> }> {
   const match = /(?:^|\/)kline_type=(\d+)(?:\/|$)/.exec(relativePath);
   if (match === null) throw new Error(`${relativePath}: no kline_type=K directory in its path`);
   const klineType = Number(match[1]);
   const bytes = await readFile(join(dir, relativePath));
-  const maxima = new Map<string, number>();
+  const extents = new Map<string, SeriesExtent>();
   const note = (code: unknown, ts: unknown): void => {
     const ms =
       typeof ts === 'number'
@@ -47,8 +48,13 @@ export async function readKlineMaxima(
             ? Date.parse(ts)
             : NaN;
     if (typeof code !== 'string' || !Number.isFinite(ms)) return;
-    const prev = maxima.get(code);
-    if (prev === undefined || ms > prev) maxima.set(code, ms);
+    const held = extents.get(code);
+    extents.set(
+      code,
+      held === undefined
+        ? { firstMs: ms, lastMs: ms, rows: 1 }
+        : { firstMs: Math.min(held.firstMs, ms), lastMs: Math.max(held.lastMs, ms), rows: held.rows + 1 },
+    );
   };
   if (relativePath.endsWith('.ndjson')) {
     for (const line of bytes.toString('utf8').split('\n')) {
@@ -65,5 +71,5 @@ export async function readKlineMaxima(
     if (codes === null || ts === null) throw new Error(`${relativePath}: no code/ts columns`);
     for (let i = 0; i < table.numRows; i++) note(codes.get(i), ts.get(i));
   }
-  return { klineType, maxima };
+  return { klineType, extents };
 }

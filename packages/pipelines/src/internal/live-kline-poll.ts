@@ -1,0 +1,62 @@
+import {
+  clockScheduler,
+  pollLatestBatches,
+  type Bar,
+  type Clock,
+  type KlineType,
+  type QuoteflowClient,
+} from '@quoteflow/core';
+import { retry, throwError, timer, type Subscription } from 'rxjs';
+import type { KlineSyncEvent } from '../kline-sync-options.js';
+import { isFatal } from './error-kinds.js';
+
+/** What {@link pollLiveKlines} takes. */
+export interface LiveKlinePollOptions {
+  readonly client: QuoteflowClient;
+  readonly series: readonly { readonly code: string; readonly klineType: KlineType }[];
+  readonly refreshPeriodMs: number;
+  readonly clock: Clock;
+  /** The bars of one answer, in arrival order (the merger's input). */
+  readonly onBars: (bars: Bar[]) => void;
+  /** After the last answer of a cycle: the newest bar start in that answer, the cycle's duration. */
+  readonly onCycle: (newestBarMs: number | undefined, durationMs: number) => void;
+  readonly emitEvent: (event: KlineSyncEvent) => void;
+  /** A fatal error (a refused token, say): the sync stops with it. */
+  readonly onFatal: (error: unknown) => void;
+}
+
+/**
+ * The live half of a K-line sync: the latest 2 bars of every series through `/batch-kline` at the
+ * plan's refresh period; a failed poll is retried on the next cycle, a fatal one ends the sync.
+ */
+export function pollLiveKlines(options: LiveKlinePollOptions): Subscription {
+  const { client, refreshPeriodMs, clock, emitEvent } = options;
+  const groups = options.series.map((s) => ({ code: s.code, klineType: s.klineType, count: 2 as const }));
+  return pollLatestBatches(client, {
+    groups,
+    intervalMs: refreshPeriodMs,
+    sourceId: 'kline-sync-live',
+    scheduler: clockScheduler(clock),
+  })
+    .pipe(
+      retry({
+        resetOnSuccess: true,
+        delay: (err: unknown) => {
+          if (isFatal(err)) return throwError(() => err);
+          emitEvent({ type: 'warning', message: 'live poll failed; retrying next cycle', error: err });
+          return timer(refreshPeriodMs, clockScheduler(clock));
+        },
+      }),
+    )
+    .subscribe({
+      next: (batch) => {
+        let newestBarMs: number | undefined;
+        const latest: Bar[] = [];
+        for (const r of batch.results) for (const b of r.bars) latest.push(b);
+        for (const b of latest) if (newestBarMs === undefined || b.tsMs > newestBarMs) newestBarMs = b.tsMs;
+        options.onBars(latest);
+        if (batch.lastOfCycle) options.onCycle(newestBarMs, batch.cycleDurationMs);
+      },
+      error: options.onFatal,
+    });
+}
