@@ -1,17 +1,7 @@
 export {};
 // Files: Hive-partitioned Parquet / Arrow IPC / NDJSON datasets (contract.md "Datasets on disk").
-export {
-  DatasetWriter,
-  DATASET_FORMATS,
-  DATASET_WRITER_DEFAULTS,
-  PARQUET_ENCODERS,
-} from './files/dataset-writer.js';
-export type {
-  DatasetFormat,
-  DatasetWriterOptions,
-  ParquetEncoder,
-  WrittenFile,
-} from './files/dataset-writer.js';
+export { DatasetWriter, DATASET_FORMATS, DATASET_WRITER_DEFAULTS } from './files/dataset-writer.js';
+export type { DatasetFormat, DatasetWriterOptions, WrittenFile } from './files/dataset-writer.js';
 export { writeDataset } from './files/write-dataset.js';
 export type { WriteDatasetOptions } from './files/write-dataset.js';
 export {

@@ -142,12 +142,12 @@ describe('column builders', () => {
 
   it('maps depth ticks with missing seq/time, empty sides and missing volumes', () => {
     const b = createColumnBuilder('depth');
-    b.append(depth('A', 2n ** 63n - 1n, T0, [level(1.5, 10), level(1.4, undefined)], []));
+    b.append(depth('A', 2n ** 64n - 1n, T0, [level(1.5, 10), level(1.4, undefined)], []));
     b.append(depth('B', undefined, undefined, [], [level(2, 3)]));
     expect(rowsOf(b.build())).toEqual([
       {
         code: 'A',
-        seq: 2n ** 63n - 1n,
+        seq: 2n ** 64n - 1n,
         tick_time: T0,
         bids: [
           { price: 1.5, volume: 10 },

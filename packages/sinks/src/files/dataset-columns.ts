@@ -5,7 +5,8 @@
  */
 import type { Bar, BarUpdate, DepthTick, SuspensionRecord } from '@quoteflow/core';
 import type { ColumnBatch, ColumnData } from './internal/column-data.js';
-import { F64Builder, I32Builder, I64Builder, ValidityBuilder } from './internal/growable-array.js';
+import { FileSinkError } from './file-sink-error.js';
+import { F64Builder, I32Builder, U64Builder, ValidityBuilder } from './internal/growable-array.js';
 
 /** The three datasets under `DIR`. */
 export const DATASET_KINDS = ['kline', 'depth', 'suspension'] as const;
@@ -20,7 +21,7 @@ export type KlineSubPartition = (typeof KLINE_SUB_PARTITIONS)[number];
 
 /** The column types a dataset uses (Arrow / Parquet logical types). */
 export type DatasetColumnType =
-  'utf8' | 'int64' | 'float64' | 'timestamp[ms, UTC]' | 'list<struct<price float64, volume float64?>>';
+  'utf8' | 'uint64' | 'float64' | 'timestamp[ms, UTC]' | 'list<struct<price float64, volume float64?>>';
 
 /** One column of a dataset file (partition keys are directories, never columns). */
 export interface DatasetColumn {
@@ -74,7 +75,9 @@ export const DATASET_COLUMNS: Readonly<Record<DatasetKind, readonly DatasetColum
   ],
   depth: [
     col('code', 'utf8'),
-    col('seq', 'int64', true),
+    // The service's range for seq is undocumented (provider-facts.md: "parse it as a 64-bit
+    // integer"); its own fixtures reach 2^64 - 1, so unsigned 64 bits, and nothing outside.
+    col('seq', 'uint64', true),
     col('tick_time', TS, true),
     col('bids', LEVELS),
     col('asks', LEVELS),
@@ -405,10 +408,12 @@ class LevelsBuilder {
   }
 }
 
+const MAX_UINT64 = 2n ** 64n - 1n;
+
 class DepthBuilder implements ColumnBuilder {
   private readonly dict = new Dict();
   private readonly code = new I32Builder();
-  private readonly seq = new I64Builder();
+  private readonly seq = new U64Builder();
   private readonly seqValid = new ValidityBuilder();
   private readonly tickTime = new F64Builder();
   private readonly tickTimeValid = new ValidityBuilder();
@@ -422,6 +427,13 @@ class DepthBuilder implements ColumnBuilder {
   }
   append(r: DatasetRecord): void {
     if (r.type !== 'depth') throw new TypeError(`depth builder got a ${r.type} record`);
+    // Checked before any column takes a value, so a refused tick leaves no partial row.
+    if (r.seq !== undefined && (r.seq < 0n || r.seq > MAX_UINT64)) {
+      throw new FileSinkError(
+        'QF_VALUE_OUT_OF_RANGE',
+        `depth: "seq" of ${r.code} must be an integer from 0 to 2^64 - 1 (uint64 column), got ${r.seq}`,
+      );
+    }
     this.code.push(this.dict.id(r.code));
     this.seq.push(r.seq ?? 0n);
     this.seqValid.push(r.seq !== undefined);
@@ -434,7 +446,7 @@ class DepthBuilder implements ColumnBuilder {
     const rows = this.rows;
     const columns: ColumnData[] = [
       { kind: 'dict-utf8', name: 'code', dict: this.dict.take(), indices: this.code.take() },
-      { kind: 'int64', name: 'seq', nullable: true, values: this.seq.take(), valid: this.seqValid.take() },
+      { kind: 'uint64', name: 'seq', nullable: true, values: this.seq.take(), valid: this.seqValid.take() },
       numeric('timestamp-ms', 'tick_time', this.tickTime.take(), this.tickTimeValid),
       this.bids.build('bids'),
       this.asks.build('asks'),

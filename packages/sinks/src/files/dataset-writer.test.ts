@@ -38,13 +38,9 @@ function rowsOfParquet(path: string): Record<string, unknown>[] {
 const T0 = Date.UTC(2026, 0, 5, 1, 30);
 const minute = (i: number): number => T0 + i * 60_000;
 
-describe.each(
-  (['wasm', 'native'] as const).flatMap((parquetEncoder) =>
-    [0, 1, 2].map((encoderThreads) => [encoderThreads, parquetEncoder] as const),
-  ),
-)('DatasetWriter (encoderThreads %i, parquetEncoder %s)', (encoderThreads, parquetEncoder) => {
+describe.each([0, 1, 2])('DatasetWriter (encoderThreads %i)', (encoderThreads) => {
   const make = (o: Partial<DatasetWriterOptions> = {}): DatasetWriter =>
-    new DatasetWriter({ dir, encoderThreads, parquetEncoder, ...o });
+    new DatasetWriter({ dir, encoderThreads, ...o });
 
   it('writes each dataset under its Hive partition and leaves nothing in staging', async () => {
     await using w = make();
@@ -88,8 +84,7 @@ describe.each(
     ]);
   });
 
-  // Bigger than the pieces (256 Ki rows) a file's rows are handed to the encoder in while it is open;
-  // with 2 threads, Parquet pieces are encoded in parallel and joined.
+  // Bigger than the pieces (256 Ki rows) a file's rows are handed to the encoder in while it is open.
   it.each(['parquet', 'arrow', 'ndjson'] as const)(
     'writes a %s file of 300,001 rows handed over in pieces: every row, in order, nulls in place',
     async (format) => {
@@ -134,9 +129,9 @@ describe.each(
       } else {
         const ipc = readFileSync(file!.path);
         if (format === 'parquet') {
-          // One row group when streamed into one encoder; a row group per piece when joined.
+          // Streamed into one encoder: one row group (up to 1 Mi rows).
           const meta = (await ParquetFile.fromFile(new Blob([ipc]))).metadata();
-          expect(meta.numRowGroups()).toBe(encoderThreads >= 2 ? 2 : 1);
+          expect(meta.numRowGroups()).toBe(1);
         }
         const t = tableFromIPC(format === 'arrow' ? ipc : readParquet(ipc).intoIPCStream());
         expect(t.numRows).toBe(n);
@@ -309,8 +304,75 @@ describe('DatasetWriter', () => {
       read_at: minute(0) + 30_000,
     });
     const d = tableFromIPC(readFileSync(files.find((f) => f.kind === 'depth')!.path));
+    expect(String(d.schema.fields.find((f) => f.name === 'seq')?.type)).toBe('Uint64');
     expect(d.get(0)?.toJSON()['seq']).toBe(2n ** 62n);
     expect(d.get(0)?.toJSON()['tick_time']).toBeNull();
+  });
+
+  it.each(['parquet', 'arrow', 'ndjson'] as const)(
+    'keeps a depth seq of 2^64 - 1 (the service fixture) exact in %s, never -1',
+    async (format) => {
+      await using w = new DatasetWriter({ dir, format, encoderThreads: 0 });
+      const max = 2n ** 64n - 1n;
+      await w.write([
+        depth('A', max, minute(0), [], []),
+        depth('B', 2n ** 63n, minute(0), [], []),
+        depth('C', 0n, minute(0), [], []),
+      ]);
+      const [file] = await w.flush();
+      const bytes = readFileSync(file!.path);
+      const seqs =
+        format === 'ndjson'
+          ? bytes
+              .toString('utf8')
+              .trimEnd()
+              .split('\n')
+              .map((l) => BigInt((JSON.parse(l) as { seq: string }).seq))
+          : [
+              ...tableFromIPC(format === 'arrow' ? bytes : readParquet(bytes).intoIPCStream())
+                .getChild('seq')!
+                .toArray(),
+            ];
+      expect(seqs).toEqual([max, 2n ** 63n, 0n]);
+    },
+  );
+
+  it.each([2n ** 64n, -1n])(
+    'refuses a depth seq of %s loudly (QF_VALUE_OUT_OF_RANGE) and buffers nothing of it',
+    async (seq) => {
+      await using w = new DatasetWriter({ dir, encoderThreads: 0 });
+      w.append(depth('OK', 1n, minute(0), [level(1, 1)], []));
+      let err: unknown;
+      try {
+        w.append(depth('BAD', seq, minute(0), [level(2, 2)], []));
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(FileSinkError);
+      expect(err).toMatchObject({ code: 'QF_VALUE_OUT_OF_RANGE', retryable: false });
+      expect((err as Error).message).toContain(String(seq));
+      const [file] = await w.flush();
+      expect(file?.rows).toBe(1);
+      expect(rowsOfParquet(file!.path)).toMatchObject([{ code: 'OK', seq: 1n }]);
+    },
+  );
+
+  it('writes whole floats in NDJSON with a fraction (18.0), in bars and book levels alike', async () => {
+    await using w = new DatasetWriter({ dir, format: 'ndjson', encoderThreads: 0 });
+    await w.write([
+      bar('A', minute(0), { open: 18, high: -0, low: 1e21, close: 0.1, volume: 2 ** 53, turnover: 1e-7 }),
+      depth('A', 1n, minute(0), [level(5000, 3)], [level(5000.5, undefined)]),
+    ]);
+    const files = await w.flush();
+    const text = (kind: string): string => readFileSync(files.find((f) => f.kind === kind)!.path, 'utf8');
+    expect(text('kline')).toContain(
+      '"open":18.0,"high":-0.0,"low":1e+21,"close":0.1,"volume":9007199254740992.0,"turnover":1e-7,',
+    );
+    expect(text('depth')).toContain(
+      '"bids":[{"price":5000.0,"volume":3.0}],"asks":[{"price":5000.5,"volume":null}]}',
+    );
+    const row = JSON.parse(text('kline')) as Record<string, unknown>;
+    expect(row).toMatchObject({ open: 18, high: -0, low: 1e21, close: 0.1, volume: 2 ** 53, turnover: 1e-7 });
   });
 
   it('writes NDJSON with ISO times, seq as a string and null volumes', async () => {
@@ -318,7 +380,7 @@ describe('DatasetWriter', () => {
     await w.write([bar('AAPL.US', minute(0), { volume: null, readAtMs: minute(1) + 5 })]);
     const [kline] = await w.flush();
     expect(readFileSync(kline!.path, 'utf8')).toBe(
-      '{"code":"AAPL.US","ts":"2026-01-05T01:30:00.000Z","open":10,"high":11,"low":9.5,"close":10.5,"volume":null,"turnover":10500,"read_at":"2026-01-05T01:31:00.005Z"}\n',
+      '{"code":"AAPL.US","ts":"2026-01-05T01:30:00.000Z","open":10.0,"high":11.0,"low":9.5,"close":10.5,"volume":null,"turnover":10500.0,"read_at":"2026-01-05T01:31:00.005Z"}\n',
     );
     await w.write([depth('AAPL.US', 9007199254740993n, minute(0), [level(1.5, undefined)], [])]);
     const [file] = await w.flush();
@@ -333,7 +395,6 @@ describe('DatasetWriter', () => {
     [{ maxBytesPerFile: 1.5 }, 'maxBytesPerFile'],
     [{ encoderThreads: -1 }, 'encoderThreads'],
     [{ format: 'csv' }, 'format'],
-    [{ parquetEncoder: 'rust' }, 'parquetEncoder'],
     [{ klineSubPartition: 'week' }, 'klineSubPartition'],
     [{ dir: '' }, 'dir'],
   ])('rejects %o naming the option', (bad, name) => {

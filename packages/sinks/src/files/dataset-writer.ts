@@ -13,17 +13,12 @@ import { FileSinkError } from './file-sink-error.js';
 import { EncoderPool, type EncodeHandle } from './internal/encoder-pool.js';
 import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './internal/staging.js';
 
-/** File formats: Parquet (zstd), Arrow IPC file (uncompressed), NDJSON. */
+/**
+ * File formats: Parquet (zstd, written by parquet-wasm from apache-arrow record batches), Arrow
+ * IPC file (uncompressed, apache-arrow), NDJSON.
+ */
 export const DATASET_FORMATS = ['parquet', 'arrow', 'ndjson'] as const;
 export type DatasetFormat = (typeof DATASET_FORMATS)[number];
-
-/**
- * Parquet encoders: `'native'` (quoteflow's own writer for flat schemas, i.e. kline; depth and
- * suspension files still go through parquet-wasm; needs zstd in `node:zlib`, Node 22.15+) or
- * `'wasm'` (parquet-wasm, parquet-rs, for every dataset).
- */
-export const PARQUET_ENCODERS = ['native', 'wasm'] as const;
-export type ParquetEncoder = (typeof PARQUET_ENCODERS)[number];
 
 /** Options of {@link DatasetWriter}. */
 export interface DatasetWriterOptions {
@@ -43,18 +38,11 @@ export interface DatasetWriterOptions {
   /** Sub-partition below `kline/kline_type=K/`. @defaultValue `'month'` (`month=YYYY-MM`) */
   readonly klineSubPartition?: KlineSubPartition;
   /**
-   * Worker threads that encode and write files; 0 encodes on the calling thread. With 2 or more,
-   * the 256 Ki-row pieces of one Parquet file are encoded in parallel (one row group each).
+   * Worker threads that encode and write files; 0 encodes on the calling thread. A file stays on
+   * one thread; with 2 or more, files open at the same time (other partitions) encode in parallel.
    * @defaultValue 1
    */
   readonly encoderThreads?: number;
-  /**
-   * The Parquet encoder (see {@link PARQUET_ENCODERS}): `'native'` writes kline files with
-   * quoteflow's own writer (1.6-2x faster than parquet-wasm in `pnpm bench parquet`; the same
-   * schema, types and values for pyarrow, Polars and DuckDB), depth and suspension files with
-   * parquet-wasm; `'wasm'` writes every file with parquet-wasm. @defaultValue `'native'`
-   */
-  readonly parquetEncoder?: ParquetEncoder;
   /** `write()` waits while this many files are being encoded and written. @defaultValue 4 files */
   readonly maxPendingFiles?: number;
   /** `.tmp` files in `DIR/.staging/` older than this are removed on start. @defaultValue 3,600,000 ms */
@@ -75,7 +63,6 @@ export const DATASET_WRITER_DEFAULTS = {
   maxFileAgeMs: 60_000,
   klineSubPartition: 'month',
   encoderThreads: 1,
-  parquetEncoder: 'native',
   maxPendingFiles: 4,
   staleStagingMs: 3_600_000,
 } as const satisfies Partial<DatasetWriterOptions>;
@@ -108,11 +95,9 @@ interface OpenFile {
 
 /**
  * A file's rows go to the encoder in pieces of this many rows (or bytes buffered) while the file
- * is still open: the encoder threads then work while this thread maps the next rows, and
- * finishing a big file leaves little to do. With one encoder thread, parquet-wasm's streaming
- * writer encodes each piece as it arrives (one row group per file); with two or more, pieces are
- * encoded in parallel, one row group each: 256 Ki rows keeps that file within 3% of a single row
- * group's size (128 Ki rows: +11% on the bench's K-lines).
+ * is still open: the encoder thread then works while this thread maps the next rows, and
+ * finishing a big file leaves little to do. parquet-wasm's streaming writer encodes each piece as
+ * it arrives (one row group per file up to 1 Mi rows).
  */
 const SHIP_ROWS = 1 << 18;
 const SHIP_BYTES = 32 * 1024 * 1024;
@@ -180,12 +165,6 @@ export class DatasetWriter implements AsyncDisposable {
         `DatasetWriter: "format" must be one of ${DATASET_FORMATS.join(', ')}, got ${String(o.format)}`,
       );
     }
-    if (!(PARQUET_ENCODERS as readonly string[]).includes(o.parquetEncoder)) {
-      throw new FileSinkError(
-        'QF_INVALID_OPTION',
-        `DatasetWriter: "parquetEncoder" must be one of ${PARQUET_ENCODERS.join(', ')}, got ${String(o.parquetEncoder)}`,
-      );
-    }
     if (!(KLINE_SUB_PARTITIONS as readonly string[]).includes(o.klineSubPartition)) {
       throw new FileSinkError(
         'QF_INVALID_OPTION',
@@ -203,7 +182,7 @@ export class DatasetWriter implements AsyncDisposable {
     this.now = o.now ?? Date.now;
     this.onFile = o.onFile;
     this.onError = o.onError;
-    this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0), o.parquetEncoder);
+    this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0));
     // On start: remove what crashed writers left in DIR/.staging (a failure surfaces with the first file).
     // File modification times are real time, whatever clock drives the writer's rolling.
     this.ready = cleanStaging(this.dir, this.staleMs, Date.now()).then(
@@ -222,7 +201,9 @@ export class DatasetWriter implements AsyncDisposable {
   /**
    * Buffers one record without waiting. Files it completes are written in the background; a
    * background failure is raised by the next `append`, `write`, `flush` or `close`.
-   * @throws FileSinkError `QF_CLOSED` after `close()`, or the background failure.
+   * @throws FileSinkError `QF_CLOSED` after `close()`, `QF_VALUE_OUT_OF_RANGE` for a record a
+   * column cannot hold exactly (a depth `seq` outside uint64; nothing of it is buffered), or the
+   * background failure.
    */
   append(record: DatasetRecord): void {
     this.check();
@@ -231,7 +212,8 @@ export class DatasetWriter implements AsyncDisposable {
 
   /**
    * Buffers records, then waits while more than `maxPendingFiles` files are being written
-   * (backpressure). Resolves once the records are buffered, not once they are on disk.
+   * (backpressure). Resolves once the records are buffered, not once they are on disk. A record
+   * refused with `QF_VALUE_OUT_OF_RANGE` throws; the records before it stay buffered.
    */
   async write(records: Iterable<DatasetRecord> | DatasetRecord): Promise<void> {
     if (isRecord(records)) this.append(records);

@@ -6,6 +6,7 @@ describe('FileSinkError', () => {
     ['QF_INVALID_OPTION', false],
     ['QF_FILE_WRITE', true],
     ['QF_CLOSED', false],
+    ['QF_VALUE_OUT_OF_RANGE', false],
   ] as const)('carries name, code %s, retryable %s and the cause', (code, retryable) => {
     const cause = new Error('disk full');
     const err = new FileSinkError(code, 'm', { retryable, cause });

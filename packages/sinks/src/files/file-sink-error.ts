@@ -1,11 +1,18 @@
 /** Stable codes of the file sink's errors. */
-export const FILE_SINK_ERROR_CODES = ['QF_INVALID_OPTION', 'QF_FILE_WRITE', 'QF_CLOSED'] as const;
+export const FILE_SINK_ERROR_CODES = [
+  'QF_INVALID_OPTION',
+  'QF_FILE_WRITE',
+  'QF_CLOSED',
+  'QF_VALUE_OUT_OF_RANGE',
+] as const;
 export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
 
 /**
  * An error of the dataset writer: a bad option (`QF_INVALID_OPTION`, thrown by the constructor),
  * a file that could not be encoded or written (`QF_FILE_WRITE`, retryable: a disk may free up;
- * the cause is kept), or a write after `close()` (`QF_CLOSED`).
+ * the cause is kept), a write after `close()` (`QF_CLOSED`), or a record whose value the
+ * dataset's column type cannot hold exactly (`QF_VALUE_OUT_OF_RANGE`, thrown by `append`/`write`
+ * before anything of the record is buffered: a depth `seq` outside uint64).
  */
 export class FileSinkError extends Error {
   readonly code: FileSinkErrorCode;

@@ -20,13 +20,13 @@ export interface Utf8Column {
   readonly values: (string | null)[];
 }
 
-/** A float64, timestamp(ms, UTC) or int64 column; `valid[i] === 0` marks a null. */
+/** A float64, timestamp(ms, UTC) or uint64 column; `valid[i] === 0` marks a null. */
 export interface NumericColumn {
-  readonly kind: 'float64' | 'timestamp-ms' | 'int64';
+  readonly kind: 'float64' | 'timestamp-ms' | 'uint64';
   readonly name: string;
   readonly nullable: boolean;
-  /** float64 and timestamp (epoch ms) values; int64 values as BigInt64Array. */
-  readonly values: Float64Array | BigInt64Array;
+  /** float64 and timestamp (epoch ms) values; uint64 values as BigUint64Array. */
+  readonly values: Float64Array | BigUint64Array;
   /** One byte per row (1 = present); omitted when the column has no nulls. */
   readonly valid: Uint8Array | undefined;
 }

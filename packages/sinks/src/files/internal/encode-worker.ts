@@ -10,13 +10,13 @@
 import {
   Field,
   Float64,
-  Int64,
   List,
   RecordBatch,
   Schema,
   Struct,
   Table,
   TimestampMillisecond,
+  Uint64,
   Utf8,
   makeData,
   tableToIPC,
@@ -35,15 +35,6 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { ColumnBatch, ColumnData, NumericColumn } from './column-data.js';
-import type { ParquetEncoder } from '../dataset-writer.js';
-import type * as NativeParquet from './parquet-native.js';
-
-// A worker entry imports nothing relative but types (see above): the native writer is loaded by
-// URL, `.ts` from source (vitest, Node's type stripping), `.js` built.
-const native: typeof NativeParquet = await import(
-  new URL(import.meta.url.endsWith('.ts') ? './parquet-native.ts' : './parquet-native.js', import.meta.url)
-    .href
-);
 
 /** File formats the dataset writer produces. */
 export type EncodeFormat = 'parquet' | 'arrow' | 'ndjson';
@@ -101,8 +92,8 @@ function numericData(c: NumericColumn, n: number): Data<DataType> {
   const nulls = bitmap(c.valid, n);
   if (c.kind === 'float64')
     return makeData({ type: new Float64(), length: n, data: c.values as Float64Array, ...nulls });
-  if (c.kind === 'int64')
-    return makeData({ type: new Int64(), length: n, data: c.values as BigInt64Array, ...nulls });
+  if (c.kind === 'uint64')
+    return makeData({ type: new Uint64(), length: n, data: c.values as BigUint64Array, ...nulls });
   return makeData({
     type: new TimestampMillisecond('UTC'),
     length: n,
@@ -147,8 +138,8 @@ function columnData(c: ColumnData, n: number): { field: Field; data: Data<DataTy
       const type =
         c.kind === 'float64'
           ? new Float64()
-          : c.kind === 'int64'
-            ? new Int64()
+          : c.kind === 'uint64'
+            ? new Uint64()
             : new TimestampMillisecond('UTC');
       return { field: new Field(c.name, type, c.nullable), data: numericData(c, n) };
     }
@@ -168,46 +159,98 @@ export function toArrowTable(batch: ColumnBatch): Table {
   return new Table(schema, [new RecordBatch(schema, root)]);
 }
 
+/**
+ * A float64 as a JSON number that every reader infers as a float: whole values keep a fraction
+ * (`18.0`, not `18`), or a reader that guesses a file's types from its first rows (Polars'
+ * `scan_ndjson`) makes the column Int64 and then fails on the next file's `18.87977`. Non-finite
+ * values have no JSON number: null, as `JSON.stringify` writes them.
+ */
+export function jsonFloat(v: number): string {
+  if (!Number.isFinite(v)) return 'null';
+  const s = String(v);
+  // String() of a whole value below 1e21 has neither '.' nor an exponent; -0 prints as "0".
+  if (Number.isInteger(v) && !s.includes('e')) return Object.is(v, -0) ? '-0.0' : `${s}.0`;
+  return s;
+}
+
+function jsonLevels(c: Extract<ColumnData, { kind: 'levels' }>, row: number): string {
+  let out = '[';
+  for (let j = c.offsets[row]!; j < c.offsets[row + 1]!; j++) {
+    if (j > c.offsets[row]!) out += ',';
+    out += `{"price":${jsonFloat(c.price[j]!)},"volume":${c.volumeValid[j] === 1 ? jsonFloat(c.volume[j]!) : 'null'}}`;
+  }
+  return out + ']';
+}
+
+/** One JSON value of column `c` at `row`, written by hand so floats stay floats ({@link jsonFloat}). */
+function jsonValue(c: ColumnData, row: number): string {
+  switch (c.kind) {
+    case 'dict-utf8':
+      return JSON.stringify(c.dict[c.indices[row]!]);
+    case 'utf8':
+      return JSON.stringify(c.values[row]);
+    case 'levels':
+      return jsonLevels(c, row);
+    default:
+      if (c.valid !== undefined && c.valid[row] !== 1) return 'null';
+      // Times as ISO-8601 UTC and seq as a decimal string, as Kafka values carry them
+      // (contract.md): exact digits for every reader (a JSON number past 2^53 or 2^63 is rounded
+      // or refused by some), and castable to UBIGINT / UInt64.
+      if (c.kind === 'timestamp-ms') return `"${new Date(c.values[row] as number).toISOString()}"`;
+      if (c.kind === 'uint64') return `"${String(c.values[row])}"`;
+      return jsonFloat(c.values[row] as number);
+  }
+}
+
 function ndjson(batch: ColumnBatch): string {
+  const keys = batch.columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`);
   let out = '';
-  const iso = (ms: number): string => new Date(ms).toISOString();
   for (let i = 0; i < batch.rows; i++) {
-    const row: Record<string, unknown> = {};
-    for (const c of batch.columns) {
-      if (c.kind === 'dict-utf8') row[c.name] = c.dict[c.indices[i]!];
-      else if (c.kind === 'utf8') row[c.name] = c.values[i];
-      else if (c.kind === 'levels') {
-        const side: { price: number; volume: number | null }[] = [];
-        for (let j = c.offsets[i]!; j < c.offsets[i + 1]!; j++)
-          side.push({ price: c.price[j]!, volume: c.volumeValid[j] === 1 ? c.volume[j]! : null });
-        row[c.name] = side;
-      } else if (c.valid !== undefined && c.valid[i] !== 1) row[c.name] = null;
-      // Times as ISO-8601 UTC and int64 as a string, as the Kafka values carry them (contract.md).
-      else if (c.kind === 'timestamp-ms') row[c.name] = iso(c.values[i] as number);
-      else if (c.kind === 'int64') row[c.name] = String(c.values[i]);
-      else row[c.name] = c.values[i];
-    }
-    out += JSON.stringify(row) + '\n';
+    for (let k = 0; k < batch.columns.length; k++) out += keys[k]! + jsonValue(batch.columns[k]!, i);
+    out += '}\n';
   }
   return out;
 }
 
 /**
- * The Parquet writer settings, chosen by measuring (`pnpm bench parquet`, 1M K-line rows):
+ * Where a Parquet file is cut into row groups and pages. The defaults suit datasets; tests shrink
+ * them so a few hundred rows cross many page and row-group boundaries.
+ */
+export interface ParquetLayout {
+  /** Rows per row group, at most. */
+  readonly maxRowGroupRows: number;
+  /** A data page is closed once it holds this many bytes (checked every `writeBatchRows` rows). */
+  readonly dataPageBytes: number;
+  /** A column's dictionary stops growing (PLAIN from then on) past this many bytes. */
+  readonly dictionaryPageBytes: number;
+  /** Rows parquet-rs encodes at a time, the granularity of the page-size check. */
+  readonly writeBatchRows: number;
+}
+
+/**
+ * The Parquet writer settings (parquet-wasm 0.8, i.e. parquet-rs), chosen by measuring
+ * (`pnpm bench parquet`, 1M K-line rows):
  * - zstd at parquet-rs's default level 1, pyarrow's default too (parquet-wasm 0.8 exposes no level);
  * - dictionary encoding for every column (as pyarrow), with a 256 KiB dictionary page (parquet-rs
  *   default: 1 MiB), so high-cardinality float columns (turnover) fall back to plain encoding
- *   sooner: ~2% smaller file; low-cardinality columns (`code`, `ts`, prices) stay dictionary-encoded.
- *   Turning dictionaries off for the float columns saves no CPU in the wasm encoder (the zstd work
- *   grows by what the hashing saves) and costs up to 17% in size;
- * - one row group per file up to 1Mi rows.
+ *   sooner: ~2% smaller file; low-cardinality columns (`code`, `ts`, prices) stay dictionary-encoded;
+ * - one row group per file up to 1 Mi rows; pages of 1 MiB (parquet-rs's default).
  */
-function parquetProperties(): WriterProperties {
+export const DEFAULT_PARQUET_LAYOUT: ParquetLayout = {
+  maxRowGroupRows: 1 << 20,
+  dataPageBytes: 1024 * 1024,
+  dictionaryPageBytes: 256 * 1024,
+  writeBatchRows: 1024,
+};
+
+function parquetProperties(layout: ParquetLayout): WriterProperties {
   return new WriterPropertiesBuilder()
     .setCompression(Compression.ZSTD)
-    .setDictionaryPageSizeLimit(256 * 1024)
+    .setDictionaryPageSizeLimit(layout.dictionaryPageBytes)
+    .setDataPageSizeLimit(layout.dataPageBytes)
+    .setWriteBatchSize(layout.writeBatchRows)
     .setCreatedBy('quoteflow (parquet-wasm)')
-    .setMaxRowGroupSize(1 << 20)
+    .setMaxRowGroupSize(layout.maxRowGroupRows)
     .build();
 }
 
@@ -216,92 +259,19 @@ function toWasmTable(batch: ColumnBatch): WasmTable {
   return WasmTable.fromIPCStream(tableToIPC(toArrowTable(batch), 'stream'));
 }
 
-/** Whether `encoder` is to write these rows: 'native' asked for, available and a flat schema. */
-function useNative(encoder: ParquetEncoder, batch: ColumnBatch): boolean {
-  return encoder === 'native' && native.nativeParquetAvailable && native.isNativeParquetBatch(batch);
-}
-
-const arrowSchemas = new Map<string, Uint8Array>();
-
-/**
- * The Arrow IPC schema message of a batch's columns (what parquet-wasm and pyarrow store as
- * `ARROW:schema`), from a zero-row copy through {@link toArrowTable}; cached per schema.
- */
-function arrowSchemaOf(batch: ColumnBatch): Uint8Array {
-  const key = batch.columns
-    .map((c) => `${c.name}:${c.kind}:${'nullable' in c ? String(c.nullable) : ''}`)
-    .join(',');
-  let out = arrowSchemas.get(key);
-  if (out === undefined) {
-    const empty: ColumnBatch = {
-      rows: 0,
-      columns: batch.columns.map((c): ColumnData => {
-        if (c.kind === 'dict-utf8') return { ...c, indices: c.indices.subarray(0, 0) };
-        if (c.kind === 'utf8') return { ...c, values: [] };
-        if (c.kind === 'levels')
-          return {
-            ...c,
-            offsets: c.offsets.subarray(0, 1),
-            price: c.price.subarray(0, 0),
-            volume: c.volume.subarray(0, 0),
-            volumeValid: c.volumeValid.subarray(0, 0),
-          };
-        return { ...c, values: c.values.subarray(0, 0), valid: c.valid?.subarray(0, 0) };
-      }),
-    };
-    const ipc = tableToIPC(toArrowTable(empty), 'stream');
-    // The stream's first message: 0xFFFFFFFF, metadata length, the Schema flatbuffer (no body).
-    const dv = new DataView(ipc.buffer, ipc.byteOffset, ipc.byteLength);
-    if (dv.getUint32(0, true) !== 0xffffffff) throw new Error('unexpected Arrow IPC stream');
-    out = ipc.slice(0, 8 + dv.getInt32(4, true));
-    arrowSchemas.set(key, out);
-  }
-  return out;
-}
-
-function nativeWriter(batch: ColumnBatch): InstanceType<typeof native.NativeParquetWriter> {
-  return new native.NativeParquetWriter({
-    arrowSchema: arrowSchemaOf(batch),
-    createdBy: 'quoteflow (native parquet writer)',
-  });
-}
-
 /** Encodes batches (one file's rows, in order) into the bytes of one file, in one go. */
 export function encodeBatches(
   batches: readonly ColumnBatch[],
   format: EncodeFormat,
-  parquetEncoder: ParquetEncoder = 'wasm',
+  layout: ParquetLayout = DEFAULT_PARQUET_LAYOUT,
 ): Uint8Array {
   if (format === 'ndjson') return encoder.encode(batches.map(ndjson).join(''));
-  if (format === 'parquet' && batches.length > 0 && batches.every((b) => useNative(parquetEncoder, b))) {
-    const w = nativeWriter(batches[0]!);
-    for (const b of batches) w.push(b);
-    // A fresh buffer of its own (Buffer.concat may return a slice of Node's pool, which cannot be
-    // transferred to another thread).
-    const parts = w.finish();
-    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
-  }
   const tables = batches.map(toArrowTable);
   const table = tables.length === 1 ? tables[0]! : new Table(tables.flatMap((t) => t.batches));
   // apache-arrow's zstd IPC is rejected by other readers (21.2), so IPC files stay uncompressed.
   if (format === 'arrow') return tableToIPC(table, 'file');
   // writeParquet consumes (frees) the wasm table.
-  return writeParquet(WasmTable.fromIPCStream(tableToIPC(table, 'stream')), parquetProperties());
-}
-
-/** Encodes a batch into the bytes of one file. */
-export function encodeBatch(
-  batch: ColumnBatch,
-  format: EncodeFormat,
-  parquetEncoder: ParquetEncoder = 'wasm',
-): Uint8Array {
-  return encodeBatches([batch], format, parquetEncoder);
+  return writeParquet(WasmTable.fromIPCStream(tableToIPC(table, 'stream')), parquetProperties(layout));
 }
 
 interface ParquetStream {
@@ -321,15 +291,14 @@ interface ParquetStream {
 export class EncodeSession {
   private readonly batches: ColumnBatch[] = [];
   private parquet: ParquetStream | undefined;
-  private native: InstanceType<typeof native.NativeParquetWriter> | undefined;
   private error: { readonly cause: unknown } | undefined;
   private rows = 0;
   private readonly format: EncodeFormat;
-  private readonly parquetEncoder: ParquetEncoder;
+  private readonly layout: ParquetLayout;
 
-  constructor(format: EncodeFormat, parquetEncoder: ParquetEncoder = 'wasm') {
+  constructor(format: EncodeFormat, layout: ParquetLayout = DEFAULT_PARQUET_LAYOUT) {
     this.format = format;
-    this.parquetEncoder = parquetEncoder;
+    this.layout = layout;
   }
 
   /** Adds the next rows of the file. */
@@ -341,14 +310,7 @@ export class EncodeSession {
       return;
     }
     try {
-      // The file's first rows choose the writer; a file never changes writers.
-      if (this.native === undefined && this.parquet === undefined && useNative(this.parquetEncoder, batch))
-        this.native = nativeWriter(batch);
-      if (this.native !== undefined) {
-        this.native.push(batch);
-        return;
-      }
-      this.parquet ??= startParquetStream();
+      this.parquet ??= startParquetStream(parquetProperties(this.layout));
       const table = toWasmTable(batch);
       try {
         for (const rb of table.recordBatches()) this.parquet.input.enqueue(rb);
@@ -365,8 +327,7 @@ export class EncodeSession {
     if (this.error !== undefined) throw this.error.cause;
     if (this.rows === 0) throw new Error('an encode session ended without rows');
     let parts: Uint8Array[];
-    if (this.native !== undefined) parts = this.native.finish();
-    else if (this.parquet !== undefined) {
+    if (this.parquet !== undefined) {
       this.parquet.input.close();
       parts = await this.parquet.output;
     } else parts = [encodeBatches(this.batches.splice(0), this.format)];
@@ -382,7 +343,6 @@ export class EncodeSession {
   private fail(cause: unknown): void {
     this.error ??= { cause };
     this.batches.length = 0;
-    this.native = undefined;
     try {
       this.parquet?.input.error(cause);
     } catch {
@@ -391,7 +351,7 @@ export class EncodeSession {
   }
 }
 
-function startParquetStream(): ParquetStream {
+function startParquetStream(properties: WriterProperties): ParquetStream {
   let input: ReadableStreamDefaultController<WasmRecordBatch> | undefined;
   const source = new ReadableStream<WasmRecordBatch>({
     start(c) {
@@ -401,7 +361,7 @@ function startParquetStream(): ParquetStream {
   // The wasm writer pulls batches from `source` as they are enqueued and yields the file's bytes.
   const output = (async () => {
     const reader = (
-      (await transformParquetStream(source, parquetProperties())) as ReadableStream<Uint8Array>
+      (await transformParquetStream(source, properties)) as ReadableStream<Uint8Array>
     ).getReader();
     const parts: Uint8Array[] = [];
     for (;;) {
@@ -448,29 +408,14 @@ export async function writeAtomically(
   }
 }
 
-/**
- * Worker protocol: a session per file, opened, fed and ended (answered with its id) or aborted;
- * or a piece: rows encoded on their own into a Parquet file's bytes, handed back (answered with
- * its id).
- */
+/** Worker protocol: a session per file, opened, fed and ended (answered with its id) or aborted. */
 export type EncodeRequest =
-  | {
-      readonly op: 'open';
-      readonly sid: number;
-      readonly format: EncodeFormat;
-      readonly parquetEncoder: ParquetEncoder;
-    }
+  | { readonly op: 'open'; readonly sid: number; readonly format: EncodeFormat }
   | { readonly op: 'push'; readonly sid: number; readonly batch: ColumnBatch }
   | { readonly op: 'end'; readonly sid: number; readonly stagingPath: string; readonly finalPath: string }
-  | { readonly op: 'abort'; readonly sid: number }
-  | {
-      readonly op: 'piece';
-      readonly sid: number;
-      readonly batch: ColumnBatch;
-      readonly parquetEncoder: ParquetEncoder;
-    };
+  | { readonly op: 'abort'; readonly sid: number };
 export type EncodeResponse =
-  | { readonly sid: number; readonly ok: true; readonly result: EncodeResult; readonly bytes?: Uint8Array }
+  | { readonly sid: number; readonly ok: true; readonly result: EncodeResult }
   | {
       readonly sid: number;
       readonly ok: false;
@@ -490,20 +435,8 @@ if (
     port.postMessage({ sid, ok: false, message: e.message, stack: e.stack } satisfies EncodeResponse);
   };
   port.on('message', (req: EncodeRequest) => {
-    if (req.op === 'piece') {
-      let bytes: Uint8Array;
-      try {
-        bytes = encodeBatch(req.batch, 'parquet', req.parquetEncoder);
-      } catch (err) {
-        failed(req.sid, err);
-        return;
-      }
-      const res: EncodeResponse = { sid: req.sid, ok: true, result: { bytes: bytes.length }, bytes };
-      port.postMessage(res, bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : []);
-      return;
-    }
     if (req.op === 'open') {
-      sessions.set(req.sid, new EncodeSession(req.format, req.parquetEncoder));
+      sessions.set(req.sid, new EncodeSession(req.format));
       return;
     }
     const session = sessions.get(req.sid);

@@ -1,15 +1,12 @@
 import { Worker } from 'node:worker_threads';
 import {
   EncodeSession,
-  writeAtomically,
   type EncodeFormat,
   type EncodeRequest,
   type EncodeResponse,
   type EncodeResult,
 } from './encode-worker.js';
 import { transferablesOf, type ColumnBatch } from './column-data.js';
-import { concatParquet } from './parquet-concat.js';
-import type { ParquetEncoder } from '../dataset-writer.js';
 
 // From source (vitest) the worker entry is the `.ts` file, run by Node's type stripping; built, the `.js`.
 const WORKER_URL = new URL(
@@ -17,21 +14,16 @@ const WORKER_URL = new URL(
   import.meta.url,
 );
 
-interface Answer {
-  readonly result: EncodeResult;
-  readonly bytes?: Uint8Array | undefined;
-}
-
 interface Deferred {
-  readonly promise: Promise<Answer>;
-  readonly resolve: (r: Answer) => void;
+  readonly promise: Promise<EncodeResult>;
+  readonly resolve: (r: EncodeResult) => void;
   readonly reject: (e: Error) => void;
 }
 
 function deferred(): Deferred {
-  let resolve!: (r: Answer) => void;
+  let resolve!: (r: EncodeResult) => void;
   let reject!: (e: Error) => void;
-  const promise = new Promise<Answer>((res, rej) => {
+  const promise = new Promise<EncodeResult>((res, rej) => {
     resolve = res;
     reject = rej;
   });
@@ -44,7 +36,7 @@ interface Slot {
   readonly worker: Worker;
   /** Open sessions (from open() until their end() settles), by session id. */
   readonly sessions: Map<number, Deferred>;
-  /** Sessions ended or pieces sent, not yet answered: while any, the thread keeps the process alive. */
+  /** Sessions ended, not yet answered: while any, the thread keeps the process alive. */
   ending: number;
 }
 
@@ -70,7 +62,7 @@ function spawn(): Slot {
     if (d === undefined) return;
     slot.sessions.delete(res.sid);
     if (--slot.ending === 0) worker.unref();
-    if (res.ok) d.resolve({ result: res.result, bytes: res.bytes });
+    if (res.ok) d.resolve(res.result);
     else d.reject(Object.assign(new Error(res.message), { stack: res.stack }));
   });
   worker.on('error', fail);
@@ -91,22 +83,18 @@ export interface EncodeHandle {
 
 /**
  * Encodes files on up to `threads` of the process's encoder threads (the one with the fewest open
- * files first), or on the calling thread when 0. A file stays on one thread from open to end.
+ * files first), or on the calling thread when 0. A file stays on one thread from open to end, so
+ * several threads help when several files are open at once (partitions, datasets).
  */
 export class EncoderPool {
   private closed = false;
 
-  constructor(
-    private readonly threads: number,
-    private readonly parquetEncoder: ParquetEncoder = 'wasm',
-  ) {}
+  constructor(private readonly threads: number) {}
 
   open(format: EncodeFormat): EncodeHandle {
     if (this.closed) throw new Error('encoder pool is closed');
-    if (this.threads === 0) return new EncodeSession(format, this.parquetEncoder);
-    if (this.threads >= 2 && format === 'parquet') return new PieceHandle(this);
-    const slot = this.leastBusy();
-    const target = slot;
+    if (this.threads === 0) return new EncodeSession(format);
+    const target = this.leastBusy();
     const sid = nextId++;
     const d = deferred();
     target.sessions.set(sid, d);
@@ -114,7 +102,7 @@ export class EncoderPool {
       // After the thread died the session is already rejected: end() raises that.
       if (target.sessions.has(sid)) target.worker.postMessage(req, transfer);
     };
-    post({ op: 'open', sid, format, parquetEncoder: this.parquetEncoder });
+    post({ op: 'open', sid, format });
     let done = false;
     return {
       push: (batch) => {
@@ -128,7 +116,7 @@ export class EncoderPool {
           if (target.ending++ === 0) target.worker.ref();
           post({ op: 'end', sid, stagingPath, finalPath });
         }
-        return d.promise.then((a) => a.result);
+        return d.promise;
       },
       abort: () => {
         if (done) return;
@@ -139,7 +127,7 @@ export class EncoderPool {
     };
   }
 
-  /** The thread with the fewest open files and pieces, or a new one while fewer than `threads` run. */
+  /** The thread with the fewest open files, or a new one while fewer than `threads` run. */
   private leastBusy(): Slot {
     let slot: Slot | undefined;
     for (const s of shared.slice(0, this.threads))
@@ -148,53 +136,8 @@ export class EncoderPool {
     return slot;
   }
 
-  /** Encodes rows on their own into Parquet bytes on the least busy thread. */
-  piece(batch: ColumnBatch): Promise<Uint8Array> {
-    const slot = this.leastBusy();
-    const sid = nextId++;
-    const d = deferred();
-    slot.sessions.set(sid, d);
-    if (slot.ending++ === 0) slot.worker.ref();
-    slot.worker.postMessage(
-      { op: 'piece', sid, batch, parquetEncoder: this.parquetEncoder } satisfies EncodeRequest,
-      transferablesOf(batch),
-    );
-    const bytes = d.promise.then((a) => a.bytes!);
-    bytes.catch(() => undefined); // raised by end()
-    return bytes;
-  }
-
   /** Refuses further files; the shared threads stay (idle, unref'd) for other writers. Idempotent. */
   close(): void {
     this.closed = true;
-  }
-}
-
-/**
- * A Parquet file whose pieces are encoded in parallel, each on the least busy thread into a
- * file of its own (one row group), and joined in order by rewriting the footer
- * ({@link concatParquet}) before the atomic write on this thread.
- */
-class PieceHandle implements EncodeHandle {
-  private readonly pieces: Promise<Uint8Array>[] = [];
-  private done = false;
-
-  constructor(private readonly pool: EncoderPool) {}
-
-  push(batch: ColumnBatch): void {
-    if (!this.done && batch.rows > 0) this.pieces.push(this.pool.piece(batch));
-  }
-
-  async end(stagingPath: string, finalPath: string): Promise<EncodeResult> {
-    if (this.done) throw new Error('encode session already ended');
-    this.done = true;
-    if (this.pieces.length === 0) throw new Error('an encode session ended without rows');
-    const parts = concatParquet(await Promise.all(this.pieces));
-    await writeAtomically(stagingPath, finalPath, parts);
-    return { bytes: parts.reduce((n, p) => n + p.length, 0) };
-  }
-
-  abort(): void {
-    this.done = true;
   }
 }

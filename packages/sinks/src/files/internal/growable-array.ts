@@ -42,19 +42,19 @@ export class I32Builder {
   }
 }
 
-/** Growable BigInt64Array. */
-export class I64Builder {
-  private buf = new BigInt64Array(64);
+/** Growable BigUint64Array (the caller checks the range: the array would wrap silently). */
+export class U64Builder {
+  private buf = new BigUint64Array(64);
   length = 0;
   push(v: bigint): void {
     if (this.length === this.buf.length) {
-      const next = new BigInt64Array(this.buf.length * 2);
+      const next = new BigUint64Array(this.buf.length * 2);
       next.set(this.buf);
       this.buf = next;
     }
     this.buf[this.length++] = v;
   }
-  take(): BigInt64Array {
+  take(): BigUint64Array {
     const out = this.buf.slice(0, this.length);
     this.length = 0;
     return out;
