@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . scripts/toolchain.sh
-bash scripts/python/setup.sh
+bash scripts/python/setup.sh # pyarrow, Polars, DuckDB, pyspark (Spark runs on the Java kafka/setup.sh installs)
 bash scripts/kafka/setup.sh
 bash scripts/redis/setup.sh
 # Tests, benches and examples are type-checked too (the package builds leave them out), and linted.

@@ -1,43 +1,51 @@
 /**
  * Every dataset kind written by @quoteflow/sinks is read back by real readers (pyarrow, Polars,
- * DuckDB from PyPI, in `.venv`), with the schema and every value checked exactly.
+ * DuckDB and Spark from PyPI, in `.venv`), with the schema and every value checked exactly,
+ * including a depth `seq` above 2^63 (uint64) and bars in 1900 and 2200.
  */
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { Bar, DepthTick, Level, SuspensionRecord } from '../packages/core/src/index.js';
 import { isDeepStrictEqual } from 'node:util';
-import { DatasetWriter, type ParquetEncoder, type WrittenFile } from '../packages/sinks/src/index.js';
+import { DatasetWriter, type DatasetFormat, type WrittenFile } from '../packages/sinks/src/index.js';
 import { createColumnBuilder } from '../packages/sinks/src/files/dataset-columns.js';
-import { NativeParquetWriter } from '../packages/sinks/src/files/internal/parquet-native.js';
+import { encodeBatches } from '../packages/sinks/src/files/internal/encode-worker.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ensurePython,
   parquetMeta,
   readDataset,
+  readDatasets,
   type ParquetMeta,
   type PythonReader,
+  type ReadBack,
 } from './support/python.js';
 
-const READERS: PythonReader[] = ['pyarrow', 'polars', 'duckdb'];
+const READERS: PythonReader[] = ['pyarrow', 'polars', 'duckdb', 'spark'];
 
 /** How each reader names the contract's types. */
 const TYPE = {
-  utf8: { pyarrow: 'string', polars: 'String', duckdb: 'VARCHAR' },
+  utf8: { pyarrow: 'string', polars: 'String', duckdb: 'VARCHAR', spark: 'string' },
+  // Spark's `timestamp` is an instant (TIMESTAMP_LTZ), microseconds: it holds every ms exactly.
   ts: {
     pyarrow: 'timestamp[ms, tz=UTC]',
     polars: "Datetime(time_unit='ms', time_zone='UTC')",
     duckdb: 'TIMESTAMP WITH TIME ZONE',
+    spark: 'timestamp',
   },
-  float64: { pyarrow: 'double', polars: 'Float64', duckdb: 'DOUBLE' },
-  int64: { pyarrow: 'int64', polars: 'Int64', duckdb: 'BIGINT' },
+  float64: { pyarrow: 'double', polars: 'Float64', duckdb: 'DOUBLE', spark: 'double' },
+  // Spark has no unsigned integers: it reads UINT64 as decimal(20,0), which holds every value exactly.
+  uint64: { pyarrow: 'uint64', polars: 'UInt64', duckdb: 'UBIGINT', spark: 'decimal(20,0)' },
   levels: {
     pyarrow: 'list<item: struct<price: double not null, volume: double> not null>',
     polars: "List(Struct({'price': Float64, 'volume': Float64}))",
     duckdb: 'STRUCT(price DOUBLE, volume DOUBLE)[]',
+    spark: 'array<struct<price:double,volume:double>>',
   },
   /** Hive keys: integers inferred per reader, strings stay strings. */
-  hiveInt: { pyarrow: 'int32', polars: 'Int64', duckdb: 'BIGINT' },
+  hiveInt: { pyarrow: 'int32', polars: 'Int64', duckdb: 'BIGINT', spark: 'int' },
+  hiveDate: { pyarrow: 'string', polars: 'Date', duckdb: 'DATE', spark: 'date' },
 } as const;
 
 const T0 = Date.UTC(2026, 0, 30, 14, 30);
@@ -69,6 +77,9 @@ const BARS: Bar[] = [
     ),
   ),
   ...Array.from({ length: 4 }, (_, i) => bar('BTCUSDT', 8, Date.UTC(2026, 0, 27) + i * DAY, i, i === 3)),
+  // Far from today: before 1970 (negative epoch ms) and after 2038 (beyond 32-bit seconds).
+  bar('IBM.US', 8, Date.UTC(1900, 0, 2), 7),
+  bar('IBM.US', 8, Date.UTC(2200, 11, 31), 9),
 ];
 
 const lv = (price: number, volume: number | undefined): Level => ({
@@ -104,6 +115,23 @@ const DEPTH: DepthTick[] = [
     asks: [lv(5000.5, undefined)],
   },
   { type: 'depth', code: 'EMPTY.US', seq: undefined, tickTimeMs: T0 + 3000, bids: [], asks: [] },
+  // Above 2^63 (a signed int64 would wrap them negative): the fixture's 2^64 - 1 and 2^63 + 1.
+  {
+    type: 'depth',
+    code: 'BTCUSDT',
+    seq: 2n ** 64n - 1n,
+    tickTimeMs: Date.UTC(2200, 0, 1),
+    bids: [lv(18, 2)],
+    asks: [],
+  },
+  {
+    type: 'depth',
+    code: 'ETHUSDT',
+    seq: 2n ** 63n + 1n,
+    tickTimeMs: Date.UTC(1900, 0, 1),
+    bids: [],
+    asks: [],
+  },
 ];
 
 const susp = (
@@ -152,29 +180,17 @@ const SUSPENSIONS: SuspensionRecord[] = [
   }),
 ];
 
-/** The Parquet encoders, and the directory under the test root each one's dataset is written to. */
-const ENCODERS = [
-  ['wasm', 'parquet'],
-  ['native', 'parquet-native'],
-] as const satisfies readonly (readonly [ParquetEncoder, string])[];
-type Written = 'parquet' | 'parquet-native' | 'arrow' | 'ndjson';
-
 let root: string;
-const written: Record<Written, WrittenFile[]> = { parquet: [], 'parquet-native': [], arrow: [], ndjson: [] };
+const written: Record<DatasetFormat, WrittenFile[]> = { parquet: [], arrow: [], ndjson: [] };
 
 beforeAll(async () => {
   ensurePython();
   root = await mkdtemp(join(tmpdir(), 'qf-interop-'));
-  for (const [dir, format, parquetEncoder] of [
-    ['parquet', 'parquet', 'wasm'],
-    ['parquet-native', 'parquet', 'native'],
-    ['arrow', 'arrow', 'wasm'],
-    ['ndjson', 'ndjson', 'wasm'],
-  ] as const) {
+  for (const format of ['parquet', 'arrow', 'ndjson'] as const) {
     // Small files, so the Hive read spans several files per partition.
-    await using w = new DatasetWriter({ dir: join(root, dir), format, parquetEncoder, maxRowsPerFile: 4 });
+    await using w = new DatasetWriter({ dir: join(root, format), format, maxRowsPerFile: 4 });
     await w.write([...BARS, ...DEPTH, ...SUSPENSIONS]);
-    written[dir] = await w.flush();
+    written[format] = await w.flush();
   }
 });
 afterAll(async () => {
@@ -245,54 +261,71 @@ const expectedSuspension = SUSPENSIONS.map((s) => ({
   exchange: s.exchange,
 })).sort(sortBy('symbol'));
 
-describe.each(ENCODERS.flatMap(([enc, dir]) => READERS.map((r) => [r, enc, dir] as const)))(
-  'Parquet datasets read by %s (parquetEncoder %s)',
-  (reader, _encoder, dir) => {
-    it('reads DIR/kline as one Hive-partitioned table with the contract types and every value', async () => {
-      const got = await readDataset(reader, join(root, dir, 'kline'), { hive: true });
-      expect(got.columns.map((c) => [c.name, c.type])).toEqual([
-        ['code', TYPE.utf8[reader]],
-        ['ts', TYPE.ts[reader]],
-        ...['open', 'high', 'low', 'close', 'volume', 'turnover'].map((n) => [n, TYPE.float64[reader]]),
-        ['read_at', TYPE.ts[reader]],
-        ['kline_type', TYPE.hiveInt[reader]],
-        ['month', TYPE.utf8[reader]],
-      ]);
-      expect(got.rows.sort(sortBy('kline_type', 'code', 'ts'))).toEqual(expectedKline);
-    });
+type Kind = 'kline' | 'depth' | 'suspension';
+/** Each reader's view of the three datasets of a format, read once (Spark: one JVM for all three). */
+const reads = new Map<string, Promise<Partial<Record<Kind, ReadBack>>>>();
+function datasets(
+  reader: PythonReader,
+  format: 'parquet' | 'ndjson' = 'parquet',
+  kinds: readonly Kind[] = ['kline', 'depth', 'suspension'],
+): Promise<Partial<Record<Kind, ReadBack>>> {
+  const key = `${reader}:${format}:${kinds.join()}`;
+  let got = reads.get(key);
+  if (got === undefined) {
+    got = readDatasets(kinds.map((k) => ({ reader, path: join(root, format, k), hive: true, format }))).then(
+      (backs) => Object.fromEntries(kinds.map((k, i) => [k, backs[i]!])),
+    );
+    reads.set(key, got);
+  }
+  return got;
+}
 
-    it('reads DIR/depth with int64 seq beyond 2^53, empty book sides and null volumes', async () => {
-      const got = await readDataset(reader, join(root, dir, 'depth'), { hive: true });
-      expect(got.columns.map((c) => [c.name, c.type])).toEqual([
-        ['code', TYPE.utf8[reader]],
-        ['seq', TYPE.int64[reader]],
-        ['tick_time', TYPE.ts[reader]],
-        ['bids', TYPE.levels[reader]],
-        ['asks', TYPE.levels[reader]],
-        // DuckDB and Polars read `date=2026-01-30` as a date; pyarrow keeps the string.
-        ['date', { pyarrow: 'string', polars: 'Date', duckdb: 'DATE' }[reader]],
-      ]);
-      expect(got.rows.sort(sortBy('code'))).toEqual(expectedDepth);
-    });
+describe.each(READERS)('Parquet datasets read by %s', (reader) => {
+  it('reads DIR/kline as one Hive-partitioned table with the contract types and every value', async () => {
+    const got = (await datasets(reader)).kline!;
+    expect(got.columns.map((c) => [c.name, c.type])).toEqual([
+      ['code', TYPE.utf8[reader]],
+      ['ts', TYPE.ts[reader]],
+      ...['open', 'high', 'low', 'close', 'volume', 'turnover'].map((n) => [n, TYPE.float64[reader]]),
+      ['read_at', TYPE.ts[reader]],
+      ['kline_type', TYPE.hiveInt[reader]],
+      ['month', TYPE.utf8[reader]],
+    ]);
+    expect(got.rows.sort(sortBy('kline_type', 'code', 'ts'))).toEqual(expectedKline);
+  });
 
-    it('reads DIR/suspension with nullable times, the raw wire fields and the exchange from the directory', async () => {
-      const got = await readDataset(reader, join(root, dir, 'suspension'), { hive: true });
-      expect(got.columns.map((c) => [c.name, c.type])).toEqual([
-        ['symbol', TYPE.utf8[reader]],
-        ['symbol_name', TYPE.utf8[reader]],
-        ['halt_at', TYPE.ts[reader]],
-        ['resume_at', TYPE.ts[reader]],
-        ['publish_date', TYPE.ts[reader]],
-        ['halt_reason', TYPE.utf8[reader]],
-        ...RAW.map(([, name]) => [name, TYPE.utf8[reader]]),
-        ['exchange', TYPE.utf8[reader]],
-      ]);
-      expect(got.rows.sort(sortBy('symbol'))).toEqual(expectedSuspension);
-    });
-  },
-);
+  it('reads DIR/depth with uint64 seq up to 2^64 - 1, empty book sides and null volumes', async () => {
+    const got = (await datasets(reader)).depth!;
+    expect(got.columns.map((c) => [c.name, c.type])).toEqual([
+      ['code', TYPE.utf8[reader]],
+      ['seq', TYPE.uint64[reader]],
+      ['tick_time', TYPE.ts[reader]],
+      ['bids', TYPE.levels[reader]],
+      ['asks', TYPE.levels[reader]],
+      // DuckDB, Polars and Spark read `date=2026-01-30` as a date; pyarrow keeps the string.
+      ['date', TYPE.hiveDate[reader]],
+    ]);
+    expect(got.rows.sort(sortBy('code'))).toEqual(expectedDepth);
+  });
 
-describe.each(ENCODERS)('Parquet files (parquetEncoder %s)', (encoder, dir) => {
+  it('reads DIR/suspension with nullable times, the raw wire fields and the exchange from the directory', async () => {
+    const got = (await datasets(reader)).suspension!;
+    expect(got.columns.map((c) => [c.name, c.type])).toEqual([
+      ['symbol', TYPE.utf8[reader]],
+      ['symbol_name', TYPE.utf8[reader]],
+      ['halt_at', TYPE.ts[reader]],
+      ['resume_at', TYPE.ts[reader]],
+      ['publish_date', TYPE.ts[reader]],
+      ['halt_reason', TYPE.utf8[reader]],
+      ...RAW.map(([, name]) => [name, TYPE.utf8[reader]]),
+      ['exchange', TYPE.utf8[reader]],
+    ]);
+    expect(got.rows.sort(sortBy('symbol'))).toEqual(expectedSuspension);
+  });
+});
+
+describe('Parquet files', () => {
+  const dir = 'parquet';
   it('carry exact logical types, zstd, and a dictionary-encoded code column', async () => {
     const kline = written[dir].find((f) => f.kind === 'kline')!;
     const meta = await parquetMeta(kline.path);
@@ -306,6 +339,7 @@ describe.each(ENCODERS)('Parquet files (parquetEncoder %s)', (encoder, dir) => {
     expect(byPath['read_at']?.logical).toMatch(/^Timestamp\(isAdjustedToUTC=true, timeUnit=milliseconds/);
     for (const c of meta.columns) expect(c.compression).toEqual(['ZSTD']);
     const depth = await parquetMeta(written[dir].find((f) => f.kind === 'depth')!.path);
+    expect(depth.columns.find((c) => c.path === 'seq')?.logical).toBe('Int(bitWidth=64, isSigned=false)');
     expect(depth.columns.map((c) => [c.path, c.physical])).toEqual([
       ['code', 'BYTE_ARRAY'],
       ['seq', 'INT64'],
@@ -364,7 +398,7 @@ describe.each(ENCODERS)('Parquet files (parquetEncoder %s)', (encoder, dir) => {
       const values = got.rows.map((r) => r[c.path]);
       const present = values.filter((v) => v !== null) as (number | string)[];
       const stats = c.stats[0]!;
-      expect(stats, `${encoder} ${c.path}`).toMatchObject({
+      expect(stats, c.path).toMatchObject({
         has_min_max: true,
         null_count: values.length - present.length,
       });
@@ -374,12 +408,12 @@ describe.each(ENCODERS)('Parquet files (parquetEncoder %s)', (encoder, dir) => {
   });
 });
 
-describe('Parquet kline files of many pages and row groups, from the native writer alone', () => {
-  // 30,000 rows pushed in batches of 7,000: pages of 4,000 rows, row groups of at most 16,000 rows
-  // (cut between batches: 14,000 + 16,000), float dictionaries capped at 1,500 values so the prices switch to
-  // PLAIN mid row group; 10 codes of 3,000 bars (ts falls back at every code change, a day gap
+describe('Parquet kline files of many pages and row groups', () => {
+  // 30,000 rows in batches of 7,000: pages of at most 16 KiB, row groups of 16,000 rows
+  // (16,000 + 14,000, cut inside a batch), float dictionaries capped at 12 KiB so the prices switch
+  // to PLAIN mid row group; 10 codes of 3,000 bars (ts falls back at every code change, a day gap
   // inside), random-walk prices, a high-cardinality turnover, nulls scattered through volume and
-  // turnover. No ARROW:schema: the readers' types come from the Parquet schema alone.
+  // turnover.
   const N = 30_000;
   const bars: Bar[] = [];
   let seed = 7;
@@ -402,7 +436,7 @@ describe('Parquet kline files of many pages and row groups, from the native writ
         volume: i % 97 === 5 ? null : vol,
         turnover: i % 89 === 3 ? null : Math.round(vol * p * 1000) / 1000,
         // One request per code and day half, as a backfill pages: repeated values, a step back at
-        // each code change (delta packing both ways).
+        // each code change.
         readAtMs: Date.UTC(2026, 0, 7) + k * 1_000 + (i > 1500 ? 250 : 0),
         receivedAtMs: Date.UTC(2026, 0, 7) + k * 1_000 + (i > 1500 ? 250 : 0) + 1,
       });
@@ -421,14 +455,20 @@ describe('Parquet kline files of many pages and row groups, from the native writ
   }));
   let file: string;
   beforeAll(async () => {
-    const w = new NativeParquetWriter({ pageRows: 4000, rowGroupRows: 16_000, dictLimit: 1500 });
+    const batches = [];
     for (let i = 0; i < N; i += 7000) {
       const b = createColumnBuilder('kline');
       for (const bar of bars.slice(i, i + 7000)) b.append(bar);
-      w.push(b.build());
+      batches.push(b.build());
     }
-    file = join(root, 'native-pages.parquet');
-    await writeFile(file, w.finish());
+    file = join(root, 'pages.parquet');
+    const layout = {
+      maxRowGroupRows: 16_000,
+      dataPageBytes: 16 * 1024,
+      dictionaryPageBytes: 12 * 1024,
+      writeBatchRows: 1024,
+    };
+    await writeFile(file, encodeBatches(batches, 'parquet', layout));
   });
 
   it.each(READERS)('are read back exactly by %s, types included, in order', async (reader) => {
@@ -444,15 +484,13 @@ describe('Parquet kline files of many pages and row groups, from the native writ
       if (!isDeepStrictEqual(got.rows[i], expected[i])) expect([i, got.rows[i]]).toEqual([i, expected[i]]);
   });
 
-  it('hold two row groups, dictionary then PLAIN pages for prices, delta-packed ts and read_at', async () => {
+  it('hold two row groups and dictionary then PLAIN pages for prices', async () => {
     const meta = await parquetMeta(file);
     expect(meta.row_groups).toBe(2);
     const enc = Object.fromEntries(meta.columns.map((c) => [c.path, c.encodings]));
     expect(enc['code']).toContain('RLE_DICTIONARY');
-    expect(enc['ts']).toContain('DELTA_BINARY_PACKED');
-    expect(enc['read_at']).toContain('DELTA_BINARY_PACKED');
     expect(enc['close']).toEqual(expect.arrayContaining(['PLAIN', 'RLE_DICTIONARY']));
-    expect(enc['turnover']).not.toContain('RLE_DICTIONARY');
+    expect(enc['turnover']).toContain('PLAIN');
   });
 });
 
@@ -472,36 +510,92 @@ describe('Arrow IPC datasets', () => {
     },
   );
 
-  it('hold depth and suspension files pyarrow reads exactly', async () => {
-    const depth = await readDataset('pyarrow', join(root, 'arrow', 'depth'), { hive: true, format: 'arrow' });
-    expect(depth.columns.map((c) => c.type)).toEqual([
-      'string',
-      'int64',
-      'timestamp[ms, tz=UTC]',
-      TYPE.levels.pyarrow,
-      TYPE.levels.pyarrow,
-      'string',
-    ]);
-    expect(depth.rows.sort(sortBy('code'))).toEqual(expectedDepth);
-    const s = await readDataset('pyarrow', join(root, 'arrow', 'suspension'), {
-      hive: true,
-      format: 'arrow',
-    });
-    expect(s.rows.sort(sortBy('symbol'))).toEqual(expectedSuspension);
-  });
+  it.each(['pyarrow', 'polars'] as const)(
+    'hold depth (uint64 seq) and suspension files %s reads exactly',
+    async (reader) => {
+      const depth = await readDataset(reader, join(root, 'arrow', 'depth'), { hive: true, format: 'arrow' });
+      expect(depth.columns.slice(0, 5).map((c) => c.type)).toEqual([
+        TYPE.utf8[reader],
+        TYPE.uint64[reader],
+        TYPE.ts[reader],
+        TYPE.levels[reader],
+        TYPE.levels[reader],
+      ]);
+      // Polars reads the Hive date of an IPC file as a string too.
+      const dates = depth.rows.map((r) => ({ ...r, date: String(r['date']) }));
+      expect(dates.sort(sortBy('code'))).toEqual(expectedDepth);
+      const s = await readDataset(reader, join(root, 'arrow', 'suspension'), { hive: true, format: 'arrow' });
+      expect(s.rows.sort(sortBy('symbol'))).toEqual(expectedSuspension);
+    },
+  );
 });
 
-describe('NDJSON datasets', () => {
-  it('are read by DuckDB as one Hive table with the same values', async () => {
-    const got = await readDataset('duckdb', join(root, 'ndjson', 'kline'), { hive: true, format: 'ndjson' });
-    // NDJSON carries no types: DuckDB infers whole-number volumes as BIGINT (strings here) and
-    // the ISO times as timestamps.
-    const num = (v: unknown): number | null => (v === null ? null : Number(v));
-    const rows = got.rows
-      .map((r) => ({ ...r, volume: num(r['volume']), turnover: num(r['turnover']) }))
-      .sort(sortBy('kline_type', 'code', 'ts'));
-    expect(got.columns.find((c) => c.name === 'ts')?.type).toMatch(/^TIMESTAMP/);
-    expect(got.columns.find((c) => c.name === 'read_at')?.type).toMatch(/^TIMESTAMP/);
-    expect(rows).toEqual(expectedKline);
+/** NDJSON carries no types: ISO-8601 times come back as timestamps or strings, per reader. */
+const ms = (v: unknown): unknown => (typeof v === 'string' ? Date.parse(v) : v);
+const NDJSON_READERS = ['duckdb', 'polars', 'pyarrow', 'spark'] as const;
+
+// DuckDB and Spark infer the depth files' types from all their rows; Polars and pyarrow from the
+// first rows, and an empty book side (`[]`) there leaves them a list of nulls that the next file's
+// levels do not fit: they read depth NDJSON with an explicit schema only (README).
+const NDJSON_KINDS = {
+  duckdb: ['kline', 'depth'],
+  spark: ['kline', 'depth'],
+  polars: ['kline'],
+  pyarrow: ['kline'],
+} as const satisfies Record<(typeof NDJSON_READERS)[number], readonly Kind[]>;
+
+describe.each(NDJSON_READERS)('NDJSON datasets read by %s', (reader) => {
+  // Polars' scan_ndjson has no Hive partitioning: it reads the files' own columns.
+  const hiveKeys = reader === 'polars' ? [] : ['kline_type', 'month'];
+  const kinds = NDJSON_KINDS[reader];
+
+  it('read every kline value back, with every price and volume column as float64', async () => {
+    const got = (await datasets(reader, 'ndjson', kinds)).kline!;
+    const type = Object.fromEntries(got.columns.map((c) => [c.name, c.type]));
+    for (const c of ['open', 'high', 'low', 'close', 'volume', 'turnover'])
+      expect([c, type[c]]).toEqual([c, TYPE.float64[reader]]);
+    const rows = got.rows.map((r) => ({ ...r, ts: ms(r['ts']), read_at: ms(r['read_at']) }));
+    const expected = expectedKline.map((r) =>
+      Object.fromEntries(
+        Object.entries(r).filter(([k]) => !['kline_type', 'month'].includes(k) || hiveKeys.includes(k)),
+      ),
+    );
+    const keys = reader === 'polars' ? ['code', 'ts'] : ['kline_type', 'code', 'ts'];
+    expect(rows.sort(sortBy(...keys))).toEqual(expected.sort(sortBy(...keys)));
+  });
+
+  it.runIf((kinds as readonly Kind[]).includes('depth'))(
+    'read depth seq as its exact decimal digits, 2^64 - 1 included',
+    async () => {
+      const got = (await datasets(reader, 'ndjson', kinds)).depth!;
+      expect(got.columns.find((c) => c.name === 'seq')?.type).toBe(TYPE.utf8[reader]);
+      const seqs = Object.fromEntries(got.rows.map((r) => [r['code'], r['seq']]));
+      expect(seqs).toEqual(
+        Object.fromEntries(DEPTH.map((d) => [d.code, d.seq === undefined ? null : String(d.seq)])),
+      );
+      const prices = got.rows
+        .flatMap((r) => (r['bids'] as { price: number }[] | null) ?? [])
+        .map((l) => l.price);
+      expect(prices.sort()).toEqual(DEPTH.flatMap((d) => d.bids.map((l) => l.price)).sort());
+    },
+  );
+});
+
+describe('NDJSON read by Polars across files', () => {
+  it('keeps floats Float64 when the first file holds only whole values (18.0, not 18)', async () => {
+    const dir = join(root, 'ndjson-whole-first');
+    await using w = new DatasetWriter({ dir, format: 'ndjson', klineSubPartition: 'none' });
+    const t = Date.UTC(2026, 0, 5);
+    const whole = { open: 18, high: 19, low: 17, close: 18, volume: 1000, turnover: 18_000 };
+    // First file: only whole values, so a reader inferring from it alone sees no fraction but ".0".
+    await w.write([0, 1].map((i) => ({ ...bar('A', 1, t + i * MIN, i), ...whole })));
+    await w.flush();
+    await w.write([{ ...bar('A', 1, t + 2 * MIN, 2), ...whole, open: 18.87977 }]);
+    await w.flush();
+    const got = await readDataset('polars', join(dir, 'kline'), { hive: true, format: 'ndjson' });
+    expect(got.columns.filter((c) => ['open', 'high', 'low', 'close', 'volume'].includes(c.name))).toEqual(
+      ['open', 'high', 'low', 'close', 'volume'].map((name) => ({ name, type: 'Float64' })),
+    );
+    expect(got.rows.map((r) => r['open'])).toEqual([18, 18, 18.87977]);
   });
 });

@@ -1,16 +1,21 @@
 """Reads a quoteflow dataset file or directory with one real reader and prints JSON on stdout.
 
 Usage: read_dataset.py READER PATH [--hive] [--format parquet|arrow|ndjson]
-  READER: pyarrow | polars | duckdb | parquet-meta
+       read_dataset.py batch < REQUESTS.json
+  READER: pyarrow | polars | duckdb | spark | parquet-meta
   PATH:   one file, or a directory read as one Hive-partitioned table with --hive
+  batch:  a JSON list of {"reader", "path", "hive", "format"} on stdin, answered by a JSON list in
+          the same order from one process (Spark starts its JVM once, not once per read)
 
 Output: {"reader", "columns": [{"name", "type"}], "rows": [{...}]} where each reader names types in
 its own words (pyarrow: "timestamp[ms, tz=UTC]", polars: "Datetime(time_unit='ms', time_zone='UTC')",
-duckdb: "TIMESTAMP WITH TIME ZONE"). Values are normalised so JavaScript can compare them exactly:
-timestamps as epoch milliseconds, dates as YYYY-MM-DD, integers as decimal strings (int64 exceeds 2**53), floats as
-numbers, nulls as null. parquet-meta prints each column's physical/logical type and encodings.
+duckdb: "TIMESTAMP WITH TIME ZONE", spark: "timestamp"). Values are normalised so JavaScript can
+compare them exactly: timestamps as epoch milliseconds, dates as YYYY-MM-DD, integers and integral
+decimals as decimal strings (int64 and uint64 exceed 2**53), floats as numbers, nulls as null.
+parquet-meta prints each column's physical/logical type and encodings.
 """
 import datetime as _dt
+import decimal
 import glob
 import json
 import os
@@ -32,6 +37,10 @@ def norm(v):
         return v.isoformat()
     if isinstance(v, int):
         return str(v)
+    if isinstance(v, decimal.Decimal):
+        if v != v.to_integral_value():
+            raise SystemExit(f"non-integral decimal {v}: expected only uint64 values as decimals")
+        return str(int(v))
     if isinstance(v, float):
         return v if v == v else "NaN"
     if isinstance(v, dict):
@@ -50,8 +59,11 @@ def read_pyarrow(path, hive, fmt):
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
+    ds_format = {"arrow": "ipc", "ndjson": "json"}.get(fmt, fmt)
     if hive:
-        table = ds.dataset(path, format="ipc" if fmt == "arrow" else fmt, partitioning="hive").to_table()
+        table = ds.dataset(path, format=ds_format, partitioning="hive").to_table()
+    elif fmt == "ndjson":
+        table = ds.dataset(path, format="json").to_table()
     elif fmt == "arrow":
         with pa.memory_map(path) as src:
             table = pa.ipc.open_file(src).read_all()
@@ -66,6 +78,10 @@ def read_polars(path, hive, fmt):
 
     if fmt == "arrow":
         df = pl.scan_ipc(os.path.join(path, "**", "*.arrow") if hive else path, hive_partitioning=hive).collect()
+    elif fmt == "ndjson":
+        # scan_ndjson has no Hive partitioning: the files' own columns only. It infers the types
+        # from the first file's first rows and applies them to every file.
+        df = pl.scan_ndjson(files_of(path, "ndjson") if hive else path).collect()
     elif hive:
         df = pl.scan_parquet(os.path.join(path, "**", "*.parquet"), hive_partitioning=True).collect()
     else:
@@ -87,6 +103,41 @@ def read_duckdb(path, hive, fmt):
     cols = [{"name": n, "type": str(t)} for n, t in zip(rel.columns, rel.types)]
     rows = [dict(zip(rel.columns, r)) for r in rel.fetchall()]
     return cols, rows
+
+
+_spark = None
+
+
+def spark_session():
+    global _spark
+    if _spark is None:
+        from pyspark.sql import SparkSession
+
+        _spark = (
+            SparkSession.builder.master("local[1]")
+            .appName("quoteflow-interop")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "1")
+            .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+            .getOrCreate()
+        )
+        _spark.sparkContext.setLogLevel("ERROR")
+    return _spark
+
+
+def read_spark(path, hive, fmt):
+    spark = spark_session()
+    reader = spark.read
+    if hive:
+        # Partition discovery from the directory names (Spark skips `.staging`: dot directories).
+        reader = reader.option("basePath", path).option("recursiveFileLookup", "false")
+    df = reader.json(path) if fmt == "ndjson" else reader.parquet(path)
+    cols = [{"name": f.name, "type": f.dataType.simpleString(), "nullable": f.nullable} for f in df.schema]
+    # Through Arrow (a row at a time through pickle takes ~40 s for 30,000 rows): Spark's
+    # `timestamp` (an instant) arrives as timestamp[us, tz=UTC], `timestamp_ntz` without a zone,
+    # which norm() refuses; decimals as Decimal.
+    return cols, df.toArrow().to_pylist()
 
 
 def stats_of(s):
@@ -123,18 +174,25 @@ def parquet_meta(path):
     return {"reader": "parquet-meta", "rows": md.num_rows, "row_groups": md.num_row_groups, "columns": cols}
 
 
-def main(argv):
-    if len(argv) < 3:
-        raise SystemExit(__doc__)
-    reader, path = argv[1], argv[2]
-    hive = "--hive" in argv
-    fmt = argv[argv.index("--format") + 1] if "--format" in argv else "parquet"
+READERS = {"pyarrow": read_pyarrow, "polars": read_polars, "duckdb": read_duckdb, "spark": read_spark}
+
+
+def read_one(reader, path, hive, fmt):
     if reader == "parquet-meta":
-        out = parquet_meta(path)
+        return parquet_meta(path)
+    cols, rows = READERS[reader](path, hive, fmt)
+    return {"reader": reader, "columns": cols, "rows": [norm(r) for r in rows]}
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] == "batch":
+        reqs = json.load(sys.stdin)
+        out = [read_one(r["reader"], r["path"], r.get("hive", False), r.get("format", "parquet")) for r in reqs]
+    elif len(argv) >= 3:
+        fmt = argv[argv.index("--format") + 1] if "--format" in argv else "parquet"
+        out = read_one(argv[1], argv[2], "--hive" in argv, fmt)
     else:
-        fn = {"pyarrow": read_pyarrow, "polars": read_polars, "duckdb": read_duckdb}[reader]
-        cols, rows = fn(path, hive, fmt)
-        out = {"reader": reader, "columns": cols, "rows": [norm(r) for r in rows]}
+        raise SystemExit(__doc__)
     json.dump(out, sys.stdout, allow_nan=False)
 
 

@@ -1,5 +1,5 @@
 /**
- * The Python readers (pyarrow, Polars, DuckDB) for interop tests: `ensurePython()` runs
+ * The Python readers (pyarrow, Polars, DuckDB, Spark) for interop tests: `ensurePython()` runs
  * `scripts/python/setup.sh` once (idempotent, fast when `.venv` is current) and
  * `readDataset()` spawns `test/python/read_dataset.py`, which prints JSON.
  */
@@ -16,7 +16,7 @@ const READER = join(REPO_ROOT, 'test', 'python', 'read_dataset.py');
 
 let ready = false;
 
-/** Creates or refreshes `.venv` (pyarrow, polars, duckdb); throws with pip's output if it fails. */
+/** Creates or refreshes `.venv` (pyarrow, polars, duckdb, pyspark); throws with pip's output if it fails. */
 export function ensurePython(): string {
   if (ready) return VENV_PYTHON;
   const res = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'python', 'setup.sh')], {
@@ -28,7 +28,15 @@ export function ensurePython(): string {
   return VENV_PYTHON;
 }
 
-export type PythonReader = 'pyarrow' | 'polars' | 'duckdb';
+export type PythonReader = 'pyarrow' | 'polars' | 'duckdb' | 'spark';
+
+/** What {@link readDatasets} reads: a file, or a directory as one Hive table. */
+export interface ReadRequest {
+  readonly reader: PythonReader;
+  readonly path: string;
+  readonly hive?: boolean;
+  readonly format?: 'parquet' | 'arrow' | 'ndjson';
+}
 
 export interface ReadBack {
   readonly reader: PythonReader;
@@ -49,9 +57,19 @@ export interface ParquetMeta {
   }[];
 }
 
-async function python(args: string[]): Promise<unknown> {
-  const { stdout } = await run(ensurePython(), [READER, ...args], { maxBuffer: 512 * 1024 * 1024 });
+async function python(args: string[], stdin?: string): Promise<unknown> {
+  const child = run(ensurePython(), [READER, ...args], { maxBuffer: 512 * 1024 * 1024 });
+  if (stdin !== undefined) child.child.stdin?.end(stdin);
+  const { stdout } = await child;
   return JSON.parse(stdout) as unknown;
+}
+
+/**
+ * Several reads from one Python process, answered in order: Spark starts its JVM (seconds) once
+ * for all of them instead of once per read.
+ */
+export async function readDatasets(requests: readonly ReadRequest[]): Promise<ReadBack[]> {
+  return (await python(['batch'], JSON.stringify(requests))) as ReadBack[];
 }
 
 /** Reads one file, or a directory as one Hive-partitioned table (`hive: true`), with one reader. */
