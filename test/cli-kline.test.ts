@@ -197,6 +197,65 @@ describe('quoteflow backfill (e2e)', () => {
     }
   });
 
+  it('inspect reports what a backfill wrote, without a request or a token, as JSON and as a table', async () => {
+    const out = join(work, 'inspect');
+    const r = await quoteflow(
+      [
+        'backfill',
+        '--codes',
+        'BTCUSDT,ETHUSDT',
+        '--kline-type',
+        '1',
+        '--bars',
+        '30',
+        '--out',
+        out,
+        '--format',
+        'ndjson',
+      ],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const requestsBefore = sim.log.entries().length;
+    // No service options at all: inspect reads files only.
+    const bare = { QUOTEFLOW_BASE_URL: '', QUOTEFLOW_TOKEN: '' };
+    const json = await quoteflow(['inspect', '--out', out, '--format', 'json'], bare);
+    expect(json.code, json.stderr).toBe(0);
+    const doc = JSON.parse(json.stdout) as {
+      datasets: {
+        kline: {
+          files: number;
+          series: {
+            code: string;
+            kline_type: number;
+            rows: number;
+            first: string;
+            last: string;
+            gaps: unknown[];
+          }[];
+        };
+        depth: { files: number };
+      };
+    };
+    expect(doc.datasets.kline.files).toBeGreaterThan(0);
+    expect(doc.datasets.depth.files).toBe(0);
+    const rows = await readKline(out);
+    for (const code of ['BTCUSDT', 'ETHUSDT']) {
+      const s = doc.datasets.kline.series.find((x) => x.code === code)!;
+      const starts = rows.filter((x) => x.code === code).map((x) => Date.parse(x.ts));
+      expect(s).toMatchObject({ kline_type: 1, rows: 30, gaps: [] });
+      expect(s.first).toBe(new Date(Math.min(...starts)).toISOString());
+      expect(s.last).toBe(new Date(Math.max(...starts)).toISOString());
+    }
+    const table = await quoteflow(['inspect', '--out', out], bare);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.split('\n').filter((l) => /^(BTCUSDT|ETHUSDT)\s+1\s+30\s/.test(l))).toHaveLength(2);
+    const missing = await quoteflow(['inspect', '--out', join(work, 'no-such-dir')], bare);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--out');
+    expect(sim.log.entries().length).toBe(requestsBefore);
+  });
+
   it('keeps the data exact when the service fails, cuts bodies and repeats bars', async () => {
     const out = join(work, 'faults');
     sim.setFaults([

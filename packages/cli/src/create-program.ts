@@ -4,6 +4,7 @@ import type { CommandContext } from './command-context.js';
 import { registerBackfillCommand } from './commands/backfill.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDepthCommand } from './commands/depth.js';
+import { registerInspectCommand } from './commands/inspect.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerSuspensionsCommand } from './commands/suspensions.js';
 import { registerPlanCommand } from './commands/plan.js';
@@ -46,6 +47,7 @@ export function createProgram(ctx: CommandContext): Command {
   registerStaticInfoCommand(program, ctx);
   registerYesterdayCloseCommand(program, ctx);
   registerPlanCommand(program, ctx);
+  registerInspectCommand(program, ctx);
   registerRunCommand(program, ctx);
   registerDemoCommand(program, ctx);
   return program;

@@ -1,4 +1,5 @@
 export { seriesKey } from './series-key.js';
+export { expectedBarsBetween } from './expected-bars-between.js';
 export { isBarUpdate } from './is-bar-update.js';
 export {
   BAR_PROBLEMS,

@@ -24,3 +24,5 @@ export { depthCapture } from './depth-capture.js';
 export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.js';
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
+export { inspectDataset } from './inspect-dataset.js';
+export type { DatasetInspection, SeriesInspection, SeriesGap } from './inspect-dataset.js';

@@ -4,8 +4,11 @@ import { tableFromIPC, type Table } from 'apache-arrow';
 import { readParquet } from 'parquet-wasm';
 import type { SeriesExtent } from '../sync-state.js';
 
-/** Every finished dataset file under `dir/kline` (never the staging area), as paths relative to `dir`. */
-export async function listKlineFiles(dir: string): Promise<string[]> {
+/** Every finished file of one dataset (`dir/<dataset>/…`, never the staging area), as paths relative to `dir`. */
+export async function listDatasetFiles(
+  dir: string,
+  dataset: 'kline' | 'depth' | 'suspension',
+): Promise<string[]> {
   const out: string[] = [];
   const walk = async (d: string): Promise<void> => {
     let entries;
@@ -21,23 +24,28 @@ export async function listKlineFiles(dir: string): Promise<string[]> {
       else if (/\.(parquet|arrow|ndjson)$/.test(e.name)) out.push(relative(dir, p).split(sep).join('/'));
     }
   };
-  await walk(join(dir, 'kline'));
+  await walk(join(dir, dataset));
   return out.sort();
 }
 
+/** Every finished file of the kline dataset under `dir`, relative to `dir`. */
+export function listKlineFiles(dir: string): Promise<string[]> {
+  return listDatasetFiles(dir, 'kline');
+}
+
 /**
- * Per `code` in one kline dataset file (Parquet, Arrow IPC or NDJSON): its first and last bar start
- * and its rows, with the file's kline type from the Hive directory `kline_type=K`.
+ * Every bar start per `code` in one kline dataset file (Parquet, Arrow IPC or NDJSON), in file
+ * order, with the file's kline type from the Hive directory `kline_type=K`.
  */
-export async function readKlineExtents(
+export async function readKlineStarts(
   dir: string,
   relativePath: string,
-): Promise<{ klineType: number; extents: Map<string, SeriesExtent> }> {
+): Promise<{ klineType: number; starts: Map<string, number[]> }> {
   const match = /(?:^|\/)kline_type=(\d+)(?:\/|$)/.exec(relativePath);
   if (match === null) throw new Error(`${relativePath}: no kline_type=K directory in its path`);
   const klineType = Number(match[1]);
   const bytes = await readFile(join(dir, relativePath));
-  const extents = new Map<string, SeriesExtent>();
+  const starts = new Map<string, number[]>();
   const note = (code: unknown, ts: unknown): void => {
     const ms =
       typeof ts === 'number'
@@ -46,15 +54,13 @@ export async function readKlineExtents(
           ? Number(ts)
           : typeof ts === 'string'
             ? Date.parse(ts)
-            : NaN;
+            : ts instanceof Date
+              ? ts.getTime()
+              : NaN;
     if (typeof code !== 'string' || !Number.isFinite(ms)) return;
-    const held = extents.get(code);
-    extents.set(
-      code,
-      held === undefined
-        ? { firstMs: ms, lastMs: ms, rows: 1 }
-        : { firstMs: Math.min(held.firstMs, ms), lastMs: Math.max(held.lastMs, ms), rows: held.rows + 1 },
-    );
+    let list = starts.get(code);
+    if (list === undefined) starts.set(code, (list = []));
+    list.push(ms);
   };
   if (relativePath.endsWith('.ndjson')) {
     for (const line of bytes.toString('utf8').split('\n')) {
@@ -70,6 +76,25 @@ export async function readKlineExtents(
     const ts = table.getChild('ts');
     if (codes === null || ts === null) throw new Error(`${relativePath}: no code/ts columns`);
     for (let i = 0; i < table.numRows; i++) note(codes.get(i), ts.get(i));
+  }
+  return { klineType, starts };
+}
+
+/** Per `code` in one kline dataset file: its first and last bar start and its rows (see {@link readKlineStarts}). */
+export async function readKlineExtents(
+  dir: string,
+  relativePath: string,
+): Promise<{ klineType: number; extents: Map<string, SeriesExtent> }> {
+  const { klineType, starts } = await readKlineStarts(dir, relativePath);
+  const extents = new Map<string, SeriesExtent>();
+  for (const [code, list] of starts) {
+    let firstMs = Infinity;
+    let lastMs = -Infinity;
+    for (const ms of list) {
+      if (ms < firstMs) firstMs = ms;
+      if (ms > lastMs) lastMs = ms;
+    }
+    extents.set(code, { firstMs, lastMs, rows: list.length });
   }
   return { klineType, extents };
 }

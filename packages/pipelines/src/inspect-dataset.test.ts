@@ -1,0 +1,101 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Bar, KlineType } from '@quoteflow/core';
+import { DatasetWriter, type DatasetFormat } from '@quoteflow/sinks';
+import { inspectDataset } from './inspect-dataset.js';
+
+const MIN = 60_000;
+const DAY = 86_400_000;
+
+function bar(code: string, klineType: KlineType, tsMs: number): Bar {
+  return {
+    type: 'bar',
+    code,
+    klineType,
+    tsMs,
+    open: 1,
+    high: 2,
+    low: 0.5,
+    close: 1.5,
+    volume: 10,
+    turnover: 15,
+    readAtMs: tsMs + DAY,
+    receivedAtMs: tsMs + DAY + 1,
+  };
+}
+
+/** Bar starts every `stepMs` from `fromMs`, `count` of them. */
+const every = (fromMs: number, stepMs: number, count: number): number[] =>
+  Array.from({ length: count }, (_, i) => fromMs + i * stepMs);
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'qf-inspect-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function write(format: DatasetFormat, batches: Bar[][]): Promise<void> {
+  for (const batch of batches) {
+    const writer = new DatasetWriter({ dir, format });
+    await writer.write(batch);
+    await writer.close();
+  }
+}
+
+describe.each(['parquet', 'ndjson'] as const)('inspectDataset (%s files)', (format) => {
+  it('reports only the gaps the calendar does not explain, duplicates, and the file counts', async () => {
+    const btc0 = Date.UTC(2026, 2, 2, 10, 0); // a Monday
+    const btc = [...every(btc0, MIN, 10), ...every(btc0 + 13 * MIN, MIN, 5)]; // 3 bars missing
+    // EURUSD daily over two weekends: the Saturdays and Sundays hold no bars, which is not a gap.
+    const eur = [...every(Date.UTC(2026, 2, 2), DAY, 5), ...every(Date.UTC(2026, 2, 9), DAY, 5)];
+    // AAPL 1-minute: the last 3 minutes of Wednesday 2025-12-24 (a half day, close 13:00 New York =
+    // 18:00 UTC), nothing on Christmas, then Friday's first 3 minutes (14:30 UTC): no gap.
+    const aapl = [
+      ...every(Date.UTC(2025, 11, 24, 17, 57), MIN, 3),
+      ...every(Date.UTC(2025, 11, 26, 14, 30), MIN, 3),
+    ];
+    // 700.HK across the lunch break (12:00-13:00 Hong Kong = 04:00-05:00 UTC) on 2026-03-03: no gap.
+    const hk = [...every(Date.UTC(2026, 2, 3, 3, 58), MIN, 2), ...every(Date.UTC(2026, 2, 3, 5, 0), MIN, 2)];
+    await write(format, [
+      [...btc.slice(0, 8).map((t) => bar('BTCUSDT', 1, t)), ...eur.map((t) => bar('EURUSD', 8, t))],
+      // The second file repeats BTC's 8th bar: one duplicate.
+      [...btc.slice(7).map((t) => bar('BTCUSDT', 1, t)), ...aapl.map((t) => bar('AAPL.US', 1, t))],
+      hk.map((t) => bar('700.HK', 1, t)),
+    ]);
+
+    const { kline, depth, suspension } = await inspectDataset(dir);
+    expect(kline.files).toBeGreaterThanOrEqual(3);
+    expect(depth.files).toBe(0);
+    expect(suspension.files).toBe(0);
+    const byCode = new Map(kline.series.map((s) => [s.code, s]));
+    expect(byCode.get('BTCUSDT')).toEqual({
+      code: 'BTCUSDT',
+      klineType: 1,
+      rows: 16,
+      duplicates: 1,
+      firstMs: btc0,
+      lastMs: btc0 + 17 * MIN,
+      gaps: [{ fromMs: btc0 + 10 * MIN, toMs: btc0 + 13 * MIN, bars: 3 }],
+    });
+    for (const code of ['EURUSD', 'AAPL.US', '700.HK']) {
+      expect(byCode.get(code)?.gaps, code).toEqual([]);
+      expect(byCode.get(code)?.duplicates, code).toBe(0);
+    }
+    expect(byCode.get('EURUSD')?.rows).toBe(10);
+    expect(kline.series.map((s) => s.code)).toEqual(['700.HK', 'AAPL.US', 'BTCUSDT', 'EURUSD']);
+  });
+});
+
+describe('inspectDataset', () => {
+  it('reports a gap in a stock series inside a session, and refuses a path that is not a directory', async () => {
+    const open = Date.UTC(2026, 2, 3, 14, 30); // Tuesday, New York open (EST)
+    await write('ndjson', [[bar('AAPL.US', 1, open), bar('AAPL.US', 1, open + 61 * MIN)]]);
+    const { kline } = await inspectDataset(dir);
+    expect(kline.series[0]?.gaps).toEqual([{ fromMs: open + MIN, toMs: open + 61 * MIN, bars: 60 }]);
+    await expect(inspectDataset(join(dir, 'nope'))).rejects.toMatchObject({ code: 'QF_PIPELINE_CONFIG' });
+  });
+});

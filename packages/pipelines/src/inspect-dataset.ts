@@ -1,0 +1,103 @@
+import { stat } from 'node:fs/promises';
+import { barsMissingBetween, calendarOf, isKlineType, type KlineType } from '@quoteflow/core';
+import { expectedBarsBetween } from '@quoteflow/operators';
+import { PipelineError } from './pipeline-error.js';
+import { listDatasetFiles, readKlineStarts } from './internal/read-kline-extents.js';
+
+/** Bars missing from a series that the market calendar does not explain. */
+export interface SeriesGap {
+  /** Start of the first missing bar (epoch ms). */
+  readonly fromMs: number;
+  /** Start of the next bar the dataset holds (epoch ms): the gap is [fromMs, toMs). */
+  readonly toMs: number;
+  /** Bars the calendar expects in the gap (an estimate under one labelling of bar times). */
+  readonly bars: number;
+}
+
+/** What the dataset holds of one (code, kline type). */
+export interface SeriesInspection {
+  readonly code: string;
+  readonly klineType: KlineType;
+  readonly rows: number;
+  /** Rows whose (code, kline type, ts) another row already has: 0 in a healthy dataset. */
+  readonly duplicates: number;
+  readonly firstMs: number;
+  readonly lastMs: number;
+  readonly gaps: readonly SeriesGap[];
+}
+
+/** What {@link inspectDataset} finds under `--out DIR`. */
+export interface DatasetInspection {
+  readonly kline: { readonly files: number; readonly series: readonly SeriesInspection[] };
+  readonly depth: { readonly files: number };
+  readonly suspension: { readonly files: number };
+}
+
+/**
+ * What a dataset directory holds, read from its files alone (no request): per (code, kline type)
+ * the rows, first and last bar, duplicates, and the gaps between consecutive bars that the market
+ * calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not
+ * gaps; core's `barsMissingBetween` decides, under every labelling); per dataset the file count.
+ *
+ * @throws PipelineError `QF_PIPELINE_CONFIG` when `dir` is not a directory.
+ * @example
+ * ```ts
+ * const { kline } = await inspectDataset('./data');
+ * for (const s of kline.series) if (s.gaps.length > 0) console.log(s.code, s.klineType, s.gaps);
+ * ```
+ */
+export async function inspectDataset(dir: string): Promise<DatasetInspection> {
+  const info = await stat(dir).catch(() => undefined);
+  if (info?.isDirectory() !== true)
+    throw new PipelineError(
+      'QF_PIPELINE_CONFIG',
+      `inspectDataset: ${JSON.stringify(dir)} is not a directory`,
+    );
+  const klineFiles = await listDatasetFiles(dir, 'kline');
+  const startsBySeries = new Map<string, { code: string; klineType: KlineType; starts: number[] }>();
+  for (const rel of klineFiles) {
+    const { klineType, starts } = await readKlineStarts(dir, rel);
+    if (!isKlineType(klineType)) continue;
+    for (const [code, list] of starts) {
+      const key = `${code}\u0000${klineType}`;
+      let entry = startsBySeries.get(key);
+      if (entry === undefined) startsBySeries.set(key, (entry = { code, klineType, starts: [] }));
+      for (const ms of list) entry.starts.push(ms);
+    }
+  }
+  const series = [...startsBySeries.values()]
+    .map(({ code, klineType, starts }) => inspectSeries(code, klineType, starts))
+    .sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : a.klineType - b.klineType));
+  return {
+    kline: { files: klineFiles.length, series },
+    depth: { files: (await listDatasetFiles(dir, 'depth')).length },
+    suspension: { files: (await listDatasetFiles(dir, 'suspension')).length },
+  };
+}
+
+function inspectSeries(code: string, klineType: KlineType, starts: number[]): SeriesInspection {
+  starts.sort((a, b) => a - b);
+  const calendar = calendarOf(code);
+  const gaps: SeriesGap[] = [];
+  let duplicates = 0;
+  for (let i = 1; i < starts.length; i++) {
+    const a = starts[i - 1]!;
+    const b = starts[i]!;
+    if (a === b) {
+      duplicates++;
+      continue;
+    }
+    if (!barsMissingBetween(a, b, klineType, calendar)) continue;
+    const expected = expectedBarsBetween(code, klineType, a, b);
+    gaps.push({ fromMs: expected.firstMs ?? a, toMs: b, bars: Math.max(1, expected.count) });
+  }
+  return {
+    code,
+    klineType,
+    rows: starts.length,
+    duplicates,
+    firstMs: starts[0]!,
+    lastMs: starts.at(-1)!,
+    gaps,
+  };
+}
