@@ -1,9 +1,11 @@
 import { DAY_MS, fromLocalDay, monthBounds, toLocal, weekdayOfDay } from './internal/zoned-time.js';
 import { SIM_DEFAULT_LABELLING, type SimLabelling } from './sim-labelling.js';
+import { segmentsOfDay } from './sim-trading-days.js';
 
 /**
- * A trading calendar of the simulated market: exchange time zone, the day's session segments and
- * the trading weekdays. Holidays are not modelled.
+ * A trading calendar of the simulated market: exchange time zone, a regular day's session segments
+ * and the trading weekdays. Holidays and half days apply by id (`segmentsOfDay`,
+ * `sim-trading-days.ts`), from the `holidays` package: a source independent of core's.
  */
 export interface SimCalendar {
   readonly id: 'us' | 'hk' | 'cn' | 'crypto' | 'weekdays';
@@ -81,7 +83,7 @@ export function sessionsOfDay(cal: SimCalendar, dayNumber: number): [number, num
   if (cal.segments.length === 0) {
     return [[fromLocalDay(dayNumber, 0, cal.timeZone), fromLocalDay(dayNumber + 1, 0, cal.timeZone)]];
   }
-  return cal.segments.map(([s, e]) => [
+  return segmentsOfDay(cal, dayNumber).map(([s, e]) => [
     fromLocalDay(dayNumber, s, cal.timeZone),
     fromLocalDay(dayNumber, e, cal.timeZone),
   ]);
@@ -156,10 +158,10 @@ export function simBarPeriodAt(
       const startMs = Math.floor(tMs / periodMs) * periodMs;
       return { startMs, tradesFromMs: startMs, endMs: startMs + periodMs };
     }
-    if (!cal.weekdays.includes(local.weekday)) return undefined;
-    const segment = cal.segments.find(([s, e]) => local.msOfDay >= s && local.msOfDay < e);
-    if (segment === undefined) return undefined;
     const day = local.dayNumber;
+    const segments = segmentsOfDay(cal, day);
+    const segment = segments.find(([s, e]) => local.msOfDay >= s && local.msOfDay < e);
+    if (segment === undefined) return undefined;
     if (labelling.intraday === 'session') {
       const [s, e] = segment;
       const startLocal = s + Math.floor((local.msOfDay - s) / periodMs) * periodMs;
@@ -175,7 +177,7 @@ export function simBarPeriodAt(
     const endLocal = startLocal + periodMs;
     let from = Number.NaN;
     let to = Number.NaN;
-    for (const [s, e] of cal.segments) {
+    for (const [s, e] of segments) {
       const a = Math.max(s, startLocal);
       const b = Math.min(e, endLocal);
       if (a >= b) continue;
@@ -205,12 +207,14 @@ export function simBarPeriodAt(
     const startMs = fromLocalDay(startDay, 0, tz);
     return { startMs, tradesFromMs: startMs, endMs: fromLocalDay(endDay, 0, tz) };
   }
-  const trades = (d: number) => cal.weekdays.includes(weekdayOfDay(d));
+  const trades = (d: number) => segmentsOfDay(cal, d).length > 0;
   let firstDay = startDay;
   while (firstDay < endDay && !trades(firstDay)) firstDay++;
   if (firstDay === endDay) return undefined; // a date (or period) without sessions holds no bar
   let lastDay = endDay - 1;
   while (!trades(lastDay)) lastDay--;
+  const firstOpen = segmentsOfDay(cal, firstDay)[0]![0];
+  const lastCloseOfPeriod = segmentsOfDay(cal, lastDay).at(-1)![1];
   const axis = klineType === 9 ? labelling.weekly : labelling.monthly;
   const labelDay = klineType !== 8 && axis === 'first-trading-day' ? firstDay : startDay;
   const startMs =
@@ -220,8 +224,8 @@ export function simBarPeriodAt(
   // Both ends from local dates: stepping 24 h in UTC would be an hour off across a DST change.
   return {
     startMs,
-    tradesFromMs: fromLocalDay(firstDay, first[0], tz),
-    endMs: fromLocalDay(lastDay, lastClose, tz),
+    tradesFromMs: fromLocalDay(firstDay, firstOpen, tz),
+    endMs: fromLocalDay(lastDay, lastCloseOfPeriod, tz),
   };
 }
 
