@@ -44,12 +44,28 @@ export function zonedWallClockMs(calendar: TradingCalendar, date: LocalDate, msO
  * date, so a session on a daylight-saving change day keeps its local hours.
  */
 export function sessionOn(calendar: TradingCalendar, date: LocalDate): TradingSession | undefined {
+  let byDay = sessionCache.get(calendar);
+  if (byDay === undefined) {
+    byDay = new Map();
+    sessionCache.set(calendar, byDay);
+  }
+  const dayKey = date[0] * 10_000 + date[1] * 100 + date[2];
+  const hit = byDay.get(dayKey);
+  if (hit !== undefined) return hit ?? undefined;
   const segments = tradingSegmentsOn(calendar, date);
   const first = segments[0];
   const last = segments.at(-1);
-  if (first === undefined || last === undefined) return undefined;
-  return { date: formatLocalDate(date), openMs: first[0], closeMs: last[1] };
+  const session =
+    first === undefined || last === undefined
+      ? null
+      : { date: formatLocalDate(date), openMs: first[0], closeMs: last[1] };
+  if (byDay.size > 20_000) byDay.clear();
+  byDay.set(dayKey, session);
+  return session ?? undefined;
 }
+
+/** Sessions per calendar and local date (yyyymmdd); `null` for a day without one. Hot in mergeBars. */
+const sessionCache = new WeakMap<TradingCalendar, Map<number, TradingSession | null>>();
 
 /**
  * The session that holds instant `tsMs` (open ≤ tsMs < close), or else the first one that opens

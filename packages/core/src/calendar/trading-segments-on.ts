@@ -8,7 +8,8 @@ import { exchangeCalendarData, type TradingCalendar } from './trading-calendar.j
 export type TradingSegment = readonly [startMs: number, endMs: number];
 
 const NONE: readonly TradingSegment[] = [];
-const cache = new Map<string, readonly TradingSegment[]>();
+/** Per calendar object, per local date (yyyymmdd). */
+const cache = new WeakMap<TradingCalendar, Map<number, readonly TradingSegment[]>>();
 const holidaySets = new Map<ExchangeId, ReadonlySet<string>>();
 
 function holidaysOf(exchange: ExchangeId): ReadonlySet<string> {
@@ -35,21 +36,31 @@ function msOfDay(hhmm: string): number {
  * exchange and the date (once per process); before its start, the same without a warning.
  */
 export function tradingSegmentsOn(calendar: TradingCalendar, date: LocalDate): readonly TradingSegment[] {
-  if (calendar.segments.length === 0 || !calendar.weekdays.includes(weekdayOfDate(date))) return NONE;
-  const day = formatLocalDate(date);
-  const key = `${calendar.id}|${calendar.timeZone}|${day}`;
-  const hit = cache.get(key);
+  if (calendar.segments.length === 0) return NONE;
+  let byDay = cache.get(calendar);
+  if (byDay === undefined) {
+    byDay = new Map();
+    cache.set(calendar, byDay);
+  }
+  const dayKey = date[0] * 10_000 + date[1] * 100 + date[2];
+  const hit = byDay.get(dayKey);
   if (hit !== undefined) return hit;
+  if (byDay.size > 20_000) byDay.clear();
+  const segments = computeSegments(calendar, date);
+  byDay.set(dayKey, segments);
+  return segments;
+}
+
+function computeSegments(calendar: TradingCalendar, date: LocalDate): readonly TradingSegment[] {
+  if (!calendar.weekdays.includes(weekdayOfDate(date))) return NONE;
+  const day = formatLocalDate(date);
   let open = 0;
   let close = Number.POSITIVE_INFINITY;
   if (calendar.id !== 'FX' && calendar.id !== 'CRYPTO') {
     const data = exchangeCalendarData(calendar.id);
     if (day > data.lastDate) warnPastCalendarData(calendar.id, day);
     else if (day >= data.firstDate) {
-      if (holidaysOf(calendar.id).has(day)) {
-        cache.set(key, NONE);
-        return NONE;
-      }
+      if (holidaysOf(calendar.id).has(day)) return NONE;
       const lateOpen = data.lateOpens[day];
       const earlyClose = data.earlyCloses[day];
       if (lateOpen !== undefined) open = msOfDay(lateOpen);
@@ -63,8 +74,6 @@ export function tradingSegmentsOn(calendar: TradingCalendar, date: LocalDate): r
     if (from < to)
       segments.push([wallClockMs(calendar.timeZone, date, from), wallClockMs(calendar.timeZone, date, to)]);
   }
-  if (cache.size > 50_000) cache.clear();
-  cache.set(key, segments);
   return segments;
 }
 

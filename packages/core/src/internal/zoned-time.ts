@@ -22,17 +22,25 @@ export interface ZonedFields {
   readonly msOfDay: number;
 }
 
-/** Temporal results per zone and quarter hour: the quarter's start in local ms-of-day and its date. */
-const quarterCache = new Map<
-  string,
-  { year: number; month: number; day: number; weekday: number; msOfDay: number }
->();
+interface QuarterStart {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly weekday: number;
+  readonly msOfDay: number;
+}
+/** Temporal results per zone and quarter hour (keyed by the quarter's start, epoch ms). */
+const quarterCache = new Map<string, Map<number, QuarterStart>>();
 
 /** The wall-clock fields of instant `ms` in `timeZone`. */
 export function utcToZoned(ms: number, timeZone: string): ZonedFields {
   const quarterStart = Math.floor(ms / QUARTER_MS) * QUARTER_MS;
-  const key = `${timeZone}@${quarterStart}`;
-  let q = quarterCache.get(key);
+  let byQuarter = quarterCache.get(timeZone);
+  if (byQuarter === undefined) {
+    byQuarter = new Map();
+    quarterCache.set(timeZone, byQuarter);
+  }
+  let q = byQuarter.get(quarterStart);
   if (q === undefined) {
     const z = Temporal.Instant.fromEpochMilliseconds(quarterStart).toZonedDateTimeISO(timeZone);
     q = {
@@ -42,8 +50,8 @@ export function utcToZoned(ms: number, timeZone: string): ZonedFields {
       weekday: z.dayOfWeek % 7,
       msOfDay: z.hour * HOUR_MS + z.minute * MINUTE_MS + z.second * 1000,
     };
-    if (quarterCache.size > 20_000) quarterCache.clear();
-    quarterCache.set(key, q);
+    if (byQuarter.size > 20_000) byQuarter.clear();
+    byQuarter.set(quarterStart, q);
   }
   const msOfDay = q.msOfDay + (ms - quarterStart);
   return {
