@@ -4,9 +4,9 @@
 // market time must not run faster than the CLI's.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   SIM_DAILY_LABELLINGS,
@@ -14,35 +14,12 @@ import {
   type SimBar,
   type Simulator,
 } from '../packages/simulator/src/index.js';
+import { filesUnder, QUOTEFLOW_BIN, runQuoteflow } from './support/quoteflow-process.js';
 
-const BIN = resolve(import.meta.dirname, '../packages/cli/bin/quoteflow');
+const BIN = QUOTEFLOW_BIN;
 const TOKEN = 'cli-commands-token-91be';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function quoteflow(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<Run> {
-  const child = spawn(BIN, args, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(cwd === undefined ? {} : { cwd }),
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((res) => child.on('close', (code) => res({ code, stdout, stderr })));
-}
-
-async function files(dir: string): Promise<string[]> {
-  if (!existsSync(dir)) return [];
-  return (await readdir(dir, { recursive: true, withFileTypes: true }))
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name));
-}
+const quoteflow = runQuoteflow;
+const files = filesUnder;
 
 let sim: Simulator;
 let work: string;

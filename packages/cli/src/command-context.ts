@@ -22,6 +22,8 @@ export interface CommandContext {
   readonly redactor: Redactor;
   readonly stderr: StderrChannel;
   readonly logger: Logger;
+  /** The periodic one-line status of long commands (shown by default also without a terminal). */
+  readonly status: Logger;
   readonly signal: AbortSignal;
   /** Writes result text to stdout (redacted). Results only: logs and progress go to stderr. */
   out(text: string): void;

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { CommandContext } from './command-context.js';
+import { LOG_FORMATS, type LogFlags } from './internal/log-settings.js';
 import { registerBackfillCommand } from './commands/backfill.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDepthCommand } from './commands/depth.js';
@@ -20,7 +21,10 @@ const { version } = createRequire(import.meta.url)('../package.json') as { versi
  * (results to stdout, help to stdout, errors to stderr), and errors thrown instead of exiting, so
  * `runCli` maps them to exit codes.
  */
-export function createProgram(ctx: CommandContext): Command {
+export function createProgram(
+  ctx: CommandContext,
+  applyLogFlags: (flags: LogFlags) => void = () => {},
+): Command {
   const program = new Command('quoteflow')
     .description('Dependable market-data pipelines over a plan-limited HTTP service.')
     .version(version, '-V, --version')
@@ -31,12 +35,24 @@ export function createProgram(ctx: CommandContext): Command {
     })
     .showHelpAfterError('(add --help for usage)')
     .allowExcessArguments(false)
+    // contract.md: every command takes the log flags, before or after its name.
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'log lines as pretty text or JSON (env QUOTEFLOW_LOG_FORMAT; default pretty on a terminal, json otherwise)',
+      ).choices(LOG_FORMATS),
+    )
+    .addOption(new Option('-q, --quiet', 'warnings and errors only').conflicts('verbose'))
+    .option('-v, --verbose', 'debug lines too')
+    .configureHelp({ showGlobalOptions: true })
+    .hook('preAction', (_program, action) => applyLogFlags(action.optsWithGlobals<LogFlags>()))
     .addHelpText(
       'after',
       [
         '',
         'Environment: QUOTEFLOW_BASE_URL, QUOTEFLOW_TOKEN, QUOTEFLOW_PLAN (defaults for --base-url, --token, --plan),',
-        'QUOTEFLOW_LOG_LEVEL (info). Exit codes: 0 success, 1 failure, 2 bad usage or config, 3 the service refused.',
+        'QUOTEFLOW_LOG_LEVEL (overridden by -q/-v; default info on a terminal, else warn plus a status line every',
+        'QUOTEFLOW_STATUS_INTERVAL_S seconds, 30), QUOTEFLOW_LOG_FORMAT (pretty|json), NO_COLOR. Exit codes: 0 success, 1 failure, 2 bad usage or config, 3 the service refused.',
       ].join('\n'),
     );
   registerSimCommand(program, ctx);

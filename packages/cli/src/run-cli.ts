@@ -1,9 +1,10 @@
 import { CommanderError } from 'commander';
 import type { CliIo, CommandContext } from './command-context.js';
 import { createProgram } from './create-program.js';
-import { createLogger, LOG_LEVELS } from './internal/create-logger.js';
+import { createLogging } from './internal/create-logger.js';
 import { EXIT, type ExitCode } from './internal/exit-codes.js';
 import { exitCodeFor } from './internal/exit-code-for.js';
+import { resolveLogSettings, type LogSettings } from './internal/log-settings.js';
 import { Redactor } from './internal/redactor.js';
 import { tokensInArgs } from './internal/service-options.js';
 import { StderrChannel } from './internal/stderr-channel.js';
@@ -19,24 +20,29 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   const redactor = new Redactor();
   for (const token of tokensInArgs(argv, io.env)) redactor.add(token);
   const stderr = new StderrChannel(io.stderr, redactor, io.stderrIsTTY ?? false);
-  const level = io.env['QUOTEFLOW_LOG_LEVEL'] ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    stderr.write(
-      `quoteflow: error: QUOTEFLOW_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}\n`,
-    );
-    return EXIT.usage;
+  // The environment's log settings until commander has parsed the flags (applied before the
+  // action runs); a bad value there is reported then, unless a flag overrides it.
+  let initial: LogSettings;
+  try {
+    initial = resolveLogSettings({}, io.env, stderr.isTTY);
+  } catch {
+    initial = { format: stderr.isTTY ? 'pretty' : 'json', level: 'info', statusLevel: 'info', color: false };
   }
+  const logging = createLogging(stderr, initial);
   const ctx: CommandContext = {
     io,
     redactor,
     stderr,
-    logger: createLogger(stderr, level),
+    logger: logging.logger,
+    status: logging.status,
     signal: io.signal ?? new AbortController().signal,
     out: (text) => {
       io.stdout.write(redactor.redact(text));
     },
   };
-  const program = createProgram(ctx);
+  const program = createProgram(ctx, (flags) =>
+    logging.apply(resolveLogSettings(flags, io.env, stderr.isTTY)),
+  );
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.ok;

@@ -8,6 +8,7 @@ import { intAtLeast } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
 
 interface DepthFlags {
   codes?: string[];
@@ -49,6 +50,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
     if (flags.out === undefined && flags.kafka === undefined)
       throw new UsageError('--out or --kafka is required');
     if (flags.out !== undefined) await checkOutDir(flags.out);
+    const statusEveryMs = statusIntervalMs(ctx.io.env);
     const [{ depthCapture }, { createClient }] = await Promise.all([
       import('@quoteflow/pipelines'),
       import('../internal/create-client.js'),
@@ -62,11 +64,14 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       flags.duration === undefined
         ? undefined
         : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
+    let ticks = 0;
+    const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
     try {
       const capture = depthCapture({
         client,
         codes,
         signal: stopper.signal,
+        onTick: () => void ticks++,
         ...(flags.intervalMs === undefined ? {} : { intervalMs: flags.intervalMs }),
         ...(flags.out === undefined
           ? {}
@@ -89,6 +94,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
         'depth capture stopped: sinks flushed',
       );
     } finally {
+      ticker.stop();
       if (timer !== undefined) clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onStop);
       await client.close();

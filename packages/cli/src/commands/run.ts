@@ -9,6 +9,7 @@ import { redisConnectTimeoutMs } from '../internal/redis-connect-timeout.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
+import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
 
 interface RunFlags {
   baseUrl?: string;
@@ -72,6 +73,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       },
       ctx.io.env,
     );
+    const statusEveryMs = statusIntervalMs(ctx.io.env);
     const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
     // `redis:` — this process is one of several workers: the plan is shared, each pipeline's items
     // (codes, exchanges) are divided among the live workers (@quoteflow/cluster).
@@ -121,6 +123,8 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     const warn = (name: string) => (message: string, error: unknown) =>
       ctx.logger.warn({ pipeline: name, err: error instanceof Error ? error.message : error }, message);
     const handles: [string, PipelineHandle<unknown>][] = [];
+    let running = 0;
+    const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ pipelines: running }));
     try {
       await worker?.connect({ timeoutMs: redisConnectTimeoutMs(spec.duration), signal: ctx.signal });
       spec.pipelines.forEach((step, i) => {
@@ -192,20 +196,24 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
           ]);
         }
       });
+      running = handles.length;
       ctx.logger.info({ pipelines: handles.map(([n]) => n) }, 'pipelines started');
       // One failing pipeline stops the others (they flush), then the failure decides the exit code.
       const results = await Promise.allSettled(
         handles.map(([, h]) =>
-          h.done.catch((err: unknown) => {
-            stopper.abort(err);
-            throw err;
-          }),
+          h.done
+            .catch((err: unknown) => {
+              stopper.abort(err);
+              throw err;
+            })
+            .finally(() => void running--),
         ),
       );
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
       ctx.logger.info({ pipelines: handles.length }, 'pipelines stopped: sinks flushed');
     } finally {
+      ticker.stop();
       if (timer !== undefined) clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onStop);
       await Promise.allSettled(handles.map(([, h]) => h.stop()));

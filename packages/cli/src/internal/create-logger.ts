@@ -1,8 +1,6 @@
 import { pino, type Logger } from 'pino';
+import type { LogSettings } from './log-settings.js';
 import type { StderrChannel } from './stderr-channel.js';
-
-/** Log levels a user may pick through `QUOTEFLOW_LOG_LEVEL`. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const LEVEL_NAMES: Record<number, string> = {
   10: 'TRACE',
@@ -13,8 +11,11 @@ const LEVEL_NAMES: Record<number, string> = {
   60: 'FATAL',
 };
 
+/** SGR colour per level for pretty lines on a terminal (NO_COLOR turns them off). */
+const LEVEL_COLORS: Record<number, string> = { 10: '90', 20: '90', 30: '36', 40: '33', 50: '31', 60: '31' };
+
 /** One pino JSON line as a short line for people: `12:00:01 INFO message key=value`. */
-export function humanLine(json: string): string {
+export function humanLine(json: string, color = false): string {
   let record: Record<string, unknown>;
   try {
     record = JSON.parse(json) as Record<string, unknown>;
@@ -26,18 +27,43 @@ export function humanLine(json: string): string {
   const fields = Object.entries(rest)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ');
-  const name = typeof level === 'number' ? (LEVEL_NAMES[level] ?? String(level)) : String(level);
-  return `${clock} ${name.padEnd(5)} ${String(msg ?? '')}${fields ? ` ${fields}` : ''}\n`;
+  let name = (typeof level === 'number' ? (LEVEL_NAMES[level] ?? String(level)) : String(level)).padEnd(5);
+  const sgr = typeof level === 'number' ? LEVEL_COLORS[level] : undefined;
+  if (color && sgr !== undefined) name = `\u001b[${sgr}m${name}\u001b[39m`;
+  return `${clock} ${name} ${String(msg ?? '')}${fields ? ` ${fields}` : ''}\n`;
+}
+
+/** The CLI's loggers and the switch that applies the log flags once commander has parsed them. */
+export interface CliLogging {
+  /** Everything the CLI and the libraries log. */
+  readonly logger: Logger;
+  /** The periodic one-line status of long commands: shown unless the user asked for quiet. */
+  readonly status: Logger;
+  /** Applies `--log-format`, `-q`, `-v` (called before the command's action runs). */
+  apply(settings: LogSettings): void;
 }
 
 /**
- * The CLI's logger: pino writing to stderr only, through the redacting channel. Without a terminal
- * every line is one JSON object (structured, for log collectors); on a terminal a short human line.
+ * The CLI's logger: pino writing to stderr only, through the redacting channel, as one JSON
+ * object per line (`json`, for log collectors) or a short human line (`pretty`).
  */
-export function createLogger(channel: StderrChannel, level: string): Logger {
-  const pretty = channel.isTTY;
-  return pino(
-    { level, base: null, timestamp: pino.stdTimeFunctions.isoTime },
-    { write: (line: string) => channel.write(pretty ? humanLine(line) : line) },
+export function createLogging(channel: StderrChannel, initial: LogSettings): CliLogging {
+  let settings = initial;
+  const logger = pino(
+    { level: settings.level, base: null, timestamp: pino.stdTimeFunctions.isoTime },
+    {
+      write: (line: string) =>
+        channel.write(settings.format === 'pretty' ? humanLine(line, settings.color) : line),
+    },
   );
+  const status = logger.child({}, { level: settings.statusLevel });
+  return {
+    logger,
+    status,
+    apply: (next) => {
+      settings = next;
+      logger.level = next.level;
+      status.level = next.statusLevel;
+    },
+  };
 }

@@ -5,8 +5,6 @@ import type { StderrChannel } from './stderr-channel.js';
 
 /** Most per-series bars drawn at once (the rest show in the overall bar). */
 const MAX_SERIES_BARS = 6;
-/** Without a terminal, a status line this often during live sync. */
-const STATUS_EVERY_MS = 30_000;
 
 /**
  * Shows a K-line sync to people: on a terminal, bars per series and overall with an ETA from the
@@ -23,7 +21,7 @@ export class KlineProgress {
   #closedBars = 0;
   #files = 0;
   #cycles = 0;
-  #lastStatusMs = 0;
+  #newestBarAge = '-';
 
   constructor(
     private readonly stderr: StderrChannel,
@@ -118,19 +116,8 @@ export class KlineProgress {
           this.#status.update(1, {
             status: `cycles ${this.#cycles}  closed bars ${this.#closedBars}  files ${this.#files}  groups ${e.groups}  cycle ${e.durationMs} ms`,
           });
-        } else if (Date.now() - this.#lastStatusMs >= STATUS_EVERY_MS) {
-          this.#lastStatusMs = Date.now();
-          this.logger.info(
-            {
-              cycles: this.#cycles,
-              closedBars: this.#closedBars,
-              files: this.#files,
-              cycleMs: e.durationMs,
-              newestBarAge: lag,
-            },
-            'live',
-          );
         }
+        this.#newestBarAge = lag;
         break;
       }
       case 'checkpoint':
@@ -154,6 +141,18 @@ export class KlineProgress {
         this.logger.warn({ err: e.error instanceof Error ? e.error.message : e.error }, e.message);
         break;
     }
+  }
+
+  /** Where the sync stands, for the periodic status line. */
+  snapshot(): Record<string, unknown> {
+    return {
+      seriesBackfilled: `${this.#seriesDone}/${this.totalSeries}`,
+      pages: this.#pagesDone,
+      liveCycles: this.#cycles,
+      closedBars: this.#closedBars,
+      files: this.#files,
+      newestBarAge: this.#newestBarAge,
+    };
   }
 
   /** Removes the display (the terminal is the logger's again). */

@@ -9,6 +9,7 @@ import { createClient } from './create-client.js';
 import { KlineProgress } from './kline-progress.js';
 import { logClusterEvent } from './log-cluster-event.js';
 import { redisConnectTimeoutMs } from './redis-connect-timeout.js';
+import { StatusTicker, statusIntervalMs } from './status-ticker.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** What `backfill` and `sync` hand to the K-line sync pipeline. */
@@ -72,6 +73,10 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       'live refresh period from the plan',
     );
   }
+  // On a terminal the progress bars show the state; elsewhere a status line now and then.
+  const ticker = ctx.stderr.isTTY
+    ? undefined
+    : new StatusTicker(ctx.status, statusIntervalMs(ctx.io.env), () => progress.snapshot());
   const stopper = new AbortController();
   const onStop = (): void => stopper.abort(ctx.signal.reason);
   if (ctx.signal.aborted) onStop();
@@ -139,6 +144,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     return summary;
   } finally {
     progress.stop();
+    ticker?.stop();
     if (timer !== undefined) clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onStop);
     await client.close();

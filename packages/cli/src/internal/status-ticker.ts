@@ -1,0 +1,38 @@
+import type { Logger } from 'pino';
+import { UsageError } from './usage-error.js';
+
+/** Seconds between status lines unless `QUOTEFLOW_STATUS_INTERVAL_S` says otherwise. */
+const DEFAULT_STATUS_INTERVAL_S = 30;
+
+/** `QUOTEFLOW_STATUS_INTERVAL_S` in ms (a usage error names the variable when it is not a positive number). */
+export function statusIntervalMs(env: Readonly<Record<string, string | undefined>>): number {
+  const raw = env['QUOTEFLOW_STATUS_INTERVAL_S'];
+  if (raw === undefined || raw === '') return DEFAULT_STATUS_INTERVAL_S * 1000;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new UsageError(
+      `QUOTEFLOW_STATUS_INTERVAL_S must be a positive number of seconds, got ${JSON.stringify(raw)}`,
+    );
+  return seconds * 1000;
+}
+
+/**
+ * One `status` line every `intervalMs` while a long command runs, so a log file or a pipe shows
+ * the command is alive and how far it got even when info lines are off by default.
+ */
+export class StatusTicker {
+  readonly #startedMs = Date.now();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(logger: Logger, intervalMs: number, describe: () => Record<string, unknown>) {
+    this.#timer = setInterval(() => {
+      logger.info({ elapsedS: Math.round((Date.now() - this.#startedMs) / 1000), ...describe() }, 'status');
+    }, intervalMs);
+    // The command's own work keeps the process alive, never the status line.
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+}
