@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import type { Bar, DepthTick, Level, SuspensionRecord } from '../packages/core/src/index.js';
 import { isDeepStrictEqual } from 'node:util';
 import { DatasetWriter, type DatasetFormat, type WrittenFile } from '../packages/sinks/src/index.js';
-import { createColumnBuilder } from '../packages/sinks/src/files/dataset-columns.js';
+import { createColumnBuilder } from '../packages/sinks/src/files/internal/column-builders.js';
 import { encodeBatches } from '../packages/sinks/src/files/internal/encode-worker.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -23,7 +23,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Bar } from '@quoteflow/core';
 import { DatasetWriter, type DatasetWriterOptions } from '@quoteflow/sinks';
-import { createColumnBuilder } from '../dist/files/dataset-columns.js';
+import { createColumnBuilder } from '../dist/files/internal/column-builders.js';
 import { encodeBatches } from '../dist/files/internal/encode-worker.js';
 
 const ROWS = 1_000_000;

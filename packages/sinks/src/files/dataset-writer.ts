@@ -1,14 +1,13 @@
 import { join, resolve } from 'node:path';
 import {
-  createColumnBuilder,
   datasetKindOf,
   DatasetPartitioner,
   KLINE_SUB_PARTITIONS,
-  type ColumnBuilder,
   type DatasetKind,
   type DatasetRecord,
   type KlineSubPartition,
 } from './dataset-columns.js';
+import { createColumnBuilder, type ColumnBuilder } from './internal/column-builders.js';
 import { FileSinkError } from './file-sink-error.js';
 import { EncoderPool, type EncodeHandle } from './internal/encoder-pool.js';
 import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './internal/staging.js';

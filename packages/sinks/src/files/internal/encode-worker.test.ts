@@ -6,9 +6,10 @@ import fc from 'fast-check';
 import { parquetMetadata, parquetReadObjects, readOffsetIndex, type FileMetaData } from 'hyparquet';
 import type { Bar, DepthTick } from '@quoteflow/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createColumnBuilder, type DatasetKind } from '../dataset-columns.js';
+import type { DatasetKind } from '../dataset-columns.js';
+import { createColumnBuilder } from './column-builders.js';
 import type { ColumnBatch } from './column-data.js';
-import { EncodeSession, encodeBatches, jsonFloat, type ParquetLayout } from './encode-worker.js';
+import { EncodeSession, encodeBatches, type ParquetLayout } from './encode-worker.js';
 import { bar, depth, level } from './test-records.js';
 
 // hyparquet is the oracle: an independent Parquet reader (pure JavaScript, no parquet-rs code),
@@ -236,30 +237,5 @@ describe('Parquet files from parquet-wasm, read back by an independent reader', 
       ['price', 'DOUBLE', undefined, 'REQUIRED'],
       ['volume', 'DOUBLE', undefined, 'OPTIONAL'],
     ]);
-  });
-});
-
-describe('jsonFloat', () => {
-  it.each([
-    [18, '18.0'],
-    [0, '0.0'],
-    [-0, '-0.0'],
-    [-3, '-3.0'],
-    [18.87977, '18.87977'],
-    [2 ** 53, '9007199254740992.0'],
-    [1e21, '1e+21'],
-    [1e-7, '1e-7'],
-    [NaN, 'null'],
-    [Infinity, 'null'],
-  ])('writes %s as %s', (v, text) => {
-    expect(jsonFloat(v)).toBe(text);
-  });
-
-  it('parses back to the same double for every finite value', () => {
-    fc.assert(
-      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (v) => {
-        expect(Object.is(JSON.parse(jsonFloat(v)), v)).toBe(true);
-      }),
-    );
   });
 });

@@ -7,22 +7,7 @@
  * This file is also a worker entry: under vitest it runs from source through Node's own type
  * stripping, so it uses erasable TypeScript only and imports nothing relative but types.
  */
-import {
-  Field,
-  Float64,
-  List,
-  RecordBatch,
-  Schema,
-  Struct,
-  Table,
-  TimestampMillisecond,
-  Uint64,
-  Utf8,
-  makeData,
-  tableToIPC,
-  vectorFromArray,
-} from 'apache-arrow';
-import type { Data, DataType } from 'apache-arrow';
+import { Table, tableToIPC } from 'apache-arrow';
 import {
   Compression,
   Table as WasmTable,
@@ -34,7 +19,19 @@ import type { RecordBatch as WasmRecordBatch, WriterProperties } from 'parquet-w
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import type { ColumnBatch, ColumnData, NumericColumn } from './column-data.js';
+import type { ColumnBatch } from './column-data.js';
+import type * as ArrowTableModule from './arrow-table.js';
+import type * as NdjsonRowsModule from './ndjson-rows.js';
+
+// A worker entry imports nothing relative but types (see above): its helpers are loaded by URL,
+// `.ts` from source (vitest, Node's type stripping), `.js` built.
+const sibling = async <T>(name: string): Promise<T> =>
+  (await import(
+    new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href
+  )) as T;
+const { toArrowTable } = await sibling<typeof ArrowTableModule>('arrow-table');
+const { ndjsonRows } = await sibling<typeof NdjsonRowsModule>('ndjson-rows');
+const encoder = new TextEncoder();
 
 /** File formats the dataset writer produces. */
 export type EncodeFormat = 'parquet' | 'arrow' | 'ndjson';
@@ -43,173 +40,6 @@ export type EncodeFormat = 'parquet' | 'arrow' | 'ndjson';
 export interface EncodeResult {
   /** Size of the file written. */
   readonly bytes: number;
-}
-
-function bitmap(valid: Uint8Array | undefined, n: number): { nullBitmap?: Uint8Array; nullCount: number } {
-  if (valid === undefined) return { nullCount: 0 };
-  const bits = new Uint8Array((n + 7) >> 3);
-  let nulls = 0;
-  for (let i = 0; i < n; i++) {
-    if (valid[i] === 1) bits[i >> 3]! |= 1 << (i & 7);
-    else nulls++;
-  }
-  return nulls === 0 ? { nullCount: 0 } : { nullBitmap: bits, nullCount: nulls };
-}
-
-/** Epoch-ms doubles to the little-endian int64 buffer Arrow wants, without a BigInt per row. */
-function msToInt64(values: Float64Array): BigInt64Array {
-  const out = new BigInt64Array(values.length);
-  const words = new Int32Array(out.buffer);
-  for (let i = 0; i < values.length; i++) {
-    const ms = values[i]!;
-    const hi = Math.floor(ms / 4294967296);
-    words[2 * i] = (ms - hi * 4294967296) | 0;
-    words[2 * i + 1] = hi | 0;
-  }
-  return out;
-}
-
-const encoder = new TextEncoder();
-
-function dictUtf8(dict: string[], indices: Int32Array): Data<Utf8> {
-  const encoded = dict.map((s) => encoder.encode(s));
-  let total = 0;
-  for (let i = 0; i < indices.length; i++) total += encoded[indices[i]!]!.length;
-  const offsets = new Int32Array(indices.length + 1);
-  const bytes = new Uint8Array(total);
-  let pos = 0;
-  for (let i = 0; i < indices.length; i++) {
-    const e = encoded[indices[i]!]!;
-    if (e.length < 16) for (let j = 0; j < e.length; j++) bytes[pos + j] = e[j]!;
-    else bytes.set(e, pos);
-    pos += e.length;
-    offsets[i + 1] = pos;
-  }
-  return makeData({ type: new Utf8(), length: indices.length, valueOffsets: offsets, data: bytes });
-}
-
-function numericData(c: NumericColumn, n: number): Data<DataType> {
-  const nulls = bitmap(c.valid, n);
-  if (c.kind === 'float64')
-    return makeData({ type: new Float64(), length: n, data: c.values as Float64Array, ...nulls });
-  if (c.kind === 'uint64')
-    return makeData({ type: new Uint64(), length: n, data: c.values as BigUint64Array, ...nulls });
-  return makeData({
-    type: new TimestampMillisecond('UTC'),
-    length: n,
-    data: msToInt64(c.values as Float64Array),
-    ...nulls,
-  });
-}
-
-const LEVEL_FIELDS = [new Field('price', new Float64(), false), new Field('volume', new Float64(), true)];
-const LEVEL_STRUCT = new Struct(LEVEL_FIELDS);
-const LEVEL_LIST = new List(new Field('item', LEVEL_STRUCT, false));
-
-function columnData(c: ColumnData, n: number): { field: Field; data: Data<DataType> } {
-  switch (c.kind) {
-    case 'dict-utf8':
-      return { field: new Field(c.name, new Utf8(), false), data: dictUtf8(c.dict, c.indices) };
-    case 'utf8': {
-      const data = vectorFromArray(c.values, new Utf8()).data[0]!;
-      return { field: new Field(c.name, new Utf8(), c.nullable), data };
-    }
-    case 'levels': {
-      const levels = c.price.length;
-      const struct = makeData({
-        type: LEVEL_STRUCT,
-        length: levels,
-        nullCount: 0,
-        children: [
-          makeData({ type: new Float64(), length: levels, data: c.price }),
-          makeData({ type: new Float64(), length: levels, data: c.volume, ...bitmap(c.volumeValid, levels) }),
-        ],
-      });
-      const data = makeData({
-        type: LEVEL_LIST,
-        length: n,
-        nullCount: 0,
-        valueOffsets: c.offsets,
-        child: struct,
-      });
-      return { field: new Field(c.name, LEVEL_LIST, false), data };
-    }
-    default: {
-      const type =
-        c.kind === 'float64'
-          ? new Float64()
-          : c.kind === 'uint64'
-            ? new Uint64()
-            : new TimestampMillisecond('UTC');
-      return { field: new Field(c.name, type, c.nullable), data: numericData(c, n) };
-    }
-  }
-}
-
-/** The batch as an apache-arrow table with the dataset's exact types and nullability. */
-export function toArrowTable(batch: ColumnBatch): Table {
-  const cols = batch.columns.map((c) => columnData(c, batch.rows));
-  const schema = new Schema(cols.map((c) => c.field));
-  const root = makeData({
-    type: new Struct(schema.fields),
-    length: batch.rows,
-    nullCount: 0,
-    children: cols.map((c) => c.data),
-  });
-  return new Table(schema, [new RecordBatch(schema, root)]);
-}
-
-/**
- * A float64 as a JSON number that every reader infers as a float: whole values keep a fraction
- * (`18.0`, not `18`), or a reader that guesses a file's types from its first rows (Polars'
- * `scan_ndjson`) makes the column Int64 and then fails on the next file's `18.87977`. Non-finite
- * values have no JSON number: null, as `JSON.stringify` writes them.
- */
-export function jsonFloat(v: number): string {
-  if (!Number.isFinite(v)) return 'null';
-  const s = String(v);
-  // String() of a whole value below 1e21 has neither '.' nor an exponent; -0 prints as "0".
-  if (Number.isInteger(v) && !s.includes('e')) return Object.is(v, -0) ? '-0.0' : `${s}.0`;
-  return s;
-}
-
-function jsonLevels(c: Extract<ColumnData, { kind: 'levels' }>, row: number): string {
-  let out = '[';
-  for (let j = c.offsets[row]!; j < c.offsets[row + 1]!; j++) {
-    if (j > c.offsets[row]!) out += ',';
-    out += `{"price":${jsonFloat(c.price[j]!)},"volume":${c.volumeValid[j] === 1 ? jsonFloat(c.volume[j]!) : 'null'}}`;
-  }
-  return out + ']';
-}
-
-/** One JSON value of column `c` at `row`, written by hand so floats stay floats ({@link jsonFloat}). */
-function jsonValue(c: ColumnData, row: number): string {
-  switch (c.kind) {
-    case 'dict-utf8':
-      return JSON.stringify(c.dict[c.indices[row]!]);
-    case 'utf8':
-      return JSON.stringify(c.values[row]);
-    case 'levels':
-      return jsonLevels(c, row);
-    default:
-      if (c.valid !== undefined && c.valid[row] !== 1) return 'null';
-      // Times as ISO-8601 UTC and seq as a decimal string, as Kafka values carry them
-      // (contract.md): exact digits for every reader (a JSON number past 2^53 or 2^63 is rounded
-      // or refused by some), and castable to UBIGINT / UInt64.
-      if (c.kind === 'timestamp-ms') return `"${new Date(c.values[row] as number).toISOString()}"`;
-      if (c.kind === 'uint64') return `"${String(c.values[row])}"`;
-      return jsonFloat(c.values[row] as number);
-  }
-}
-
-function ndjson(batch: ColumnBatch): string {
-  const keys = batch.columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`);
-  let out = '';
-  for (let i = 0; i < batch.rows; i++) {
-    for (let k = 0; k < batch.columns.length; k++) out += keys[k]! + jsonValue(batch.columns[k]!, i);
-    out += '}\n';
-  }
-  return out;
 }
 
 /**
@@ -265,7 +95,7 @@ export function encodeBatches(
   format: EncodeFormat,
   layout: ParquetLayout = DEFAULT_PARQUET_LAYOUT,
 ): Uint8Array {
-  if (format === 'ndjson') return encoder.encode(batches.map(ndjson).join(''));
+  if (format === 'ndjson') return encoder.encode(batches.map(ndjsonRows).join(''));
   const tables = batches.map(toArrowTable);
   const table = tables.length === 1 ? tables[0]! : new Table(tables.flatMap((t) => t.batches));
   // apache-arrow's zstd IPC is rejected by other readers (21.2), so IPC files stay uncompressed.
