@@ -6,7 +6,8 @@ import { createClient } from '../internal/create-client.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
-import { printSuspensions, suspensionJson } from './suspensions.js';
+import { StreamingTable } from '../internal/streaming-table.js';
+import { suspensionColumns, suspensionJson } from './suspensions.js';
 
 /** `quoteflow suspensions --watch`: new and changed records to stdout, files and/or Kafka. */
 export async function watchSuspensions(
@@ -31,6 +32,7 @@ export async function watchSuspensions(
     flags.duration === undefined
       ? undefined
       : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
+  const table = new StreamingTable(suspensionColumns());
   try {
     const watch = suspensionWatch({
       client,
@@ -45,8 +47,8 @@ export async function watchSuspensions(
           ctx.logger.info({ symbol: c.record.symbol, key: c.key }, 'record left the service window');
           return;
         }
-        // A stream: one record per line (json and ndjson alike), a table row block for people.
-        if (flags.format === 'table') printSuspensions(ctx, [c.record], 'table');
+        // A stream: one record per line (json and ndjson alike), a table row for people.
+        if (flags.format === 'table') ctx.out(table.row(c.record));
         else ctx.out(`${toJson({ change: c.change, ...suspensionJson(c.record) })}\n`);
       },
       onWarning: (message, error) =>

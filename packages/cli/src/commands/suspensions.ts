@@ -3,7 +3,7 @@ import type { Exchange, SuspensionRecord } from '@quoteflow/core';
 import { EXCHANGE_CHOICES } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { intAtLeast } from '../internal/parse-args.js';
-import { renderTable } from '../internal/render-table.js';
+import { renderTable, type Column } from '../internal/render-table.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
@@ -88,15 +88,20 @@ export function printSuspensions(
   }
 }
 
-function renderSuspensionTable(records: readonly SuspensionRecord[]): string {
+/** The suspension table's columns, each with the width a watch keeps for it. */
+export function suspensionColumns(): (Column<SuspensionRecord> & { readonly width: number })[] {
   const at = (ms: number | undefined): string =>
     ms === undefined ? '-' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
-  return renderTable(records, [
-    { header: 'symbol', value: (r) => r.symbol },
-    { header: 'name', value: (r) => r.symbolName ?? '-' },
-    { header: 'halt (UTC)', value: (r) => at(r.haltAtMs) },
-    { header: 'resume (UTC)', value: (r) => at(r.resumeAtMs) },
-    { header: 'published (UTC)', value: (r) => at(r.publishAtMs) },
-    { header: 'reason', value: (r) => (r.haltReason ?? '-').slice(0, 40) },
-  ]);
+  return [
+    { header: 'symbol', value: (r) => r.symbol, width: 10 },
+    { header: 'name', value: (r) => r.symbolName ?? '-', width: 20 },
+    { header: 'halt (UTC)', value: (r) => at(r.haltAtMs), width: 16 },
+    { header: 'resume (UTC)', value: (r) => at(r.resumeAtMs), width: 16 },
+    { header: 'published (UTC)', value: (r) => at(r.publishAtMs), width: 16 },
+    { header: 'reason', value: (r) => (r.haltReason ?? '-').slice(0, 40), width: 40 },
+  ];
+}
+
+function renderSuspensionTable(records: readonly SuspensionRecord[]): string {
+  return renderTable(records, suspensionColumns());
 }

@@ -5,6 +5,7 @@ import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { renderTable } from '../internal/render-table.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
+import { roundLikeInputs } from '../internal/decimals.js';
 
 interface YesterdayCloseFlags {
   codes?: string[];
@@ -51,6 +52,9 @@ export function registerYesterdayCloseCommand(program: Command, ctx: CommandCont
     });
 }
 
+/** Decimals of `changePercent` in JSON (a hundredth of a basis point). */
+const PERCENT_DECIMALS = 4;
+
 function yesterdayCloseJson(y: YesterdayClose): Record<string, unknown> {
   return {
     code: y.code,
@@ -60,8 +64,12 @@ function yesterdayCloseJson(y: YesterdayClose): Record<string, unknown> {
     latestDate: y.latestDate,
     latestTs: new Date(y.latestTsMs).toISOString(),
     latestPrice: y.latestPrice,
-    change: y.change ?? null,
-    changePercent: y.changePercent ?? null,
+    // Derived values get the decimals of the prices they come from (no float noise).
+    change:
+      y.change === undefined || y.prevClose === undefined
+        ? null
+        : roundLikeInputs(y.change, y.prevClose, y.latestPrice),
+    changePercent: y.changePercent === undefined ? null : Number(y.changePercent.toFixed(PERCENT_DECIMALS)),
   };
 }
 

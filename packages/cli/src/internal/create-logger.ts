@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import type { LogSettings } from './log-settings.js';
+import { RepeatedWarnings } from './repeated-warnings.js';
 import type { StderrChannel } from './stderr-channel.js';
 
 const LEVEL_NAMES: Record<number, string> = {
@@ -10,6 +11,8 @@ const LEVEL_NAMES: Record<number, string> = {
   50: 'ERROR',
   60: 'FATAL',
 };
+
+const WARN = 40;
 
 /** SGR colour per level for pretty lines on a terminal (NO_COLOR turns them off). */
 const LEVEL_COLORS: Record<number, string> = { 10: '90', 20: '90', 30: '36', 40: '33', 50: '31', 60: '31' };
@@ -49,8 +52,23 @@ export interface CliLogging {
  */
 export function createLogging(channel: StderrChannel, initial: LogSettings): CliLogging {
   let settings = initial;
-  const logger = pino(
-    { level: settings.level, base: null, timestamp: pino.stdTimeFunctions.isoTime },
+  const repeats = new RepeatedWarnings();
+  const logger: Logger = pino(
+    {
+      level: settings.level,
+      base: null,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      hooks: {
+        logMethod(args, method, level) {
+          const [fields, msg] = args as unknown[];
+          if (level === WARN && repeats.isRepeat(msg, fields)) {
+            logger.debug(...(args as [object, string]));
+            return;
+          }
+          method.apply(this, args);
+        },
+      },
+    },
     {
       write: (line: string) =>
         channel.write(settings.format === 'pretty' ? humanLine(line, settings.color) : line),
