@@ -65,7 +65,7 @@ describe('no false gap over weekends, holidays, lunch breaks and forex weekends'
                 if (out.type !== 'gap' || (out as GapMarker).reason !== 'missing-bars') return;
                 const g = out as GapMarker;
                 gaps.push(
-                  `${code} ${klineType} ${new Date(g.fromMs).toISOString()} → ${new Date(g.toMs).toISOString()}`,
+                  `${code} ${klineType} ${new Date(g.fromMs ?? 0).toISOString()} → ${new Date(g.toMs ?? 0).toISOString()}`,
                 );
               });
           }
