@@ -1,3 +1,4 @@
+import { SlotCounts } from './internal/slot-counts.js';
 import type { AcquireResult, StartTicket, WindowSpec, WindowStore } from './window-store.js';
 
 /**
@@ -53,6 +54,9 @@ class StartLog {
   }
 }
 
+/** Counters of a rolling window nothing was recorded under yet. */
+const NO_SLOTS = new SlotCounts();
+
 /**
  * The in-process {@link WindowStore}: for each sliding key the last `limit` times (plus requests in
  * flight), for each calendar bucket a counter. Exact: the earliest allowed start under a rule of
@@ -70,6 +74,7 @@ class StartLog {
 export class MemoryWindowStore implements WindowStore {
   private readonly logs = new Map<string, StartLog>();
   private readonly buckets = new Map<string, { count: number; endsAtMs: number }>();
+  private readonly rolling = new Map<string, SlotCounts>();
 
   earliestStart(
     specs: readonly WindowSpec[],
@@ -82,6 +87,11 @@ export class MemoryWindowStore implements WindowStore {
       if (spec.kind === 'bucket') {
         const count = this.bucketCount(spec.key, nowMs) + extra;
         if (count >= spec.limit) earliest = Math.max(earliest, spec.endsAtMs);
+        continue;
+      }
+      if (spec.kind === 'rolling') {
+        const slots = this.rolling.get(spec.key) ?? NO_SLOTS;
+        earliest = Math.max(earliest, slots.earliest(nowMs, spec, extra));
         continue;
       }
       // With `extra` hypothetical starts at nowMs, the limit-th most recent start is the
@@ -104,6 +114,12 @@ export class MemoryWindowStore implements WindowStore {
         else bucket.count++;
         continue;
       }
+      if (spec.kind === 'rolling') {
+        let slots = this.rolling.get(spec.key);
+        if (slots === undefined) this.rolling.set(spec.key, (slots = new SlotCounts()));
+        slots.record(nowMs, spec.slotMs, spec.windowMs);
+        continue;
+      }
       let log = this.logs.get(spec.key);
       if (log === undefined) this.logs.set(spec.key, (log = new StartLog()));
       if (spec.anchor === 'settle') {
@@ -123,6 +139,7 @@ export class MemoryWindowStore implements WindowStore {
 
   count(spec: WindowSpec, nowMs: number): number {
     if (spec.kind === 'bucket') return this.bucketCount(spec.key, nowMs);
+    if (spec.kind === 'rolling') return this.rolling.get(spec.key)?.countAt(nowMs, spec.windowMs) ?? 0;
     const log = this.logs.get(spec.key);
     if (log === undefined) return 0;
     let n = 0;
@@ -136,6 +153,7 @@ export class MemoryWindowStore implements WindowStore {
   clear(): void {
     this.logs.clear();
     this.buckets.clear();
+    this.rolling.clear();
   }
 
   private bucketCount(key: string, nowMs: number): number {

@@ -2,6 +2,7 @@ import type { PlanLimits } from '../plans.js';
 import type { Clock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
 import type { WindowStore } from './window-store.js';
+import { DAILY_WINDOWS, type DailyWindow } from './internal/plan-windows.js';
 
 /** Options of {@link PlanScheduler}; every field has a default in {@link PLAN_SCHEDULER_DEFAULTS}. */
 export interface PlanSchedulerOptions {
@@ -22,6 +23,12 @@ export interface PlanSchedulerOptions {
   readonly countFrom?: 'settle' | 'start';
   /** IANA time zone whose midnight resets the daily total. */
   readonly dailyResetTimeZone?: string;
+  /**
+   * How the plan's daily total is read, which the spec does not say: `'calendar'`, reset at
+   * midnight of `dailyResetTimeZone`; `'rolling'`, at most `perDay` in any 24 hours; `'both'`,
+   * each enforced, so at every instant the stricter one holds.
+   */
+  readonly dailyWindow?: DailyWindow;
   /** Requests in flight at once (started, not yet settled); `Infinity` for no cap. */
   readonly maxInFlight?: number;
   /** First pause after the service answers "rate limit", in ms; doubles per repeated report. */
@@ -64,6 +71,9 @@ export type ResolvedPlanSchedulerOptions = Required<Omit<PlanSchedulerOptions, '
  * - `dailyResetTimeZone: 'Asia/Shanghai'`: the provider counts days in China time (its ret codes,
  *   A-share focus and Shanghai suspension source point there), and the zone has no DST, so every
  *   day is exactly 24 h. Set it to the zone your provider account states.
+ * - `dailyWindow: 'both'`: the spec gives a per-day total but not whether it resets at a zone's
+ *   midnight or rolls; enforcing both never draws a refusal under either reading. It binds only
+ *   where the day's total is below the per-second rules' (Free: 1,000 a day).
  * - `smoothing: 0.5`: a burst of a plan's whole per-second limit leaves over half a second instead
  *   of in one instant. Requests that leave together queue together (in the event loop, the
  *   connection pool, the network), and the last of a burst can arrive later than the margin
@@ -80,6 +90,7 @@ export const PLAN_SCHEDULER_DEFAULTS = {
   marginMs: 25,
   countFrom: 'settle',
   dailyResetTimeZone: 'Asia/Shanghai',
+  dailyWindow: 'both',
   maxInFlight: 32,
   rateLimitBackoffMs: 2_000,
   rateLimitMaxBackoffMs: 60_000,
@@ -101,6 +112,7 @@ export function resolvePlanSchedulerOptions(
     marginMs: options.marginMs ?? PLAN_SCHEDULER_DEFAULTS.marginMs,
     countFrom: options.countFrom ?? PLAN_SCHEDULER_DEFAULTS.countFrom,
     dailyResetTimeZone: options.dailyResetTimeZone ?? PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
+    dailyWindow: options.dailyWindow ?? PLAN_SCHEDULER_DEFAULTS.dailyWindow,
     maxInFlight: options.maxInFlight ?? PLAN_SCHEDULER_DEFAULTS.maxInFlight,
     rateLimitBackoffMs: options.rateLimitBackoffMs ?? PLAN_SCHEDULER_DEFAULTS.rateLimitBackoffMs,
     rateLimitMaxBackoffMs: options.rateLimitMaxBackoffMs ?? PLAN_SCHEDULER_DEFAULTS.rateLimitMaxBackoffMs,
@@ -133,6 +145,10 @@ function validate(limits: PlanLimits, options: ResolvedPlanSchedulerOptions): vo
     if (!(options[name] >= 0) || !Number.isFinite(options[name]))
       fail(`"${name}" must be a finite number >= 0, got ${options[name]}`);
   }
+  if (!(DAILY_WINDOWS as readonly string[]).includes(options.dailyWindow))
+    fail(
+      `"dailyWindow" must be one of ${DAILY_WINDOWS.join(', ')}, got ${JSON.stringify(options.dailyWindow)}`,
+    );
   if (!(options.smoothing >= 0 && options.smoothing <= 1))
     fail(`"smoothing" must be from 0 to 1, got ${options.smoothing}`);
   if (!(options.backfillShare > 0 && options.backfillShare <= 0.5))

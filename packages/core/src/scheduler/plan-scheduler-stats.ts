@@ -2,7 +2,7 @@ import type { EndpointKind, PlanLimits, WindowRule } from '../plans.js';
 import type { Priority } from '../request-scheduler.js';
 import type { CalendarDay } from './internal/plan-windows.js';
 import type { RateLimitBackoff } from './internal/rate-limit-backoff.js';
-import type { WindowSpec, WindowStore } from './window-store.js';
+import type { RollingWindowSpec, WindowSpec, WindowStore } from './window-store.js';
 
 /** Wait statistics of one priority (queue entry to start). */
 export interface WaitStats {
@@ -31,6 +31,8 @@ export interface PlanSchedulerStats {
   readonly startedPerEndpoint: Readonly<Partial<Record<EndpointKind, number>>>;
   readonly rules: readonly RuleStats[];
   readonly day: { readonly starts: number; readonly limit: number; readonly resetsAtMs: number };
+  /** Starts in the rolling 24 hours (its window, margin and in-flight bound included), unless `dailyWindow` is `'calendar'`. */
+  readonly rollingDay: { readonly starts: number; readonly limit: number } | undefined;
   readonly rateLimitReports: number;
   /** Set while starts are paused after a "rate limit" answer. */
   readonly pausedUntilMs: number | undefined;
@@ -138,6 +140,7 @@ export interface PlanSchedulerState {
   readonly store: WindowStore;
   /** The calendar day (reset time zone) that contains `atMs`. */
   readonly day: CalendarDay;
+  readonly rollingDay: RollingWindowSpec | undefined;
   readonly queued: Readonly<Record<Priority, number>>;
   readonly inFlight: number;
   readonly tally: StartTally;
@@ -176,6 +179,10 @@ export function planSchedulerStats(atMs: number, state: PlanSchedulerState): Pla
     startedPerEndpoint: state.tally.startedPerEndpoint(),
     rules,
     day: { starts: state.store.count(day.spec, atMs), limit: state.limits.perDay, resetsAtMs: day.endMs },
+    rollingDay:
+      state.rollingDay === undefined
+        ? undefined
+        : { starts: state.store.count(state.rollingDay, atMs), limit: state.rollingDay.limit },
     rateLimitReports: backoff.reports,
     pausedUntilMs: atMs < backoff.pausedUntilMs ? backoff.pausedUntilMs : undefined,
     recoveringUntilMs: atMs < backoff.recoveringUntilMs ? backoff.recoveringUntilMs : undefined,

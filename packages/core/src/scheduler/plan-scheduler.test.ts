@@ -5,6 +5,10 @@ import { zonedToUtcMs } from '../internal/zoned-time.js';
 import { PlanScheduler, type PlanSchedulerOptions } from './plan-scheduler.js';
 import { sharedSchedulerFor } from './shared-scheduler-for.js';
 import { InvalidOptionError, QuoteflowError } from '../errors.js';
+import { ManualClock } from '../clock.js';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const T0 = Date.UTC(2026, 0, 5, 4, 0, 0); // 12:00 in Shanghai: far from midnight
 
@@ -211,11 +215,11 @@ describe('PlanScheduler', () => {
     await scheduler.close();
   });
 
-  it('resets the daily total at midnight of the configured time zone', async () => {
+  it("resets the daily total at midnight of the configured time zone ('calendar')", async () => {
     const midnight = zonedToUtcMs('Asia/Shanghai', 2026, 1, 6); // 2026-01-05T16:00Z
     vi.setSystemTime(midnight - 3_000);
     const limits = { ...planLimits('professional'), perDay: 2 };
-    const scheduler = new PlanScheduler(limits, { marginMs: 25 });
+    const scheduler = new PlanScheduler(limits, { marginMs: 25, dailyWindow: 'calendar' });
     const starts: number[] = [];
     const jobs = Array.from({ length: 4 }, () =>
       scheduler.schedule(
@@ -238,7 +242,7 @@ describe('PlanScheduler', () => {
     vi.setSystemTime(midnight - 10);
     const scheduler = new PlanScheduler(
       { ...planLimits('professional'), perDay: 1 },
-      { marginMs: 25, dailyResetTimeZone: 'UTC' },
+      { marginMs: 25, dailyResetTimeZone: 'UTC', dailyWindow: 'calendar' },
     );
     const starts: number[] = [];
     const jobs = [1, 2].map(() =>
@@ -298,6 +302,23 @@ describe('PlanScheduler', () => {
 });
 
 describe('sharedSchedulerFor', () => {
+  it("shares per machine through the state directory with share: 'machine', on the system clock only", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'qf-shared-machine-'));
+    try {
+      const token = 'shared-machine-token-3b7e';
+      const scheduler = sharedSchedulerFor(token, planLimits('basic'), { share: 'machine', stateDir });
+      expect(readdirSync(stateDir).some((f) => /^quota-[0-9a-f]{64}\.sqlite$/.test(f))).toBe(true);
+      expect(sharedSchedulerFor(token, planLimits('basic'), { share: 'machine', stateDir })).toBe(scheduler);
+      expect(() => sharedSchedulerFor(token, planLimits('basic'))).toThrow(/shares its quota per machine/);
+      expect(() =>
+        sharedSchedulerFor(token, planLimits('basic'), { share: 'machine', clock: new ManualClock(T0) }),
+      ).toThrow(InvalidOptionError);
+      await scheduler.close();
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+
   it('returns one scheduler per token and a new one after close', async () => {
     const a = sharedSchedulerFor('token-one-secret', planLimits('basic'));
     expect(sharedSchedulerFor('token-one-secret', planLimits('basic'))).toBe(a);

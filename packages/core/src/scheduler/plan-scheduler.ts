@@ -98,6 +98,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       this.options.dailyResetTimeZone,
       this.options.smoothing,
       this.options.countFrom,
+      this.options.dailyWindow,
     );
     this.backoff = new RateLimitBackoff(
       this.options.rateLimitBackoffMs,
@@ -181,6 +182,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       limits: this.limits,
       store: this.store,
       day: this.windows.dayOf(now),
+      rollingDay: this.options.dailyWindow === 'calendar' ? undefined : this.windows.rollingDay,
       queued: { live: live.size, backfill: backfill.size },
       inFlight: this.inFlight,
       tally: this.tally,
@@ -274,9 +276,12 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     const at = yields ? Number.POSITIVE_INFINITY : exact(job.endpoint);
     const acquired = at > now ? undefined : this.gate.tryAcquire(job.endpoint, now);
     if (acquired === undefined || !acquired.acquired) {
-      if (at - now <= 2 * DISPATCH_LEAD_MS) {
+      // A refusal after the store said yes: another process on the token took the start in
+      // between (a shared store). Its retry instant is exact; nothing was sent.
+      const retryAt = acquired === undefined ? at : Math.max(at, acquired.retryAtMs);
+      if (retryAt - now <= 2 * DISPATCH_LEAD_MS) {
         job.waiting = {
-          handle: this.clock.setTimeout(() => this.run(job, done), Math.max(1, Math.ceil(at - now))),
+          handle: this.clock.setTimeout(() => this.run(job, done), Math.max(1, Math.ceil(retryAt - now))),
           done,
         };
         return;

@@ -3,10 +3,27 @@ import { systemClock, type Clock } from '../clock.js';
 import type { PlanLimits } from '../plans.js';
 import { PlanScheduler, type PlanSchedulerOptions } from './plan-scheduler.js';
 import { InvalidOptionError } from '../errors.js';
+import { SqliteWindowStore } from './sqlite-window-store.js';
+
+/** Options of {@link sharedSchedulerFor}: the scheduler's, and who shares the quota. */
+export interface SharedSchedulerOptions extends PlanSchedulerOptions {
+  /**
+   * Who shares the token's quota: `'process'`, every client of the token in this process (a
+   * `MemoryWindowStore`); `'machine'`, every process of the token on this machine, through
+   * a {@link SqliteWindowStore} in `stateDir` (system clock only: its instants are machine time).
+   * Ignored when `store` is given. @defaultValue `'process'`
+   */
+  readonly share?: 'process' | 'machine';
+  /** Where the machine-wide quota lives. @defaultValue `quoteflowStateDir()` */
+  readonly stateDir?: string;
+}
 
 interface Entry {
   readonly scheduler: PlanScheduler;
   readonly limitsKey: string;
+  readonly share: 'process' | 'machine';
+  /** The store this registry opened for the scheduler (closed when the scheduler is replaced). */
+  readonly ownStore: SqliteWindowStore | undefined;
 }
 
 /**
@@ -21,9 +38,12 @@ const registry = new WeakMap<Clock, Map<string, Entry>>();
  * quota (limits follow the token, provider-facts.md). Schedulers are never shared across clocks:
  * a scheduler keeps its windows on one clock's time, so two clocks (a test's `ManualClock` and
  * the system clock, say) get two schedulers. The other `options` apply when the instance is
- * created; a closed instance is replaced by a new one.
+ * created; a closed instance is replaced by a new one. With `share: 'machine'` the quota is also
+ * shared with every other process of the token on this machine ({@link SqliteWindowStore}).
  *
- * @throws InvalidOptionError (`QF_INVALID_OPTION`) when the token is already registered on this clock with other limits.
+ * @throws InvalidOptionError (`QF_INVALID_OPTION`) when the token is already registered on this clock with other
+ *   limits or another `share`, when `share: 'machine'` comes with another clock than the system clock, or when
+ *   the state directory cannot be used.
  * @example
  * ```ts
  * const scheduler = sharedSchedulerFor(process.env.QUOTEFLOW_TOKEN!, planLimits('premium'));
@@ -35,9 +55,17 @@ const registry = new WeakMap<Clock, Map<string, Entry>>();
 export function sharedSchedulerFor(
   token: string,
   limits: PlanLimits,
-  options?: PlanSchedulerOptions,
+  options?: SharedSchedulerOptions,
 ): PlanScheduler {
   const clock = options?.clock ?? systemClock;
+  const share = options?.store === undefined ? (options?.share ?? 'process') : 'process';
+  if (share === 'machine' && clock !== systemClock) {
+    throw new InvalidOptionError(
+      'share',
+      'sharedSchedulerFor: "share: \'machine\'" needs the system clock (the machine-wide quota keeps machine time); ' +
+        'use "share: \'process\'" with a ManualClock or an accelerated clock',
+    );
+  }
   let byToken = registry.get(clock);
   if (byToken === undefined) registry.set(clock, (byToken = new Map()));
   const key = createHash('sha256').update(token).digest('hex');
@@ -51,9 +79,29 @@ export function sharedSchedulerFor(
           `(asked for plan "${limits.plan}"); one token has one plan, so pass the same limits everywhere`,
       );
     }
+    if (entry.share !== share) {
+      throw new InvalidOptionError(
+        'share',
+        `sharedSchedulerFor: this token's scheduler shares its quota per ${entry.share}, asked per ${share}; ` +
+          'pass the same "share" everywhere in a process',
+      );
+    }
     return entry.scheduler;
   }
-  const scheduler = new PlanScheduler(limits, { ...options, clock });
-  byToken.set(key, { scheduler, limitsKey });
+  entry?.ownStore?.close();
+  const ownStore =
+    share === 'machine'
+      ? new SqliteWindowStore({
+          token,
+          ...(options?.stateDir === undefined ? {} : { stateDir: options.stateDir }),
+        })
+      : undefined;
+  const { share: _share, stateDir: _stateDir, ...schedulerOptions } = options ?? {};
+  const scheduler = new PlanScheduler(limits, {
+    ...schedulerOptions,
+    clock,
+    ...(ownStore === undefined ? {} : { store: ownStore }),
+  });
+  byToken.set(key, { scheduler, limitsKey, share, ownStore });
   return scheduler;
 }

@@ -29,7 +29,25 @@ export interface BucketSpec {
   readonly endsAtMs: number;
 }
 
-export type WindowSpec = SlidingWindowSpec | BucketSpec;
+/**
+ * A long sliding window with a large limit (the rolling 24 hours of the daily total: up to 1.7
+ * million starts), counted per slot: at most `limit` starts in any window of `windowMs`, each start
+ * counted as if made at the end of its slot of `slotMs` (later than it was made, never earlier, so
+ * it counts a little longer, never shorter). A store keeps one counter per slot, not one time per
+ * start. Counts from the start (no settle anchor): a window that long covers arrival delays by
+ * being widened by the in-flight bound.
+ */
+export interface RollingWindowSpec {
+  readonly kind: 'rolling';
+  /** Identifies the counters shared by every request this rule counts (e.g. `rolling-day`). */
+  readonly key: string;
+  readonly windowMs: number;
+  readonly limit: number;
+  /** Width of one counter, in ms; slots end at multiples of it. */
+  readonly slotMs: number;
+}
+
+export type WindowSpec = SlidingWindowSpec | BucketSpec | RollingWindowSpec;
 
 /** A recorded start whose settle-anchored entries wait for {@link WindowStore.settle}. */
 export interface StartTicket {
@@ -44,8 +62,11 @@ export type AcquireResult =
 
 /**
  * Where the scheduler keeps its start-time logs. The in-process {@link MemoryWindowStore} is the
- * default; a later shared store (Redis, one per token across processes) implements the same
- * operations, `tryAcquire` atomically (one script), so that several processes share one plan.
+ * default; {@link SqliteWindowStore} shares one plan among every process of a token on a machine
+ * (one database file, `tryAcquire` in one immediate transaction). A store may answer
+ * {@link earliestStart} early (a lower bound, e.g. while another process's request is in flight:
+ * it cannot tell when that one settles); `tryAcquire` is exact and the scheduler retries at its
+ * `retryAtMs`.
  *
  * @example
  * ```ts

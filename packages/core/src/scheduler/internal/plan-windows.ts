@@ -1,14 +1,27 @@
 import type { EndpointKind, PlanLimits, WindowRule } from '../../plans.js';
 import { utcToZoned, zonedToUtcMs } from '../../internal/zoned-time.js';
-import type { BucketSpec, SlidingWindowSpec, WindowSpec } from '../window-store.js';
+import { IN_FLIGHT_BOUND_MS } from '../in-flight-bound.js';
+import type { BucketSpec, RollingWindowSpec, SlidingWindowSpec, WindowSpec } from '../window-store.js';
 
 /** The key under which the recovery pacing after a rate-limit report is logged. */
 export const PACE_KEY = 'pace';
 
+/** How the daily total is read: a reset at midnight, any 24 hours, or both at once. */
+export const DAILY_WINDOWS = ['calendar', 'rolling', 'both'] as const;
+export type DailyWindow = (typeof DAILY_WINDOWS)[number];
+
+const DAY_MS = 86_400_000;
+/**
+ * Counter width of the rolling day: a start counts up to a minute longer than 24 hours (at most
+ * 0.07 % of the day), and a store keeps at most 1,441 counters for it.
+ */
+export const ROLLING_DAY_SLOT_MS = 60_000;
+
 /**
  * Turns a plan's limits into the window specs one request of an endpoint must satisfy: every
- * sliding rule that applies (window widened by the margin), the calendar day of the start and, in
- * the last `marginMs` before midnight, the next day too (the request may arrive after midnight).
+ * sliding rule that applies (window widened by the margin), and the daily total: the calendar day
+ * of the start and, in the last `marginMs` before midnight, the next day too (the request may
+ * arrive after midnight); and/or the rolling 24 hours before it (`dailyWindow`).
  */
 export class PlanWindows {
   private readonly byEndpoint = new Map<EndpointKind, SlidingWindowSpec[]>();
@@ -23,7 +36,23 @@ export class PlanWindows {
     readonly smoothing = 0,
     /** Whether a request counts until it settled (arrival bound) or from its start. */
     readonly countFrom: 'settle' | 'start' = 'settle',
-  ) {}
+    /** Which reading of the daily total applies (the spec does not say). */
+    readonly dailyWindow: DailyWindow = 'both',
+  ) {
+    // Counted from the start, so widened by the in-flight bound: a request counts until it can
+    // have arrived, as the settle-anchored rules do (the rolling day has too many starts to keep
+    // each one's settle time).
+    this.rollingDay = {
+      kind: 'rolling',
+      key: 'rolling-day',
+      windowMs: DAY_MS + marginMs + IN_FLIGHT_BOUND_MS,
+      limit: limits.perDay,
+      slotMs: ROLLING_DAY_SLOT_MS,
+    };
+  }
+
+  /** The rolling 24 hours of the daily total (enforced unless `dailyWindow` is `'calendar'`). */
+  readonly rollingDay: RollingWindowSpec;
 
   /** The sliding rules that count a request of `endpoint`. */
   rulesFor(endpoint: EndpointKind): readonly WindowRule[] {
@@ -54,9 +83,14 @@ export class PlanWindows {
       }
       this.byEndpoint.set(endpoint, sliding);
     }
-    const specs: WindowSpec[] = [...sliding, this.dayOf(nowMs).spec];
-    const arrivalDay = this.dayOf(nowMs + this.marginMs);
-    if (arrivalDay.spec.key !== specs[specs.length - 1]!.key) specs.push(arrivalDay.spec);
+    const specs: WindowSpec[] = [...sliding];
+    if (this.dailyWindow !== 'rolling') {
+      const day = this.dayOf(nowMs).spec;
+      const arrivalDay = this.dayOf(nowMs + this.marginMs).spec;
+      specs.push(day);
+      if (arrivalDay.key !== day.key) specs.push(arrivalDay);
+    }
+    if (this.dailyWindow !== 'calendar') specs.push(this.rollingDay);
     if (paceMs !== undefined) specs.push({ kind: 'sliding', key: PACE_KEY, windowMs: paceMs, limit: 1 });
     return specs;
   }
