@@ -1,4 +1,11 @@
-import { QuoteflowClient, type Clock, type QuoteflowLogger, type RequestScheduler } from '@quoteflow/core';
+import {
+  QuoteflowClient,
+  planLimits,
+  sharedSchedulerFor,
+  type Clock,
+  type QuoteflowLogger,
+  type RequestScheduler,
+} from '@quoteflow/core';
 import type { Logger } from 'pino';
 import type { CliMetrics } from './cli-metrics.js';
 import type { ServiceOptions } from './service-options.js';
@@ -27,6 +34,9 @@ export function libraryLogger(logger: Logger, metrics?: CliMetrics): QuoteflowLo
 /**
  * A client for the command's service options, logging through the CLI's logger (`scheduler`:
  * `--redis`; `clock`: the demo's accelerated clock, shared with its in-process simulator).
+ * On the system clock without `--redis`, the token's quota is shared with every other quoteflow
+ * process of the token on this machine (the state directory, `QUOTEFLOW_STATE_DIR`), so commands
+ * run at once or back to back never draw a refusal; the demo's in-process quota stays its own.
  */
 export function createClient(
   service: ServiceOptions,
@@ -35,12 +45,17 @@ export function createClient(
   scheduler?: RequestScheduler,
   clock?: Clock,
 ): QuoteflowClient {
+  const quota =
+    scheduler ??
+    (clock === undefined
+      ? sharedSchedulerFor(service.token, planLimits(service.plan), { share: 'machine' })
+      : undefined);
   return new QuoteflowClient({
     baseUrl: service.baseUrl,
     token: service.token,
     plan: service.plan,
     logger: libraryLogger(logger, metrics),
-    ...(scheduler === undefined ? {} : { scheduler }),
+    ...(quota === undefined ? {} : { scheduler: quota }),
     ...(clock === undefined ? {} : { clock }),
   });
 }
