@@ -1,7 +1,7 @@
 import { tradingSegmentsOn } from './calendar/trading-segments-on.js';
 import type { TradingCalendar } from './calendar/trading-calendar.js';
 import { addLocalDays, formatLocalDate, type LocalDate } from './calendar/local-date.js';
-import { utcToZoned, zonedToUtcMs } from './internal/zoned-time.js';
+import { utcToZoned } from './internal/zoned-time.js';
 
 export {
   addLocalDays,
@@ -21,7 +21,6 @@ export interface TradingSession {
   readonly closeMs: number;
 }
 
-const MINUTE_MS = 60_000;
 /** How far a search for a session goes (longer than any exchange's holiday run, Golden Week included). */
 const MAX_SEARCH_DAYS = 15;
 
@@ -29,12 +28,6 @@ const MAX_SEARCH_DAYS = 15;
 export function localDateOf(tsMs: number, calendar: TradingCalendar): LocalDate {
   const l = utcToZoned(tsMs, calendar.timeZone);
   return [l.year, l.month, l.day];
-}
-
-/** The instant of local wall-clock time `msOfDay` on `date` (daylight saving time handled by the zone). */
-export function zonedWallClockMs(calendar: TradingCalendar, date: LocalDate, msOfDay: number): number {
-  const minutes = Math.floor(msOfDay / MINUTE_MS);
-  return zonedToUtcMs(calendar.timeZone, date[0], date[1], date[2], Math.floor(minutes / 60), minutes % 60);
 }
 
 /**

@@ -1,8 +1,6 @@
 /** A local calendar date (month 1-12), without a zone: plain date arithmetic, no offsets involved. */
 export type LocalDate = readonly [year: number, month: number, day: number];
 
-const DAY_MS = 86_400_000;
-
 /** `date` plus `days` calendar days. */
 export function addLocalDays([y, m, d]: LocalDate, days: number): LocalDate {
   const t = new Date(Date.UTC(y, m - 1, d + days));
@@ -12,11 +10,6 @@ export function addLocalDays([y, m, d]: LocalDate, days: number): LocalDate {
 /** Day of the week of a local date (0 = Sunday). */
 export function weekdayOfDate([y, m, d]: LocalDate): number {
   return new Date(Date.UTC(y, m - 1, d)).getUTCDay();
-}
-
-/** Days since 1970-01-01 of a local date (a day count that orders and subtracts dates). */
-export function dayNumberOf([y, m, d]: LocalDate): number {
-  return Date.UTC(y, m - 1, d) / DAY_MS;
 }
 
 /** `YYYY-MM-DD`. */
