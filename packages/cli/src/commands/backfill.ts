@@ -45,7 +45,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     const service = resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
     checkKlineTypes(codes, [flags.klineType], '--kline-type');
-    await checkOutDir(flags.out);
+    await checkOutDir(flags.out, ctx.io.cwd);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
       service,

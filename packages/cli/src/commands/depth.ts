@@ -49,7 +49,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
     const codes = await resolveCodes(flags, ctx.io.cwd);
     if (flags.out === undefined && flags.kafka === undefined)
       throw new UsageError('--out or --kafka is required');
-    if (flags.out !== undefined) await checkOutDir(flags.out);
+    if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
     const statusEveryMs = statusIntervalMs(ctx.io.env);
     const [{ depthCapture }, { createClient }] = await Promise.all([
       import('@quoteflow/pipelines'),

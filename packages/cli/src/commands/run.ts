@@ -4,6 +4,7 @@ import type { Exchange } from '@quoteflow/core';
 import type { PipelineHandle } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import type { PipelineStep } from '../internal/pipeline-file.js';
+import { checkOutDir } from '../internal/check-out-dir.js';
 import { logClusterEvent } from '../internal/log-cluster-event.js';
 import { redisConnectTimeoutMs } from '../internal/redis-connect-timeout.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
@@ -74,6 +75,10 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       ctx.io.env,
     );
     const statusEveryMs = statusIntervalMs(ctx.io.env);
+    for (const [i, step] of spec.pipelines.entries()) {
+      const out = step.sinks?.files?.out;
+      if (out !== undefined) await checkOutDir(out, ctx.io.cwd, `pipelines[${i}].sinks.files.out`);
+    }
     const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
     // `redis:` — this process is one of several workers: the plan is shared, each pipeline's items
     // (codes, exchanges) are divided among the live workers (@quoteflow/cluster).

@@ -22,7 +22,7 @@ export async function watchSuspensions(
     duration?: number;
   },
 ): Promise<void> {
-  if (flags.out !== undefined) await checkOutDir(flags.out);
+  if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
   const client = createClient(service, ctx.logger);
   const stopper = new AbortController();
   const onStop = (): void => stopper.abort(ctx.signal.reason);

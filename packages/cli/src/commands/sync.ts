@@ -67,7 +67,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
-    await checkOutDir(flags.out);
+    await checkOutDir(flags.out, ctx.io.cwd);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
       service,

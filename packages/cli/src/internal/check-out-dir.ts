@@ -1,15 +1,39 @@
-import { stat } from 'node:fs/promises';
+import { mkdtemp, rmdir, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { UsageError } from './usage-error.js';
 
-/** Fails (exit 2) before anything is written if `--out` exists and is not a directory. */
-export async function checkOutDir(out: string, flag = '--out'): Promise<void> {
+/**
+ * Fails (exit 2) before any request or file when `--out` cannot hold a dataset: it exists and is
+ * not a directory, a parent is a file, or the nearest existing directory is not writable (a
+ * read-only directory or filesystem, `/proc`). Writability is probed with a directory made and
+ * removed at once, non-recursively: Node's recursive mkdir never returns where mkdir answers
+ * ENOENT under an existing parent (procfs), which is how `--out /proc/x` used to spin.
+ */
+export async function checkOutDir(out: string, cwd = process.cwd(), flag = '--out'): Promise<void> {
+  const named = `${flag} ${JSON.stringify(out)}`;
+  let existing = resolve(cwd, out);
+  for (;;) {
+    try {
+      const s = await stat(existing);
+      if (!s.isDirectory())
+        throw new UsageError(
+          existing === resolve(cwd, out)
+            ? `${named} exists and is not a directory`
+            : `${named}: ${existing} is not a directory`,
+        );
+      break;
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' || dirname(existing) === existing)
+        throw new UsageError(`${named}: ${(err as Error).message}`);
+      existing = dirname(existing);
+    }
+  }
   try {
-    const s = await stat(out);
-    if (!s.isDirectory())
-      throw new UsageError(`${flag} ${JSON.stringify(out)} exists and is not a directory`);
+    await rmdir(await mkdtemp(join(existing, '.quoteflow-write-check-')));
   } catch (err) {
-    if (err instanceof UsageError) throw err;
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new UsageError(`${flag} ${JSON.stringify(out)}: ${(err as Error).message}`);
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new UsageError(`${named} is not writable (${code} in ${existing}): pick a writable directory`);
   }
 }

@@ -1,0 +1,106 @@
+// Failures of the built binary that must be loud and early (contract.md, "What is checked before
+// any request or file"): exit code, files written, requests in the simulator's log, time bounds.
+import { writeFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import { filesUnder, runQuoteflow } from './support/quoteflow-process.js';
+
+const TOKEN = 'cli-failures-token-3a9f';
+
+let sim: Simulator;
+/** A simulator whose market began two days ago: two closed daily bars exist. */
+let young: Simulator;
+let work: string;
+const env = (s: Simulator = sim): Record<string, string> => ({
+  QUOTEFLOW_BASE_URL: s.url,
+  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_PLAN: 'professional',
+});
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 31 });
+  young = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 32, historyDays: 2 });
+  work = await mkdtemp(join(tmpdir(), 'qf-cli-failures-'));
+});
+
+afterAll(async () => {
+  expect(sim.log.refused()).toEqual([]);
+  await Promise.all([sim.close(), young.close()]);
+  await rm(work, { recursive: true, force: true });
+});
+
+describe('an --out that cannot be written', () => {
+  const commands = (out: string): string[][] => [
+    ['backfill', '--codes', 'BTCUSDT', '--kline-type', '1', '--bars', '5', '--out', out],
+    ['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '5', '--out', out, '--duration', '5'],
+    ['depth', '--codes', 'BTCUSDT', '--out', out, '--duration', '5'],
+    ['suspensions', '--exchange', 'nyse', '--watch', '--out', out, '--duration', '5'],
+  ];
+
+  it('under /proc (where recursive mkdir never returns) is exit 2 at once, before any request', async () => {
+    const before = sim.log.count();
+    for (const args of commands('/proc/quoteflow-out')) {
+      const run = await runQuoteflow(args, env());
+      expect(run.code).toBe(2);
+      expect(run.elapsedMs).toBeLessThan(15_000);
+    }
+    expect(sim.log.count()).toBe(before);
+  }, 120_000);
+
+  it('below a regular file is exit 2 before any request, and the file stays as it was', async () => {
+    const file = join(work, 'a-file');
+    await writeFile(file, 'not a directory\n');
+    const before = sim.log.count();
+    for (const args of commands(join(file, 'data'))) expect((await runQuoteflow(args, env())).code).toBe(2);
+    expect(sim.log.count()).toBe(before);
+    expect(await readFile(file, 'utf8')).toBe('not a directory\n');
+    expect(await filesUnder(work)).toEqual([file]);
+  }, 120_000);
+
+  it('in a pipeline file is exit 2 before any request', async () => {
+    const pipeline = join(work, 'proc.yaml');
+    await writeFile(
+      pipeline,
+      [
+        'version: 1',
+        'pipelines:',
+        '  - source:',
+        '      depth:',
+        '        codes: [BTCUSDT]',
+        '    sinks:',
+        '      files:',
+        '        out: /proc/quoteflow-out',
+        'duration: 5',
+        '',
+      ].join('\n'),
+    );
+    const before = sim.log.count();
+    const run = await runQuoteflow(['run', pipeline], env());
+    expect(run.code).toBe(2);
+    expect(sim.log.count()).toBe(before);
+  });
+});
+
+describe('backfill --bars N when the service has fewer closed bars', () => {
+  it('writes the ones that exist, says so at warn level, and exits 0', async () => {
+    const out = join(work, 'young');
+    const args = 'backfill --codes BTCUSDT --kline-type 8 --bars 5 --format ndjson --out'.split(' ');
+    const run = await runQuoteflow([...args, out], env(young));
+    expect(run.code).toBe(0);
+    const written = await filesUnder(join(out, 'kline'));
+    const rows = (await Promise.all(written.map((f) => readFile(f, 'utf8'))))
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.length).toBeLessThan(5);
+    const warnings = run.stderr
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { level: number })
+      .filter((l) => l.level === 40);
+    expect(warnings.length).toBeGreaterThan(0);
+  });
+});
