@@ -1,0 +1,46 @@
+#!/bin/sh
+# The test image's broker: single-node KRaft, the settings of scripts/kafka/broker.sh (write_config),
+# listening on 9092 in the container and advertising 127.0.0.1:$KAFKA_ADVERTISED_PORT, the loopback
+# port the host publishes it on (clients on the host reach it only through that address).
+# Storage is formatted once, so a stopped and started container keeps its topics and offsets.
+set -eu
+port="${KAFKA_ADVERTISED_PORT:?KAFKA_ADVERTISED_PORT: the host port that publishes 9092}"
+home=/opt/kafka
+data=/var/lib/kafka/data
+cat >"$home/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:9093
+listeners=PLAINTEXT://0.0.0.0:9092,CONTROLLER://127.0.0.1:9093
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$data
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+delete.topic.enable=true
+num.network.threads=2
+num.io.threads=4
+log.retention.hours=24
+log.segment.bytes=67108864
+PROPS
+# Same JVM flags as broker.sh: C1 only and one GC thread start a test broker about twice as fast.
+set -- java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx768m} -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+  -Djava.awt.headless=true -Dlog4j2.configurationFile="$home/log4j2.properties" -cp "$home/libs/*"
+if [ ! -f "$data/meta.properties" ]; then
+  # A Kafka Uuid: 16 random bytes, base64url, no padding, not starting with '-'.
+  id=""
+  while [ -z "$id" ] || [ "${id#-}" != "$id" ]; do
+    id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  done
+  "$@" kafka.tools.StorageTool format -t "$id" -c "$home/server.properties"
+fi
+exec "$@" kafka.Kafka "$home/server.properties"
