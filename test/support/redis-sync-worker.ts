@@ -42,7 +42,7 @@ const scheduler: RequestScheduler = {
   schedule: (request, send) =>
     worker.scheduler.schedule(request, () => {
       const id = ++requestId;
-      print({ type: 'start', id, atMs: Date.now(), endpoint: request.endpoint });
+      print({ type: 'start', id, atMs: Date.now(), endpoint: request.endpoint, sourceId: request.sourceId });
       return send().finally(() => print({ type: 'settle', id, atMs: Date.now() }));
     }),
   reportRateLimited: (endpoint) => worker.scheduler.reportRateLimited(endpoint),

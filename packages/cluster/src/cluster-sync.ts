@@ -8,6 +8,17 @@ export interface ShareableRun<S> {
   readonly done: Promise<S>;
   /** Stops the run after its in-flight work is flushed; resolves like `done`. */
   stop(): Promise<S>;
+  /**
+   * Takes more items into the running work without a restart (`klineSync`'s handle has it). When
+   * present, a worker that only gains items (a takeover) adds them instead of restarting its run,
+   * so only the gained items are fetched, from where the shared dataset ends.
+   */
+  add?(items: readonly string[]): Promise<void>;
+  /**
+   * Gives items up without a restart, resolving once their work so far is durable. With `add`,
+   * a change of the member set never restarts the run.
+   */
+  remove?(items: readonly string[]): Promise<void>;
 }
 
 /** Options of {@link clusterSync}. */
@@ -173,6 +184,11 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
         });
       }
     }
+    // In place when the run can (never to zero items: a fenced worker stops everything).
+    const inPlace = handle?.add !== undefined && (lost.length === 0 || handle.remove !== undefined);
+    if (inPlace && wanted.size > 0 && !stopped) {
+      if (await changeInPlace(handle!, lost, gained, wanted)) return;
+    }
     if (lost.length > 0 || gained.length > 0) {
       await stopRun();
       if (lost.length > 0) {
@@ -193,6 +209,49 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
     }
     if ([...wanted].some((item) => !held.has(item))) retry = setTimeout(schedule, membership.heartbeatMs);
+  };
+
+  /**
+   * Applies an assignment change to the running work without a restart: removes the lost items
+   * (durable before they are released), adds the gained ones. False when the run refused (it
+   * stopped meanwhile, say): the caller restarts it over everything held.
+   */
+  const changeInPlace = async (
+    current: ShareableRun<S>,
+    lost: string[],
+    gained: string[],
+    wanted: Set<string>,
+  ): Promise<boolean> => {
+    try {
+      if (lost.length > 0) {
+        await current.remove!(lost);
+        held = new Set([...held].filter((item) => wanted.has(item)));
+        await membership.release(lost).catch((error: unknown) =>
+          emit({
+            type: 'warning',
+            atMs: Date.now(),
+            message: 'releasing items failed; they move after the TTL',
+            error,
+          }),
+        );
+      }
+      if (gained.length > 0) {
+        await current.add!(gained);
+        held = new Set([...held, ...gained]);
+      }
+    } catch (error) {
+      emit({
+        type: 'warning',
+        atMs: Date.now(),
+        message: 'changing the running work failed; restarting it',
+        error,
+      });
+      return false;
+    }
+    const pending = [...wanted].filter((item) => !held.has(item));
+    emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
+    if (pending.length > 0) retry = setTimeout(schedule, membership.heartbeatMs);
+    return true;
   };
 
   const start = (mine: string[]): void => {

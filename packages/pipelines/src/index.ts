@@ -17,6 +17,7 @@ export type {
   KlineSyncOptions,
   KlineSyncEvent,
   KlineSyncSummary,
+  KlineSyncHandle,
   KlineFilesOptions,
 } from './kline-sync-options.js';
 export type { PipelineHandle } from './pipeline-handle.js';

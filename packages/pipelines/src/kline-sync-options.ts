@@ -1,6 +1,7 @@
 import type { BarUpdate, Clock, KlineType, QuoteflowClient } from '@quoteflow/core';
 import { MERGE_BARS_DEFAULTS } from '@quoteflow/operators';
 import type { DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
+import type { PipelineHandle } from './pipeline-handle.js';
 
 /** Where closed bars go on disk. */
 export interface KlineFilesOptions {
@@ -117,4 +118,22 @@ export interface KlineSyncSummary {
   /** Series whose history is shorter than asked because the class cannot page back (stocks). */
   readonly truncatedSeries: readonly string[];
   readonly liveCycles: number;
+}
+
+/** A running {@link klineSync}: stop it, await it, or hand it more codes. */
+export interface KlineSyncHandle extends PipelineHandle<KlineSyncSummary> {
+  /**
+   * Adds codes (with the sync's kline types) to the running sync without restarting it: their
+   * dataset files are read first (another worker may have written them), then each new series is
+   * backfilled from where the dataset ends (or N bars), then the live poll includes it. Codes
+   * already synced are ignored. Rejects once the sync has stopped.
+   */
+  add(codes: readonly string[]): Promise<void>;
+  /**
+   * Stops syncing codes without stopping the rest: they leave the live poll, their bars not yet
+   * final are dropped, and what was delivered is made durable (a checkpoint) before it resolves,
+   * so another worker can resume them from the dataset. A removed code cannot be added back to
+   * this run (restart it instead).
+   */
+  remove(codes: readonly string[]): Promise<void>;
 }

@@ -134,6 +134,35 @@ describe('klineSync', () => {
     expect(new Set(aapl).size).toBe(aapl.length);
   });
 
+  it('takes codes in and out of a running sync without a restart: only added series are read back', async () => {
+    const historyReads: string[] = [];
+    const sync = klineSync({
+      client,
+      codes: ['BTCUSDT'],
+      klineTypes: [1],
+      bars: 5,
+      files: { dir, format: 'ndjson' },
+      checkpointMs: 15_000,
+    });
+    await new Promise((r) => setTimeout(r, 1_500));
+    const since = sim.marketNow();
+    await sync.add(['ETHUSDT', 'BTCUSDT']); // BTCUSDT is already synced: ignored
+    for (const e of sim.log.filter({ sinceMs: since })) if (e.endpoint === 'kline') historyReads.push(e.path);
+    expect(historyReads).toHaveLength(1); // ETHUSDT's history only
+    await sync.remove(['BTCUSDT']);
+    const btcAtRemove = (await rows()).filter((r) => r.code === 'BTCUSDT').length;
+    await expect(sync.add(['BTCUSDT'])).rejects.toMatchObject({ code: 'QF_PIPELINE' });
+    await new Promise((r) => setTimeout(r, 4_000)); // two market minutes at 30x
+    const summary = await sync.stop();
+    const all = await rows();
+    expect(all.filter((r) => r.code === 'BTCUSDT')).toHaveLength(btcAtRemove);
+    const eth = all.filter((r) => r.code === 'ETHUSDT').map((r) => Date.parse(r.ts));
+    expect(eth.length).toBeGreaterThanOrEqual(6); // 5 of history and those closed since
+    expectContiguous(eth, 60_000);
+    expect(summary.series).toBe(1);
+    expect(sim.log.refused()).toEqual([]);
+  }, 30_000);
+
   it('stops promptly on its signal and flushes what it has', async () => {
     const stop = new AbortController();
     const sync = klineSync({

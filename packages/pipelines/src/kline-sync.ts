@@ -1,11 +1,4 @@
-import {
-  estimatePlan,
-  hasKlineType,
-  isKlineType,
-  klineHistory,
-  type Bar,
-  type GapMarker,
-} from '@quoteflow/core';
+import { estimatePlan, klineHistory, type Bar, type GapMarker } from '@quoteflow/core';
 import {
   MERGE_GAP_REASONS,
   mergeBars,
@@ -15,22 +8,23 @@ import {
 } from '@quoteflow/operators';
 import { Subject, type Subscription } from 'rxjs';
 import { collect } from './internal/collect.js';
-import { delayOn } from './internal/delay-on.js';
 import { isAbort, isFatal } from './internal/error-kinds.js';
 import { KlineDelivery } from './internal/kline-delivery.js';
+import { Checkpoints } from './internal/checkpoints.js';
 import { KlineSeriesState } from './internal/kline-series-state.js';
+import { addSeries, checkUniverse } from './internal/kline-universe.js';
 import { pollLiveKlines } from './internal/live-kline-poll.js';
 import { readOlderHistory } from './internal/older-history.js';
 import { runLimited } from './internal/run-limited.js';
-import { settleAtMs } from './internal/settle-delay.js';
+import { settleNewestBars } from './internal/settle-delay.js';
 import { StopControl } from './internal/stop-control.js';
 import {
   KLINE_SYNC_DEFAULTS,
   type KlineSyncEvent,
+  type KlineSyncHandle,
   type KlineSyncOptions,
   type KlineSyncSummary,
 } from './kline-sync-options.js';
-import type { PipelineHandle } from './pipeline-handle.js';
 import { PipelineError } from './pipeline-error.js';
 
 /**
@@ -56,35 +50,24 @@ import { PipelineError } from './pipeline-error.js';
  * const summary = await sync.done;
  * ```
  */
-export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSummary> {
+export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
   const { client, codes, klineTypes } = options;
-  if (codes.length === 0)
-    throw new PipelineError('QF_PIPELINE_CONFIG', 'klineSync: "codes" must not be empty');
-  if (klineTypes.length === 0 || !klineTypes.every(isKlineType)) {
-    throw new PipelineError(
-      'QF_PIPELINE_CONFIG',
-      `klineSync: "klineTypes" must be kline types 1-10, got ${JSON.stringify(klineTypes)}`,
-    );
-  }
-  for (const klineType of klineTypes) {
-    const without = codes.filter((code) => !hasKlineType(code, klineType));
-    if (without.length > 0)
-      throw new PipelineError(
-        'QF_PIPELINE_CONFIG',
-        `klineSync: stock and index codes have no kline type ${klineType} (2-hour and 4-hour bars): ${without.slice(0, 5).join(', ')}`,
-      );
-  }
+  checkUniverse(codes, klineTypes);
   const bars = options.bars ?? KLINE_SYNC_DEFAULTS.bars;
   if (!Number.isInteger(bars) || bars < 0)
     throw new PipelineError('QF_PIPELINE_CONFIG', `klineSync: "bars" must be an integer >= 0, got ${bars}`);
   const clock = options.clock ?? client.clock;
-  const refreshPeriodMs =
+  // The plan's refresh period for the universe; recomputed when codes are added.
+  const universe = [...codes];
+  const refreshPeriodFor = (): number =>
     options.refreshPeriodMs ??
     Math.max(
       1_000,
-      estimatePlan(client.plan, { codes, klineTypes, bars }, client.limits).live.refreshPeriodMs,
+      estimatePlan(client.plan, { codes: universe, klineTypes, bars }, client.limits).live.refreshPeriodMs,
     );
+  let refreshPeriodMs = refreshPeriodFor();
   const checkpointMs = options.checkpointMs ?? KLINE_SYNC_DEFAULTS.checkpointMs;
+  const backfillConcurrency = options.backfillConcurrency ?? KLINE_SYNC_DEFAULTS.backfillConcurrency;
   const graceMs = options.graceMs ?? KLINE_SYNC_DEFAULTS.graceMs;
   const settleWaitMs = options.settleWaitMs ?? KLINE_SYNC_DEFAULTS.settleWaitMs;
   const live = options.live ?? true;
@@ -107,6 +90,11 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
   let liveCycles = 0;
   const truncatedSeries: string[] = [];
   let delivery: KlineDelivery | undefined;
+  // `add()` before the run is ready waits for it; after that it goes straight to the run.
+  let addToRun: ((more: readonly string[]) => Promise<void>) | undefined;
+  let removeFromRun: ((less: readonly string[]) => Promise<void>) | undefined;
+  const removedCodes = new Set<string>();
+  const waitingAdds: { more: readonly string[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
 
   const run = async (): Promise<KlineSyncSummary> => {
     const sinks = await KlineDelivery.open({
@@ -234,14 +222,7 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
     };
     const rereads = new Set<Promise<void>>();
 
-    const checkpoint = (): Promise<void> => sinks.checkpoint();
-    let checkpointChain: Promise<void> = Promise.resolve();
-    let checkpointTimer: unknown;
-    const armCheckpoint = (): void => {
-      checkpointTimer = clock.setTimeout(() => {
-        checkpointChain = checkpointChain.then(checkpoint).then(armCheckpoint, fail);
-      }, checkpointMs);
-    };
+    const checkpoints = new Checkpoints(clock, checkpointMs, () => sinks.checkpoint(), fail);
 
     /** A dataset that holds fewer than `bars` bars of a series grows backwards (a larger --bars). */
     const growHistory = async (s: KlineSeriesState): Promise<number> => {
@@ -282,57 +263,76 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       });
     };
 
-    /**
-     * Backfill-only: the newest bar of a series may have closed just before it was read (its end
-     * passed, no newer bar yet): read it again once that can prove it, so the N bars are the N most
-     * recent closed ones. A bar that was still forming when read is not waited for.
-     */
-    const settle = async (): Promise<void> => {
-      const due: [KlineSeriesState, number, number][] = [];
-      for (const s of series.values()) {
-        if (s.newestPending === undefined) continue;
-        const at = settleAtMs(s.newestPending, s.newestPendingReadAtMs, s.code, s.klineType, graceMs);
-        if (at !== undefined && at - clock.now() <= settleWaitMs) due.push([s, s.newestPending, at]);
-      }
-      await runLimited(
-        due,
-        options.backfillConcurrency ?? KLINE_SYNC_DEFAULTS.backfillConcurrency,
-        async ([s, target, at]) => {
-          await delayOn(clock, at - clock.now(), signal);
-          if (!signal.aborted && (s.newestFinal === undefined || s.newestFinal < target))
-            await readHistory(s, { startMs: target });
-        },
+    const settle = (): Promise<void> =>
+      settleNewestBars([...series.values()], {
+        clock,
+        graceMs,
+        settleWaitMs,
+        concurrency: backfillConcurrency,
         signal,
-      );
-    };
+        reread: (s, startMs) => readHistory(s, { startMs }),
+      });
 
     let live$: Subscription | undefined;
+    const startLive = (): void => {
+      live$?.unsubscribe();
+      live$ = pollLiveKlines({
+        client,
+        series: [...series.values()],
+        refreshPeriodMs,
+        clock,
+        emitEvent,
+        onBars: push,
+        onCycle: (newestBarMs, durationMs) => {
+          liveCycles++;
+          emitEvent({ type: 'live-cycle', groups: series.size, durationMs, newestBarMs });
+        },
+        onFatal: fail,
+      });
+    };
+    addToRun = async (more) => {
+      const again = more.filter((code) => removedCodes.has(code));
+      if (again.length > 0)
+        throw new PipelineError(
+          'QF_PIPELINE',
+          `klineSync: ${again.join(', ')} left this sync; restart it to add them back`,
+        );
+      const fresh = addSeries(series, more, klineTypes);
+      if (fresh.length === 0 || signal.aborted) return;
+      universe.push(...new Set(fresh.map((s) => s.code)));
+      refreshPeriodMs = refreshPeriodFor();
+      // What the previous holder of these series wrote is in the dataset: read it first.
+      await checkpoints.now();
+      await sinks.readNewFiles();
+      for (const s of fresh) {
+        const ts = state.lastClosed(s.code, s.klineType);
+        if (ts !== undefined) lastClosed.set(seriesKey(s.code, s.klineType), ts);
+      }
+      emitEvent({ type: 'backfill-start', series: fresh.length });
+      await runLimited(fresh, backfillConcurrency, backfillSeries, signal);
+      if (live$ !== undefined && !signal.aborted) startLive();
+    };
+    removeFromRun = async (less) => {
+      // Their bars still in the merger are dropped (onOutput delivers known series only); what was
+      // delivered is made durable before the caller hands them on.
+      for (const code of less) {
+        removedCodes.add(code);
+        for (const klineType of klineTypes) series.delete(seriesKey(code, klineType));
+      }
+      universe.splice(0, universe.length, ...universe.filter((code) => !removedCodes.has(code)));
+      if (live$ !== undefined && !signal.aborted) startLive();
+      await checkpoints.now();
+    };
+    for (const w of waitingAdds.splice(0)) addToRun(w.more).then(w.resolve, w.reject);
     try {
       const startedAt = clock.now();
       emitEvent({ type: 'backfill-start', series: series.size });
-      if (checkpointMs > 0) armCheckpoint();
-      await runLimited(
-        [...series.values()],
-        options.backfillConcurrency ?? KLINE_SYNC_DEFAULTS.backfillConcurrency,
-        backfillSeries,
-        signal,
-      );
+      checkpoints.start();
+      await runLimited([...series.values()], backfillConcurrency, backfillSeries, signal);
       if (!signal.aborted)
         emitEvent({ type: 'backfill-done', series: series.size, durationMs: clock.now() - startedAt });
       if (live && !signal.aborted) {
-        live$ = pollLiveKlines({
-          client,
-          series: [...series.values()],
-          refreshPeriodMs,
-          clock,
-          emitEvent,
-          onBars: push,
-          onCycle: (newestBarMs, durationMs) => {
-            liveCycles++;
-            emitEvent({ type: 'live-cycle', groups: series.size, durationMs, newestBarMs });
-          },
-          onFatal: fail,
-        });
+        startLive();
         await new Promise<void>((resolve) => {
           if (signal.aborted) resolve();
           else signal.addEventListener('abort', () => resolve(), { once: true });
@@ -351,14 +351,12 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
       if (!signal.aborted || failure === undefined) failure ??= err;
     } finally {
       live$?.unsubscribe();
-      if (checkpointTimer !== undefined) clock.clearTimeout(checkpointTimer);
       control.release();
       await Promise.allSettled([...rereads]);
       input$.complete();
       output.unsubscribe();
       try {
-        await checkpointChain;
-        await checkpoint();
+        await checkpoints.final();
       } catch (err) {
         failure ??= err;
       }
@@ -378,5 +376,22 @@ export function klineSync(options: KlineSyncOptions): PipelineHandle<KlineSyncSu
     truncatedSeries,
     liveCycles,
   });
-  return control.handle(run());
+  const handle = control.handle(run());
+  return {
+    ...handle,
+    add: (more) => {
+      checkUniverse(more, klineTypes);
+      if (signal.aborted)
+        return Promise.reject(new PipelineError('QF_PIPELINE', 'klineSync: stopped, no codes can be added'));
+      if (addToRun !== undefined) return addToRun(more);
+      return new Promise<void>((resolve, reject) => waitingAdds.push({ more, resolve, reject }));
+    },
+    remove: (less) => {
+      if (removeFromRun === undefined || signal.aborted)
+        return Promise.reject(
+          new PipelineError('QF_PIPELINE', 'klineSync: not running, no codes can be removed'),
+        );
+      return removeFromRun(less);
+    },
+  };
 }

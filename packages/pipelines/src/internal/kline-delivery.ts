@@ -117,6 +117,14 @@ export class KlineDelivery {
     this.options.emitEvent({ type: 'checkpoint', files, closedBars: this.closedBars });
   }
 
+  /**
+   * Accounts for dataset files this sync did not write (another worker's, before a takeover).
+   * Checkpoint first, so that this sync's own files are already accounted for.
+   */
+  async readNewFiles(): Promise<void> {
+    if (this.options.files !== undefined) await reconcile(this.state, this.options.files.dir);
+  }
+
   /** Closes the sinks; resolves with the first failure, if any (after trying every sink). */
   async close(): Promise<unknown> {
     let failure: unknown;

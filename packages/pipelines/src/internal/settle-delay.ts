@@ -1,4 +1,7 @@
-import { KLINE_PERIOD_MS, barFinalAfterMs, calendarOf, type KlineType } from '@quoteflow/core';
+import { KLINE_PERIOD_MS, barFinalAfterMs, calendarOf, type Clock, type KlineType } from '@quoteflow/core';
+import { delayOn } from './delay-on.js';
+import type { KlineSeriesState } from './kline-series-state.js';
+import { runLimited } from './run-limited.js';
 
 /**
  * When a read of the bar labelled `tsMs` can prove it final, if it may have closed before
@@ -18,4 +21,39 @@ export function settleAtMs(
   const byCalendar = barFinalAfterMs(tsMs, klineType, calendarOf(code));
   const mayHaveClosedAt = Math.min(byCalendar, periodMs === undefined ? Infinity : tsMs + periodMs);
   return readAtMs < mayHaveClosedAt ? undefined : mayHaveClosedAt + graceMs;
+}
+
+/**
+ * Backfill-only: the newest bar of a series may have closed just before it was read (its end
+ * passed, no newer bar yet): read it again once that can prove it (within `settleWaitMs`), so the N
+ * bars are the N most recent closed ones. A bar that was still forming when read is not waited for.
+ */
+export async function settleNewestBars(
+  series: readonly KlineSeriesState[],
+  options: {
+    readonly clock: Clock;
+    readonly graceMs: number;
+    readonly settleWaitMs: number;
+    readonly concurrency: number;
+    readonly signal: AbortSignal;
+    readonly reread: (s: KlineSeriesState, startMs: number) => Promise<unknown>;
+  },
+): Promise<void> {
+  const { clock, signal } = options;
+  const due: [KlineSeriesState, number, number][] = [];
+  for (const s of series) {
+    if (s.newestPending === undefined) continue;
+    const at = settleAtMs(s.newestPending, s.newestPendingReadAtMs, s.code, s.klineType, options.graceMs);
+    if (at !== undefined && at - clock.now() <= options.settleWaitMs) due.push([s, s.newestPending, at]);
+  }
+  await runLimited(
+    due,
+    options.concurrency,
+    async ([s, target, at]) => {
+      await delayOn(clock, at - clock.now(), signal);
+      if (!signal.aborted && (s.newestFinal === undefined || s.newestFinal < target))
+        await options.reread(s, target);
+    },
+    signal,
+  );
 }

@@ -1,0 +1,42 @@
+import { hasKlineType, isKlineType, type KlineType } from '@quoteflow/core';
+import { seriesKey } from '@quoteflow/operators';
+import { PipelineError } from '../pipeline-error.js';
+import { KlineSeriesState } from './kline-series-state.js';
+
+/** @throws PipelineError `QF_PIPELINE_CONFIG` for empty codes, bad kline types, or a type a code does not have. */
+export function checkUniverse(codes: readonly string[], klineTypes: readonly KlineType[]): void {
+  if (codes.length === 0)
+    throw new PipelineError('QF_PIPELINE_CONFIG', 'klineSync: "codes" must not be empty');
+  if (klineTypes.length === 0 || !klineTypes.every(isKlineType)) {
+    throw new PipelineError(
+      'QF_PIPELINE_CONFIG',
+      `klineSync: "klineTypes" must be kline types 1-10, got ${JSON.stringify(klineTypes)}`,
+    );
+  }
+  for (const klineType of klineTypes) {
+    const without = codes.filter((code) => !hasKlineType(code, klineType));
+    if (without.length > 0)
+      throw new PipelineError(
+        'QF_PIPELINE_CONFIG',
+        `klineSync: stock and index codes have no kline type ${klineType} (2-hour and 4-hour bars): ${without.slice(0, 5).join(', ')}`,
+      );
+  }
+}
+
+/** Adds the series of `codes` × `klineTypes` missing from `series`; returns the new ones. */
+export function addSeries(
+  series: Map<string, KlineSeriesState>,
+  codes: readonly string[],
+  klineTypes: readonly KlineType[],
+): KlineSeriesState[] {
+  const fresh: KlineSeriesState[] = [];
+  for (const code of codes)
+    for (const klineType of klineTypes) {
+      const key = seriesKey(code, klineType);
+      if (series.has(key)) continue;
+      const s = new KlineSeriesState(code, klineType);
+      series.set(key, s);
+      fresh.push(s);
+    }
+  return fresh;
+}
