@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
-import { filesUnder, runQuoteflow } from './support/quoteflow-process.js';
+import { filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'cli-failures-token-3a9f';
 
@@ -103,4 +103,44 @@ describe('backfill --bars N when the service has fewer closed bars', () => {
       .filter((l) => l.level === 40);
     expect(warnings.length).toBeGreaterThan(0);
   });
+});
+
+describe('a Kafka broker that cannot be reached', () => {
+  /** Nothing listens on port 1: every connection attempt is refused. */
+  const UNREACHABLE = '127.0.0.1:1';
+  const commands = (out: string): string[][] => [
+    ['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '5', '--out', join(out, 'sync')],
+    ['depth', '--codes', 'BTCUSDT', '--out', join(out, 'depth')],
+    ['suspensions', '--exchange', 'nyse', '--watch', '--out', join(out, 'suspensions')],
+  ];
+
+  it('fails sync, depth and suspensions --watch (exit 1) within 30 s, before any request or file', async () => {
+    const out = join(work, 'kafka-away');
+    const before = sim.log.count();
+    const runs = await Promise.all(
+      commands(out).map((args) => runQuoteflow([...args, '--kafka', UNREACHABLE, '--duration', '5'], env())),
+    );
+    for (const run of runs) {
+      expect(run.code).toBe(1);
+      expect(run.elapsedMs).toBeLessThan(45_000);
+    }
+    expect(sim.log.count()).toBe(before);
+    expect(await filesUnder(out)).toEqual([]);
+  }, 90_000);
+
+  it('on SIGTERM while waiting for Kafka, exits 1 at once with Kafka as the cause', async () => {
+    const out = join(work, 'kafka-sigterm');
+    const before = sim.log.count();
+    const [args] = commands(out);
+    const child = startQuoteflow([...args!, '--kafka', UNREACHABLE], env());
+    await new Promise((r) => setTimeout(r, 3_000));
+    const signalledMs = Date.now();
+    child.child.kill('SIGTERM');
+    const run = await child.done;
+    expect(run.code).toBe(1);
+    expect(Date.now() - signalledMs).toBeLessThan(5_000);
+    expect(run.stderr).toContain(UNREACHABLE);
+    expect(sim.log.count()).toBe(before);
+    expect(await filesUnder(out)).toEqual([]);
+  }, 30_000);
 });

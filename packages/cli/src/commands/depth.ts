@@ -9,6 +9,8 @@ import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
 import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
+import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
+import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 
 interface DepthFlags {
   codes?: string[];
@@ -67,6 +69,10 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
     let ticks = 0;
     const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
     try {
+      const kafka =
+        flags.kafka === undefined ? undefined : { brokers: flags.kafka, topicPrefix: flags.topicPrefix };
+      if (kafka !== undefined)
+        await checkKafka(kafka, { timeoutMs: sinkConnectTimeoutMs(flags.duration), signal: ctx.signal });
       const capture = depthCapture({
         client,
         codes,
@@ -76,9 +82,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
         ...(flags.out === undefined
           ? {}
           : { files: { dir: resolve(ctx.io.cwd, flags.out), format: flags.format } }),
-        ...(flags.kafka === undefined
-          ? {}
-          : { kafka: { brokers: flags.kafka, topicPrefix: flags.topicPrefix } }),
+        ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka) }),
         onWarning: (message, error) =>
           ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
       });

@@ -5,8 +5,9 @@ import type { PipelineHandle } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import type { PipelineStep } from '../internal/pipeline-file.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
+import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
 import { logClusterEvent } from '../internal/log-cluster-event.js';
-import { redisConnectTimeoutMs } from '../internal/redis-connect-timeout.js';
+import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
@@ -21,7 +22,7 @@ interface RunFlags {
 const kafkaOf = (sinks: PipelineStep['sinks']) =>
   sinks?.kafka === undefined
     ? {}
-    : { kafka: { brokers: sinks.kafka.brokers, topicPrefix: sinks.kafka.topicPrefix } };
+    : { kafka: cliKafkaSinkOptions({ brokers: sinks.kafka.brokers, topicPrefix: sinks.kafka.topicPrefix }) };
 
 /** `quoteflow run PIPELINE.yaml`: declarative pipelines, validated before anything starts. */
 export function registerRunCommand(program: Command, ctx: CommandContext): void {
@@ -131,7 +132,16 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     let running = 0;
     const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ pipelines: running }));
     try {
-      await worker?.connect({ timeoutMs: redisConnectTimeoutMs(spec.duration), signal: ctx.signal });
+      for (const [i, step] of spec.pipelines.entries()) {
+        const kafka = step.sinks?.kafka;
+        if (kafka !== undefined)
+          await checkKafka(kafka, {
+            timeoutMs: sinkConnectTimeoutMs(spec.duration),
+            signal: ctx.signal,
+            flag: `pipelines[${i}].sinks.kafka`,
+          });
+      }
+      await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(spec.duration), signal: ctx.signal });
       spec.pipelines.forEach((step, i) => {
         const name = step.name ?? `pipelines[${i}]`;
         const files =

@@ -6,6 +6,8 @@ import { createClient } from '../internal/create-client.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
+import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
+import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { StreamingTable } from '../internal/streaming-table.js';
 import { suspensionColumns, suspensionJson } from './suspensions.js';
 
@@ -34,14 +36,16 @@ export async function watchSuspensions(
       : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
   const table = new StreamingTable(suspensionColumns());
   try {
+    const kafka =
+      flags.kafka === undefined ? undefined : { brokers: flags.kafka, topicPrefix: flags.topicPrefix };
+    if (kafka !== undefined)
+      await checkKafka(kafka, { timeoutMs: sinkConnectTimeoutMs(flags.duration), signal: ctx.signal });
     const watch = suspensionWatch({
       client,
       exchanges: [flags.exchange],
       signal: stopper.signal,
       ...(flags.out === undefined ? {} : { files: { dir: resolve(ctx.io.cwd, flags.out) } }),
-      ...(flags.kafka === undefined
-        ? {}
-        : { kafka: { brokers: flags.kafka, topicPrefix: flags.topicPrefix } }),
+      ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka) }),
       onChange: (c) => {
         if (c.change === 'removed') {
           ctx.logger.info({ symbol: c.record.symbol, key: c.key }, 'record left the service window');

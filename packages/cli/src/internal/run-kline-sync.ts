@@ -8,7 +8,8 @@ import { CliMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
 import { KlineProgress } from './kline-progress.js';
 import { logClusterEvent } from './log-cluster-event.js';
-import { redisConnectTimeoutMs } from './redis-connect-timeout.js';
+import { checkKafka, cliKafkaSinkOptions } from './check-kafka.js';
+import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
 import { StatusTicker, statusIntervalMs } from './status-ticker.js';
 import type { ServiceOptions } from './service-options.js';
 
@@ -86,8 +87,11 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       ? undefined
       : setTimeout(() => stopper.abort(new Error('duration reached')), run.durationS * 1000);
   try {
-    // Redis that does not answer fails the command (exit 1) within 30 s or the --duration.
-    await worker?.connect({ timeoutMs: redisConnectTimeoutMs(run.durationS), signal: ctx.signal });
+    // Kafka or Redis that does not answer fails the command (exit 1) within 30 s or the --duration,
+    // before any request or file.
+    if (run.kafka !== undefined)
+      await checkKafka(run.kafka, { timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
+    await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
     const start = (codes: readonly string[]) =>
       klineSync({
         client,
@@ -95,9 +99,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
         klineTypes: run.klineTypes,
         bars: run.bars,
         files: { dir: resolve(ctx.io.cwd, run.out), format: run.format },
-        ...(run.kafka === undefined
-          ? {}
-          : { kafka: { brokers: run.kafka.brokers, topicPrefix: run.kafka.topicPrefix } }),
+        ...(run.kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(run.kafka) }),
         // With --redis the shared dataset is the state (several processes must not rewrite one file).
         ...(run.statePath === undefined || worker !== undefined
           ? {}
