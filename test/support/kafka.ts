@@ -10,6 +10,8 @@ import { promisify } from 'node:util';
 import kafkajs from 'kafkajs';
 import { inject } from 'vitest';
 import { BROKER_SCRIPT, REPO_ROOT } from './kafka-global-setup.js';
+import { runKafkaContainer, startKafkaContainer } from './kafka-container.js';
+import { testEngine } from './test-engine.js';
 
 const run = promisify(execFile);
 
@@ -34,7 +36,8 @@ async function startInstance(dir: string, watchPid: number): Promise<string> {
 
 /**
  * The bootstrap address of the run's broker: `KAFKA_BROKERS` if set, else the broker of this
- * test run, started on first use (parallel workers share it; the start is serialised by a lock).
+ * test run, started on first use (parallel workers share it; the start is serialised by a lock),
+ * in a container or on the host as the test engine says (test-engine.ts).
  */
 export async function kafkaBrokers(): Promise<string> {
   const external = process.env['KAFKA_BROKERS'];
@@ -44,6 +47,7 @@ export async function kafkaBrokers(): Promise<string> {
     throw new Error(
       'no kafkaInstanceDir provided: is test/support/kafka-global-setup.ts the project globalSetup?',
     );
+  if ((await testEngine()) === 'containers') return runKafkaContainer(dir, inject('kafkaWatchPid'));
   return startInstance(dir, inject('kafkaWatchPid'));
 }
 
@@ -54,7 +58,8 @@ export function uniquePrefix(name: string): string {
 
 /**
  * A broker of the test's own (not the run's), which the test may stop and start again: same
- * port and data across restarts. `dispose()` stops it and deletes its data.
+ * port and data across restarts. `dispose()` stops it and deletes its data. A container (stopped
+ * and started by id) under the `containers` test engine, else a broker.sh instance.
  */
 export interface PrivateBroker {
   readonly brokers: string;
@@ -64,6 +69,15 @@ export interface PrivateBroker {
 }
 
 export async function privateBroker(): Promise<PrivateBroker> {
+  if ((await testEngine()) === 'containers') {
+    const broker = await startKafkaContainer('private');
+    return { brokers: broker.brokers, stop: broker.stop, start: broker.start, dispose: broker.remove };
+  }
+  return hostPrivateBroker();
+}
+
+/** A {@link PrivateBroker} from scripts/kafka/broker.sh on the host, whatever the test engine. */
+export async function hostPrivateBroker(): Promise<PrivateBroker> {
   const dir = await mkdtemp(join(REPO_ROOT, '.cache', 'kafka', 'instances', 'private-'));
   const env = { ...process.env, KAFKA_INSTANCE_DIR: dir };
   const brokers = await startInstance(dir, process.pid);

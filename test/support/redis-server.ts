@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { testEngine } from './test-engine.js';
 
 /** A Redis server for a test: its URL and how to stop (and restart) it. */
 export interface TestRedis {
@@ -50,10 +51,11 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-async function waitForPing(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
+/** Waits until Redis answers PING on 127.0.0.1:`port`; gives up early when `child` exits. */
+export async function waitForPing(port: number, timeoutMs: number, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null)
+    if (child !== undefined && child.exitCode !== null)
       throw new Error(`redis-server on port ${port} exited with code ${child.exitCode}`);
     if (await ping(port)) return;
     await new Promise((r) => setTimeout(r, 50));
@@ -62,11 +64,23 @@ async function waitForPing(port: number, child: ChildProcess, timeoutMs: number)
 }
 
 /**
+ * A Redis of the test's own, which it may stop and restart: in a container (redis-container.ts)
+ * under the `containers` test engine, else {@link startHostRedisServer}.
+ */
+export async function startRedisServer(): Promise<TestRedis> {
+  if ((await testEngine()) === 'containers') {
+    const { startRedisContainer } = await import('./redis-container.js');
+    return startRedisContainer();
+  }
+  return startHostRedisServer();
+}
+
+/**
  * Starts `redis-server` on 127.0.0.1 on a free port, with a temporary directory and no
  * persistence (`--save '' --appendonly no`), and waits until it answers PING. Needs the
  * `redis-server` binary (`scripts/redis/setup.sh` installs it from Debian's packages).
  */
-export async function startRedisServer(): Promise<TestRedis> {
+export async function startHostRedisServer(): Promise<TestRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'qf-redis-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -101,7 +115,7 @@ export async function startRedisServer(): Promise<TestRedis> {
       );
     });
     await spawned;
-    await waitForPing(port, proc, 10_000);
+    await waitForPing(port, 10_000, proc);
   };
 
   const stop = async () => {
@@ -137,7 +151,7 @@ export async function startRedisServer(): Promise<TestRedis> {
 
 /**
  * The Redis a test uses: the one named by `REDIS_URL` when set (never stopped by the test), else
- * a fresh local `redis-server` from {@link startRedisServer}.
+ * a fresh one of the test engine's from {@link startRedisServer}.
  */
 export async function testRedis(): Promise<TestRedis> {
   const url = process.env.REDIS_URL;

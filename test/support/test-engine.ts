@@ -1,0 +1,60 @@
+/**
+ * Which engine runs the integration tests' Kafka broker and Redis: `containers` (testcontainers,
+ * the local images of scripts/containers/setup.sh) or `host` (the Maven Central jars through
+ * scripts/kafka/broker.sh, and `redis-server`). `QUOTEFLOW_TEST_ENGINE` chooses; unset, containers
+ * are used when a Docker API answers and both images are there. `KAFKA_BROKERS` and `REDIS_URL`
+ * bypass both. Decided once per process.
+ */
+import { existsSync } from 'node:fs';
+
+export const TEST_ENGINES = ['containers', 'host'] as const;
+export type TestEngine = (typeof TEST_ENGINES)[number];
+
+/** Image names built by scripts/containers/setup.sh (the Kafka version as in scripts/kafka). */
+export const KAFKA_IMAGE = `localhost/quoteflow-test-kafka:${process.env['KAFKA_VERSION'] ?? '4.1.0'}`;
+export const REDIS_IMAGE = 'localhost/quoteflow-test-redis:latest';
+/** Label on every container the tests start: the pid of the process that owns it (see reapOrphans). */
+export const OWNER_LABEL = 'dev.quoteflow.test.owner-pid';
+
+const PODMAN_SOCKET = '/run/podman/podman.sock';
+
+let decided: Promise<TestEngine> | undefined;
+
+/**
+ * Points testcontainers at podman's socket when no Docker endpoint is configured, and turns Ryuk
+ * off: its image cannot be pulled here, and test/support removes its own containers instead.
+ */
+export function configureTestcontainersEnv(): void {
+  const env = process.env;
+  if (env['DOCKER_HOST'] === undefined && !existsSync('/var/run/docker.sock') && existsSync(PODMAN_SOCKET))
+    env['DOCKER_HOST'] = `unix://${PODMAN_SOCKET}`;
+  env['TESTCONTAINERS_RYUK_DISABLED'] ??= 'true';
+}
+
+async function detect(): Promise<TestEngine> {
+  const chosen = process.env['QUOTEFLOW_TEST_ENGINE'];
+  if (chosen !== undefined && chosen !== '') {
+    if (!(TEST_ENGINES as readonly string[]).includes(chosen))
+      throw new Error(`QUOTEFLOW_TEST_ENGINE must be one of ${TEST_ENGINES.join(', ')}, got ${chosen}`);
+    return chosen as TestEngine;
+  }
+  configureTestcontainersEnv();
+  const { getContainerRuntimeClient, ImageName } = await import('testcontainers');
+  try {
+    const client = await getContainerRuntimeClient();
+    for (const image of [KAFKA_IMAGE, REDIS_IMAGE])
+      if (!(await client.image.exists(ImageName.fromString(image)))) {
+        console.error(`test engine: host (${image} is missing: bash scripts/containers/setup.sh builds it)`);
+        return 'host';
+      }
+    return 'containers';
+  } catch {
+    return 'host'; // no Docker API answers: the jars and redis-server on the host
+  }
+}
+
+/** The engine of this process: `QUOTEFLOW_TEST_ENGINE`, else containers when they can run. */
+export function testEngine(): Promise<TestEngine> {
+  decided ??= detect();
+  return decided;
+}
