@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import { privateBroker, uniquePrefix } from './support/kafka.js';
 import { filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'cli-failures-token-3a9f';
@@ -143,4 +144,34 @@ describe('a Kafka broker that cannot be reached', () => {
     expect(sim.log.count()).toBe(before);
     expect(await filesUnder(out)).toEqual([]);
   }, 30_000);
+});
+
+describe('a Kafka broker that goes away during a run', () => {
+  it('on SIGTERM, exits 1 within 10 s naming Kafka as what the stop still waited for', async () => {
+    const broker = await privateBroker();
+    try {
+      const out = join(work, 'kafka-gone');
+      const child = startQuoteflow(
+        ['sync', '--codes', 'BTCUSDT,ETHUSDT', '--kline-types', '1', '--bars', '5', '--out', out].concat([
+          '--kafka',
+          broker.brokers,
+          '--topic-prefix',
+          uniquePrefix('gone'),
+        ]),
+        env(),
+      );
+      // Let it connect and deliver a few cycles, then take the broker away under it.
+      await new Promise((r) => setTimeout(r, 6_000));
+      await broker.stop();
+      await new Promise((r) => setTimeout(r, 1_000));
+      const signalledMs = Date.now();
+      child.child.kill('SIGTERM');
+      const run = await child.done;
+      expect(run.code).toBe(1);
+      expect(Date.now() - signalledMs).toBeLessThan(12_000);
+      expect(run.stderr).toContain(broker.brokers);
+    } finally {
+      await broker.dispose();
+    }
+  }, 180_000);
 });

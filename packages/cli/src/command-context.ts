@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Redactor } from './internal/redactor.js';
 import type { StderrChannel } from './internal/stderr-channel.js';
+import type { StopWaits } from './internal/stop-waits.js';
 
 /** The process surroundings a CLI run gets: streams, environment, working directory, stop signal. */
 export interface CliIo {
@@ -14,6 +15,8 @@ export interface CliIo {
   readonly stderrIsTTY?: boolean;
   /** Aborted on SIGINT/SIGTERM: long commands stop polling, flush, write state and return. */
   readonly signal?: AbortSignal;
+  /** Where commands note what a stop still waits for (the process's shutdown cut-off names it). */
+  readonly stopWaits?: StopWaits;
 }
 
 /** What every command action gets: the only ways to write output, the logger and the stop signal. */
@@ -25,6 +28,7 @@ export interface CommandContext {
   /** The periodic one-line status of long commands (shown by default also without a terminal). */
   readonly status: Logger;
   readonly signal: AbortSignal;
+  readonly stopWaits: StopWaits;
   /** Writes result text to stdout (redacted). Results only: logs and progress go to stderr. */
   out(text: string): void;
 }

@@ -8,6 +8,7 @@ import { resolveLogSettings, type LogSettings } from './internal/log-settings.js
 import { Redactor } from './internal/redactor.js';
 import { tokensInArgs } from './internal/service-options.js';
 import { StderrChannel } from './internal/stderr-channel.js';
+import { StopWaits } from './internal/stop-waits.js';
 
 /**
  * Runs the `quoteflow` command line `argv` (without node and script) against `io` and resolves to
@@ -36,6 +37,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     logger: logging.logger,
     status: logging.status,
     signal: io.signal ?? new AbortController().signal,
+    stopWaits: io.stopWaits ?? new StopWaits(),
     out: (text) => {
       io.stdout.write(redactor.redact(text));
     },

@@ -11,6 +11,7 @@ import { UsageError } from '../internal/usage-error.js';
 import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
 import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
+import { describeSinks } from '../internal/stop-waits.js';
 
 interface DepthFlags {
   codes?: string[];
@@ -67,6 +68,13 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
         ? undefined
         : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
     let ticks = 0;
+    const flushing = ctx.stopWaits.duringStop(
+      stopper.signal,
+      describeSinks({
+        out: flags.out,
+        kafka: flags.kafka === undefined ? undefined : { brokers: flags.kafka },
+      }),
+    );
     const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
     try {
       const kafka =
@@ -99,6 +107,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       );
     } finally {
       ticker.stop();
+      flushing();
       if (timer !== undefined) clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onStop);
       await client.close();

@@ -6,6 +6,7 @@ import type { CommandContext } from '../command-context.js';
 import type { PipelineStep } from '../internal/pipeline-file.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
+import { describeSinks } from '../internal/stop-waits.js';
 import { logClusterEvent } from '../internal/log-cluster-event.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
@@ -130,6 +131,13 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       ctx.logger.warn({ pipeline: name, err: error instanceof Error ? error.message : error }, message);
     const handles: [string, PipelineHandle<unknown>][] = [];
     let running = 0;
+    const flushing = ctx.stopWaits.duringStop(
+      stopper.signal,
+      spec.pipelines
+        .map((s) => describeSinks({ out: s.sinks?.files?.out, kafka: s.sinks?.kafka }))
+        .filter((d) => d !== '')
+        .join('; '),
+    );
     const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ pipelines: running }));
     try {
       for (const [i, step] of spec.pipelines.entries()) {
@@ -229,6 +237,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       ctx.logger.info({ pipelines: handles.length }, 'pipelines stopped: sinks flushed');
     } finally {
       ticker.stop();
+      flushing();
       if (timer !== undefined) clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onStop);
       await Promise.allSettled(handles.map(([, h]) => h.stop()));

@@ -8,6 +8,7 @@ import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
+import { describeSinks } from '../internal/stop-waits.js';
 import { StreamingTable } from '../internal/streaming-table.js';
 import { suspensionColumns, suspensionJson } from './suspensions.js';
 
@@ -34,6 +35,13 @@ export async function watchSuspensions(
     flags.duration === undefined
       ? undefined
       : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
+  const flushing = ctx.stopWaits.duringStop(
+    stopper.signal,
+    describeSinks({
+      out: flags.out,
+      kafka: flags.kafka === undefined ? undefined : { brokers: flags.kafka },
+    }),
+  );
   const table = new StreamingTable(suspensionColumns());
   try {
     const kafka =
@@ -64,6 +72,7 @@ export async function watchSuspensions(
       'watch stopped',
     );
   } finally {
+    flushing();
     if (timer !== undefined) clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onStop);
     await client.close();

@@ -9,6 +9,7 @@ import { createClient } from './create-client.js';
 import { KlineProgress } from './kline-progress.js';
 import { logClusterEvent } from './log-cluster-event.js';
 import { checkKafka, cliKafkaSinkOptions } from './check-kafka.js';
+import { describeSinks } from './stop-waits.js';
 import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
 import { StatusTicker, statusIntervalMs } from './status-ticker.js';
 import type { ServiceOptions } from './service-options.js';
@@ -86,6 +87,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     run.durationS === undefined
       ? undefined
       : setTimeout(() => stopper.abort(new Error('duration reached')), run.durationS * 1000);
+  const flushing = ctx.stopWaits.duringStop(stopper.signal, describeSinks(run));
   try {
     // Kafka or Redis that does not answer fails the command (exit 1) within 30 s or the --duration,
     // before any request or file.
@@ -147,6 +149,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
   } finally {
     progress.stop();
     ticker?.stop();
+    flushing();
     if (timer !== undefined) clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onStop);
     await client.close();
