@@ -174,4 +174,28 @@ describe('a Kafka broker that goes away during a run', () => {
       await broker.dispose();
     }
   }, 180_000);
+  it('without a signal, fails the run (exit 1) within 30 s of the --duration instead of exiting 0', async () => {
+    const broker = await privateBroker();
+    try {
+      const out = join(work, 'kafka-gone-duration');
+      const run = startQuoteflow(
+        ['sync', '--codes', 'BTCUSDT,ETHUSDT', '--kline-types', '1', '--bars', '5', '--out', out].concat([
+          '--kafka',
+          broker.brokers,
+          '--topic-prefix',
+          uniquePrefix('gone-d'),
+          '--duration',
+          '10',
+        ]),
+        env(),
+      );
+      await new Promise((r) => setTimeout(r, 5_000));
+      await broker.stop();
+      const result = await run.done;
+      expect(result.code).toBe(1);
+      expect(result.elapsedMs).toBeLessThan(10_000 + 30_000 + 10_000);
+    } finally {
+      await broker.dispose();
+    }
+  }, 180_000);
 });
