@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InvalidOptionError } from '../errors.js';
 import type { MachineTime } from './internal/machine-time.js';
 import { MemoryWindowStore } from './memory-window-store.js';
 import { SqliteWindowStore } from './sqlite-window-store.js';
@@ -52,6 +53,22 @@ describe('SqliteWindowStore', () => {
       expect(f).not.toContain(TOKEN);
       expect(readFileSync(join(dir, f)).includes(TOKEN)).toBe(false);
     }
+  });
+
+  it('refuses a state directory it cannot create, naming it and QUOTEFLOW_STATE_DIR, never the token', () => {
+    const notADir = join(dir, 'file');
+    writeFileSync(notADir, '');
+    let error: unknown;
+    try {
+      new SqliteWindowStore({ token: TOKEN, stateDir: join(notADir, 'state') });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect((error as InvalidOptionError).message).toMatch(
+      /ENOTDIR.*set QUOTEFLOW_STATE_DIR to a writable directory/,
+    );
+    expect((error as InvalidOptionError).message).not.toContain(TOKEN);
   });
 
   it('lets two connections to one file take a one-at-a-time window in turns, across wall clocks', () => {

@@ -334,5 +334,6 @@ function positive(name: keyof typeof SQLITE_WINDOW_STORE_DEFAULTS, value: number
 
 function describe(error: unknown): string {
   const e = error as { code?: unknown; message?: unknown };
-  return typeof e.code === 'string' ? `${e.code}: ${String(e.message)}` : String(e.message ?? error);
+  const message = String(e.message ?? error);
+  return typeof e.code === 'string' && !message.startsWith(e.code) ? `${e.code}: ${message}` : message;
 }
