@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '../errors.js';
-import type { MachineTime } from './internal/machine-time.js';
+import { systemMachineTime, type MachineTime } from './internal/machine-time.js';
 import { MemoryWindowStore } from './memory-window-store.js';
 import { SqliteWindowStore } from './sqlite-window-store.js';
 import type { StartTicket, WindowSpec, WindowStore } from './window-store.js';
@@ -207,6 +207,37 @@ describe('SqliteWindowStore', () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  it('frees the start of a process killed mid-request once its in-flight bound and the window passed (real processes)', async () => {
+    const holder = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'internal/sqlite-holder-worker.ts'), dir, TOKEN],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const heldAt = await new Promise<string>((resolve) =>
+      holder.stdout.once('data', (c: Buffer) => resolve(c.toString().trim())),
+    );
+    const killed = new Promise((resolve) => holder.on('close', resolve));
+    holder.kill('SIGKILL');
+    await killed;
+    expect(heldAt).not.toBe('refused');
+    const spec: WindowSpec = { kind: 'sliding', key: 'held', windowMs: 100, limit: 1, anchor: 'settle' };
+    const store = new SqliteWindowStore({ token: TOKEN, stateDir: dir });
+    let acquiredAt: number | undefined;
+    let refusals = 0;
+    while (acquiredAt === undefined) {
+      const got = store.tryAcquire([spec], Date.now());
+      if (got.acquired) acquiredAt = systemMachineTime.monotonicMs();
+      else {
+        refusals++;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(1, got.retryAtMs - Date.now())));
+      }
+    }
+    store.close();
+    // Never before the dead request's bound (400 ms) plus the window (100 ms), but then at once.
+    expect(refusals).toBeGreaterThan(0);
+    expect(acquiredAt - Number(heldAt)).toBeGreaterThanOrEqual(500 - 2); // Date.now() is whole ms
   });
 
   it('never lets processes racing on one file over a window limit (real processes, real time)', async () => {
