@@ -59,7 +59,13 @@ afterAll(async () => {
   if (out !== undefined) await rm(out, { recursive: true, force: true });
 });
 
-function startWorker(id: string, group: string, prefix: string): Worker {
+function startWorker(
+  id: string,
+  group: string,
+  prefix: string,
+  dir = out,
+  extraEnv: Record<string, string> = {},
+): Worker {
   const script = fileURLToPath(new URL('./support/redis-sync-worker.ts', import.meta.url));
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script], {
     env: {
@@ -79,7 +85,8 @@ function startWorker(id: string, group: string, prefix: string): Worker {
       QF_TEST_KLINE_TYPES: KLINE_TYPES.join(','),
       QF_TEST_BARS: '5',
       QF_TEST_REFRESH_MS: '1000',
-      QF_TEST_OUT: out,
+      QF_TEST_OUT: dir,
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -301,4 +308,63 @@ describe('three sync workers on one token', () => {
       `takeover after SIGKILL: ${takeoverMs} ms; ${rows.length} closed bars in ${bySeries.size} series; ${requests.length} requests, ${all.length} arrivals at the simulator, ${sim.log.refused().length} refused`,
     );
   });
+
+  it('never commits from a worker paused past its lease: each closed bar once after SIGSTOP and SIGCONT', async () => {
+    const group = `fence-${randomUUID().slice(0, 8)}`;
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const dir = await mkdtemp(join(tmpdir(), 'qf-cluster-fence-'));
+    // Commits every 10 s, so the paused worker holds rows it has not committed (its backfill).
+    const env = {
+      QF_TEST_COMMIT_MS: '10000',
+      ...(process.env.QF_TEST_NO_FENCE === '1' ? { QF_TEST_NO_FENCE: '1' } : {}),
+    };
+    try {
+      const [w1, w2, w3] = ['f1', 'f2', 'f3'].map((id) => startWorker(id, group, prefix, dir, env)) as [
+        Worker,
+        Worker,
+        Worker,
+      ];
+      await until(() => [w1, w2, w3].every((w) => heldBy(w).length === CODES.length / 3), 60_000, 'split');
+      // Paused after its backfill was read, before its first commit, and well past its TTL (1.5 s):
+      // the others take its series over and write that history themselves.
+      await new Promise((r) => setTimeout(r, 4_000));
+      const pausedItems = heldBy(w3);
+      w3.child.kill('SIGSTOP');
+      await until(
+        () => pausedItems.every((code) => [...heldBy(w1), ...heldBy(w2)].includes(code)),
+        30_000,
+        'takeover of the paused worker',
+      );
+      await new Promise((r) => setTimeout(r, 1_500));
+      const resumedAt = Date.now();
+      w3.child.kill('SIGCONT');
+      // It finds its lease lapsed, drops what it had not committed, and joins again.
+      await until(
+        () => w3.lines.some((l) => l.type === 'members' && l.fenced === true && l.atMs! >= resumedAt - 50),
+        30_000,
+        'the resumed worker fences itself',
+      );
+      await until(
+        () => [w1, w2, w3].every((w) => heldBy(w).length === CODES.length / 3),
+        60_000,
+        'split again',
+      );
+      await new Promise((r) => setTimeout(r, 2_000));
+      for (const w of [w1, w2, w3]) w.child.kill('SIGTERM');
+      for (const w of [w1, w2, w3]) expect(await w.exited, w.stderr).toBe(0);
+
+      const rows = await readDataset(dir);
+      const keys = rows.map((r) => `${r.code}|${r.klineType}|${r.tsMs}`);
+      expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([]);
+      for (const code of pausedItems)
+        for (const k of KLINE_TYPES)
+          expect(
+            rows.filter((r) => r.code === code && r.klineType === k).length,
+            `${code}:${k}`,
+          ).toBeGreaterThanOrEqual(5);
+      expect(sim.log.refused()).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

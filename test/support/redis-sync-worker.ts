@@ -48,15 +48,21 @@ const scheduler: RequestScheduler = {
   reportRateLimited: (endpoint) => worker.scheduler.reportRateLimited(endpoint),
 };
 const client = new QuoteflowClient({ baseUrl: env('QF_TEST_BASE_URL'), token, plan, scheduler });
-const cluster = worker.share(env('QF_TEST_CODES').split(','), (codes) =>
+const cluster = worker.share(env('QF_TEST_CODES').split(','), (codes, lease) =>
   klineSync({
     client,
     codes,
     klineTypes,
     bars: Number(env('QF_TEST_BARS')),
-    files: { dir: env('QF_TEST_OUT'), format: 'ndjson', maxFileAgeMs: 1_000 },
+    files: {
+      dir: env('QF_TEST_OUT'),
+      format: 'ndjson',
+      maxFileAgeMs: Number(process.env.QF_TEST_COMMIT_MS ?? 1_000),
+      // Commits only while the worker holds its lease (QF_TEST_NO_FENCE: to show what it prevents).
+      ...(process.env.QF_TEST_NO_FENCE === '1' ? {} : { fence: lease.valid }),
+    },
     refreshPeriodMs: Number(env('QF_TEST_REFRESH_MS')),
-    checkpointMs: 1_000,
+    checkpointMs: Number(process.env.QF_TEST_COMMIT_MS ?? 1_000),
     onEvent: (e) => {
       if (e.type === 'warning') print({ type: 'sync-warning', message: e.message, error: String(e.error) });
     },

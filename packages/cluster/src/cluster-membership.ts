@@ -70,6 +70,8 @@ export class ClusterMembership implements AsyncDisposable {
   readonly views$: Observable<MembershipView>;
   private timer: NodeJS.Timeout | undefined;
   private lastSentOkMs = Number.NEGATIVE_INFINITY;
+  /** Heartbeats lapsed long enough for the others to take this worker's items (see {@link leaseValid}). */
+  private lapsed = false;
   private beating: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
@@ -106,6 +108,26 @@ export class ClusterMembership implements AsyncDisposable {
 
   get closed(): boolean {
     return this.closing !== undefined;
+  }
+
+  /**
+   * Whether this worker may still commit work on the items it holds: its last heartbeat is recent
+   * enough that no other worker can have taken them over (half a heartbeat of the TTL to spare),
+   * and no lapse was seen since {@link renewLease}. A process paused (SIGSTOP, a VM freeze) past the
+   * TTL finds this false the moment it runs again, before any heartbeat; the next heartbeat then
+   * fences it until the work is dropped and the lease renewed.
+   */
+  leaseValid(): boolean {
+    return !this.lapsed && Date.now() - this.lastSentOkMs < this.ttlMs - this.heartbeatMs / 2;
+  }
+
+  /**
+   * After a fence: the held work was dropped (not committed), so the worker may claim again once
+   * a heartbeat gets through (the lease counts from that one).
+   */
+  renewLease(): void {
+    this.lapsed = false;
+    this.lastSentOkMs = Number.NEGATIVE_INFINITY;
   }
 
   /** Starts heartbeating (the first one at once). Idempotent. */
@@ -174,9 +196,14 @@ export class ClusterMembership implements AsyncDisposable {
         this.ttlMs,
         '0',
       )) as string[];
+      // Silent for the fence threshold since the last heartbeat that got through: the others may
+      // have taken this worker's items; it stays fenced until its work is dropped (renewLease).
+      if (sentAt - this.lastSentOkMs >= this.ttlMs - this.heartbeatMs && Number.isFinite(this.lastSentOkMs))
+        this.lapsed = true;
       this.lastSentOkMs = sentAt;
       if (this.closed) return;
-      this.subject.next({ members: reply.slice(1).map(String).sort(), fenced: false });
+      if (this.lapsed) this.subject.next({ members: [], fenced: true });
+      else this.subject.next({ members: reply.slice(1).map(String).sort(), fenced: false });
     } catch {
       // Fence before the others may see this worker as dead (they judge by its last stamp, which
       // is no earlier than the last successful send): stop the items, take them back later.

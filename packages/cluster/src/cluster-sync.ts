@@ -21,14 +21,30 @@ export interface ShareableRun<S> {
   remove?(items: readonly string[]): Promise<void>;
 }
 
+/** Whether a worker's work may still commit (see {@link ClusterMembership.leaseValid}). */
+export interface WorkLease {
+  readonly valid: () => boolean;
+}
+
+/** A failure that only means "this work may no longer commit" (`QF_FENCED`): not the worker's end. */
+function isFenced(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
+    if ((e as { code?: unknown }).code === 'QF_FENCED') return true;
+  return false;
+}
+
 /** Options of {@link clusterSync}. */
 export interface ClusterSyncOptions<S> {
   /** This worker's membership; `clusterSync` starts it and closes it at the end. */
   readonly membership: ClusterMembership;
   /** Every item of the shared work (e.g. product codes); the same list on every worker. */
   readonly items: readonly string[];
-  /** Starts the work over the items this worker holds (sorted); called again after every change. */
-  readonly run: (items: readonly string[]) => ShareableRun<S>;
+  /**
+   * Starts the work over the items this worker holds (sorted). `lease.valid()` says whether the work
+   * may still commit (pass it to `DatasetWriter`'s `fence`): false once this worker may have lost
+   * its items (paused or cut off past its TTL). Called again when the work must restart.
+   */
+  readonly run: (items: readonly string[], lease: WorkLease) => ShareableRun<S>;
   /** Stops like `stop()`. */
   readonly signal?: AbortSignal;
   /** Assignment changes, for logs and for measuring takeover time. */
@@ -158,9 +174,12 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     try {
       results.push(await current.stop());
     } catch (error) {
-      failure ??= error;
+      // Fenced: its uncommitted rows were dropped; whoever holds the items now writes them.
+      if (!isFenced(error)) failure ??= error;
     }
   };
+
+  const lease: WorkLease = { valid: () => membership.leaseValid() };
 
   const reconcile = async (): Promise<void> => {
     if (retry !== undefined) clearTimeout(retry);
@@ -170,7 +189,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     );
     const lost = [...held].filter((item) => !wanted.has(item));
     const missing = [...wanted].filter((item) => !held.has(item));
-    if (lost.length === 0 && missing.length === 0) return;
+    if (lost.length === 0 && missing.length === 0) return renewIfDropped();
     let gained: string[] = [];
     if (missing.length > 0) {
       try {
@@ -209,6 +228,12 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
     }
     if ([...wanted].some((item) => !held.has(item))) retry = setTimeout(schedule, membership.heartbeatMs);
+    renewIfDropped();
+  };
+
+  // Fenced and holding nothing any more: the next heartbeat that gets through starts a new lease.
+  const renewIfDropped = (): void => {
+    if (view.fenced && held.size === 0 && handle === undefined) membership.renewLease();
   };
 
   /**
@@ -255,7 +280,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
   };
 
   const start = (mine: string[]): void => {
-    const current = run(mine);
+    const current = run(mine, lease);
     handle = current;
     current.done.then(
       (value) => {
@@ -266,6 +291,20 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       (error: unknown) => {
         if (handle !== current) return;
         handle = undefined;
+        if (isFenced(error)) {
+          // The lease lapsed under the run: drop what it held and claim afresh once renewed.
+          emit({
+            type: 'warning',
+            atMs: Date.now(),
+            message: 'the lease lapsed; uncommitted work dropped, rejoining',
+            error,
+          });
+          const dropped = [...held];
+          held = new Set();
+          void membership.release(dropped).catch(() => undefined);
+          schedule();
+          return;
+        }
         failure ??= error;
         void stop();
       },

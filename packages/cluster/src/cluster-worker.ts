@@ -8,6 +8,7 @@ import {
   type ClusterSyncEvent,
   type ClusterSyncHandle,
   type ShareableRun,
+  type WorkLease,
 } from './cluster-sync.js';
 import { redactRedisUrl } from './internal/redact-redis-url.js';
 import { SharedPlanScheduler } from './shared-plan-scheduler.js';
@@ -126,7 +127,7 @@ export class ClusterWorker implements AsyncDisposable {
    */
   share<S>(
     items: readonly string[],
-    run: (mine: readonly string[]) => ShareableRun<S>,
+    run: (mine: readonly string[], lease: WorkLease) => ShareableRun<S>,
     options: { readonly signal?: AbortSignal; readonly group?: string } = {},
   ): ClusterSyncHandle<S> {
     const o = this.options;

@@ -13,6 +13,7 @@ export type {
   ClusterSyncEvent,
   ClusterSyncHandle,
   ShareableRun,
+  WorkLease,
 } from './cluster-sync.js';
 export type { RedisLike } from './internal/redis-connection.js';
 export { ClusterWorker, syncGroupName } from './cluster-worker.js';

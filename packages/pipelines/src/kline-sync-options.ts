@@ -19,6 +19,12 @@ export interface KlineFilesOptions {
    * @defaultValue 0 with `live` (the default), 1 with `live: false`
    */
   readonly encoderThreads?: number;
+  /**
+   * Asked before each file is committed (`DatasetWriter`'s `fence`): false means this sync may no
+   * longer write its series (a cluster worker whose lease lapsed); the file is dropped and the sync
+   * fails with `QF_FENCED`.
+   */
+  readonly fence?: () => boolean;
 }
 
 /** Options of {@link klineSync}. */

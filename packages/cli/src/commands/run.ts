@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Exchange } from '@quoteflow/core';
+import type { WorkLease } from '@quoteflow/cluster';
 import type { PipelineHandle } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import type { PipelineStep } from '../internal/pipeline-file.js';
@@ -103,7 +104,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     const share = <S>(
       name: string,
       items: readonly string[],
-      start: (mine: readonly string[]) => PipelineHandle<S>,
+      start: (mine: readonly string[], lease?: WorkLease) => PipelineHandle<S>,
     ): PipelineHandle<unknown> =>
       worker === undefined
         ? start(items)
@@ -160,13 +161,16 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
           const s = step as Extract<PipelineStep, { source: { kline: unknown } }>;
           handles.push([
             name,
-            share(name, s.source.kline.codes, (codes) =>
+            share(name, s.source.kline.codes, (codes, lease) =>
               klineSync({
                 client,
                 codes,
                 klineTypes: s.source.kline.klineTypes,
                 bars: s.source.kline.bars,
-                ...files,
+                // A cluster worker commits files only while it holds its lease.
+                ...('files' in files && lease !== undefined
+                  ? { files: { ...files.files, fence: lease.valid } }
+                  : files),
                 ...kafkaOf(s.sinks),
                 // With redis: the shared dataset is the state (several processes must not rewrite one file).
                 ...(s.state === undefined || worker !== undefined

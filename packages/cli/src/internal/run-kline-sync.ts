@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { planLimits, sustainedRate, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
-import { ClusterWorker, syncGroupName } from '@quoteflow/cluster';
+import { ClusterWorker, syncGroupName, type WorkLease } from '@quoteflow/cluster';
 import { estimatePlan, klineSync, type KlineSyncSummary } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
@@ -94,13 +94,18 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     if (run.kafka !== undefined)
       await checkKafka(run.kafka, { timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
     await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
-    const start = (codes: readonly string[]) =>
+    const start = (codes: readonly string[], lease?: WorkLease) =>
       klineSync({
         client,
         codes,
         klineTypes: run.klineTypes,
         bars: run.bars,
-        files: { dir: resolve(ctx.io.cwd, run.out), format: run.format },
+        // A cluster worker commits files only while it holds its lease.
+        files: {
+          dir: resolve(ctx.io.cwd, run.out),
+          format: run.format,
+          ...(lease && { fence: lease.valid }),
+        },
         ...(run.kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(run.kafka) }),
         // With --redis the shared dataset is the state (several processes must not rewrite one file).
         ...(run.statePath === undefined || worker !== undefined

@@ -50,6 +50,7 @@ export class KlineDelivery {
             format: files.format ?? 'parquet',
             encoderThreads: files.encoderThreads ?? (options.live ? 0 : 1),
             ...(files.maxFileAgeMs === undefined ? {} : { maxFileAgeMs: files.maxFileAgeMs }),
+            ...(files.fence === undefined ? {} : { fence: files.fence }),
           });
     const kafka = options.kafka === undefined ? undefined : new KafkaSink(options.kafka);
     return new KlineDelivery(state, writer, kafka, options);

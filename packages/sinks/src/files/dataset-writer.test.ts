@@ -42,6 +42,21 @@ describe.each([0, 1, 2])('DatasetWriter (encoderThreads %i)', (encoderThreads) =
   const make = (o: Partial<DatasetWriterOptions> = {}): DatasetWriter =>
     new DatasetWriter({ dir, encoderThreads, ...o });
 
+  it('commits a file only while its fence allows, and fails loudly with QF_FENCED otherwise', async () => {
+    let leaseHeld = true;
+    const w = make({ fence: () => leaseHeld });
+    await w.write([bar('AAPL.US', minute(0))]);
+    expect(await w.flush()).toHaveLength(1);
+    leaseHeld = false; // paused past the lease: another worker writes these series now
+    await w.write([bar('AAPL.US', minute(1))]);
+    await expect(w.flush()).rejects.toMatchObject({ code: 'QF_FENCED' });
+    await w.close().catch(() => undefined);
+    const files = (await walk(dir)).filter((p) => !p.startsWith('.staging'));
+    expect(files).toHaveLength(1);
+    expect(rowsOfParquet(join(dir, files[0]!)).map((r) => Number(r.ts))).toEqual([minute(0)]);
+    expect((await walk(dir)).filter((p) => p.startsWith('.staging'))).toEqual([]);
+  });
+
   it('writes each dataset under its Hive partition and leaves nothing in staging', async () => {
     await using w = make();
     await w.write([

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   datasetKindOf,
@@ -10,6 +11,7 @@ import {
 import { createColumnBuilder, type ColumnBuilder } from './internal/column-builders.js';
 import { FileSinkError } from './file-sink-error.js';
 import { EncoderPool, type EncodeHandle } from './internal/encoder-pool.js';
+import { moveIntoPlace } from './internal/encode-worker.js';
 import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './internal/staging.js';
 
 /**
@@ -46,6 +48,13 @@ export interface DatasetWriterOptions {
   readonly maxPendingFiles?: number;
   /** `.tmp` files in `DIR/.staging/` older than this are removed on start. @defaultValue 3,600,000 ms */
   readonly staleStagingMs?: number;
+  /**
+   * Asked right before each finished file is renamed into place (after it is written and fsync'd
+   * under the staging directory): when it returns false the file is deleted instead and the writer
+   * fails with `QF_FENCED`. A worker of several passes its lease here (`ClusterMembership`), so one
+   * paused past its lease cannot commit rows whose series another worker now writes.
+   */
+  readonly fence?: () => boolean;
   /** Called for every finished file, after it was renamed into place. */
   readonly onFile?: (file: WrittenFile) => void;
   /** Called once when a file fails in the background; the error is also raised by the next call. */
@@ -138,6 +147,7 @@ export class DatasetWriter implements AsyncDisposable {
   private readonly staleMs: number;
   private readonly now: () => number;
   private readonly onFile: ((f: WrittenFile) => void) | undefined;
+  private readonly fence: (() => boolean) | undefined;
   private readonly onError: ((e: FileSinkError) => void) | undefined;
   private readonly pool: EncoderPool;
   private readonly partitioner: DatasetPartitioner;
@@ -180,6 +190,7 @@ export class DatasetWriter implements AsyncDisposable {
     this.staleMs = positiveInt('staleStagingMs', o.staleStagingMs, 0);
     this.now = o.now ?? Date.now;
     this.onFile = o.onFile;
+    this.fence = o.fence;
     this.onError = o.onError;
     this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0));
     // On start: remove what crashed writers left in DIR/.staging (a failure surfaces with the first file).
@@ -317,6 +328,30 @@ export class DatasetWriter implements AsyncDisposable {
     this.timer.unref();
   }
 
+  /**
+   * Encodes and writes the file; without a fence the encoder renames it into place, with one it is
+   * written under the staging directory first and renamed here only while the fence allows.
+   */
+  private async commit(
+    session: EncodeHandle,
+    stagingPath: string,
+    finalPath: string,
+    relativePath: string,
+  ): Promise<{ bytes: number }> {
+    if (this.fence === undefined) return session.end(stagingPath, finalPath);
+    const readyPath = `${stagingPath}.ready.tmp`;
+    const res = await session.end(stagingPath, readyPath);
+    if (!this.fence()) {
+      await rm(readyPath, { force: true });
+      throw new FileSinkError(
+        'QF_FENCED',
+        `DatasetWriter: ${relativePath} not committed: this writer may no longer write (its lease lapsed)`,
+      );
+    }
+    await moveIntoPlace(readyPath, finalPath);
+    return res;
+  }
+
   private finish(key: string, file: OpenFile): void {
     this.open.delete(key);
     const rows = file.shippedRows + file.builder.rows;
@@ -335,7 +370,7 @@ export class DatasetWriter implements AsyncDisposable {
         session.abort();
         throw this.cleanupError;
       }
-      const res = await session.end(stagingPath, finalPath);
+      const res = await this.commit(session, stagingPath, finalPath, relativePath);
       const done: WrittenFile = {
         kind: file.kind,
         format,
@@ -348,14 +383,17 @@ export class DatasetWriter implements AsyncDisposable {
       if (this.onFile === undefined) this.written.push(done);
       else this.onFile(done);
     })().catch((cause: unknown) => {
-      const err = new FileSinkError(
-        'QF_FILE_WRITE',
-        `DatasetWriter: could not write ${relativePath} (${rows} rows) under ${this.dir}`,
-        {
-          retryable: true,
-          cause,
-        },
-      );
+      const err =
+        cause instanceof FileSinkError
+          ? cause
+          : new FileSinkError(
+              'QF_FILE_WRITE',
+              `DatasetWriter: could not write ${relativePath} (${rows} rows) under ${this.dir}`,
+              {
+                retryable: true,
+                cause,
+              },
+            );
       if (this.failure === undefined) {
         this.failure = err;
         this.onError?.(err);

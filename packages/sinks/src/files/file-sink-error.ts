@@ -4,6 +4,7 @@ export const FILE_SINK_ERROR_CODES = [
   'QF_FILE_WRITE',
   'QF_CLOSED',
   'QF_VALUE_OUT_OF_RANGE',
+  'QF_FENCED',
 ] as const;
 export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
 
@@ -12,7 +13,9 @@ export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
  * a file that could not be encoded or written (`QF_FILE_WRITE`, retryable: a disk may free up;
  * the cause is kept), a write after `close()` (`QF_CLOSED`), or a record whose value the
  * dataset's column type cannot hold exactly (`QF_VALUE_OUT_OF_RANGE`, thrown by `append`/`write`
- * before anything of the record is buffered: a depth `seq` outside uint64).
+ * before anything of the record is buffered: a depth `seq` outside uint64), or a file not committed
+ * because the writer's `fence` said it may no longer write (`QF_FENCED`: another worker holds its
+ * series now; its rows are not in the dataset).
  */
 export class FileSinkError extends Error {
   readonly code: FileSinkErrorCode;

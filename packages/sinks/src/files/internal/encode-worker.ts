@@ -204,6 +204,20 @@ function startParquetStream(properties: WriterProperties): ParquetStream {
   return { input: input!, output };
 }
 
+/** Renames a finished file into place (creating its directory) and fsyncs the directory entry. */
+export async function moveIntoPlace(from: string, to: string): Promise<void> {
+  const dir = dirname(to);
+  await mkdir(dir, { recursive: true });
+  await rename(from, to);
+  // The rename itself is durable only once the directory entry is.
+  const dh = await open(dir, 'r');
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
+}
+
 /** Writes `bytes` (in order) to `stagingPath`, fsyncs, renames to `finalPath` and fsyncs its directory. */
 export async function writeAtomically(
   stagingPath: string,
@@ -221,16 +235,7 @@ export async function writeAtomically(
     await fh.sync();
     await fh.close();
     closed = true;
-    const dir = dirname(finalPath);
-    await mkdir(dir, { recursive: true });
-    await rename(stagingPath, finalPath);
-    // The rename itself is durable only once the directory entry is.
-    const dh = await open(dir, 'r');
-    try {
-      await dh.sync();
-    } finally {
-      await dh.close();
-    }
+    await moveIntoPlace(stagingPath, finalPath);
   } catch (err) {
     if (!closed) await fh.close().catch(() => undefined);
     await rm(stagingPath, { force: true });
