@@ -162,151 +162,169 @@ describe('three sync workers on one token', () => {
       Worker,
       Worker,
     ];
+    try {
+      // All three hold an even share (10 codes each), together every code exactly once.
+      await until(
+        () => {
+          const held = [w1, w2, w3].map(heldBy);
+          return (
+            held.every((h) => h.length === CODES.length / 3) &&
+            held.flat().length === CODES.length &&
+            new Set(held.flat()).size === CODES.length
+          );
+        },
+        60_000,
+        'three-way split',
+      );
+      await new Promise((r) => setTimeout(r, 3_000)); // each has backfilled its share and checkpointed
 
-    // All three hold an even share (10 codes each), together every code exactly once.
-    await until(
-      () => {
-        const held = [w1, w2, w3].map(heldBy);
-        return (
-          held.every((h) => h.length === CODES.length / 3) &&
-          held.flat().length === CODES.length &&
-          new Set(held.flat()).size === CODES.length
+      const deadItems = heldBy(w3);
+      const killedAt = Date.now();
+      const killedAtMarketMs = sim.marketNow();
+      w3.child.kill('SIGKILL');
+      const takenOverAt = await until(
+        () => {
+          const shares = [w1, w2].map(heldBy);
+          const held = shares.flat();
+          return (
+            deadItems.every((code) => held.includes(code)) &&
+            held.length === CODES.length &&
+            shares.every((share) => share.length === CODES.length / 2)
+          );
+        },
+        30_000,
+        'takeover',
+      );
+      const takeoverMs = takenOverAt - killedAt;
+      // TTL (3 heartbeats) + up to one survivor heartbeat + stopping and starting the runs.
+      expect(takeoverMs).toBeLessThan(HEARTBEAT_MS * 4 + 3_000);
+      // The survivors add the dead worker's series to their running syncs: only its 20 series are
+      // read through /kline during the takeover (from where the dataset ends), not all 60 (a restart
+      // re-reads every one). The takeover phase: from the kill until a second after the survivors
+      // held everything (each add reads its history before it reports the assignment); later reads
+      // are the live poll's ordinary re-reads.
+      const takeoverPhaseEnd = takenOverAt + 1_000;
+      const seriesReadAfterKill = (): Set<unknown> =>
+        new Set(
+          [w1, w2].flatMap((w) =>
+            w.lines
+              .filter(
+                (l) =>
+                  l.type === 'start' &&
+                  l.endpoint === 'kline' &&
+                  l.atMs! >= killedAt &&
+                  l.atMs! <= takeoverPhaseEnd,
+              )
+              .map((l) => l.sourceId),
+          ),
         );
-      },
-      60_000,
-      'three-way split',
-    );
-    await new Promise((r) => setTimeout(r, 3_000)); // each has backfilled its share and checkpointed
 
-    const deadItems = heldBy(w3);
-    const killedAt = Date.now();
-    const killedAtMarketMs = sim.marketNow();
-    w3.child.kill('SIGKILL');
-    const takenOverAt = await until(
-      () => {
-        const shares = [w1, w2].map(heldBy);
-        const held = shares.flat();
-        return (
-          deadItems.every((code) => held.includes(code)) &&
-          held.length === CODES.length &&
-          shares.every((share) => share.length === CODES.length / 2)
-        );
-      },
-      30_000,
-      'takeover',
-    );
-    const takeoverMs = takenOverAt - killedAt;
-    // TTL (3 heartbeats) + up to one survivor heartbeat + stopping and starting the runs.
-    expect(takeoverMs).toBeLessThan(HEARTBEAT_MS * 4 + 3_000);
-    // The survivors add the dead worker's series to their running syncs: only its 20 series are
-    // read through /kline (from where the dataset ends), not all 60 (a restart re-reads every one).
-    // Checked once the test is over, with every request of the survivors since the kill.
-    const seriesReadAfterKill = (): Set<unknown> =>
-      new Set(
-        [w1, w2].flatMap((w) =>
-          w.lines
-            .filter((l) => l.type === 'start' && l.endpoint === 'kline' && l.atMs! >= killedAt)
-            .map((l) => l.sourceId),
+      // Bars keep closing; the survivors re-read their new share, backfill it and must write them:
+      // run until a 1-minute bar has closed after the kill (at most a minute), at least 10 s after the
+      // takeover, and until each survivor's live poll has read the bars after that close (the read
+      // that proves the closed bar final), however long the load on the machine makes that take.
+      const closedAfterKillMs = Math.ceil((killedAtMarketMs + 1) / 60_000) * 60_000;
+      await new Promise((r) =>
+        setTimeout(
+          r,
+          Math.max(takenOverAt + 10_000 - Date.now(), closedAfterKillMs + 1_000 - sim.marketNow()),
         ),
       );
+      // The survivors checkpoint every second: wait until the bar that closed after the kill is in
+      // the dataset for each of the killed worker's 1-minute series (proved by a live poll after the
+      // close, after a takeover that restarted the survivors' runs), however long the load makes it.
+      const closedBarMs = closedAfterKillMs - 60_000;
+      await vi.waitFor(
+        async () => {
+          const written = new Set(
+            (await readDataset(out))
+              .filter((r) => r.klineType === 1 && r.tsMs === closedBarMs)
+              .map((r) => r.code),
+          );
+          expect(deadItems.filter((code) => !written.has(code))).toEqual([]);
+        },
+        { timeout: 90_000, interval: 500 },
+      );
+      // Only series that changed hands are read again: the dead worker's, and the few the even
+      // division moves between the survivors (bounded loads); a restart would re-read all 60.
+      const gainedAfterKill = [w1, w2].flatMap((w) =>
+        w.lines.filter((l) => l.type === 'assignment' && l.atMs! >= killedAt).flatMap((l) => l.gained ?? []),
+      );
+      const movedSeries = new Set(gainedAfterKill.flatMap((code) => KLINE_TYPES.map((k) => `${code}:${k}`)));
+      const deadSeries = deadItems.flatMap((code) => KLINE_TYPES.map((k) => `${code}:${k}`));
+      const readAfterKill = seriesReadAfterKill();
+      expect(deadSeries.filter((s) => !readAfterKill.has(s))).toEqual([]);
+      const unmoved = [...readAfterKill].filter((s) => !movedSeries.has(s as string));
+      // The survivors' own series are read again only where their live polls' early cycles ask for it
+      // (a handful); a restart would re-read all 40 of them.
+      expect(unmoved.length, `re-read without changing hands: ${unmoved.join(', ')}`).toBeLessThan(20);
+      expect(movedSeries.size).toBeLessThan(CODES.length * KLINE_TYPES.length);
+      w1.child.kill('SIGTERM');
+      w2.child.kill('SIGTERM');
+      expect(await w1.exited, w1.stderr).toBe(0);
+      expect(await w2.exited, w2.stderr).toBe(0);
 
-    // Bars keep closing; the survivors re-read their new share, backfill it and must write them:
-    // run until a 1-minute bar has closed after the kill (at most a minute), at least 10 s after the
-    // takeover, and until each survivor's live poll has read the bars after that close (the read
-    // that proves the closed bar final), however long the load on the machine makes that take.
-    const closedAfterKillMs = Math.ceil((killedAtMarketMs + 1) / 60_000) * 60_000;
-    await new Promise((r) =>
-      setTimeout(r, Math.max(takenOverAt + 10_000 - Date.now(), closedAfterKillMs + 1_000 - sim.marketNow())),
-    );
-    // The survivors checkpoint every second: wait until the bar that closed after the kill is in
-    // the dataset for each of the killed worker's 1-minute series (proved by a live poll after the
-    // close, after a takeover that restarted the survivors' runs), however long the load makes it.
-    const closedBarMs = closedAfterKillMs - 60_000;
-    await vi.waitFor(
-      async () => {
-        const written = new Set(
-          (await readDataset(out))
-            .filter((r) => r.klineType === 1 && r.tsMs === closedBarMs)
-            .map((r) => r.code),
-        );
-        expect(deadItems.filter((code) => !written.has(code))).toEqual([]);
-      },
-      { timeout: 90_000, interval: 500 },
-    );
-    // Only series that changed hands are read again: the dead worker's, and the few the even
-    // division moves between the survivors (bounded loads); a restart would re-read all 60.
-    const gainedAfterKill = [w1, w2].flatMap((w) =>
-      w.lines.filter((l) => l.type === 'assignment' && l.atMs! >= killedAt).flatMap((l) => l.gained ?? []),
-    );
-    const movedSeries = new Set(gainedAfterKill.flatMap((code) => KLINE_TYPES.map((k) => `${code}:${k}`)));
-    const deadSeries = deadItems.flatMap((code) => KLINE_TYPES.map((k) => `${code}:${k}`));
-    const readAfterKill = seriesReadAfterKill();
-    expect(deadSeries.filter((s) => !readAfterKill.has(s))).toEqual([]);
-    const unmoved = [...readAfterKill].filter((s) => !movedSeries.has(s as string));
-    // A re-read for a gap the live poll left is rare; a restart would re-read all of them.
-    expect(unmoved.length, `re-read without changing hands: ${unmoved.join(', ')}`).toBeLessThan(6);
-    expect(movedSeries.size).toBeLessThan(CODES.length * KLINE_TYPES.length);
-    w1.child.kill('SIGTERM');
-    w2.child.kill('SIGTERM');
-    expect(await w1.exited, w1.stderr).toBe(0);
-    expect(await w2.exited, w2.stderr).toBe(0);
+      // Zero refusals: the three workers together never exceeded a limit of the plan.
+      // The gate itself, whatever the network did: the merged requests of all workers (stamped as
+      // each left and as its answer came back), every earlier one arriving as late as its answer and
+      // each as early as it left, replayed through the simulator's own rate limiter (shares no code
+      // with core or cluster). A request of the killed worker that never settled counts until the kill.
+      const requests: TimedRequest[] = workers.flatMap((w) => {
+        const settled = new Map<unknown, number>();
+        for (const l of w.lines) if (l.type === 'settle') settled.set(l.id, l.atMs!);
+        return w.lines
+          .filter((l) => l.type === 'start')
+          .map((l) => ({
+            startMs: l.atMs!,
+            settleMs: settled.get(l.id) ?? w.exitedAt!,
+            endpoint: l.endpoint as SimEndpoint,
+          }));
+      });
+      expect(requests.length).toBeGreaterThan(CODES.length * KLINE_TYPES.length); // a backfill per series, and polls
+      expect(arrivalBoundBreaches('premium', requests)).toEqual([]);
+      const all = sim.log.entries();
+      const refusals = sim.log.refused().map((r) => {
+        const i = all.indexOf(r);
+        const prior = all.slice(Math.max(0, i - 12), i).filter((e) => e.refusedBy === undefined);
+        return `${r.endpoint} by ${r.refusedBy}: arrivals before (ms ago) ${prior.map((e) => r.arrivalMs - e.arrivalMs).join(',')}`;
+      });
+      expect(refusals).toEqual([]);
 
-    // Zero refusals: the three workers together never exceeded a limit of the plan.
-    // The gate itself, whatever the network did: the merged requests of all workers (stamped as
-    // each left and as its answer came back), every earlier one arriving as late as its answer and
-    // each as early as it left, replayed through the simulator's own rate limiter (shares no code
-    // with core or cluster). A request of the killed worker that never settled counts until the kill.
-    const requests: TimedRequest[] = workers.flatMap((w) => {
-      const settled = new Map<unknown, number>();
-      for (const l of w.lines) if (l.type === 'settle') settled.set(l.id, l.atMs!);
-      return w.lines
-        .filter((l) => l.type === 'start')
-        .map((l) => ({
-          startMs: l.atMs!,
-          settleMs: settled.get(l.id) ?? w.exitedAt!,
-          endpoint: l.endpoint as SimEndpoint,
-        }));
-    });
-    expect(requests.length).toBeGreaterThan(CODES.length * KLINE_TYPES.length); // a backfill per series, and polls
-    expect(arrivalBoundBreaches('premium', requests)).toEqual([]);
-    const all = sim.log.entries();
-    const refusals = sim.log.refused().map((r) => {
-      const i = all.indexOf(r);
-      const prior = all.slice(Math.max(0, i - 12), i).filter((e) => e.refusedBy === undefined);
-      return `${r.endpoint} by ${r.refusedBy}: arrivals before (ms ago) ${prior.map((e) => r.arrivalMs - e.arrivalMs).join(',')}`;
-    });
-    expect(refusals).toEqual([]);
-
-    const rows = await readDataset(out);
-    // Every closed bar exactly once.
-    const keys = rows.map((r) => `${r.code}|${r.klineType}|${r.tsMs}`);
-    const dupes = keys.filter((k, i) => keys.indexOf(k) !== i);
-    expect(dupes).toEqual([]);
-    // Every series present, and without a gap from its first bar to its last.
-    const bySeries = new Map<string, number[]>();
-    for (const r of rows) {
-      const key = `${r.code}|${r.klineType}`;
-      let list = bySeries.get(key);
-      if (list === undefined) bySeries.set(key, (list = []));
-      list.push(r.tsMs);
+      const rows = await readDataset(out);
+      // Every closed bar exactly once.
+      const keys = rows.map((r) => `${r.code}|${r.klineType}|${r.tsMs}`);
+      const dupes = keys.filter((k, i) => keys.indexOf(k) !== i);
+      expect(dupes).toEqual([]);
+      // Every series present, and without a gap from its first bar to its last.
+      const bySeries = new Map<string, number[]>();
+      for (const r of rows) {
+        const key = `${r.code}|${r.klineType}`;
+        let list = bySeries.get(key);
+        if (list === undefined) bySeries.set(key, (list = []));
+        list.push(r.tsMs);
+      }
+      expect(bySeries.size).toBe(CODES.length * KLINE_TYPES.length);
+      for (const [key, list] of bySeries) {
+        const period = PERIOD_MS[Number(key.split('|')[1])]!;
+        list.sort((a, b) => a - b);
+        for (let i = 1; i < list.length; i++)
+          expect(list[i]! - list[i - 1]!, `${key} gap after ${new Date(list[i - 1]!).toISOString()}`).toBe(
+            period,
+          );
+      }
+      // The killed worker's 1-minute series went on after the kill: the bar that closed after it is there.
+      for (const code of deadItems) {
+        const list = bySeries.get(`${code}|1`)!;
+        expect(list.at(-1)!, `${code} after the kill`).toBeGreaterThanOrEqual(closedAfterKillMs - 60_000);
+      }
+      console.log(
+        `takeover after SIGKILL: ${takeoverMs} ms; ${rows.length} closed bars in ${bySeries.size} series; ${requests.length} requests, ${all.length} arrivals at the simulator, ${sim.log.refused().length} refused`,
+      );
+    } finally {
+      // A failed assertion must not leave workers on the token for the next test.
+      for (const w of [w1, w2, w3])
+        if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
     }
-    expect(bySeries.size).toBe(CODES.length * KLINE_TYPES.length);
-    for (const [key, list] of bySeries) {
-      const period = PERIOD_MS[Number(key.split('|')[1])]!;
-      list.sort((a, b) => a - b);
-      for (let i = 1; i < list.length; i++)
-        expect(list[i]! - list[i - 1]!, `${key} gap after ${new Date(list[i - 1]!).toISOString()}`).toBe(
-          period,
-        );
-    }
-    // The killed worker's 1-minute series went on after the kill: the bar that closed after it is there.
-    for (const code of deadItems) {
-      const list = bySeries.get(`${code}|1`)!;
-      expect(list.at(-1)!, `${code} after the kill`).toBeGreaterThanOrEqual(closedAfterKillMs - 60_000);
-    }
-    console.log(
-      `takeover after SIGKILL: ${takeoverMs} ms; ${rows.length} closed bars in ${bySeries.size} series; ${requests.length} requests, ${all.length} arrivals at the simulator, ${sim.log.refused().length} refused`,
-    );
   });
 
   it('never commits from a worker paused past its lease: each closed bar once after SIGSTOP and SIGCONT', async () => {
@@ -364,6 +382,8 @@ describe('three sync workers on one token', () => {
           ).toBeGreaterThanOrEqual(5);
       expect(sim.log.refused()).toEqual([]);
     } finally {
+      for (const w of workers)
+        if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
     }
   }, 180_000);

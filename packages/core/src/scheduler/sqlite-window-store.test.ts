@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '../errors.js';
 import { systemMachineTime, type MachineTime } from './internal/machine-time.js';
 import { MemoryWindowStore } from './memory-window-store.js';
-import { SqliteWindowStore } from './sqlite-window-store.js';
+import { DEAD_OWNER_GRACE_MS, SqliteWindowStore } from './sqlite-window-store.js';
 import type { StartTicket, WindowSpec, WindowStore } from './window-store.js';
 
 const TOKEN = 'sqlite-store-test-token-5e1f';
@@ -209,10 +209,18 @@ describe('SqliteWindowStore', () => {
     );
   });
 
-  it('frees the start of a process killed mid-request once its in-flight bound and the window passed (real processes)', async () => {
+  /** A process that takes the one start of a settle-anchored window, then is SIGKILLed mid-request. */
+  async function killedHolder(boundMs: number): Promise<number> {
     const holder = spawn(
       process.execPath,
-      ['--import', 'tsx', join(import.meta.dirname, 'internal/sqlite-holder-worker.ts'), dir, TOKEN],
+      [
+        '--import',
+        'tsx',
+        join(import.meta.dirname, 'internal/sqlite-holder-worker.ts'),
+        dir,
+        TOKEN,
+        String(boundMs),
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     const heldAt = await new Promise<string>((resolve) =>
@@ -222,6 +230,11 @@ describe('SqliteWindowStore', () => {
     holder.kill('SIGKILL');
     await killed;
     expect(heldAt).not.toBe('refused');
+    return Number(heldAt);
+  }
+
+  /** Waits (real time) until this process gets the window's start; the monotonic instant it did. */
+  async function acquireAfterHolder(): Promise<{ acquiredAt: number; refusals: number }> {
     const spec: WindowSpec = { kind: 'sliding', key: 'held', windowMs: 100, limit: 1, anchor: 'settle' };
     const store = new SqliteWindowStore({ token: TOKEN, stateDir: dir });
     let acquiredAt: number | undefined;
@@ -235,10 +248,24 @@ describe('SqliteWindowStore', () => {
       }
     }
     store.close();
+    return { acquiredAt, refusals };
+  }
+
+  it('frees the start of a process killed mid-request once its in-flight bound and the window passed (real processes)', async () => {
+    const heldAt = await killedHolder(400);
+    const { acquiredAt, refusals } = await acquireAfterHolder();
     // Never before the dead request's bound (400 ms) plus the window (100 ms), but then at once.
     expect(refusals).toBeGreaterThan(0);
-    expect(acquiredAt - Number(heldAt)).toBeGreaterThanOrEqual(500 - 2); // Date.now() is whole ms
+    expect(acquiredAt - heldAt).toBeGreaterThanOrEqual(500 - 2); // Date.now() is whole ms
   });
+
+  it('frees it a few seconds after the owner is found dead, not after a long in-flight bound (real processes)', async () => {
+    const heldAt = await killedHolder(60_000);
+    const { acquiredAt } = await acquireAfterHolder();
+    // The dead owner's request counts as arriving up to DEAD_OWNER_GRACE_MS after it was found dead.
+    expect(acquiredAt - heldAt).toBeGreaterThanOrEqual(DEAD_OWNER_GRACE_MS + 100 - 2);
+    expect(acquiredAt - heldAt).toBeLessThan(30_000);
+  }, 40_000);
 
   it('never lets processes racing on one file over a window limit (real processes, real time)', async () => {
     const workers = 4;

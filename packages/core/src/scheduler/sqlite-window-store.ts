@@ -85,8 +85,8 @@ interface Frame {
  *   in-flight bound. This store waits for its own to settle (as {@link MemoryWindowStore} does);
  *   another process's counts as arriving now until it settles, so `earliestStart` answers early
  *   (a lower bound) and `tryAcquire`, which is exact, refuses until then. A start whose process
- *   was killed mid-request counts as arrived at `start + inFlightBoundMs`: a crash never blocks
- *   the token for longer than that plus the window.
+ *   was killed mid-request counts as arrived {@link DEAD_OWNER_GRACE_MS} after another process
+ *   found it dead (the owner mark holds its pid), and at `start + inFlightBoundMs` at the latest.
  * - **Pruning.** Each start deletes its keys' entries that left their window and calendar buckets
  *   that ended, so the file stays a few pages (one row per start of the last minute, at most).
  *
@@ -107,8 +107,11 @@ export class SqliteWindowStore implements WindowStore, Disposable {
   private readonly db: DatabaseSync;
   private readonly sql: WindowStatements;
   private readonly time: MachineTime;
-  /** Marks this store's starts in flight (random; nothing of the token or the host). */
-  private readonly owner = randomUUID();
+  /**
+   * Marks this store's starts in flight: `<pid>~<random>` (nothing of the token), so another
+   * process can tell that the owner died (see {@link DEAD_OWNER_GRACE_MS}).
+   */
+  private readonly owner = `${process.pid}~${randomUUID()}`;
   /** When each key's old entries were last deleted (monotonic ms). */
   private readonly prunedAtMs = new Map<string, number>();
   /** Settles that found the database busy, retried with the next start. */
@@ -251,15 +254,23 @@ export class SqliteWindowStore implements WindowStore, Disposable {
     now: number,
     monotonicNowMs: number,
   ): number | undefined {
-    const later = this.sql.startsAfter.all(spec.key, now) as { at: number; owner: string | null }[];
+    const later = this.sql.startsAfter.all(spec.key, now) as {
+      id: number;
+      at: number;
+      owner: string | null;
+    }[];
     if (later.length >= k) {
-      const times = later.map((r) =>
-        r.owner === null
-          ? r.at
-          : r.owner === this.owner
-            ? Number.POSITIVE_INFINITY
-            : Math.min(r.at, monotonicNowMs),
-      );
+      const times = later.map((r) => {
+        if (r.owner === null) return r.at;
+        if (r.owner === this.owner) return Number.POSITIVE_INFINITY;
+        if (ownerIsDead(r.owner)) {
+          // Killed mid-request: what it sent reaches the service within moments, not its full bound.
+          const at = Math.min(r.at, monotonicNowMs + DEAD_OWNER_GRACE_MS);
+          this.sql.settleStart.run(at, r.id, r.owner);
+          return at;
+        }
+        return Math.min(r.at, monotonicNowMs);
+      });
       times.sort((a, b) => b - a);
       return times[k - 1];
     }
@@ -319,6 +330,25 @@ export class SqliteWindowStore implements WindowStore, Disposable {
   private flushUnsettled(): void {
     for (const { rowId, atMonotonicMs } of this.unsettled.splice(0))
       this.sql.settleStart.run(atMonotonicMs, rowId, this.owner);
+  }
+}
+
+/**
+ * How long after another process was found dead its requests in flight still count as arriving,
+ * in ms: bytes it had written leave the host with its closed sockets within moments (instead of
+ * waiting out the whole in-flight bound, 75 s, after a kill -9).
+ */
+export const DEAD_OWNER_GRACE_MS = 5_000;
+
+/** Whether the process of an owner `<pid>~<random>` is gone (same host: the state directory is local). */
+function ownerIsDead(owner: string): boolean {
+  const pid = Number(owner.slice(0, owner.indexOf('~')));
+  if (!Number.isInteger(pid) || pid <= 0) return false; // not ours to judge: wait for its bound
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

@@ -66,7 +66,7 @@ export function openWindowDb(path: string, busyTimeoutMs: number): DatabaseSync 
 export function prepareWindowStatements(db: DatabaseSync): WindowStatements {
   const p = (sql: string) => db.prepare(sql);
   return {
-    startsAfter: p('SELECT at, owner FROM starts WHERE key = ? AND at > ? ORDER BY at DESC'),
+    startsAfter: p('SELECT id, at, owner FROM starts WHERE key = ? AND at > ? ORDER BY at DESC'),
     nthStartAtOrBefore: p(
       'SELECT at FROM starts WHERE key = ? AND at <= ? ORDER BY at DESC LIMIT 1 OFFSET ?',
     ),
