@@ -42,6 +42,13 @@ describe.each([0, 1, 2])('DatasetWriter (encoderThreads %i)', (encoderThreads) =
   const make = (o: Partial<DatasetWriterOptions> = {}): DatasetWriter =>
     new DatasetWriter({ dir, encoderThreads, ...o });
 
+  it('fails with QF_FILE_WRITE instead of hanging where directories cannot be made (/proc)', async () => {
+    const w = new DatasetWriter({ dir: '/proc/quoteflow-cannot-exist', encoderThreads });
+    await w.write([bar('AAPL.US', minute(0))]);
+    await expect(w.flush()).rejects.toMatchObject({ code: 'QF_FILE_WRITE' });
+    await w.close().catch(() => undefined);
+  });
+
   it('commits a file only while its fence allows, and fails loudly with QF_FENCED otherwise', async () => {
     let leaseHeld = true;
     const w = make({ fence: () => leaseHeld });

@@ -204,10 +204,32 @@ function startParquetStream(properties: WriterProperties): ParquetStream {
   return { input: input!, output };
 }
 
+/**
+ * `mkdir -p` that fails instead of hanging: Node's recursive mkdir never returns where mkdir
+ * answers ENOENT under a parent that exists (procfs, `/proc/x`), so each level is made once and a
+ * level that still cannot be made is an error.
+ */
+export async function makeDirectory(dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+    return;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    if (code !== 'ENOENT' || dirname(dir) === dir) throw error;
+  }
+  await makeDirectory(dirname(dir));
+  try {
+    await mkdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 /** Renames a finished file into place (creating its directory) and fsyncs the directory entry. */
 export async function moveIntoPlace(from: string, to: string): Promise<void> {
   const dir = dirname(to);
-  await mkdir(dir, { recursive: true });
+  await makeDirectory(dir);
   await rename(from, to);
   // The rename itself is durable only once the directory entry is.
   const dh = await open(dir, 'r');
@@ -224,7 +246,7 @@ export async function writeAtomically(
   finalPath: string,
   bytes: Uint8Array | readonly Uint8Array[],
 ): Promise<void> {
-  await mkdir(dirname(stagingPath), { recursive: true });
+  await makeDirectory(dirname(stagingPath));
   const fh = await open(stagingPath, 'wx');
   let closed = false;
   try {
