@@ -200,10 +200,10 @@ describe('three sync workers on one token', () => {
       expect(takeoverMs).toBeLessThan(HEARTBEAT_MS * 4 + 3_000);
       // The survivors add the dead worker's series to their running syncs: only its 20 series are
       // read through /kline during the takeover (from where the dataset ends), not all 60 (a restart
-      // re-reads every one). The takeover phase: from the kill until a second after the survivors
-      // held everything (each add reads its history before it reports the assignment); later reads
-      // are the live poll's ordinary re-reads.
-      const takeoverPhaseEnd = takenOverAt + 1_000;
+      // re-reads every one). The takeover phase: from the kill until 5 s after the survivors held
+      // everything (each then reads the new series' history); later reads are the live poll's
+      // ordinary re-reads.
+      const takeoverPhaseEnd = takenOverAt + 5_000;
       const seriesReadAfterKill = (): Set<unknown> =>
         new Set(
           [w1, w2].flatMap((w) =>

@@ -260,10 +260,12 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
           }),
         );
       }
-      if (gained.length > 0) {
-        await current.add!(gained);
-        held = new Set([...held, ...gained]);
-      }
+      // Held from here (claimed, the run takes them): reported before their history is read.
+      held = new Set([...held, ...gained]);
+      const pending = [...wanted].filter((item) => !held.has(item));
+      emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
+      if (pending.length > 0) retry = setTimeout(schedule, membership.heartbeatMs);
+      if (gained.length > 0) await current.add!(gained);
     } catch (error) {
       emit({
         type: 'warning',
@@ -273,9 +275,6 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       });
       return false;
     }
-    const pending = [...wanted].filter((item) => !held.has(item));
-    emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
-    if (pending.length > 0) retry = setTimeout(schedule, membership.heartbeatMs);
     return true;
   };
 
