@@ -124,9 +124,16 @@ describe('simBarPeriodAt', () => {
           const p = simBarPeriodAt(t, type, cal, labelling);
           const trading = isTradingAt(cal, t);
           if (p === undefined) {
-            // Only a stock instant outside the session (intraday) or a stock date without a session (daily).
-            expect(cal.segments.length > 0 && [1, 2, 3, 4, 5, 6, 7, 8].includes(type)).toBe(true);
+            // Only a stock instant outside the session (intraday), a stock date without a session
+            // (daily), or a stock week without one (weekly: a holiday week such as Lunar New Year).
+            expect(cal.segments.length > 0 && [1, 2, 3, 4, 5, 6, 7, 8, 9].includes(type)).toBe(true);
             expect(trading).toBe(false);
+            if (type === 9) {
+              // Nothing in that local week trades (checked every 30 minutes, weeks told apart by Intl).
+              const week = localWeekOf(t, cal.timeZone);
+              for (let u = t - 8 * 86_400_000; u < t + 8 * 86_400_000; u += 1_800_000)
+                if (localWeekOf(u, cal.timeZone) === week) expect(isTradingAt(cal, u)).toBe(false);
+            }
             return;
           }
           expect(p.startMs).toBeLessThanOrEqual(p.tradesFromMs);
@@ -432,3 +439,18 @@ describe('lastTradingMinute', () => {
     );
   });
 });
+
+/** The local date (YYYY-MM-DD) of the Monday of the week holding `ms` in `timeZone`, by Intl. */
+function localWeekOf(ms: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    weekday: 'short',
+  }).formatToParts(ms);
+  const get = (type: string) => parts.find((p) => p.type === type)!.value;
+  const back = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(get('weekday'));
+  const monday = new Date(Date.UTC(Number(get('year')), Number(get('month')) - 1, Number(get('day')) - back));
+  return monday.toISOString().slice(0, 10);
+}
