@@ -16,6 +16,16 @@ export interface SeriesExtent {
   readonly rows: number;
 }
 
+/** `held` with `added` rows: the earlier first, the later last, the rows summed. */
+export function widenExtent(held: SeriesExtent | undefined, added: SeriesExtent): SeriesExtent {
+  if (held === undefined) return added;
+  return {
+    firstMs: Math.min(held.firstMs, added.firstMs),
+    lastMs: Math.max(held.lastMs, added.lastMs),
+    rows: held.rows + added.rows,
+  };
+}
+
 const ExtentSchema = z.object({
   first: z.number().int(),
   last: z.number().int(),
@@ -62,17 +72,7 @@ export class SyncState {
   /** Adds rows written to the dataset (one file's, one checkpoint's): widens the extent, adds the rows. */
   record(code: string, klineType: KlineType, added: SeriesExtent): void {
     const key = stateKey(code, klineType);
-    const held = this.#extents.get(key);
-    this.#extents.set(
-      key,
-      held === undefined
-        ? added
-        : {
-            firstMs: Math.min(held.firstMs, added.firstMs),
-            lastMs: Math.max(held.lastMs, added.lastMs),
-            rows: held.rows + added.rows,
-          },
-    );
+    this.#extents.set(key, widenExtent(this.#extents.get(key), added));
   }
 
   /** Whether a dataset file is already accounted for. */

@@ -3,7 +3,7 @@ import { seriesKey } from '@quoteflow/operators';
 import { DatasetWriter, KafkaSink, type KafkaSinkOptions, type WrittenFile } from '@quoteflow/sinks';
 import type { KlineFilesOptions, KlineSyncEvent } from '../kline-sync-options.js';
 import { PipelineError } from '../pipeline-error.js';
-import { SyncState, type SeriesExtent } from '../sync-state.js';
+import { SyncState, widenExtent, type SeriesExtent } from '../sync-state.js';
 import { listKlineFiles, readKlineExtents } from './read-kline-extents.js';
 
 /** What {@link KlineDelivery.open} takes. */
@@ -68,14 +68,7 @@ export class KlineDelivery {
         this.#pending.set(key, {
           code: u.code,
           klineType: u.klineType,
-          extent:
-            held === undefined
-              ? added
-              : {
-                  firstMs: Math.min(held.firstMs, u.tsMs),
-                  lastMs: Math.max(held.lastMs, u.tsMs),
-                  rows: held.rows + 1,
-                },
+          extent: widenExtent(held, added),
         });
       } else {
         this.state.record(u.code, u.klineType, added);

@@ -34,18 +34,17 @@ export function listKlineFiles(dir: string): Promise<string[]> {
 }
 
 /**
- * Every bar start per `code` in one kline dataset file (Parquet, Arrow IPC or NDJSON), in file
- * order, with the file's kline type from the Hive directory `kline_type=K`.
+ * Calls `onRow(code, tsMs)` for every row of one kline dataset file (Parquet, Arrow IPC or NDJSON),
+ * in file order; resolves with the file's kline type from the Hive directory `kline_type=K`.
  */
-export async function readKlineStarts(
+async function forEachKlineRow(
   dir: string,
   relativePath: string,
-): Promise<{ klineType: number; starts: Map<string, number[]> }> {
+  onRow: (code: string, tsMs: number) => void,
+): Promise<number> {
   const match = /(?:^|\/)kline_type=(\d+)(?:\/|$)/.exec(relativePath);
   if (match === null) throw new Error(`${relativePath}: no kline_type=K directory in its path`);
-  const klineType = Number(match[1]);
   const bytes = await readFile(join(dir, relativePath));
-  const starts = new Map<string, number[]>();
   const note = (code: unknown, ts: unknown): void => {
     const ms =
       typeof ts === 'number'
@@ -57,10 +56,7 @@ export async function readKlineStarts(
             : ts instanceof Date
               ? ts.getTime()
               : NaN;
-    if (typeof code !== 'string' || !Number.isFinite(ms)) return;
-    let list = starts.get(code);
-    if (list === undefined) starts.set(code, (list = []));
-    list.push(ms);
+    if (typeof code === 'string' && Number.isFinite(ms)) onRow(code, ms);
   };
   if (relativePath.endsWith('.ndjson')) {
     for (const line of bytes.toString('utf8').split('\n')) {
@@ -77,24 +73,40 @@ export async function readKlineStarts(
     if (codes === null || ts === null) throw new Error(`${relativePath}: no code/ts columns`);
     for (let i = 0; i < table.numRows; i++) note(codes.get(i), ts.get(i));
   }
+  return Number(match[1]);
+}
+
+/** Every bar start per `code` in one kline dataset file, in file order, with the file's kline type. */
+export async function readKlineStarts(
+  dir: string,
+  relativePath: string,
+): Promise<{ klineType: number; starts: Map<string, number[]> }> {
+  const starts = new Map<string, number[]>();
+  const klineType = await forEachKlineRow(dir, relativePath, (code, ms) => {
+    let list = starts.get(code);
+    if (list === undefined) starts.set(code, (list = []));
+    list.push(ms);
+  });
   return { klineType, starts };
 }
 
-/** Per `code` in one kline dataset file: its first and last bar start and its rows (see {@link readKlineStarts}). */
+/**
+ * Per `code` in one kline dataset file: its first and last bar start and its rows, folded as the
+ * rows are read (a restart reads every file: no per-row arrays).
+ */
 export async function readKlineExtents(
   dir: string,
   relativePath: string,
 ): Promise<{ klineType: number; extents: Map<string, SeriesExtent> }> {
-  const { klineType, starts } = await readKlineStarts(dir, relativePath);
-  const extents = new Map<string, SeriesExtent>();
-  for (const [code, list] of starts) {
-    let firstMs = Infinity;
-    let lastMs = -Infinity;
-    for (const ms of list) {
-      if (ms < firstMs) firstMs = ms;
-      if (ms > lastMs) lastMs = ms;
+  const extents = new Map<string, { firstMs: number; lastMs: number; rows: number }>();
+  const klineType = await forEachKlineRow(dir, relativePath, (code, ms) => {
+    const held = extents.get(code);
+    if (held === undefined) extents.set(code, { firstMs: ms, lastMs: ms, rows: 1 });
+    else {
+      if (ms < held.firstMs) held.firstMs = ms;
+      if (ms > held.lastMs) held.lastMs = ms;
+      held.rows++;
     }
-    extents.set(code, { firstMs, lastMs, rows: list.length });
-  }
+  });
   return { klineType, extents };
 }
