@@ -124,6 +124,14 @@ function targetKind(to: ResampleTarget): BarKind {
   return { periodMs };
 }
 
+/**
+ * Why bars of `source` cannot be resampled to `to`, or `undefined` when they can; a `to` that is no
+ * target at all throws `QF_INVALID_OPTION`. For checking a configuration before any bar flows.
+ */
+export function resampleProblem(source: KlineType, to: ResampleTarget): string | undefined {
+  return nestingProblem(source, targetKind(to));
+}
+
 /** Why `source` cannot be resampled to `target`, or `undefined` when it can. */
 function nestingProblem(source: KlineType, target: BarKind): string | undefined {
   const sp = KLINE_PERIOD_MS[source];

@@ -32,7 +32,7 @@ export type {
 } from './bar-merger.js';
 export { mergeBars } from './merge-bars.js';
 export type { MergeBarsOptions } from './merge-bars.js';
-export { RESAMPLE_BARS_DEFAULTS, createBarResampler } from './bar-resampler.js';
+export { RESAMPLE_BARS_DEFAULTS, createBarResampler, resampleProblem } from './bar-resampler.js';
 export type {
   BarResampler,
   BarResamplerOptions,
