@@ -4,7 +4,7 @@ import type { Exchange } from '@quoteflow/core';
 import type { WorkLease } from '@quoteflow/cluster';
 import type { PipelineHandle } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
-import type { PipelineStep } from '../internal/pipeline-file.js';
+import type { KlinePipelineStep, PipelineStep } from '../internal/pipeline-file.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
 import { describeSinks } from '../internal/stop-waits.js';
@@ -19,6 +19,7 @@ interface RunFlags {
   baseUrl?: string;
   token?: string;
   plan?: string;
+  dryRun?: boolean;
 }
 
 const kafkaOf = (sinks: PipelineStep['sinks']) =>
@@ -33,31 +34,44 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     .summary('run a declarative pipeline file (YAML)')
     .description(
       'Runs the pipelines of a YAML file: each has one source (kline: sync; depth: capture; suspensions: watch) and ' +
-        'sinks (files: {out, format}; kafka: {brokers, topicPrefix}). The file is validated first; an error names ' +
-        'the file, line and field. The token comes from --token, QUOTEFLOW_TOKEN, or the variable named by ' +
-        'service.tokenEnv, never from the file. Runs until `duration` seconds pass or SIGINT/SIGTERM.\n\n' +
+        'sinks (files: {out, format}; kafka: {brokers, topicPrefix}; stdout: NDJSON lines, kline with {finalOnly}). ' +
+        'A kline pipeline may add operators, each with its own stdout sink and no request of its own: ' +
+        'resample: {to: K | {minutes: N}, emit: final|all} and yesterdayClose: {} (needs kline type 8). ' +
+        'Values may be ${NAME} or ${NAME:default}, filled from the environment ($${ for a literal ${). ' +
+        'The file is validated first; an error names the file, line and field. The token comes from --token, ' +
+        'QUOTEFLOW_TOKEN, or the variable named by service.tokenEnv, never from the file. Runs until `duration` ' +
+        'seconds pass or SIGINT/SIGTERM. More in examples/pipelines/.\n\n' +
         'Example:\n  version: 1\n  service: { plan: professional }\n  duration: 60\n  pipelines:\n' +
         '    - source: { kline: { codes: [BTCUSDT, AAPL.US], klineTypes: [1], bars: 100 } }\n' +
         '      sinks: { files: { out: ./data } }\n      state: ./data/state.json\n' +
+        '    - source: { kline: { codes: [ETHUSDT], klineTypes: [1] } }\n' +
+        '      sinks: { stdout: { finalOnly: true } }\n' +
+        '      operators:\n        - resample: { to: { minutes: 15 } }\n          sinks: { stdout: {} }\n' +
         '    - source: { suspensions: { exchanges: [nyse] } }',
     )
-    .argument('<pipeline.yaml>', 'pipeline file');
+    .argument('<pipeline.yaml>', 'pipeline file')
+    .option(
+      '--dry-run',
+      'check the file, its ${ENV} references, the service options and every output directory, print what would run, and exit (no request, no file)',
+    );
   addServiceOptions(cmd).action(async (file: string, flags: RunFlags) => {
     // Command implementations load here, not at start: `quoteflow --help` must not pay for them.
     const { loadPipelineFile } = await import('../internal/pipeline-file.js');
-    const spec = await loadPipelineFile(resolve(ctx.io.cwd, file));
+    const spec = await loadPipelineFile(resolve(ctx.io.cwd, file), ctx.io.env);
     const [
       { planLimits },
       { ClusterWorker, syncGroupName },
       { depthCapture, klineSync, suspensionWatch },
       { CliMetrics },
       { createClient },
+      { depthMessageValue, suspensionMessageValue },
     ] = await Promise.all([
       import('@quoteflow/core'),
       import('@quoteflow/cluster'),
       import('@quoteflow/pipelines'),
       import('../internal/cli-metrics.js'),
       import('../internal/create-client.js'),
+      import('@quoteflow/sinks'),
     ]);
     const tokenEnv = spec.service.tokenEnv;
     const token = flags.token ?? (tokenEnv === undefined ? undefined : ctx.io.env[tokenEnv]);
@@ -82,6 +96,14 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       const out = step.sinks?.files?.out;
       if (out !== undefined) await checkOutDir(out, ctx.io.cwd, `pipelines[${i}].sinks.files.out`);
     }
+    if (flags.dryRun === true) {
+      const { describePipelineFile } = await import('../internal/pipeline-dry-run.js');
+      ctx.out(describePipelineFile(spec, file, service.plan));
+      return;
+    }
+    const { KlineStreams } = await import('../internal/pipeline-streams.js');
+    const streams: InstanceType<typeof KlineStreams>[] = [];
+    let operatorFailure: { error: unknown } | undefined;
     const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
     // `redis:` — this process is one of several workers: the plan is shared, each pipeline's items
     // (codes, exchanges) are divided among the live workers (@quoteflow/cluster).
@@ -158,7 +180,12 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
             ? {}
             : { files: { dir: resolve(ctx.io.cwd, step.sinks.files.out), format: step.sinks.files.format } };
         if ('kline' in step.source) {
-          const s = step as Extract<PipelineStep, { source: { kline: unknown } }>;
+          const s = step as KlinePipelineStep;
+          const stream = new KlineStreams(s, ctx.out, (error) => {
+            operatorFailure ??= { error };
+            stopper.abort(error);
+          });
+          streams.push(stream);
           handles.push([
             name,
             share(name, s.source.kline.codes, (codes, lease) =>
@@ -177,6 +204,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
                   ? {}
                   : { statePath: resolve(ctx.io.cwd, s.state) }),
                 signal: stopper.signal,
+                ...(stream.listening ? { onUpdate: (u) => stream.push(u) } : {}),
                 onEvent: (e) => {
                   if (e.type === 'gap' || e.type === 'warning')
                     ctx.logger.warn({ pipeline: name, ...e }, e.type);
@@ -198,6 +226,9 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
                 ...files,
                 ...kafkaOf(s.sinks),
                 signal: stopper.signal,
+                ...(s.sinks.stdout === undefined
+                  ? {}
+                  : { onTick: (t) => ctx.out(`${toJson(depthMessageValue(t))}\n`) }),
                 onWarning: warn(name),
               }),
             ),
@@ -213,9 +244,10 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
                 ...files,
                 ...kafkaOf(s.sinks),
                 signal: stopper.signal,
+                // A stdout sink gets whole records (the Kafka value and the change); else a summary line.
                 onChange: (c) =>
                   ctx.out(
-                    `${toJson({ pipeline: name, change: c.change, exchange: c.record.exchange, symbol: c.record.symbol, publishDate: c.record.publishDate })}\n`,
+                    `${toJson(s.sinks?.stdout === undefined ? { pipeline: name, change: c.change, exchange: c.record.exchange, symbol: c.record.symbol, publishDate: c.record.publishDate } : { change: c.change, ...suspensionMessageValue(c.record) })}\n`,
                   ),
                 onWarning: warn(name),
               }),
@@ -236,8 +268,11 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
             .finally(() => void running--),
         ),
       );
+      for (const stream of streams) stream.complete();
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
+      // An operator that failed stopped the run: its error decides the exit code.
+      if (operatorFailure !== undefined) throw operatorFailure.error;
       ctx.logger.info({ pipelines: handles.length }, 'pipelines stopped: sinks flushed');
     } finally {
       ticker.stop();

@@ -5,7 +5,7 @@ import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { renderTable } from '../internal/render-table.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
-import { roundLikeInputs } from '../internal/decimals.js';
+import { yesterdayCloseJson } from '../internal/yesterday-close-json.js';
 
 interface YesterdayCloseFlags {
   codes?: string[];
@@ -50,27 +50,6 @@ export function registerYesterdayCloseCommand(program: Command, ctx: CommandCont
         await client.close();
       }
     });
-}
-
-/** Decimals of `changePercent` in JSON (a hundredth of a basis point). */
-const PERCENT_DECIMALS = 4;
-
-function yesterdayCloseJson(y: YesterdayClose): Record<string, unknown> {
-  return {
-    code: y.code,
-    prevDate: y.prevDate ?? null,
-    prevTs: y.prevTsMs === undefined ? null : new Date(y.prevTsMs).toISOString(),
-    prevClose: y.prevClose ?? null,
-    latestDate: y.latestDate,
-    latestTs: new Date(y.latestTsMs).toISOString(),
-    latestPrice: y.latestPrice,
-    // Derived values get the decimals of the prices they come from (no float noise).
-    change:
-      y.change === undefined || y.prevClose === undefined
-        ? null
-        : roundLikeInputs(y.change, y.prevClose, y.latestPrice),
-    changePercent: y.changePercent === undefined ? null : Number(y.changePercent.toFixed(PERCENT_DECIMALS)),
-  };
 }
 
 function renderYesterdayCloses(rows: readonly YesterdayClose[]): string {

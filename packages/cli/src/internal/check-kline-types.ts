@@ -11,12 +11,15 @@ export function checkKlineTypes(
   flag: string,
 ): void {
   for (const klineType of klineTypes) {
-    const without = codes.filter((code) => !hasKlineType(code, klineType));
-    if (without.length === 0) continue;
-    const shown =
-      without.slice(0, 5).join(', ') + (without.length > 5 ? `, … (${without.length} codes)` : '');
-    throw new UsageError(
-      `${flag} ${klineType}: stock and index codes have no ${klineType === 6 ? '2-hour' : '4-hour'} bars (${shown}); use 1-5 or 8-10 for them`,
-    );
+    const problem = klineTypeProblem(codes, klineType);
+    if (problem !== undefined) throw new UsageError(`${flag} ${klineType}: ${problem}`);
   }
+}
+
+/** Why some of `codes` cannot have bars of `klineType`, or `undefined` when all can. */
+export function klineTypeProblem(codes: readonly string[], klineType: KlineType): string | undefined {
+  const without = codes.filter((code) => !hasKlineType(code, klineType));
+  if (without.length === 0) return undefined;
+  const shown = without.slice(0, 5).join(', ') + (without.length > 5 ? `, … (${without.length} codes)` : '');
+  return `stock and index codes have no ${klineType === 6 ? '2-hour' : '4-hour'} bars (${shown}); use 1-5 or 8-10 for them`;
 }

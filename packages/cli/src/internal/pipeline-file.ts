@@ -2,9 +2,22 @@ import { readFile } from 'node:fs/promises';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { EXCHANGES, PLANS, type KlineType } from '@quoteflow/core';
+import { resampleProblem, type ResampleTarget } from '@quoteflow/operators';
+import { klineTypeProblem } from './check-kline-types.js';
+import { fillEnvReferences } from './pipeline-env.js';
 import { UsageError } from './usage-error.js';
 
-const codes = z.array(z.string().regex(/^\S+$/, 'a product code without spaces')).min(1);
+// A list, or one comma-separated string (`codes: ${CODES}` from the environment, like `--codes`).
+const codes = z.preprocess(
+  (v) =>
+    typeof v === 'string'
+      ? v
+          .split(',')
+          .map((c) => c.trim())
+          .filter((c) => c !== '')
+      : v,
+  z.array(z.string().regex(/^\S+$/, 'a product code without spaces')).min(1),
+);
 const klineType = z
   .number()
   .int()
@@ -20,9 +33,42 @@ const KafkaSinkSchema = z.strictObject({
   brokers: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
   topicPrefix: z.string().min(1).default('quoteflow'),
 });
-const SinksSchema = z
-  .strictObject({ files: FilesSinkSchema.optional(), kafka: KafkaSinkSchema.optional() })
-  .refine((s) => s.files !== undefined || s.kafka !== undefined, 'at least one of files or kafka');
+/** NDJSON on stdout, one record per line in the Kafka value shape (pipe it into `jq`, like kcat). */
+const StdoutSinkSchema = z.strictObject({});
+/** Kline records on stdout: every update (`final: false|true`), or with `finalOnly` the closed bars. */
+const KlineStdoutSinkSchema = z.strictObject({ finalOnly: z.boolean().default(false) });
+const sinksSchema = <S extends z.ZodType>(stdout: S) =>
+  z
+    .strictObject({
+      files: FilesSinkSchema.optional(),
+      kafka: KafkaSinkSchema.optional(),
+      stdout: stdout.optional(),
+    })
+    .refine(
+      (s) => s.files !== undefined || s.kafka !== undefined || s.stdout !== undefined,
+      'at least one of files, kafka or stdout',
+    );
+const SinksSchema = sinksSchema(StdoutSinkSchema);
+
+/** Derived streams of a kline pipeline's bars: no request of their own, each into its own sinks. */
+const OPERATOR_SCHEMAS = {
+  resample: z.strictObject({
+    resample: z.strictObject({
+      to: z.union([klineType, z.strictObject({ minutes: z.number().int().min(1).max(1440) })]),
+      emit: z.enum(['all', 'final']).default('final'),
+    }),
+    sinks: z.strictObject({ stdout: KlineStdoutSinkSchema }),
+  }),
+  yesterdayClose: z.strictObject({
+    yesterdayClose: z.strictObject({}),
+    sinks: z.strictObject({ stdout: StdoutSinkSchema }),
+  }),
+} as const;
+
+/** One operator of a kline pipeline (`operators:`), chosen by its key. */
+export type PipelineOperator = {
+  [K in keyof typeof OPERATOR_SCHEMAS]: z.infer<(typeof OPERATOR_SCHEMAS)[K]>;
+}[keyof typeof OPERATOR_SCHEMAS];
 
 const KlineStepSchema = z.strictObject({
   name: z.string().min(1).optional(),
@@ -33,7 +79,8 @@ const KlineStepSchema = z.strictObject({
       bars: z.number().int().min(0).default(100),
     }),
   }),
-  sinks: SinksSchema,
+  sinks: sinksSchema(KlineStdoutSinkSchema),
+  operators: z.array(z.unknown()).optional(),
   state: z.string().min(1).optional(),
 });
 const DepthStepSchema = z.strictObject({
@@ -86,9 +133,14 @@ export const PipelineFileSchema = z.strictObject({
   pipelines: z.array(z.unknown()).min(1),
 });
 
+/** A kline pipeline of a file, its operators validated. */
+export type KlinePipelineStep = Omit<z.infer<typeof KlineStepSchema>, 'operators'> & {
+  readonly operators: readonly PipelineOperator[];
+};
+
 /** One pipeline of a file: its kind is decided by the key under `source`. */
 export type PipelineStep =
-  z.infer<typeof KlineStepSchema> | z.infer<typeof DepthStepSchema> | z.infer<typeof SuspensionStepSchema>;
+  KlinePipelineStep | z.infer<typeof DepthStepSchema> | z.infer<typeof SuspensionStepSchema>;
 
 /** A validated pipeline file. */
 export type PipelineFile = Omit<z.infer<typeof PipelineFileSchema>, 'pipelines'> & {
@@ -100,11 +152,18 @@ const STEP_SCHEMAS = {
   suspensions: SuspensionStepSchema,
 } as const;
 
+type Issue = { path: (string | number)[]; message: string };
+
 /**
  * Parses and validates pipeline YAML; every problem becomes a {@link UsageError} that names the
  * file, line and field (`pipeline.yaml:7: pipelines[0].source.kline.klineTypes[1]: ...`).
+ * `${NAME}` and `${NAME:default}` in values are filled from `env` first.
  */
-export function parsePipelineFile(text: string, fileName: string): PipelineFile {
+export function parsePipelineFile(
+  text: string,
+  fileName: string,
+  env: Readonly<Record<string, string | undefined>> = {},
+): PipelineFile {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const first = doc.errors[0];
@@ -112,7 +171,7 @@ export function parsePipelineFile(text: string, fileName: string): PipelineFile 
     const { line, col } = lineCounter.linePos(first.pos[0]);
     throw new UsageError(`${fileName}:${line}:${col}: invalid YAML: ${first.message.split('\n')[0]}`);
   }
-  const issues: { path: (string | number)[]; message: string }[] = [];
+  const issues: Issue[] = fillEnvReferences(doc, env, (offset) => lineCounter.linePos(offset).line);
   const collect = (prefix: (string | number)[], error: z.ZodError): void => {
     for (const issue of error.issues) {
       const path = [...prefix, ...(issue.path as (string | number)[])];
@@ -121,27 +180,28 @@ export function parsePipelineFile(text: string, fileName: string): PipelineFile 
       issues.push({ path, message: issue.message });
     }
   };
-  const top = PipelineFileSchema.safeParse(doc.toJS());
-  const steps: PipelineStep[] = [];
-  if (!top.success) collect([], top.error);
-  else {
-    top.data.pipelines.forEach((raw, i) => {
-      const source =
-        typeof raw === 'object' && raw !== null && 'source' in raw ? (raw.source as unknown) : undefined;
-      const kinds =
-        typeof source === 'object' && source !== null
-          ? Object.keys(source).filter((k) => k in STEP_SCHEMAS)
-          : [];
-      if (kinds.length !== 1) {
-        issues.push({
-          path: ['pipelines', i, 'source'],
-          message: `needs exactly one of ${Object.keys(STEP_SCHEMAS).join(', ')}`,
-        });
-        return;
-      }
-      const parsed = STEP_SCHEMAS[kinds[0] as keyof typeof STEP_SCHEMAS].safeParse(raw);
-      if (parsed.success) steps.push(parsed.data);
-      else collect(['pipelines', i], parsed.error);
+  const top = issues.length > 0 ? undefined : PipelineFileSchema.safeParse(doc.toJS());
+  if (top?.success === false) collect([], top.error);
+  if (top?.success === true) {
+    const steps = top.data.pipelines.flatMap((raw, i) => {
+      const step = parseKeyed(raw, ['pipelines', i], 'source', STEP_SCHEMAS, issues, collect);
+      if (step === undefined || !('kline' in step.source))
+        return step === undefined ? [] : [step as PipelineStep];
+      const kline = step as z.infer<typeof KlineStepSchema>;
+      const operators = (kline.operators ?? []).flatMap((op, j) => {
+        const parsed = parseKeyed(
+          op,
+          ['pipelines', i, 'operators', j],
+          undefined,
+          OPERATOR_SCHEMAS,
+          issues,
+          collect,
+        );
+        return parsed === undefined ? [] : [parsed as PipelineOperator];
+      });
+      const checked: KlinePipelineStep = { ...kline, operators };
+      checkKlineStep(checked, i, issues);
+      return [checked];
     });
     if (issues.length === 0) return { ...top.data, pipelines: steps };
   }
@@ -157,13 +217,70 @@ export function parsePipelineFile(text: string, fileName: string): PipelineFile 
   throw new UsageError(messages.join('\n'));
 }
 
+/**
+ * Validates `raw` by the one schema whose key it holds (under `under`, or at its top): a pipeline
+ * by its source kind, an operator by its name. Problems go to `issues`.
+ */
+function parseKeyed<S extends Record<string, z.ZodType>>(
+  raw: unknown,
+  path: (string | number)[],
+  under: string | undefined,
+  schemas: S,
+  issues: Issue[],
+  collect: (prefix: (string | number)[], error: z.ZodError) => void,
+): z.infer<S[keyof S]> | undefined {
+  const holder = under === undefined ? raw : isObject(raw) ? raw[under] : undefined;
+  const kinds = isObject(holder) ? Object.keys(holder).filter((k) => k in schemas) : [];
+  if (kinds.length !== 1) {
+    issues.push({
+      path: under === undefined ? path : [...path, under],
+      message: `needs exactly one of ${Object.keys(schemas).join(', ')}`,
+    });
+    return undefined;
+  }
+  const parsed = schemas[kinds[0] as keyof S]!.safeParse(raw);
+  if (parsed.success) return parsed.data as z.infer<S[keyof S]>;
+  collect(path, parsed.error);
+  return undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+/** What the schema cannot see: kline types the codes' product class lacks, operators' inputs. */
+function checkKlineStep(step: KlinePipelineStep, i: number, issues: Issue[]): void {
+  const { codes: stepCodes, klineTypes } = step.source.kline;
+  klineTypes.forEach((k, t) => {
+    const problem = klineTypeProblem(stepCodes, k);
+    if (problem !== undefined)
+      issues.push({ path: ['pipelines', i, 'source', 'kline', 'klineTypes', t], message: problem });
+  });
+  step.operators.forEach((op, j) => {
+    const at = ['pipelines', i, 'operators', j];
+    if ('yesterdayClose' in op && !klineTypes.includes(8 as KlineType))
+      issues.push({
+        path: [...at, 'yesterdayClose'],
+        message: 'needs daily bars: add 8 to source.kline.klineTypes',
+      });
+    // A resample takes the source types that nest in its target (1-minute bars into 15 minutes
+    // beside daily bars); one that takes none is a mistake.
+    if ('resample' in op && resampledTypes(klineTypes, op.resample.to).length === 0)
+      issues.push({
+        path: [...at, 'resample', 'to'],
+        message: klineTypes.map((k) => resampleProblem(k, op.resample.to)).join('; '),
+      });
+  });
+}
+
 function formatPath(path: readonly (string | number)[]): string {
   if (path.length === 0) return '(document)';
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
 
 /** Reads and validates a pipeline file; an unreadable file is a usage error too. */
-export async function loadPipelineFile(path: string): Promise<PipelineFile> {
+export async function loadPipelineFile(
+  path: string,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<PipelineFile> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -172,5 +289,10 @@ export async function loadPipelineFile(path: string): Promise<PipelineFile> {
       `PIPELINE.yaml ${JSON.stringify(path)} cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
     );
   }
-  return parsePipelineFile(text, path);
+  return parsePipelineFile(text, path, env);
+}
+
+/** The source kline types whose bars a `resample` operator with target `to` takes. */
+export function resampledTypes(klineTypes: readonly KlineType[], to: ResampleTarget): KlineType[] {
+  return klineTypes.filter((k) => resampleProblem(k, to) === undefined);
 }

@@ -1,0 +1,124 @@
+import { Subject, filter, map, type Observable, type Subscription } from 'rxjs';
+import type { Bar, BarUpdate, KlineType } from '@quoteflow/core';
+import { resampleBars, yesterdayClose, type ResampledBar, type YesterdayClose } from '@quoteflow/operators';
+import { klineMessageValue } from '@quoteflow/sinks';
+import { resampledTypes, type KlinePipelineStep, type PipelineOperator } from './pipeline-file.js';
+import { toJson } from './to-json.js';
+import { yesterdayCloseJson } from './yesterday-close-json.js';
+
+/**
+ * The stream side of a kline pipeline of `quoteflow run`: its `stdout` sink and its operators, fed
+ * every bar update of the sync (forming `final: false`, closed `final: true`) without a request of
+ * their own. Each writes NDJSON lines through `write` (stdout: pipe it into `jq`, as with kcat).
+ */
+export class KlineStreams {
+  readonly #updates = new Subject<BarUpdate>();
+  readonly #subscriptions: Subscription[] = [];
+
+  /** `onError`: an operator failed; the run stops with that error. */
+  constructor(step: KlinePipelineStep, write: (line: string) => void, onError: (err: unknown) => void) {
+    const sinks: Observable<unknown>[] = [];
+    const stdout = step.sinks.stdout;
+    if (stdout !== undefined)
+      sinks.push(
+        this.#updates.pipe(
+          filter((u) => !stdout.finalOnly || u.final),
+          map(klineMessageValue),
+        ),
+      );
+    for (const op of step.operators)
+      sinks.push(operatorOutput(op, step.source.kline.klineTypes, this.#updates));
+    for (const lines of sinks)
+      this.#subscriptions.push(lines.subscribe({ next: (v) => write(`${toJson(v)}\n`), error: onError }));
+  }
+
+  /** Whether anything listens (else the sync need not report its updates). */
+  get listening(): boolean {
+    return this.#subscriptions.length > 0;
+  }
+
+  push(update: BarUpdate): void {
+    this.#updates.next(update);
+  }
+
+  /** The sync ended: operators drop their open periods (never written as final), streams end. */
+  complete(): void {
+    this.#updates.complete();
+    for (const s of this.#subscriptions) s.unsubscribe();
+  }
+}
+
+function operatorOutput(
+  op: PipelineOperator,
+  klineTypes: readonly KlineType[],
+  updates$: Observable<BarUpdate>,
+): Observable<unknown> {
+  if ('resample' in op) {
+    const { to, emit } = op.resample;
+    const takes = new Set(resampledTypes(klineTypes, to));
+    return updates$.pipe(
+      filter((u) => takes.has(u.klineType)),
+      resampleBars({ to, emit }),
+      filter((b) => !op.sinks.stdout.finalOnly || b.final),
+      map(resampledJson),
+    );
+  }
+  return updates$.pipe(
+    filter((u) => u.klineType === 8),
+    newestDailyBars(),
+    yesterdayClose(),
+    changedPerCode(),
+    map(yesterdayCloseJson),
+  );
+}
+
+/** Per update, the two newest daily bars of its code (forming or closed): `yesterdayClose`'s input. */
+function newestDailyBars() {
+  return (updates$: Observable<BarUpdate>): Observable<readonly Bar[]> => {
+    const newest = new Map<string, Bar[]>();
+    return updates$.pipe(
+      map((u) => {
+        const bar: Bar = { ...u, type: 'bar' };
+        const bars = [bar, ...(newest.get(u.code) ?? []).filter((b) => b.tsMs !== u.tsMs)]
+          .sort((a, b) => b.tsMs - a.tsMs)
+          .slice(0, 2);
+        newest.set(u.code, bars);
+        return bars;
+      }),
+    );
+  };
+}
+
+/** Drops a previous close equal to the last one shown for its code (a forming bar that did not move). */
+function changedPerCode() {
+  return (closes$: Observable<YesterdayClose>): Observable<YesterdayClose> => {
+    const shown = new Map<string, string>();
+    return closes$.pipe(
+      filter((y) => {
+        const key = toJson(y);
+        if (shown.get(y.code) === key) return false;
+        shown.set(y.code, key);
+        return true;
+      }),
+    );
+  };
+}
+
+/** A resampled bar in the Kafka kline value's shape, plus what says how it was made. */
+function resampledJson(b: ResampledBar): Record<string, unknown> {
+  return {
+    code: b.code,
+    kline_type: b.klineType ?? null,
+    period_minutes: b.periodMs === undefined ? null : b.periodMs / 60_000,
+    source_kline_type: b.sourceKlineType,
+    ts: new Date(b.tsMs).toISOString(),
+    open: b.open,
+    high: b.high,
+    low: b.low,
+    close: b.close,
+    volume: b.volume,
+    turnover: b.turnover,
+    final: b.final,
+    partial: b.partial,
+  };
+}
