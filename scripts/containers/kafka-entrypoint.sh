@@ -1,5 +1,5 @@
 #!/bin/sh
-# The test image's broker: single-node KRaft, the settings of scripts/kafka/broker.sh (write_config),
+# The test image's broker: single-node KRaft with scripts/kafka/broker-settings.properties (as broker.sh),
 # listening on 9092 in the container and advertising 127.0.0.1:$KAFKA_ADVERTISED_PORT, the loopback
 # port the host publishes it on (clients on the host reach it only through that address).
 # Storage is formatted once, so a stopped and started container keeps its topics and offsets.
@@ -7,31 +7,17 @@ set -eu
 port="${KAFKA_ADVERTISED_PORT:?KAFKA_ADVERTISED_PORT: the host port that publishes 9092}"
 home=/opt/kafka
 data=/var/lib/kafka/data
-cat >"$home/server.properties" <<PROPS
+{
+  cat <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:9093
 listeners=PLAINTEXT://0.0.0.0:9092,CONTROLLER://127.0.0.1:9093
 advertised.listeners=PLAINTEXT://127.0.0.1:$port
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 log.dirs=$data
-num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=4
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-group.initial.rebalance.delay.ms=0
-auto.create.topics.enable=false
-delete.topic.enable=true
-num.network.threads=2
-num.io.threads=4
-log.retention.hours=24
-log.segment.bytes=67108864
 PROPS
+  cat "$home/broker-settings.properties"
+} >"$home/server.properties"
 # Same JVM flags as broker.sh: C1 only and one GC thread start a test broker about twice as fast.
 set -- java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx768m} -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
   -Djava.awt.headless=true -Dlog4j2.configurationFile="$home/log4j2.properties" -cp "$home/libs/*"

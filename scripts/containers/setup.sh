@@ -216,6 +216,7 @@ build_base
 # The Kafka jars come the way the host broker gets them (scripts/kafka/broker.sh fetch, cached).
 bash "$root/scripts/kafka/broker.sh" fetch
 libs="${KAFKA_CACHE_DIR:-$root/.cache/kafka}/$kafka_version/libs"
-build "$kafka_image" "$here/kafka.Containerfile" "$libs" "$here/kafka-entrypoint.sh" "$here/log4j2.properties"
+build "$kafka_image" "$here/kafka.Containerfile" "$libs" "$here/kafka-entrypoint.sh" "$here/log4j2.properties" \
+  "$root/scripts/kafka/broker-settings.properties"
 build "$redis_image" "$here/redis.Containerfile"
 log "images: $kafka_image $redis_image"

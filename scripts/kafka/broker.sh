@@ -135,31 +135,17 @@ set_java_cmd() {
 
 write_config() {
   local port="$1" cport="$2"
-  cat >"$instance/server.properties" <<EOF
+  {
+    cat <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
 listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
 advertised.listeners=PLAINTEXT://127.0.0.1:$port
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 log.dirs=$instance/data
-num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=4
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-group.initial.rebalance.delay.ms=0
-auto.create.topics.enable=false
-delete.topic.enable=true
-num.network.threads=2
-num.io.threads=4
-log.retention.hours=24
-log.segment.bytes=67108864
 EOF
+    cat "$here/broker-settings.properties"
+  } >"$instance/server.properties"
   # Kafka 3.x (reload4j) and 4.x (log4j2): INFO to server.log via stdout redirection.
   cat >"$instance/log4j.properties" <<'EOF'
 log4j.rootLogger=INFO, stdout
