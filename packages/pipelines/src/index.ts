@@ -26,4 +26,6 @@ export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.j
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
 export { inspectDataset } from './inspect-dataset.js';
+export { readKlineBars } from './read-kline-bars.js';
+export type { DatasetBar, ReadKlineBarsOptions } from './read-kline-bars.js';
 export type { DatasetInspection, SeriesInspection, SeriesGap } from './inspect-dataset.js';

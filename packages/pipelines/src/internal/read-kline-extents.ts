@@ -34,35 +34,27 @@ export function listKlineFiles(dir: string): Promise<string[]> {
 }
 
 /**
- * Calls `onRow(code, tsMs)` for every row of one kline dataset file (Parquet, Arrow IPC or NDJSON),
- * in file order; resolves with the file's kline type from the Hive directory `kline_type=K`.
+ * Calls `onRow(code, tsMs, value)` for every row of one kline dataset file (Parquet, Arrow IPC or
+ * NDJSON), in file order, where `value(column)` reads another column of that row; resolves with the
+ * file's kline type from the Hive directory `kline_type=K`.
  */
-async function forEachKlineRow(
+export async function forEachKlineRow(
   dir: string,
   relativePath: string,
-  onRow: (code: string, tsMs: number) => void,
+  onRow: (code: string, tsMs: number, value: (column: string) => unknown) => void,
 ): Promise<number> {
   const match = /(?:^|\/)kline_type=(\d+)(?:\/|$)/.exec(relativePath);
   if (match === null) throw new Error(`${relativePath}: no kline_type=K directory in its path`);
   const bytes = await readFile(join(dir, relativePath));
-  const note = (code: unknown, ts: unknown): void => {
-    const ms =
-      typeof ts === 'number'
-        ? ts
-        : typeof ts === 'bigint'
-          ? Number(ts)
-          : typeof ts === 'string'
-            ? Date.parse(ts)
-            : ts instanceof Date
-              ? ts.getTime()
-              : NaN;
-    if (typeof code === 'string' && Number.isFinite(ms)) onRow(code, ms);
+  const note = (code: unknown, ts: unknown, value: (column: string) => unknown): void => {
+    const ms = epochMsOf(ts);
+    if (typeof code === 'string' && Number.isFinite(ms)) onRow(code, ms, value);
   };
   if (relativePath.endsWith('.ndjson')) {
     for (const line of bytes.toString('utf8').split('\n')) {
       if (line.trim() === '') continue;
-      const row = JSON.parse(line) as { code?: unknown; ts?: unknown };
-      note(row.code, row.ts);
+      const row = JSON.parse(line) as Record<string, unknown>;
+      note(row['code'], row['ts'], (column) => row[column]);
     }
   } else {
     const table: Table = relativePath.endsWith('.parquet')
@@ -71,9 +63,19 @@ async function forEachKlineRow(
     const codes = table.getChild('code');
     const ts = table.getChild('ts');
     if (codes === null || ts === null) throw new Error(`${relativePath}: no code/ts columns`);
-    for (let i = 0; i < table.numRows; i++) note(codes.get(i), ts.get(i));
+    for (let i = 0; i < table.numRows; i++)
+      note(codes.get(i), ts.get(i), (column) => table.getChild(column)?.get(i) as unknown);
   }
   return Number(match[1]);
+}
+
+/** A timestamp as a file reader gives it (ms number or bigint, ISO string, Date) in epoch ms; NaN if none. */
+export function epochMsOf(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'string') return Date.parse(v);
+  if (v instanceof Date) return v.getTime();
+  return NaN;
 }
 
 /** Every bar start per `code` in one kline dataset file, in file order, with the file's kline type. */
