@@ -39,6 +39,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   '@quoteflow/simulator': ['startSimulator'],
   '@quoteflow/pipelines': ['klineSync', 'depthCapture', 'suspensionWatch', 'estimatePlan'],
   '@quoteflow/cluster': ['RedisQuota', 'SharedPlanScheduler', 'ClusterMembership'],
+  '@quoteflow/report': ['collectReportData', 'renderReport', 'coverageOf'],
   '@quoteflow/cli': ['runCli'],
 };
 

@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import type { CommandContext } from '../command-context.js';
+import { addCodesOptions } from '../internal/codes-options.js';
+import { UsageError } from '../internal/usage-error.js';
+
+interface ReportFlags {
+  codes?: string[];
+  codesFile?: string;
+  out: string;
+  html: string;
+  from?: string;
+  to?: string;
+}
+
+/** `quoteflow report`: one self-contained HTML page of a dataset (no request, no token). */
+export function registerReportCommand(program: Command, ctx: CommandContext): void {
+  const cmd = program
+    .command('report')
+    .summary('one self-contained HTML page of a dataset: coverage, bars, summary')
+    .description(
+      'Writes one HTML file that opens offline from disk (the chart library and the data are inside it): a coverage ' +
+        'heatmap of series × time (held, market closed by the calendar, missing; click a row to open its bars), ' +
+        'candlesticks with volume and the gaps marked, and a summary table (rows, first/last bar, gaps, last read, ' +
+        'freshness). Reads the dataset only: no request is made. Candles are carried for the first 50 series; name ' +
+        'the ones you want with --codes.',
+    )
+    .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync)')
+    .requiredOption('--html <file>', 'the HTML file to write')
+    .option('--from <time>', 'bars starting at or after this ISO-8601 time (UTC unless it says)')
+    .option('--to <time>', 'bars starting before this ISO-8601 time');
+  addCodesOptions(cmd, 'only these product codes').action(async (flags: ReportFlags) => {
+    const { resolve } = await import('node:path');
+    const { stat } = await import('node:fs/promises');
+    const dir = resolve(ctx.io.cwd, flags.out);
+    if ((await stat(dir).catch(() => undefined))?.isDirectory() !== true)
+      throw new UsageError(`--out ${flags.out}: no such directory`);
+    const fromMs = timeFlag('--from', flags.from);
+    const toMs = timeFlag('--to', flags.to);
+    if (fromMs !== undefined && toMs !== undefined && toMs <= fromMs)
+      throw new UsageError(`--to ${flags.to} is not after --from ${flags.from}`);
+    const html = resolve(ctx.io.cwd, flags.html);
+    const [{ resolveCodes }, { checkOutDir }, { rename, writeFile }, { collectReportData, renderReport }] =
+      await Promise.all([
+        import('../internal/codes-options.js'),
+        import('../internal/check-out-dir.js'),
+        import('node:fs/promises'),
+        import('@quoteflow/report'),
+      ]);
+    const codes =
+      flags.codes === undefined && flags.codesFile === undefined
+        ? undefined
+        : await resolveCodes(flags, ctx.io.cwd);
+    const { dirname } = await import('node:path');
+    await checkOutDir(dirname(html), ctx.io.cwd, '--html');
+    const data = await collectReportData(dir, {
+      ...(codes === undefined ? {} : { codes }),
+      ...(fromMs === undefined ? {} : { fromMs }),
+      ...(toMs === undefined ? {} : { toMs }),
+    });
+    // Written aside and renamed: a reader never opens half a page.
+    const aside = `${html}.${process.pid}.tmp`;
+    await writeFile(aside, await renderReport(data));
+    await rename(aside, html);
+    ctx.logger.info({ html, series: data.summary.length }, 'report written');
+    ctx.out(`${html}: ${data.summary.length} series\n`);
+  });
+}
+
+function timeFlag(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) || !value.includes('T') ? value : `${value}Z`);
+  if (!Number.isFinite(ms))
+    throw new UsageError(`${flag} ${value}: not an ISO-8601 time (e.g. 2026-11-02T00:00Z)`);
+  return ms;
+}

@@ -1,0 +1,67 @@
+import { KLINE_PERIOD_MS, type KlineType } from '@quoteflow/core';
+import type { SeriesInspection } from '@quoteflow/pipelines';
+
+/** What one heatmap cell shows (its character in {@link CoverageRow.cells}). */
+export const CELL = {
+  /** Outside the series' first and last bar. */
+  outside: '.',
+  /** The dataset holds a bar starting in the cell. */
+  held: 'h',
+  /** No bar, and the market calendar says none was due (closed, weekend, holiday, lunch break). */
+  closed: 'c',
+  /** Bars are due and missing: the cell overlaps a gap `inspect` reports. */
+  missing: 'm',
+} as const;
+
+/** One row of the heatmap: a (code, kline type) and one character per time bucket. */
+export interface CoverageRow {
+  readonly code: string;
+  readonly klineType: KlineType;
+  readonly cells: string;
+}
+
+/** Series × time, each cell one of {@link CELL}. */
+export interface Coverage {
+  readonly fromMs: number;
+  readonly bucketMs: number;
+  readonly buckets: number;
+  readonly rows: readonly CoverageRow[];
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The coverage heatmap of a dataset: time from `fromMs` to `toMs` cut into at most `maxBuckets`
+ * buckets (one bar period of the shortest kline type when that fits, so a cell is a bar), each
+ * row's cells marked from the bar starts held and the gaps `inspect` found. A missing bar marks its
+ * cell even when the cell also holds bars, so a hole stays visible at any zoom; the number of
+ * missing cells at one bar per cell equals the bars of `inspect`'s gaps.
+ */
+export function coverageOf(
+  series: readonly SeriesInspection[],
+  startsOf: (s: SeriesInspection) => readonly number[],
+  fromMs: number,
+  toMs: number,
+  maxBuckets = 720,
+): Coverage {
+  const shortest = Math.min(...series.map((s) => KLINE_PERIOD_MS[s.klineType] ?? DAY_MS), DAY_MS);
+  const bucketMs = Math.max(shortest, Math.ceil((toMs - fromMs) / maxBuckets / shortest) * shortest);
+  const buckets = Math.max(1, Math.ceil((toMs - fromMs) / bucketMs));
+  const bucketOf = (ms: number) => Math.floor((ms - fromMs) / bucketMs);
+  const rows = series.map((s) => {
+    const cells: string[] = new Array<string>(buckets).fill(CELL.outside);
+    const first = Math.max(0, bucketOf(s.firstMs));
+    const last = Math.min(buckets - 1, bucketOf(s.lastMs));
+    for (let b = first; b <= last; b++) cells[b] = CELL.closed;
+    for (const ms of startsOf(s)) {
+      const b = bucketOf(ms);
+      if (b >= 0 && b < buckets) cells[b] = CELL.held;
+    }
+    for (const gap of s.gaps) {
+      const until = Math.min(buckets - 1, bucketOf(gap.toMs - 1));
+      for (let b = Math.max(0, bucketOf(gap.fromMs)); b <= until; b++) cells[b] = CELL.missing;
+    }
+    return { code: s.code, klineType: s.klineType, cells: cells.join('') };
+  });
+  return { fromMs, bucketMs, buckets, rows };
+}

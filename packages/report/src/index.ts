@@ -1,0 +1,7 @@
+// quoteflow report: one self-contained HTML page of a dataset (coverage, candlesticks, summary).
+export { collectReportData } from './report-data.js';
+export type { ReportData, ReportOptions, SeriesCandles, SeriesSummary } from './report-data.js';
+export { coverageOf, CELL } from './coverage.js';
+export type { Coverage, CoverageRow } from './coverage.js';
+export { renderReport } from './render-report.js';
+export type { ReportPageState } from './report-page.js';

@@ -1,0 +1,150 @@
+import type { ReportData } from './report-data.js';
+
+/** The parts of lightweight-charts' standalone global (`LightweightCharts`) the page uses. */
+interface Charts {
+  createChart(el: HTMLElement, options: object): Chart;
+  CandlestickSeries: unknown;
+  HistogramSeries: unknown;
+  createSeriesMarkers(series: ChartSeries, markers: object[]): unknown;
+}
+interface Chart {
+  addSeries(kind: unknown, options?: object): ChartSeries;
+  remove(): void;
+  timeScale(): { fitContent(): void };
+  priceScale(id: string): { applyOptions(o: object): void };
+}
+interface ChartSeries {
+  setData(data: object[]): void;
+}
+
+/** What the page exposes for tests and for users' scripts: the numbers it drew. */
+export interface ReportPageState {
+  readonly heatmapRows: number;
+  readonly heatmapBuckets: number;
+  readonly missingCells: number;
+  chart: { code: string; klineType: number; candles: number; gaps: number } | undefined;
+  open(row: number): void;
+}
+
+/**
+ * Runs in the browser, inlined into the page by `Function.prototype.toString` (so it may use
+ * nothing from its module): draws the heatmap on a canvas, the summary table, and the candlesticks
+ * of the series a click (or the first one) opens.
+ */
+export function reportPage(data: ReportData, charts: Charts): void {
+  const COLORS: Record<string, string> = { h: '#2e7d32', c: '#cfd8dc', m: '#d32f2f', '.': '#ffffff' };
+  const iso = (ms: number | undefined) =>
+    ms === undefined ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 16);
+  const el = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+  const { coverage } = data;
+
+  // Heatmap: one pixel block per cell, one canvas for all of them.
+  const canvas = el<HTMLCanvasElement>('heatmap');
+  const cellW = Math.max(1, Math.min(8, Math.floor(1100 / coverage.buckets)));
+  const rowH = Math.max(1, Math.min(14, Math.floor(4000 / Math.max(1, coverage.rows.length))));
+  canvas.width = coverage.buckets * cellW;
+  canvas.height = coverage.rows.length * rowH;
+  const ctx = canvas.getContext('2d')!;
+  let missingCells = 0;
+  coverage.rows.forEach((row, r) => {
+    for (let b = 0; b < row.cells.length; b++) {
+      const state = row.cells[b]!;
+      if (state === 'm') missingCells++;
+      ctx.fillStyle = COLORS[state] ?? '#ffffff';
+      ctx.fillRect(b * cellW, r * rowH, cellW, rowH);
+    }
+  });
+  // Row labels beside the cells when rows are tall enough to read.
+  const labels = el<HTMLCanvasElement>('heatmap-labels');
+  labels.width = rowH >= 9 ? 140 : 0;
+  labels.height = canvas.height;
+  if (rowH >= 9) {
+    const lctx = labels.getContext('2d')!;
+    lctx.font = `${Math.min(12, rowH - 1)}px system-ui, sans-serif`;
+    lctx.textBaseline = 'middle';
+    lctx.fillStyle = '#263238';
+    coverage.rows.forEach((row, r) =>
+      lctx.fillText(`${row.code} · ${row.klineType}`, 2, r * rowH + rowH / 2),
+    );
+  }
+  el('heatmap-caption').textContent =
+    `${coverage.rows.length} series × ${coverage.buckets} cells of ${Math.round(coverage.bucketMs / 60_000)} min ` +
+    `from ${iso(coverage.fromMs)} UTC; ${missingCells} missing cells. Click a row to open its bars.`;
+
+  // Summary table.
+  const body = el<HTMLTableSectionElement>('summary-body');
+  const freshness = (ms: number | undefined) =>
+    ms === undefined ? '-' : ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
+  data.summary.slice(0, 2_000).forEach((s, i) => {
+    const tr = body.insertRow();
+    for (const v of [
+      s.code,
+      String(s.klineType),
+      String(s.rows),
+      iso(s.firstMs),
+      iso(s.lastMs),
+      `${s.gaps} (${s.missingBars} bars)`,
+      iso(s.lastReadMs),
+      freshness(s.freshnessMs),
+    ])
+      tr.insertCell().textContent = v;
+    if (s.gaps > 0) tr.className = 'has-gaps';
+    tr.addEventListener('click', () => state.open(i));
+  });
+
+  // Candlesticks with volume, gaps marked.
+  let chart: Chart | undefined;
+  const state: ReportPageState = {
+    heatmapRows: coverage.rows.length,
+    heatmapBuckets: coverage.buckets,
+    missingCells,
+    chart: undefined,
+    open(row: number) {
+      const wanted = coverage.rows[row];
+      const title = el('chart-title');
+      if (wanted === undefined) return;
+      const series = data.candles.find((c) => c.code === wanted.code && c.klineType === wanted.klineType);
+      chart?.remove();
+      chart = undefined;
+      if (series === undefined) {
+        title.textContent = `${wanted.code} type ${wanted.klineType}: its bars are not in this page (report it with --codes ${wanted.code})`;
+        state.chart = undefined;
+        return;
+      }
+      title.textContent = `${series.code} type ${series.klineType}, ${series.candles.length} candles of ${Math.round(series.candleMs / 60_000)} min`;
+      chart = charts.createChart(el('chart'), { height: 360, timeScale: { timeVisible: true } });
+      const candles = chart.addSeries(charts.CandlestickSeries);
+      candles.setData(
+        series.candles.map(([time, open, high, low, close]) => ({ time, open, high, low, close })),
+      );
+      const volume = chart.addSeries(charts.HistogramSeries, {
+        priceScaleId: 'volume',
+        color: '#90a4ae',
+        lastValueVisible: false,
+        priceLineVisible: false,
+      });
+      chart.priceScale('volume').applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
+      volume.setData(series.candles.map(([time, , , , , v]) => ({ time, value: v })));
+      charts.createSeriesMarkers(
+        candles,
+        series.gaps.map(([from, to]) => ({
+          time: series.candles.findLast(([t]) => t <= from)?.[0] ?? from,
+          position: 'aboveBar',
+          color: '#d32f2f',
+          shape: 'arrowDown',
+          text: `gap to ${new Date(to * 1000).toISOString().slice(0, 16)}`,
+        })),
+      );
+      chart.timeScale().fitContent();
+      state.chart = {
+        code: series.code,
+        klineType: series.klineType,
+        candles: series.candles.length,
+        gaps: series.gaps.length,
+      };
+    },
+  };
+  canvas.addEventListener('click', (e) => state.open(Math.floor(e.offsetY / rowH)));
+  (window as unknown as { quoteflowReport: ReportPageState }).quoteflowReport = state;
+  state.open(0);
+}

@@ -1,0 +1,159 @@
+// End-to-end: `quoteflow report` of a simulator dataset, opened in headless Chromium (Debian's
+// chromium, driven by puppeteer-core): no console error, no network request, a screenshot of each
+// view, and the page's own numbers checked against `quoteflow inspect` and the dataset's rows.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import { filesUnder, runQuoteflow } from './support/quoteflow-process.js';
+
+const TOKEN = 'report-test-token-83a0';
+const SHOTS = resolve(import.meta.dirname, '../.cache/report-screenshots');
+
+let sim: Simulator;
+let work: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 4 });
+  work = await mkdtemp(join(tmpdir(), 'qf-report-'));
+  browser = await puppeteer.launch({
+    executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await sim.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+interface InspectJson {
+  datasets: {
+    kline: { series: { code: string; kline_type: number; rows: number; gaps: { bars: number }[] }[] };
+  };
+}
+
+describe('quoteflow report', () => {
+  it('draws the coverage, the candlesticks and the summary of a dataset with holes, offline', async () => {
+    const out = join(work, 'data');
+    const env = { QUOTEFLOW_BASE_URL: sim.url, QUOTEFLOW_TOKEN: TOKEN, QUOTEFLOW_PLAN: 'professional' };
+    const backfill = await runQuoteflow(
+      [
+        'backfill',
+        '--codes',
+        'BTCUSDT,ETHUSDT,AAPL.US',
+        '--kline-type',
+        '1',
+        '--bars',
+        '240',
+        '--out',
+        out,
+        '--format',
+        'ndjson',
+      ],
+      env,
+    );
+    expect(backfill.code, backfill.stderr).toBe(0);
+    // Holes: BTCUSDT loses 4 bars in one place and 2 in another, ETHUSDT 1.
+    const [file] = await filesUnder(join(out, 'kline'));
+    const rows = (await readFile(file!, 'utf8')).trim().split('\n');
+    const byCode = (code: string) => rows.filter((r) => (JSON.parse(r) as { code: string }).code === code);
+    const drop = new Set([
+      ...byCode('BTCUSDT').slice(50, 54),
+      ...byCode('BTCUSDT').slice(120, 122),
+      byCode('ETHUSDT')[70]!,
+    ]);
+    await writeFile(file!, `${rows.filter((r) => !drop.has(r)).join('\n')}\n`);
+
+    const inspect = await runQuoteflow(['inspect', '--out', out, '--format', 'json'], {});
+    expect(inspect.code, inspect.stderr).toBe(0);
+    const series = (JSON.parse(inspect.stdout) as InspectJson).datasets.kline.series;
+    const gapBars = series.flatMap((s) => s.gaps).reduce((n, g) => n + g.bars, 0);
+    expect(gapBars).toBe(7);
+
+    const html = join(work, 'report', 'report.html');
+    await mkdir(join(work, 'report'));
+    const before = sim.log.length;
+    const report = await runQuoteflow(['report', '--out', out, '--html', html], {});
+    expect(report.code, report.stderr).toBe(0);
+    expect(sim.log.length).toBe(before); // no request
+
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warn') problems.push(`${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${String(e)}`));
+    await page.setRequestInterception(true);
+    page.on('request', (r) => {
+      if (r.url().startsWith('file:')) void r.continue();
+      else {
+        problems.push(`network: ${r.url()}`);
+        void r.abort();
+      }
+    });
+    await page.setViewport({ width: 1300, height: 1000 });
+    await page.goto(`file://${html}`, { waitUntil: 'load' });
+    await mkdir(SHOTS, { recursive: true });
+
+    const state = () =>
+      page.evaluate(() => {
+        const s = (globalThis as unknown as { quoteflowReport: Record<string, unknown> }).quoteflowReport;
+        return { heatmapRows: s['heatmapRows'], missingCells: s['missingCells'], chart: s['chart'] };
+      });
+    const first = await state();
+    // The heatmap's missing cells (one bar per cell here) are inspect's gaps, bar for bar.
+    expect(first.heatmapRows).toBe(3);
+    expect(first.missingCells).toBe(gapBars);
+    await (await page.$('#heatmap-view'))!.screenshot({ path: join(SHOTS, 'coverage.png') });
+
+    // The candlesticks of a series hold that series' bars (one candle per bar at this length).
+    const rowOf = (code: string) => series.findIndex((s) => s.code === code);
+    await page.evaluate((row) => {
+      (globalThis as unknown as { quoteflowReport: { open(r: number): void } }).quoteflowReport.open(row);
+    }, rowOf('BTCUSDT'));
+    const opened = await state();
+    expect(opened.chart).toEqual({
+      code: 'BTCUSDT',
+      klineType: 1,
+      candles: series[rowOf('BTCUSDT')]!.rows,
+      gaps: 2,
+    });
+    await (await page.$('#bars-view'))!.screenshot({ path: join(SHOTS, 'bars.png') });
+
+    const table = await page.$$eval('#summary-body tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+    );
+    expect(table.map((r) => [r[0], r[2], r[5]])).toEqual(
+      series.map((s) => [
+        s.code,
+        String(s.rows),
+        `${s.gaps.length} (${s.gaps.reduce((n, g) => n + g.bars, 0)} bars)`,
+      ]),
+    );
+    await (await page.$('#summary-view'))!.screenshot({ path: join(SHOTS, 'summary.png') });
+
+    // A click on the heatmap's ETHUSDT row opens it, as a person would.
+    const box = (await (await page.$('#heatmap'))!.boundingBox())!;
+    const rowHeight = box.height / 3;
+    await page.mouse.click(box.x + 5, box.y + rowHeight * rowOf('ETHUSDT') + rowHeight / 2);
+    expect((await state()).chart).toMatchObject({ code: 'ETHUSDT', gaps: 1 });
+    expect(problems).toEqual([]);
+  });
+
+  it('refuses a missing dataset and a bad time with exit 2, writing nothing', async () => {
+    const html = join(work, 'never.html');
+    const missing = await runQuoteflow(['report', '--out', join(work, 'nope'), '--html', html], {});
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--out .*nope: no such directory/);
+    const badTime = await runQuoteflow(['report', '--out', work, '--html', html, '--from', 'yesterday'], {});
+    expect(badTime.code).toBe(2);
+    expect(badTime.stderr).toMatch(/--from yesterday: not an ISO-8601 time/);
+    await expect(readFile(html)).rejects.toThrow(/ENOENT/);
+  });
+});
