@@ -78,6 +78,28 @@ describe('quoteflow run --dry-run', () => {
   });
 });
 
+describe('quoteflow run --schema', () => {
+  it("prints the file format's JSON Schema: every source kind, sink and operator, the plans", async () => {
+    const r = await runQuoteflow(['run', '--schema'], {});
+    expect(r.code, r.stderr).toBe(0);
+    const schema = JSON.parse(r.stdout) as {
+      required: string[];
+      properties: {
+        service: { properties: { plan: { enum: string[] } } };
+        pipelines: { items: { anyOf: unknown[] } };
+      };
+    };
+    expect(schema.required).toEqual(expect.arrayContaining(['version', 'pipelines']));
+    expect(schema.properties.service.properties.plan.enum).toContain('professional');
+    const text = JSON.stringify(schema.properties.pipelines.items.anyOf);
+    for (const key of ['kline', 'depth', 'suspensions', 'stdout', 'finalOnly', 'resample', 'yesterdayClose'])
+      expect(text).toContain(`"${key}"`);
+    const none = await runQuoteflow(['run'], {});
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/a pipeline file is required/);
+  });
+});
+
 describe('the stdout sink and operators', () => {
   it('streams closed 1-minute bars, 15-minute bars made of exactly those bars, and the previous close', async () => {
     const r = await runQuoteflow(

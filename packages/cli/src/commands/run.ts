@@ -20,6 +20,7 @@ interface RunFlags {
   token?: string;
   plan?: string;
   dryRun?: boolean;
+  schema?: boolean;
 }
 
 const kafkaOf = (sinks: PipelineStep['sinks']) =>
@@ -49,14 +50,20 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
         '      operators:\n        - resample: { to: { minutes: 15 } }\n          sinks: { stdout: {} }\n' +
         '    - source: { suspensions: { exchanges: [nyse] } }',
     )
-    .argument('<pipeline.yaml>', 'pipeline file')
+    .argument('[pipeline.yaml]', 'pipeline file')
+    .option('--schema', "print the pipeline file's JSON Schema (for editors and linters) and exit")
     .option(
       '--dry-run',
       'check the file, its ${ENV} references, the service options and every output directory, print what would run, and exit (no request, no file)',
     );
-  addServiceOptions(cmd).action(async (file: string, flags: RunFlags) => {
+  addServiceOptions(cmd).action(async (file: string | undefined, flags: RunFlags) => {
     // Command implementations load here, not at start: `quoteflow --help` must not pay for them.
-    const { loadPipelineFile } = await import('../internal/pipeline-file.js');
+    const { loadPipelineFile, pipelineFileJsonSchema } = await import('../internal/pipeline-file.js');
+    if (flags.schema === true) {
+      ctx.out(`${toJson(pipelineFileJsonSchema(), 2)}\n`);
+      return;
+    }
+    if (file === undefined) throw new UsageError('a pipeline file is required: quoteflow run PIPELINE.yaml');
     const spec = await loadPipelineFile(resolve(ctx.io.cwd, file), ctx.io.env);
     const [
       { planLimits },

@@ -133,6 +133,23 @@ export const PipelineFileSchema = z.strictObject({
   pipelines: z.array(z.unknown()).min(1),
 });
 
+/**
+ * The JSON Schema of a pipeline file (`quoteflow run --schema`), for editors and CI linters: the
+ * same zod schemas the file is checked with, each pipeline as one of its kinds.
+ */
+export function pipelineFileJsonSchema(): unknown {
+  const operator = z.union(Object.values(OPERATOR_SCHEMAS));
+  const step = z.union([
+    KlineStepSchema.extend({ operators: z.array(operator).optional() }),
+    DepthStepSchema,
+    SuspensionStepSchema,
+  ]);
+  return z.toJSONSchema(PipelineFileSchema.extend({ pipelines: z.array(step).min(1) }), {
+    io: 'input',
+    unrepresentable: 'any',
+  });
+}
+
 /** A kline pipeline of a file, its operators validated. */
 export type KlinePipelineStep = Omit<z.infer<typeof KlineStepSchema>, 'operators'> & {
   readonly operators: readonly PipelineOperator[];
