@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { QuoteflowClient, type QuoteflowClientOptions } from './client.js';
+import { QuoteflowClient, type QuoteflowClientOptions, type RequestRecord } from './client.js';
 import { ManualClock, systemClock, type Clock } from './clock.js';
 import {
   AbortedError,
@@ -325,6 +325,29 @@ describe('QuoteflowClient retries', () => {
     const { c, rateLimited } = client();
     expect(await c.depth(['EURGBP'])).toHaveLength(1);
     expect(rateLimited).toEqual(['depth-tick']);
+  });
+
+  it('reports each attempt that left to onRequest, with its outcome and its instants in order', async () => {
+    handler = (s, i) =>
+      i === 0 ? { status: 429, json: { ret: 429, msg: 'rate limit', trace: 't' } } : depthEcho(s);
+    const records: RequestRecord[] = [];
+    const { c } = client({ onRequest: (r) => records.push(r) });
+    await c.depth(['EURGBP']);
+    expect(records.map((r) => [r.endpoint, r.attempt, r.outcome])).toEqual([
+      ['depth-tick', 1, 'QF_RATE_LIMITED'],
+      ['depth-tick', 2, 'ok'],
+    ]);
+    for (const r of records) expect(r.queuedAtMs <= r.sentAtMs && r.sentAtMs <= r.settledAtMs).toBe(true);
+    // A throwing listener changes nothing; a call that never left reports nothing.
+    const quiet = client({
+      onRequest: () => {
+        throw new Error('listener');
+      },
+    });
+    expect(await quiet.c.depth(['EURGBP'])).toHaveLength(1);
+    const aborted = client({ onRequest: (r) => records.push(r) });
+    await failure(aborted.c.depth(['EURGBP'], { signal: AbortSignal.abort() }));
+    expect(records).toHaveLength(2);
   });
 
   it('times out a request that never answers and retries it', async () => {

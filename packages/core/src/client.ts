@@ -105,10 +105,30 @@ export interface QuoteflowClientOptions {
   readonly timeouts?: TimeoutOptions;
   readonly retry?: RetryOptions;
   readonly logger?: QuoteflowLogger;
+  /**
+   * Called once per attempt that left for the service (answered, refused or failed), with when it
+   * was asked for, sent and settled: a request log or latency metrics. A throw is ignored.
+   */
+  readonly onRequest?: (record: RequestRecord) => void;
   /** Product class per code where `classifyCode` guesses wrong (decides whether `/kline` can page back). */
   readonly productClasses?: Readonly<Record<string, ProductClass>>;
   /** Endpoint family per code where the market suffix does not decide it. */
   readonly families?: Readonly<Record<string, Family>>;
+}
+
+/** One attempt of a request that was sent, as {@link QuoteflowClientOptions.onRequest} sees it. */
+export interface RequestRecord {
+  readonly endpoint: EndpointKind;
+  /** 1 for the first attempt of a call, +1 for each retry. */
+  readonly attempt: number;
+  /** When the client asked the scheduler for it (epoch ms, the client's clock). */
+  readonly queuedAtMs: number;
+  /** When the scheduler let it go and it was sent (the bars' `readAtMs`). */
+  readonly sentAtMs: number;
+  /** When its answer was read or it failed. */
+  readonly settledAtMs: number;
+  /** `ok`, or the error's code (`QF_RATE_LIMITED`, `QF_NETWORK`, …). */
+  readonly outcome: string;
 }
 
 /** Defaults of {@link QuoteflowClientOptions}, units in the names. */
@@ -166,6 +186,7 @@ export class QuoteflowClient {
   readonly #timeouts: Required<TimeoutOptions>;
   readonly #retry: Required<RetryOptions>;
   readonly #logger: QuoteflowLogger;
+  readonly #onRequest: ((record: RequestRecord) => void) | undefined;
   readonly #productClasses: Readonly<Record<string, ProductClass>>;
   readonly #families: Readonly<Record<string, Family>>;
   /** The last `receivedAtMs` handed out, so the next one is strictly later. */
@@ -267,6 +288,7 @@ export class QuoteflowClient {
     this.#productClasses = { ...options.productClasses };
     this.#families = { ...options.families };
     this.#logger = options.logger ?? {};
+    this.#onRequest = options.onRequest;
     const clock = options.clock ?? systemClock;
     if (
       typeof clock !== 'object' ||
@@ -581,6 +603,8 @@ export class QuoteflowClient {
     for (let attempt = 1; ; attempt++) {
       if (this.#closed) throw new ClientClosedError(endpoint);
       if (signal?.aborted === true) throw new AbortedError(endpoint);
+      const queuedAtMs = this.clock.now();
+      let sentAtMs: number | undefined;
       try {
         const spec = build(newTrace());
         const res = await this.scheduler.schedule(
@@ -594,6 +618,7 @@ export class QuoteflowClient {
             // Read here, when the scheduler lets the request go, not when it was queued: the
             // service computes its answer at or after this instant.
             const readAtMs = this.clock.now();
+            sentAtMs = readAtMs;
             const answer = await httpExchange({
               endpoint,
               url: this.#urlOf(spec),
@@ -615,8 +640,17 @@ export class QuoteflowClient {
           bytes: res.text.length,
           attempt,
         });
-        return decode(res, spec);
+        const decoded = decode(res, spec);
+        this.#recordRequest(endpoint, attempt, queuedAtMs, sentAtMs, 'ok');
+        return decoded;
       } catch (err) {
+        this.#recordRequest(
+          endpoint,
+          attempt,
+          queuedAtMs,
+          sentAtMs,
+          err instanceof QuoteflowError ? err.code : 'error',
+        );
         if (isAborted(signal)) throw err instanceof AbortedError ? err : new AbortedError(endpoint);
         if (!(err instanceof QuoteflowError)) throw err;
         redactErrorInPlace(err, this.#token);
@@ -645,6 +679,21 @@ export class QuoteflowClient {
         });
         await this.#sleep(delayMs, signal, endpoint);
       }
+    }
+  }
+
+  #recordRequest(
+    endpoint: EndpointKind,
+    attempt: number,
+    queuedAtMs: number,
+    sentAtMs: number | undefined,
+    outcome: string,
+  ): void {
+    if (sentAtMs === undefined || this.#onRequest === undefined) return;
+    try {
+      this.#onRequest({ endpoint, attempt, queuedAtMs, sentAtMs, settledAtMs: this.clock.now(), outcome });
+    } catch {
+      // A listener's failure must not fail the request.
     }
   }
 

@@ -114,6 +114,7 @@ export type { ErrorCode, QuoteflowErrorOptions, ServiceRefusal } from './errors.
 export { QuoteflowClient, CLIENT_DEFAULTS } from './client.js';
 export type {
   QuoteflowClientOptions,
+  RequestRecord,
   QuoteflowLogger,
   TimeoutOptions,
   RetryOptions,
