@@ -55,6 +55,7 @@ describe('quoteflow report', () => {
         out,
         '--format',
         'ndjson',
+        '--request-log',
       ],
       env,
     );
@@ -104,13 +105,25 @@ describe('quoteflow report', () => {
     const state = () =>
       page.evaluate(() => {
         const s = (globalThis as unknown as { quoteflowReport: Record<string, unknown> }).quoteflowReport;
-        return { heatmapRows: s['heatmapRows'], missingCells: s['missingCells'], chart: s['chart'] };
+        return {
+          heatmapRows: s['heatmapRows'],
+          missingCells: s['missingCells'],
+          chart: s['chart'],
+          quota: s['quota'],
+        };
       });
     const first = await state();
     // The heatmap's missing cells (one bar per cell here) are inspect's gaps, bar for bar.
     expect(first.heatmapRows).toBe(3);
     expect(first.missingCells).toBe(gapBars);
     await (await page.$('#heatmap-view'))!.screenshot({ path: join(SHOTS, 'coverage.png') });
+    // The quota view counts every request the simulator saw (the backfill's: inspect and report send none).
+    expect(first.quota).toEqual({
+      requests: sim.log.length,
+      endpoints: ['kline'],
+      perMinute: 1200,
+    });
+    await (await page.$('#quota-view'))!.screenshot({ path: join(SHOTS, 'quota.png') });
 
     // The candlesticks of a series hold that series' bars (one candle per bar at this length).
     const rowOf = (code: string) => series.findIndex((s) => s.code === code);
@@ -139,7 +152,9 @@ describe('quoteflow report', () => {
     await (await page.$('#summary-view'))!.screenshot({ path: join(SHOTS, 'summary.png') });
 
     // A click on the heatmap's ETHUSDT row opens it, as a person would.
-    const box = (await (await page.$('#heatmap'))!.boundingBox())!;
+    const heatmap = (await page.$('#heatmap'))!;
+    await heatmap.scrollIntoView();
+    const box = (await heatmap.boundingBox())!;
     const rowHeight = box.height / 3;
     await page.mouse.click(box.x + 5, box.y + rowHeight * rowOf('ETHUSDT') + rowHeight / 2);
     expect((await state()).chart).toMatchObject({ code: 'ETHUSDT', gaps: 1 });

@@ -50,6 +50,12 @@ tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cur
 <p id="chart-title"></p>
 <div id="chart"></div>
 </section>
+<section id="quota-view">
+<h2 id="quota">Quota</h2>
+<p id="quota-title"></p>
+<div id="quota-rate" style="max-width:1100px"></div>
+<div id="quota-budget" style="max-width:1100px"></div>
+</section>
 <section id="summary-view">
 <h2 id="summary">Summary</h2>
 <table><thead><tr><th>code</th><th>type</th><th>rows</th><th>first bar (UTC)</th><th>last bar (UTC)</th><th>gaps</th><th>last read (UTC)</th><th>freshness</th></tr></thead><tbody id="summary-body"></tbody></table>

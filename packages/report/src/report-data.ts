@@ -1,6 +1,7 @@
 import { KLINE_PERIOD_MS, type Clock, type KlineType, systemClock } from '@quoteflow/core';
 import { inspectDataset, readKlineBars, type DatasetBar } from '@quoteflow/pipelines';
 import { coverageOf, type Coverage } from './coverage.js';
+import { readQuotaData, type QuotaData } from './quota-data.js';
 
 /** What {@link collectReportData} reads. */
 export interface ReportOptions {
@@ -55,6 +56,8 @@ export interface ReportData {
   readonly summary: readonly SeriesSummary[];
   readonly coverage: Coverage;
   readonly candles: readonly SeriesCandles[];
+  /** From the request logs beside the dataset (`--request-log`), if any. */
+  readonly quota: QuotaData | undefined;
 }
 
 /** Reads what the page shows from the dataset under `dir` (no request). */
@@ -133,6 +136,7 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
       options.maxBuckets ?? 720,
     ),
     candles,
+    quota: await readQuotaData(dir),
   };
 }
 

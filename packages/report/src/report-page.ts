@@ -5,6 +5,7 @@ interface Charts {
   createChart(el: HTMLElement, options: object): Chart;
   CandlestickSeries: unknown;
   HistogramSeries: unknown;
+  LineSeries: unknown;
   createSeriesMarkers(series: ChartSeries, markers: object[]): unknown;
 }
 interface Chart {
@@ -15,6 +16,7 @@ interface Chart {
 }
 interface ChartSeries {
   setData(data: object[]): void;
+  createPriceLine(options: object): unknown;
 }
 
 /** What the page exposes for tests and for users' scripts: the numbers it drew. */
@@ -23,6 +25,8 @@ export interface ReportPageState {
   readonly heatmapBuckets: number;
   readonly missingCells: number;
   chart: { code: string; klineType: number; candles: number; gaps: number } | undefined;
+  /** What the quota view drew, or `undefined` without a request log. */
+  readonly quota: { requests: number; endpoints: string[]; perMinute: number | undefined } | undefined;
   open(row: number): void;
 }
 
@@ -99,6 +103,14 @@ export function reportPage(data: ReportData, charts: Charts): void {
     heatmapBuckets: coverage.buckets,
     missingCells,
     chart: undefined,
+    quota:
+      data.quota === undefined
+        ? undefined
+        : {
+            requests: data.quota.requests,
+            endpoints: data.quota.perMinuteByEndpoint.map((e) => e.endpoint),
+            perMinute: data.quota.perMinute,
+          },
     open(row: number) {
       const wanted = coverage.rows[row];
       const title = el('chart-title');
@@ -144,7 +156,64 @@ export function reportPage(data: ReportData, charts: Charts): void {
       };
     },
   };
-  canvas.addEventListener('click', (e) => state.open(Math.floor(e.offsetY / rowH)));
+  // The canvas may be drawn smaller than its pixels (max-width): map the click back to a row.
+  canvas.addEventListener('click', (e) =>
+    state.open(Math.floor((e.offsetY * canvas.height) / canvas.clientHeight / rowH)),
+  );
+  drawQuota();
+  // Requests per minute by endpoint and the daily budget left, the plan's limits as lines.
+  function drawQuota(): void {
+    const quota = data.quota;
+    const title = el('quota-title');
+    if (quota === undefined) {
+      title.textContent =
+        'No request log beside this dataset: run backfill, sync or run with --request-log to see the quota here.';
+      return;
+    }
+    const outcomes = Object.entries(quota.outcomes)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    title.textContent = `${quota.requests} requests on plan ${quota.plan} (${outcomes})`;
+    const palette = ['#1565c0', '#ef6c00', '#6a1b9a', '#00838f', '#558b2f'];
+    // The plan's lines stay in view: the price axis always spans 0 to the limit.
+    const upTo = (limit: number | undefined) => ({
+      autoscaleInfoProvider: (original: () => { priceRange: { maxValue: number } } | null) => ({
+        priceRange: {
+          minValue: 0,
+          maxValue: Math.max(limit ?? 0, original()?.priceRange.maxValue ?? 0) * 1.05,
+        },
+      }),
+    });
+    const rates = charts.createChart(el('quota-rate'), { height: 240, timeScale: { timeVisible: true } });
+    quota.perMinuteByEndpoint.forEach((e, i) => {
+      const line = rates.addSeries(charts.LineSeries, {
+        color: palette[i % palette.length],
+        title: e.endpoint,
+        lineWidth: 2,
+        ...upTo(quota.perMinute),
+      });
+      line.setData(e.points.map(([time, value]) => ({ time, value })));
+      if (i === 0 && quota.perMinute !== undefined)
+        line.createPriceLine({
+          price: quota.perMinute,
+          color: '#d32f2f',
+          lineStyle: 2,
+          title: 'plan: per minute',
+        });
+    });
+    rates.timeScale().fitContent();
+    const budget = charts.createChart(el('quota-budget'), { height: 200, timeScale: { timeVisible: true } });
+    const left = budget.addSeries(charts.LineSeries, {
+      color: '#2e7d32',
+      title: 'daily budget left',
+      ...upTo(quota.perDay),
+    });
+    left.setData(quota.budgetLeft.map(([time, value]) => ({ time, value })));
+    left.createPriceLine({ price: quota.perDay, color: '#d32f2f', lineStyle: 2, title: 'plan: per day' });
+    left.createPriceLine({ price: 0, color: '#263238', lineStyle: 2, title: 'none left' });
+    budget.timeScale().fitContent();
+  }
+
   (window as unknown as { quoteflowReport: ReportPageState }).quoteflowReport = state;
   state.open(0);
 }

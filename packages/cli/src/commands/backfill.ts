@@ -17,6 +17,7 @@ interface BackfillFlags {
   out: string;
   format: DatasetFormat;
   metricsPort?: number;
+  requestLog?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -40,7 +41,11 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     .addOption(
       new Option('--format <format>', 'file format').choices(DATASET_FORMAT_CHOICES).default('parquet'),
     )
-    .option('--metrics-port <port>', 'serve Prometheus metrics on 127.0.0.1:PORT', intAtLeast(0));
+    .option('--metrics-port <port>', 'serve Prometheus metrics on 127.0.0.1:PORT', intAtLeast(0))
+    .option(
+      '--request-log',
+      'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
+    );
   addServiceOptions(cmd).action(async (flags: BackfillFlags) => {
     const service = resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
@@ -56,6 +61,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
       format: flags.format,
       live: false,
       metricsPort: flags.metricsPort,
+      requestLog: flags.requestLog,
     });
   });
 }

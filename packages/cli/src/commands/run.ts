@@ -21,6 +21,7 @@ interface RunFlags {
   plan?: string;
   dryRun?: boolean;
   schema?: boolean;
+  requestLog?: boolean;
 }
 
 const kafkaOf = (sinks: PipelineStep['sinks']) =>
@@ -53,6 +54,10 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     .argument('[pipeline.yaml]', 'pipeline file')
     .option('--schema', "print the pipeline file's JSON Schema (for editors and linters) and exit")
     .option(
+      '--request-log',
+      "log every request into each files sink's DIR/_requests/ (quoteflow report draws it)",
+    )
+    .option(
       '--dry-run',
       'check the file, its ${ENV} references, the service options and every output directory, print what would run, and exit (no request, no file)',
     );
@@ -72,6 +77,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       { CliMetrics },
       { createClient },
       { depthMessageValue, suspensionMessageValue },
+      { RequestLog },
     ] = await Promise.all([
       import('@quoteflow/core'),
       import('@quoteflow/cluster'),
@@ -79,6 +85,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       import('../internal/cli-metrics.js'),
       import('../internal/create-client.js'),
       import('@quoteflow/sinks'),
+      import('../internal/request-log.js'),
     ]);
     const tokenEnv = spec.service.tokenEnv;
     const token = flags.token ?? (tokenEnv === undefined ? undefined : ctx.io.env[tokenEnv]);
@@ -141,7 +148,23 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
             signal: stopper.signal,
             group: `run:${name}:${syncGroupName(items, [])}`,
           });
-    const client = createClient(service, ctx.logger, metrics, worker?.scheduler);
+    const logDirs = spec.pipelines.flatMap((s) =>
+      s.sinks?.files === undefined ? [] : [resolve(ctx.io.cwd, s.sinks.files.out)],
+    );
+    if (flags.requestLog === true && logDirs.length === 0)
+      throw new UsageError('--request-log writes beside a dataset: no pipeline of the file has a files sink');
+    const requestLog =
+      flags.requestLog === true
+        ? await RequestLog.open(logDirs, planLimits(service.plan), Date.now())
+        : undefined;
+    const client = createClient(
+      service,
+      ctx.logger,
+      metrics,
+      worker?.scheduler,
+      undefined,
+      requestLog?.record,
+    );
     if (metrics !== undefined) {
       metrics.watchScheduler(client);
       ctx.logger.info(
@@ -288,6 +311,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       ctx.signal.removeEventListener('abort', onStop);
       await Promise.allSettled(handles.map(([, h]) => h.stop()));
       await client.close();
+      await requestLog?.close();
       await worker?.close();
       await metrics?.close();
     }

@@ -23,6 +23,7 @@ interface SyncFlags {
   state?: string;
   redis?: string;
   metricsPort?: number;
+  requestLog?: boolean;
   checkpointMs?: number;
   baseUrl?: string;
   token?: string;
@@ -55,6 +56,10 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     .option('--state <file>', 'state file (last closed bar per series) for restarts')
     .option('--redis <url>', 'share the plan between several processes through Redis')
     .option('--metrics-port <port>', 'serve Prometheus metrics on 127.0.0.1:PORT', intAtLeast(0))
+    .option(
+      '--request-log',
+      'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
+    )
     .addOption(
       new Option('--checkpoint-ms <ms>', 'flush files and write state this often')
         .argParser(intAtLeast(100))
@@ -81,6 +86,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       statePath: flags.state,
       durationS: flags.duration,
       metricsPort: flags.metricsPort,
+      requestLog: flags.requestLog,
       checkpointMs: flags.checkpointMs,
       redis: flags.redis,
     });

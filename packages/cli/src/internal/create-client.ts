@@ -4,6 +4,7 @@ import {
   sharedSchedulerFor,
   type Clock,
   type QuoteflowLogger,
+  type RequestRecord,
   type RequestScheduler,
 } from '@quoteflow/core';
 import type { Logger } from 'pino';
@@ -44,6 +45,7 @@ export function createClient(
   metrics?: CliMetrics,
   scheduler?: RequestScheduler,
   clock?: Clock,
+  onRequest?: (record: RequestRecord) => void,
 ): QuoteflowClient {
   const quota =
     scheduler ??
@@ -57,5 +59,6 @@ export function createClient(
     logger: libraryLogger(logger, metrics),
     ...(quota === undefined ? {} : { scheduler: quota }),
     ...(clock === undefined ? {} : { clock }),
+    ...(onRequest === undefined ? {} : { onRequest }),
   });
 }

@@ -1,11 +1,19 @@
 import { resolve } from 'node:path';
-import { planLimits, sustainedRate, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
+import {
+  planLimits,
+  sustainedRate,
+  systemClock,
+  type BarUpdate,
+  type Clock,
+  type KlineType,
+} from '@quoteflow/core';
 import { ClusterWorker, syncGroupName, type WorkLease } from '@quoteflow/cluster';
 import { estimatePlan, klineSync, type KlineSyncSummary } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { CliMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
+import { RequestLog } from './request-log.js';
 import { KlineProgress } from './kline-progress.js';
 import { logClusterEvent } from './log-cluster-event.js';
 import { checkKafka, cliKafkaSinkOptions } from './check-kafka.js';
@@ -27,6 +35,8 @@ export interface KlineRun {
   readonly statePath?: string | undefined;
   readonly durationS?: number | undefined;
   readonly metricsPort?: number | undefined;
+  /** `--request-log`: every request into `out/_requests/` (quoteflow report draws it). */
+  readonly requestLog?: boolean | undefined;
   readonly checkpointMs?: number | undefined;
   /** `--redis URL`: share the plan and the codes with the other workers of this sync (@quoteflow/cluster). */
   readonly redis?: string | undefined;
@@ -49,7 +59,22 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
           group: syncGroupName(run.codes, run.klineTypes),
           onEvent: (e) => logClusterEvent(ctx.logger, e),
         });
-  const client = createClient(run.service, ctx.logger, metrics, worker?.scheduler, run.clock);
+  const requestLog =
+    run.requestLog === true
+      ? await RequestLog.open(
+          [resolve(ctx.io.cwd, run.out)],
+          planLimits(run.service.plan),
+          (run.clock ?? systemClock).now(),
+        )
+      : undefined;
+  const client = createClient(
+    run.service,
+    ctx.logger,
+    metrics,
+    worker?.scheduler,
+    run.clock,
+    requestLog?.record,
+  );
   const estimate = estimatePlan(
     run.service.plan,
     { codes: run.codes, klineTypes: run.klineTypes, bars: run.bars },
@@ -158,6 +183,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     if (timer !== undefined) clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onStop);
     await client.close();
+    await requestLog?.close();
     await worker?.close();
     await metrics?.close();
   }
