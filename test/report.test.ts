@@ -69,13 +69,23 @@ describe('quoteflow report', () => {
       ...byCode('BTCUSDT').slice(120, 122),
       byCode('ETHUSDT')[70]!,
     ]);
+    // AAPL.US loses 10 bars to a halt its exchange published: held as a suspension record.
+    const aapl = byCode('AAPL.US').map((r) => JSON.parse(r) as { ts: string });
+    for (const r of byCode('AAPL.US').slice(100, 110)) drop.add(r);
     await writeFile(file!, `${rows.filter((r) => !drop.has(r)).join('\n')}\n`);
+    await mkdir(join(out, 'suspension', 'exchange=nyse'), { recursive: true });
+    await writeFile(
+      join(out, 'suspension', 'exchange=nyse', 'halts.ndjson'),
+      `${JSON.stringify({ symbol: 'AAPL', halt_at: aapl[100]!.ts, resume_at: aapl[110]!.ts, publish_date: aapl[100]!.ts })}\n`,
+    );
 
     const inspect = await runQuoteflow(['inspect', '--out', out, '--format', 'json'], {});
     expect(inspect.code, inspect.stderr).toBe(0);
     const series = (JSON.parse(inspect.stdout) as InspectJson).datasets.kline.series;
     const gapBars = series.flatMap((s) => s.gaps).reduce((n, g) => n + g.bars, 0);
+    // The halt explains AAPL.US's hole: inspect reports only the 7 bars nothing explains.
     expect(gapBars).toBe(7);
+    expect(series.find((s) => s.code === 'AAPL.US')!.gaps).toEqual([]);
 
     const html = join(work, 'report', 'report.html');
     await mkdir(join(work, 'report'));
@@ -108,6 +118,7 @@ describe('quoteflow report', () => {
         return {
           heatmapRows: s['heatmapRows'],
           missingCells: s['missingCells'],
+          haltedCells: s['haltedCells'],
           chart: s['chart'],
           quota: s['quota'],
         };
@@ -116,6 +127,7 @@ describe('quoteflow report', () => {
     // The heatmap's missing cells (one bar per cell here) are inspect's gaps, bar for bar.
     expect(first.heatmapRows).toBe(3);
     expect(first.missingCells).toBe(gapBars);
+    expect(first.haltedCells).toBe(10);
     await (await page.$('#heatmap-view'))!.screenshot({ path: join(SHOTS, 'coverage.png') });
     // The quota view counts every request the simulator saw (the backfill's: inspect and report send none).
     expect(first.quota).toEqual({

@@ -30,6 +30,7 @@ export {
   UTC_CALENDAR,
   KLINE_PERIOD_MS,
   stockMarketOf,
+  codeOfSuspendedSymbol,
   familyOf,
   classifyCode,
   canPageBackwards,

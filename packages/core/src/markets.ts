@@ -1,4 +1,4 @@
-import type { KlineType } from './domain.js';
+import type { Exchange, KlineType } from './domain.js';
 import {
   CRYPTO_CALENDAR,
   EXCHANGE_CALENDARS,
@@ -43,6 +43,16 @@ export function stockMarketOf(code: string): StockMarket | undefined {
   if (dot <= 0) return undefined;
   const suffix = code.slice(dot + 1);
   return (STOCK_MARKETS as readonly string[]).includes(suffix) ? (suffix as StockMarket) : undefined;
+}
+
+/**
+ * The product code a suspension record's `symbol` names: Shanghai's `600000` is `600000.SH`, New
+ * York's and the electronic exchange's `AAPL` is `AAPL.US` (a symbol that already carries a market
+ * suffix is kept).
+ */
+export function codeOfSuspendedSymbol(exchange: Exchange, symbol: string): string {
+  if (stockMarketOf(symbol) !== undefined) return symbol;
+  return `${symbol}.${exchange === 'sse' ? 'SH' : 'US'}`;
 }
 
 /** The endpoint family that serves `code`: codes with a stock market suffix go to the stock family. */

@@ -27,5 +27,7 @@ export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.j
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
 export { inspectDataset } from './inspect-dataset.js';
 export { readKlineBars } from './read-kline-bars.js';
+export { readHalts } from './read-halts.js';
+export type { DatasetHalt } from './read-halts.js';
 export type { DatasetBar, ReadKlineBarsOptions } from './read-kline-bars.js';
 export type { DatasetInspection, SeriesInspection, SeriesGap } from './inspect-dataset.js';

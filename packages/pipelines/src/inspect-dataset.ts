@@ -3,6 +3,7 @@ import { barsMissingBetween, calendarOf, isKlineType, type KlineType } from '@qu
 import { expectedBarsBetween } from '@quoteflow/operators';
 import { PipelineError } from './pipeline-error.js';
 import { listDatasetFiles, readKlineStarts } from './internal/read-kline-extents.js';
+import { readHalts, type DatasetHalt } from './read-halts.js';
 
 /** Bars missing from a series that the market calendar does not explain. */
 export interface SeriesGap {
@@ -37,7 +38,8 @@ export interface DatasetInspection {
  * What a dataset directory holds, read from its files alone (no request): per (code, kline type)
  * the rows, first and last bar, duplicates, and the gaps between consecutive bars that the market
  * calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not
- * gaps; core's `barsMissingBetween` decides, under every labelling); per dataset the file count.
+ * gaps; core's `barsMissingBetween` decides, under every labelling), nor a halt of the code in the
+ * dataset's own suspension records that spans the hole; per dataset the file count.
  *
  * @throws PipelineError `QF_PIPELINE_CONFIG` when `dir` is not a directory.
  * @example
@@ -65,8 +67,16 @@ export async function inspectDataset(dir: string): Promise<DatasetInspection> {
       for (const ms of list) entry.starts.push(ms);
     }
   }
+  const halts = await readHalts(dir);
   const series = [...startsBySeries.values()]
-    .map(({ code, klineType, starts }) => inspectSeries(code, klineType, starts))
+    .map(({ code, klineType, starts }) =>
+      inspectSeries(
+        code,
+        klineType,
+        starts,
+        halts.filter((h) => h.code === code),
+      ),
+    )
     .sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : a.klineType - b.klineType));
   return {
     kline: { files: klineFiles.length, series },
@@ -75,7 +85,12 @@ export async function inspectDataset(dir: string): Promise<DatasetInspection> {
   };
 }
 
-function inspectSeries(code: string, klineType: KlineType, starts: number[]): SeriesInspection {
+function inspectSeries(
+  code: string,
+  klineType: KlineType,
+  starts: number[],
+  halts: readonly DatasetHalt[],
+): SeriesInspection {
   starts.sort((a, b) => a - b);
   const calendar = calendarOf(code);
   const gaps: SeriesGap[] = [];
@@ -89,6 +104,9 @@ function inspectSeries(code: string, klineType: KlineType, starts: number[]): Se
     }
     if (!barsMissingBetween(a, b, klineType, calendar)) continue;
     const expected = expectedBarsBetween(code, klineType, a, b);
+    // A halt of the code (the dataset's suspension records) from the first missing bar on explains the hole.
+    const firstMissing = expected.firstMs ?? a;
+    if (halts.some((h) => h.fromMs <= firstMissing && (h.toMs ?? Infinity) >= b)) continue;
     gaps.push({ fromMs: expected.firstMs ?? a, toMs: b, bars: Math.max(1, expected.count) });
   }
   return {

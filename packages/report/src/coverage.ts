@@ -11,6 +11,8 @@ export const CELL = {
   closed: 'c',
   /** Bars are due and missing: the cell overlaps a gap `inspect` reports. */
   missing: 'm',
+  /** No bar while the code was halted (a suspension record of the dataset covers the cell). */
+  halted: 'x',
 } as const;
 
 /** One row of the heatmap: a (code, kline type) and one character per time bucket. */
@@ -33,13 +35,15 @@ const DAY_MS = 86_400_000;
 /**
  * The coverage heatmap of a dataset: time from `fromMs` to `toMs` cut into at most `maxBuckets`
  * buckets (one bar period of the shortest kline type when that fits, so a cell is a bar), each
- * row's cells marked from the bar starts held and the gaps `inspect` found. A missing bar marks its
+ * row's cells marked from the bar starts held, the gaps `inspect` found and the code's halts
+ * (suspension records: an empty cell in a halt is halted, not missing). A missing bar marks its
  * cell even when the cell also holds bars, so a hole stays visible at any zoom; the number of
  * missing cells at one bar per cell equals the bars of `inspect`'s gaps.
  */
 export function coverageOf(
   series: readonly SeriesInspection[],
   startsOf: (s: SeriesInspection) => readonly number[],
+  haltsOf: (s: SeriesInspection) => readonly { fromMs: number; toMs: number | undefined }[],
   fromMs: number,
   toMs: number,
   maxBuckets = 720,
@@ -60,6 +64,12 @@ export function coverageOf(
     for (const gap of s.gaps) {
       const until = Math.min(buckets - 1, bucketOf(gap.toMs - 1));
       for (let b = Math.max(0, bucketOf(gap.fromMs)); b <= until; b++) cells[b] = CELL.missing;
+    }
+    // A halt explains the bars it covers: its cells without a bar are halted, not missing.
+    for (const halt of haltsOf(s)) {
+      const until = Math.min(buckets - 1, bucketOf((halt.toMs ?? toMs) - 1));
+      for (let b = Math.max(first, bucketOf(halt.fromMs)); b <= Math.min(until, last); b++)
+        if (cells[b] !== CELL.held) cells[b] = CELL.halted;
     }
     return { code: s.code, klineType: s.klineType, cells: cells.join('') };
   });

@@ -41,7 +41,7 @@ tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cur
 <p>${data.summary.length} series; files: kline ${data.files.kline}, depth ${data.files.depth}, suspension ${data.files.suspension}; generated ${new Date(data.generatedAtMs).toISOString()}</p>
 <section id="heatmap-view">
 <h2 id="coverage">Coverage</h2>
-<p class="legend"><span style="background:#2e7d32"></span>held<span style="background:#cfd8dc"></span>market closed (calendar)<span style="background:#d32f2f"></span>missing</p>
+<p class="legend"><span style="background:#2e7d32"></span>held<span style="background:#cfd8dc"></span>market closed (calendar)<span style="background:#d32f2f"></span>missing<span style="background:#ffb300"></span>halted (suspension records)</p>
 <p id="heatmap-caption"></p>
 <div style="display:flex"><canvas id="heatmap-labels"></canvas><canvas id="heatmap"></canvas></div>
 </section>
@@ -58,7 +58,7 @@ tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cur
 </section>
 <section id="summary-view">
 <h2 id="summary">Summary</h2>
-<table><thead><tr><th>code</th><th>type</th><th>rows</th><th>first bar (UTC)</th><th>last bar (UTC)</th><th>gaps</th><th>last read (UTC)</th><th>freshness</th></tr></thead><tbody id="summary-body"></tbody></table>
+<table><thead><tr><th>code</th><th>type</th><th>rows</th><th>first bar (UTC)</th><th>last bar (UTC)</th><th>gaps</th><th>halts</th><th>last read (UTC)</th><th>freshness</th></tr></thead><tbody id="summary-body"></tbody></table>
 </section>
 <script>${await chartsScript()}</script>
 <script>(${reportPage.toString()})(${scriptJson(data)}, LightweightCharts);</script>

@@ -1,5 +1,5 @@
 import { KLINE_PERIOD_MS, type Clock, type KlineType, systemClock } from '@quoteflow/core';
-import { inspectDataset, readKlineBars, type DatasetBar } from '@quoteflow/pipelines';
+import { inspectDataset, readHalts, readKlineBars, type DatasetBar } from '@quoteflow/pipelines';
 import { coverageOf, type Coverage } from './coverage.js';
 import { readQuotaData, type QuotaData } from './quota-data.js';
 
@@ -31,6 +31,8 @@ export interface SeriesSummary {
   readonly gaps: number;
   /** Bars the calendar expected in the gaps. */
   readonly missingBars: number;
+  /** Halts of the code in the dataset's suspension records that overlap its bars' span. */
+  readonly halts: number;
   /** When the newest bar's values were read (epoch ms), if the files say. */
   readonly lastReadMs: number | undefined;
   /** Now minus `lastReadMs`, ms. */
@@ -80,6 +82,9 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
   }
   const barsOf = (s: { code: string; klineType: KlineType }) =>
     bySeries.get(`${s.code}\u0000${s.klineType}`) ?? [];
+  const halts = await readHalts(dir);
+  const haltsOf = (s: { code: string; firstMs: number; lastMs: number }) =>
+    halts.filter((h) => h.code === s.code && h.fromMs <= s.lastMs && (h.toMs ?? Infinity) > s.firstMs);
   const fromMs = options.fromMs ?? Math.min(...series.map((s) => s.firstMs), now);
   const toMs =
     options.toMs ??
@@ -97,6 +102,7 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
       lastMs: s.lastMs,
       gaps: s.gaps.length,
       missingBars: s.gaps.reduce((n, g) => n + g.bars, 0),
+      halts: haltsOf(s).length,
       lastReadMs,
       freshnessMs: lastReadMs === undefined ? undefined : now - lastReadMs,
     };
@@ -131,6 +137,7 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
     coverage: coverageOf(
       series,
       (s) => barsOf(s).map((b) => b.tsMs),
+      haltsOf,
       fromMs,
       toMs,
       options.maxBuckets ?? 720,

@@ -24,6 +24,7 @@ export interface ReportPageState {
   readonly heatmapRows: number;
   readonly heatmapBuckets: number;
   readonly missingCells: number;
+  readonly haltedCells: number;
   chart: { code: string; klineType: number; candles: number; gaps: number } | undefined;
   /** What the quota view drew, or `undefined` without a request log. */
   readonly quota: { requests: number; endpoints: string[]; perMinute: number | undefined } | undefined;
@@ -36,7 +37,13 @@ export interface ReportPageState {
  * of the series a click (or the first one) opens.
  */
 export function reportPage(data: ReportData, charts: Charts): void {
-  const COLORS: Record<string, string> = { h: '#2e7d32', c: '#cfd8dc', m: '#d32f2f', '.': '#ffffff' };
+  const COLORS: Record<string, string> = {
+    h: '#2e7d32',
+    c: '#cfd8dc',
+    m: '#d32f2f',
+    x: '#ffb300',
+    '.': '#ffffff',
+  };
   const iso = (ms: number | undefined) =>
     ms === undefined ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 16);
   const el = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -50,10 +57,12 @@ export function reportPage(data: ReportData, charts: Charts): void {
   canvas.height = coverage.rows.length * rowH;
   const ctx = canvas.getContext('2d')!;
   let missingCells = 0;
+  let haltedCells = 0;
   coverage.rows.forEach((row, r) => {
     for (let b = 0; b < row.cells.length; b++) {
       const state = row.cells[b]!;
       if (state === 'm') missingCells++;
+      if (state === 'x') haltedCells++;
       ctx.fillStyle = COLORS[state] ?? '#ffffff';
       ctx.fillRect(b * cellW, r * rowH, cellW, rowH);
     }
@@ -73,7 +82,7 @@ export function reportPage(data: ReportData, charts: Charts): void {
   }
   el('heatmap-caption').textContent =
     `${coverage.rows.length} series × ${coverage.buckets} cells of ${Math.round(coverage.bucketMs / 60_000)} min ` +
-    `from ${iso(coverage.fromMs)} UTC; ${missingCells} missing cells. Click a row to open its bars.`;
+    `from ${iso(coverage.fromMs)} UTC; ${missingCells} missing cells, ${haltedCells} halted. Click a row to open its bars.`;
 
   // Summary table.
   const body = el<HTMLTableSectionElement>('summary-body');
@@ -88,6 +97,7 @@ export function reportPage(data: ReportData, charts: Charts): void {
       iso(s.firstMs),
       iso(s.lastMs),
       `${s.gaps} (${s.missingBars} bars)`,
+      String(s.halts),
       iso(s.lastReadMs),
       freshness(s.freshnessMs),
     ])
@@ -102,6 +112,7 @@ export function reportPage(data: ReportData, charts: Charts): void {
     heatmapRows: coverage.rows.length,
     heatmapBuckets: coverage.buckets,
     missingCells,
+    haltedCells,
     chart: undefined,
     quota:
       data.quota === undefined

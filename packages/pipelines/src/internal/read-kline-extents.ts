@@ -34,9 +34,38 @@ export function listKlineFiles(dir: string): Promise<string[]> {
 }
 
 /**
- * Calls `onRow(code, tsMs, value)` for every row of one kline dataset file (Parquet, Arrow IPC or
- * NDJSON), in file order, where `value(column)` reads another column of that row; resolves with the
- * file's kline type from the Hive directory `kline_type=K`.
+ * Calls `onRow(value)` for every row of one dataset file (Parquet, Arrow IPC or NDJSON), in file
+ * order, where `value(column)` reads a column of that row.
+ */
+export async function forEachDatasetRow(
+  dir: string,
+  relativePath: string,
+  onRow: (value: (column: string) => unknown) => void,
+): Promise<void> {
+  const bytes = await readFile(join(dir, relativePath));
+  if (relativePath.endsWith('.ndjson')) {
+    for (const line of bytes.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      const row = JSON.parse(line) as Record<string, unknown>;
+      onRow((column) => row[column]);
+    }
+  } else {
+    const table: Table = relativePath.endsWith('.parquet')
+      ? tableFromIPC(readParquet(bytes).intoIPCStream())
+      : tableFromIPC(bytes);
+    const columns = new Map<string, ReturnType<Table['getChild']>>();
+    const column = (name: string) => {
+      if (!columns.has(name)) columns.set(name, table.getChild(name));
+      return columns.get(name);
+    };
+    for (let i = 0; i < table.numRows; i++) onRow((name) => column(name)?.get(i) as unknown);
+  }
+}
+
+/**
+ * Calls `onRow(code, tsMs, value)` for every row of one kline dataset file, in file order, where
+ * `value(column)` reads another column of that row; resolves with the file's kline type from the
+ * Hive directory `kline_type=K`.
  */
 export async function forEachKlineRow(
   dir: string,
@@ -45,27 +74,11 @@ export async function forEachKlineRow(
 ): Promise<number> {
   const match = /(?:^|\/)kline_type=(\d+)(?:\/|$)/.exec(relativePath);
   if (match === null) throw new Error(`${relativePath}: no kline_type=K directory in its path`);
-  const bytes = await readFile(join(dir, relativePath));
-  const note = (code: unknown, ts: unknown, value: (column: string) => unknown): void => {
-    const ms = epochMsOf(ts);
+  await forEachDatasetRow(dir, relativePath, (value) => {
+    const code = value('code');
+    const ms = epochMsOf(value('ts'));
     if (typeof code === 'string' && Number.isFinite(ms)) onRow(code, ms, value);
-  };
-  if (relativePath.endsWith('.ndjson')) {
-    for (const line of bytes.toString('utf8').split('\n')) {
-      if (line.trim() === '') continue;
-      const row = JSON.parse(line) as Record<string, unknown>;
-      note(row['code'], row['ts'], (column) => row[column]);
-    }
-  } else {
-    const table: Table = relativePath.endsWith('.parquet')
-      ? tableFromIPC(readParquet(bytes).intoIPCStream())
-      : tableFromIPC(bytes);
-    const codes = table.getChild('code');
-    const ts = table.getChild('ts');
-    if (codes === null || ts === null) throw new Error(`${relativePath}: no code/ts columns`);
-    for (let i = 0; i < table.numRows; i++)
-      note(codes.get(i), ts.get(i), (column) => table.getChild(column)?.get(i) as unknown);
-  }
+  });
   return Number(match[1]);
 }
 
