@@ -16,7 +16,7 @@ export function registerInspectCommand(program: Command, ctx: CommandContext): v
     .command('inspect')
     .summary('what a dataset directory holds, without any request')
     .description(
-      'Per (code, kline type): rows, first and last bar (ISO-8601 UTC), and the gaps between them that the market calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not gaps, nor a hole that a halt in the dataset's suspension records spans); per dataset the file count. No request is made.',
+      'Per (code, kline type): rows, first and last bar (ISO-8601 UTC), and the gaps between them that the market calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not gaps, nor a hole that a halt in the suspension records of the dataset spans); per dataset the file count. No request is made.',
     )
     .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
