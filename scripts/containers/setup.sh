@@ -112,12 +112,29 @@ prepare_runtime() {
     as_root tee "$conf" >/dev/null
 }
 
+# A service whose working directory is gone (it was started in a clone that was deleted since)
+# answers, but every container it starts fails: conmon inherits the directory ("write child:
+# broken pipe"). Such a service is stopped and started anew.
+service_cwd_gone() {
+  local pid
+  for pid in $(pgrep -f "podman system service .*unix://$socket_path" || true); do
+    [[ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" == *" (deleted)" ]] && return 0
+  done
+  return 1
+}
+
 start_service() {
+  if service_cwd_gone; then
+    log "the podman service runs in a deleted directory: restarting it"
+    as_root pkill -f "podman system service .*unix://$socket_path" || true
+    sleep 1
+  fi
   api_answers "$socket_path" && return 0
   log "starting podman system service on unix://$socket_path"
   as_root mkdir -p "$(dirname "$socket_path")" "$cache"
-  # setsid: the service outlives this script and the test run (later runs reuse it).
-  setsid nohup podman system service --time=0 "unix://$socket_path" >>"$cache/podman-service.log" 2>&1 </dev/null &
+  # setsid: the service outlives this script and the test run (later runs reuse it), so it runs
+  # from / and not from this checkout, which may be deleted before it stops.
+  (cd / && setsid nohup podman system service --time=0 "unix://$socket_path" >>"$cache/podman-service.log" 2>&1 </dev/null &)
   local i
   for i in $(seq 1 100); do
     api_answers "$socket_path" && return 0
@@ -199,7 +216,7 @@ if [[ "$cli" == docker ]]; then
   }
   log "using the Docker engine that answers (docker info)"
 else
-  if api_answers "$socket_path" && command -v podman >/dev/null; then
+  if api_answers "$socket_path" && command -v podman >/dev/null && ! service_cwd_gone; then
     log "podman answers on $socket_path"
   else
     command -v apt-get >/dev/null || {
