@@ -302,11 +302,20 @@ export class QuoteflowClient {
         'QuoteflowClient: "clock" must have now(), setTimeout() and clearTimeout() (see systemClock)',
       );
     this.clock = clock;
-    // The shared scheduler gets the plan's own limits: overrides change request sizes, not rates,
-    // so clients of one token with different size overrides still share one scheduler. It is the
+    // The shared scheduler gets the plan's rates as tightened by the overrides; size overrides
+    // stay out, so clients of one token with different sizes still share one scheduler. It is the
     // scheduler of this clock: clients on different clocks never share one.
+    const rates = options.limitOverrides;
     this.scheduler =
-      options.scheduler ?? sharedSchedulerFor(options.token, planLimits(options.plan), { clock });
+      options.scheduler ??
+      sharedSchedulerFor(
+        options.token,
+        planLimits(options.plan, {
+          ...(rates?.rules === undefined ? {} : { rules: rates.rules }),
+          ...(rates?.perDay === undefined ? {} : { perDay: rates.perDay }),
+        }),
+        { clock },
+      );
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??

@@ -5,9 +5,18 @@ export {
   MAX_KLINE_PER_REQUEST,
   MAX_BARS_PER_BATCH_GROUP,
   planLimits,
+  limitOverridesOf,
   sustainedRate,
+  WINDOW_RULE_IDS,
 } from './plans.js';
-export type { Plan, EndpointKind, WindowRule, PlanLimits, PlanLimitOverrides } from './plans.js';
+export type {
+  Plan,
+  EndpointKind,
+  WindowRule,
+  PlanLimits,
+  PlanLimitOverrides,
+  WindowRuleOverride,
+} from './plans.js';
 export { KLINE_TYPES, isKlineType, EXCHANGES, EXCHANGE_TIME_ZONES } from './domain.js';
 export type {
   KlineType,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PLANS, planLimits, sustainedRate } from './plans.js';
+import fc from 'fast-check';
+import { PLANS, WINDOW_RULE_IDS, limitOverridesOf, planLimits, sustainedRate } from './plans.js';
 
 describe('planLimits', () => {
   it('encodes the spec table for Free: one request every 10 s, 10 per minute, 1,000 per day', () => {
@@ -50,5 +51,60 @@ describe('planLimits', () => {
     expect(sustainedRate(planLimits('free'), 'kline')).toBeCloseTo(0.1);
     expect(sustainedRate(planLimits('premium'), 'batch-kline')).toBeCloseTo(0.5);
     expect(sustainedRate(planLimits('professional'), 'kline')).toBe(20);
+  });
+});
+
+describe('planLimits overrides', () => {
+  it('tighten a rule, the daily budget and the batch size, and round-trip through limitOverridesOf', () => {
+    const limits = planLimits('basic', {
+      rules: { 'per-minute': { limit: 30 }, 'kline-rate': { windowMs: 2_000 } },
+      perDay: 50_000,
+      batchKlineGroups: 5,
+    });
+    expect(limits.rules.find((r) => r.id === 'per-minute')).toMatchObject({ limit: 30, windowMs: 60_000 });
+    expect(limits.rules.find((r) => r.id === 'kline-rate')).toMatchObject({ limit: 1, windowMs: 2_000 });
+    expect(limits.perDay).toBe(50_000);
+    expect(sustainedRate(limits, 'kline')).toBe(0.5);
+    expect(planLimits('basic', limitOverridesOf(limits))).toEqual(limits);
+  });
+
+  it('refuse to loosen anything, naming the rule and the plan', () => {
+    expect(() => planLimits('basic', { rules: { 'per-minute': { limit: 61 } } })).toThrow(
+      /rule "per-minute": the limit must be an integer from 1 to 60 on plan basic \(an override may only tighten\), got 61/,
+    );
+    expect(() => planLimits('basic', { rules: { 'batch-kline-interval': { windowMs: 2_999 } } })).toThrow(
+      /rule "batch-kline-interval": the window must be at least the plan's 3000 ms/,
+    );
+    expect(() => planLimits('free', { perDay: 1_001 })).toThrow(/"perDay" must be an integer from 1 to 1000/);
+    expect(() => planLimits('free', { rules: { 'per-hour': { limit: 1 } } })).toThrow(
+      /rule "per-hour": no such rule; the rules are combined, per-minute/,
+    );
+  });
+
+  it('never yield a rule looser than the plan (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...PLANS),
+        fc.constantFrom(...WINDOW_RULE_IDS),
+        fc.integer({ min: -5, max: 2_000 }),
+        fc.integer({ min: 0, max: 200_000 }),
+        (plan, id, limit, windowMs) => {
+          const base = planLimits(plan).rules.find((r) => r.id === id)!;
+          let tightened;
+          try {
+            tightened = planLimits(plan, { rules: { [id]: { limit, windowMs } } }).rules.find(
+              (r) => r.id === id,
+            )!;
+          } catch (err) {
+            expect(err).toBeInstanceOf(RangeError);
+            expect(limit < 1 || limit > base.limit || windowMs < base.windowMs).toBe(true);
+            return;
+          }
+          expect(tightened.limit).toBeLessThanOrEqual(base.limit);
+          expect(tightened.windowMs).toBeGreaterThanOrEqual(base.windowMs);
+          expect(tightened.limit / tightened.windowMs).toBeLessThanOrEqual(base.limit / base.windowMs);
+        },
+      ),
+    );
   });
 });

@@ -99,11 +99,37 @@ function PRO(): PlanRow {
 /** Suspension endpoints: one request per minute for every plan, across the three exchanges. */
 const SUSPENSION_INTERVAL_MS = 60_000;
 
-/** Overrides for conservative deployments (for example Free with 5 batch groups). */
+/** A tighter reading of one sliding-window rule: fewer requests, or the same over a longer window. */
+export interface WindowRuleOverride {
+  readonly limit?: number;
+  readonly windowMs?: number;
+}
+
+/**
+ * Overrides for conservative deployments (for example Free with 5 batch groups, or a per-minute
+ * cap below the plan's for a token shared with another tool). Rate overrides may only tighten:
+ * a rule's `limit` at most the plan's and its `windowMs` at least the plan's, `perDay` at most the
+ * plan's; anything else is a `RangeError` naming the override.
+ */
 export interface PlanLimitOverrides {
   readonly batchKlineGroups?: number;
   readonly codesPerRequest?: number;
+  /** Requests per day, at most the plan's. */
+  readonly perDay?: number;
+  /** By rule id (`combined`, `per-minute`, `kline-rate`, `batch-kline-interval`, …). */
+  readonly rules?: Readonly<Record<string, WindowRuleOverride>>;
 }
+
+/** The ids of every plan's sliding-window rules (the keys of {@link PlanLimitOverrides.rules}). */
+export const WINDOW_RULE_IDS = [
+  'combined',
+  'per-minute',
+  'static-info-rate',
+  'depth-tick-rate',
+  'kline-rate',
+  'batch-kline-interval',
+  'suspension-interval',
+] as const;
 
 /**
  * The limit table of `plan`, as the scheduler enforces it and `quoteflow plan` reports it.
@@ -115,7 +141,7 @@ export function planLimits(plan: Plan, overrides: PlanLimitOverrides = {}): Plan
     throw new RangeError(`unknown plan ${JSON.stringify(plan)}; expected one of ${PLANS.join(', ')}`);
   const [combinedLimit, combinedWindowMs] = row.combined;
   const [endpointLimit, endpointWindowMs] = row.endpoint;
-  const rules: WindowRule[] = [
+  const planRules: WindowRule[] = [
     { id: 'combined', scope: 'all', windowMs: combinedWindowMs, limit: combinedLimit },
     { id: 'per-minute', scope: 'all', windowMs: 60_000, limit: row.perMinute },
     ...(['static-info', 'depth-tick', 'kline'] as const).map((scope) => ({
@@ -127,6 +153,17 @@ export function planLimits(plan: Plan, overrides: PlanLimitOverrides = {}): Plan
     { id: 'batch-kline-interval', scope: 'batch-kline', windowMs: row.batchIntervalMs, limit: 1 },
     { id: 'suspension-interval', scope: 'suspension', windowMs: SUSPENSION_INTERVAL_MS, limit: 1 },
   ];
+  const rules = planRules.map((rule) => tightened(plan, rule, overrides.rules?.[rule.id]));
+  for (const id of Object.keys(overrides.rules ?? {}))
+    if (!planRules.some((r) => r.id === id))
+      throw new RangeError(
+        `plan override of rule "${id}": no such rule; the rules are ${WINDOW_RULE_IDS.join(', ')}`,
+      );
+  const perDay = overrides.perDay ?? row.perDay;
+  if (!Number.isInteger(perDay) || perDay < 1 || perDay > row.perDay)
+    throw new RangeError(
+      `plan override "perDay" must be an integer from 1 to ${row.perDay} on plan ${plan}, got ${perDay}`,
+    );
   const batchKlineGroups = overrides.batchKlineGroups ?? row.batchGroups;
   const codesPerRequest = overrides.codesPerRequest ?? row.codesPerRequest;
   for (const [name, value, max] of [
@@ -139,7 +176,33 @@ export function planLimits(plan: Plan, overrides: PlanLimitOverrides = {}): Plan
       );
     }
   }
-  return { plan, rules, perDay: row.perDay, batchKlineGroups, codesPerRequest };
+  return { plan, rules, perDay, batchKlineGroups, codesPerRequest };
+}
+
+/** The overrides that give back `limits` from their plan (to hand a client's limits on, e.g. to `estimatePlan`). */
+export function limitOverridesOf(limits: PlanLimits): PlanLimitOverrides {
+  return {
+    batchKlineGroups: limits.batchKlineGroups,
+    codesPerRequest: limits.codesPerRequest,
+    perDay: limits.perDay,
+    rules: Object.fromEntries(limits.rules.map((r) => [r.id, { limit: r.limit, windowMs: r.windowMs }])),
+  };
+}
+
+/** `rule` read as `override` says, which may only make it stricter. */
+function tightened(plan: Plan, rule: WindowRule, override: WindowRuleOverride | undefined): WindowRule {
+  if (override === undefined) return rule;
+  const limit = override.limit ?? rule.limit;
+  const windowMs = override.windowMs ?? rule.windowMs;
+  if (!Number.isInteger(limit) || limit < 1 || limit > rule.limit)
+    throw new RangeError(
+      `plan override of rule "${rule.id}": the limit must be an integer from 1 to ${rule.limit} on plan ${plan} (an override may only tighten), got ${limit}`,
+    );
+  if (!Number.isInteger(windowMs) || windowMs < rule.windowMs)
+    throw new RangeError(
+      `plan override of rule "${rule.id}": the window must be at least the plan's ${rule.windowMs} ms on plan ${plan} (an override may only tighten), got ${windowMs}`,
+    );
+  return { ...rule, limit, windowMs };
 }
 
 /**

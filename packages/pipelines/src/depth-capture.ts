@@ -5,6 +5,7 @@ import {
   type Clock,
   type DepthTick,
   type QuoteflowClient,
+  limitOverridesOf,
 } from '@quoteflow/core';
 import { dedupeBySeq } from '@quoteflow/operators';
 import type { DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
@@ -84,8 +85,11 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
   const clock = options.clock ?? client.clock;
   const scheduler = clockScheduler(clock);
   const planned =
-    estimatePlan(client.plan, { codes: [], klineTypes: [], bars: 0, depthCodes: codes }, client.limits).live
-      .depthPeriodMs ?? 1_000;
+    estimatePlan(
+      client.plan,
+      { codes: [], klineTypes: [], bars: 0, depthCodes: codes },
+      limitOverridesOf(client.limits),
+    ).live.depthPeriodMs ?? 1_000;
   const intervalMs = Math.max(options.intervalMs ?? planned, planned);
   const warn = (message: string, error: unknown): void => {
     try {

@@ -1,4 +1,4 @@
-import { estimatePlan, klineHistory, type Bar, type GapMarker } from '@quoteflow/core';
+import { estimatePlan, klineHistory, type Bar, type GapMarker, limitOverridesOf } from '@quoteflow/core';
 import {
   MERGE_GAP_REASONS,
   mergeBars,
@@ -63,7 +63,8 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
     options.refreshPeriodMs ??
     Math.max(
       1_000,
-      estimatePlan(client.plan, { codes: universe, klineTypes, bars }, client.limits).live.refreshPeriodMs,
+      estimatePlan(client.plan, { codes: universe, klineTypes, bars }, limitOverridesOf(client.limits)).live
+        .refreshPeriodMs,
     );
   let refreshPeriodMs = refreshPeriodFor();
   const checkpointMs = options.checkpointMs ?? KLINE_SYNC_DEFAULTS.checkpointMs;

@@ -7,7 +7,6 @@ import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { intAtLeast, klineType } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
-import { checkKlineTypes } from '../internal/check-kline-types.js';
 
 interface BackfillFlags {
   codes?: string[];
@@ -47,8 +46,9 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
       'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
     );
   addServiceOptions(cmd).action(async (flags: BackfillFlags) => {
-    const service = resolveServiceOptions(flags, ctx.io.env);
+    const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
+    const { checkKlineTypes } = await import('../internal/check-kline-types.js');
     checkKlineTypes(codes, [flags.klineType], '--kline-type');
     await checkOutDir(flags.out, ctx.io.cwd);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');

@@ -77,7 +77,7 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
       const series = new Map<string, SeriesSummary>();
       try {
         const summary = await runKlineSync(ctx, {
-          service: { baseUrl: sim.url, token, plan: 'professional' },
+          service: { baseUrl: sim.url, token, plan: 'professional', limits: {} },
           codes: DEMO_CODES,
           klineTypes: DEMO_KLINE_TYPES,
           bars: flags.bars,

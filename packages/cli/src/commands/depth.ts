@@ -9,7 +9,6 @@ import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
 import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
-import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
 
@@ -48,15 +47,16 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
     .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1));
   addServiceOptions(cmd).action(async (flags: DepthFlags) => {
-    const service = resolveServiceOptions(flags, ctx.io.env);
+    const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
     if (flags.out === undefined && flags.kafka === undefined)
       throw new UsageError('--out or --kafka is required');
     if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
     const statusEveryMs = statusIntervalMs(ctx.io.env);
-    const [{ depthCapture }, { createClient }] = await Promise.all([
+    const [{ depthCapture }, { createClient }, { checkKafka, cliKafkaSinkOptions }] = await Promise.all([
       import('@quoteflow/pipelines'),
       import('../internal/create-client.js'),
+      import('../internal/check-kafka.js'),
     ]);
     const client = createClient(service, ctx.logger);
     const stopper = new AbortController();

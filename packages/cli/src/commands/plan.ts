@@ -6,7 +6,7 @@ import { codeList, intAtLeast, klineTypeList } from '../internal/parse-args.js';
 import { PLAN_CHOICES } from '../internal/choices.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
-import { checkKlineTypes } from '../internal/check-kline-types.js';
+import { limitOption } from '../internal/limit-option.js';
 
 interface PlanFlags {
   codes?: string[];
@@ -16,6 +16,7 @@ interface PlanFlags {
   depthCodes?: string[];
   depthIntervalMs?: number;
   plan?: Plan;
+  limit?: string[];
   format: 'table' | 'json';
 }
 
@@ -38,9 +39,11 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
     .addOption(
       new Option('--plan <plan>', 'plan to check (env QUOTEFLOW_PLAN; default free)').choices(PLAN_CHOICES),
     )
+    .addOption(limitOption())
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (flags: PlanFlags) => {
       const codes = await resolveCodes(flags, ctx.io.cwd);
+      const { checkKlineTypes } = await import('../internal/check-kline-types.js');
       checkKlineTypes(codes, flags.klineTypes, '--kline-types');
       const planText = flags.plan ?? ctx.io.env['QUOTEFLOW_PLAN'] ?? 'free';
       if (!(PLAN_CHOICES as readonly string[]).includes(planText)) {
@@ -49,6 +52,8 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
         );
       }
       const plan = planText as Plan;
+      const { resolveLimitOverrides } = await import('../internal/limit-overrides.js');
+      const limits = resolveLimitOverrides(flags.limit, ctx.io.env, plan);
       const universe = {
         codes,
         klineTypes: flags.klineTypes,
@@ -61,13 +66,14 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
         import('@quoteflow/core'),
         import('../internal/render-plan-report.js'),
       ]);
-      const estimate = estimatePlan(plan, universe);
-      const all = PLANS.map((p) => estimatePlan(p, universe));
+      // The overrides tighten the token's own plan; the other plans are shown as they are.
+      const estimate = estimatePlan(plan, universe, limits);
+      const all = PLANS.map((p) => (p === plan ? estimate : estimatePlan(p, universe)));
       const smallest = smallestFittingPlan(universe);
       if (flags.format === 'json') {
         ctx.out(`${toJson({ plan, estimate, smallestPlan: smallest ?? null, plans: all }, 2)}\n`);
         return;
       }
-      ctx.out(renderPlanReport(estimate, codes.length, flags.klineTypes.length, smallest, all));
+      ctx.out(renderPlanReport(estimate, codes.length, flags.klineTypes.length, smallest, all, limits));
     });
 }

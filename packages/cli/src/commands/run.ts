@@ -6,7 +6,6 @@ import type { PipelineHandle } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import type { KlinePipelineStep, PipelineStep } from '../internal/pipeline-file.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
-import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
 import { describeSinks } from '../internal/stop-waits.js';
 import { logClusterEvent } from '../internal/log-cluster-event.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
@@ -23,11 +22,6 @@ interface RunFlags {
   schema?: boolean;
   requestLog?: boolean;
 }
-
-const kafkaOf = (sinks: PipelineStep['sinks']) =>
-  sinks?.kafka === undefined
-    ? {}
-    : { kafka: cliKafkaSinkOptions({ brokers: sinks.kafka.brokers, topicPrefix: sinks.kafka.topicPrefix }) };
 
 /** `quoteflow run PIPELINE.yaml`: declarative pipelines, validated before anything starts. */
 export function registerRunCommand(program: Command, ctx: CommandContext): void {
@@ -78,6 +72,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       { createClient },
       { depthMessageValue, suspensionMessageValue },
       { RequestLog },
+      { checkKafka, cliKafkaSinkOptions },
     ] = await Promise.all([
       import('@quoteflow/core'),
       import('@quoteflow/cluster'),
@@ -86,14 +81,25 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       import('../internal/create-client.js'),
       import('@quoteflow/sinks'),
       import('../internal/request-log.js'),
+      // Loaded here: the Kafka sink's libraries must not slow `quoteflow --help`.
+      import('../internal/check-kafka.js'),
     ]);
+    const kafkaOf = (sinks: PipelineStep['sinks']) =>
+      sinks?.kafka === undefined
+        ? {}
+        : {
+            kafka: cliKafkaSinkOptions({
+              brokers: sinks.kafka.brokers,
+              topicPrefix: sinks.kafka.topicPrefix,
+            }),
+          };
     const tokenEnv = spec.service.tokenEnv;
     const token = flags.token ?? (tokenEnv === undefined ? undefined : ctx.io.env[tokenEnv]);
     if (token !== undefined) ctx.redactor.add(token);
     if (tokenEnv !== undefined && token === undefined && ctx.io.env['QUOTEFLOW_TOKEN'] === undefined) {
       throw new UsageError(`service.tokenEnv names ${tokenEnv}, which is not set`);
     }
-    const service = resolveServiceOptions(
+    const resolvedService = await resolveServiceOptions(
       {
         ...((flags.baseUrl ?? spec.service.baseUrl) !== undefined
           ? { baseUrl: (flags.baseUrl ?? spec.service.baseUrl)! }
@@ -105,6 +111,16 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       },
       ctx.io.env,
     );
+    // The file's limits, then QUOTEFLOW_LIMITS and --limit on top; each only tighter than the plan.
+    const { checkLimitOverrides, mergeLimitOverrides, parseLimitOverrides } =
+      await import('../internal/limit-overrides.js');
+    const fileLimits = parseLimitOverrides(
+      Object.entries(spec.service.limits ?? {}).map(([key, value]) => `${key}=${value}`),
+      'service.limits',
+    );
+    const limits = mergeLimitOverrides(fileLimits, resolvedService.limits);
+    checkLimitOverrides(limits, resolvedService.plan, 'service.limits');
+    const service = { ...resolvedService, limits };
     const statusEveryMs = statusIntervalMs(ctx.io.env);
     for (const [i, step] of spec.pipelines.entries()) {
       const out = step.sinks?.files?.out;
@@ -132,7 +148,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
         : new ClusterWorker({
             redis: redisUrl,
             token: service.token,
-            limits: planLimits(service.plan),
+            limits: planLimits(service.plan, service.limits),
             group: 'run',
             ...(spec.redis?.heartbeatMs === undefined ? {} : { heartbeatMs: spec.redis.heartbeatMs }),
             onEvent: (e) => logClusterEvent(ctx.logger, e),
@@ -155,7 +171,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       throw new UsageError('--request-log writes beside a dataset: no pipeline of the file has a files sink');
     const requestLog =
       flags.requestLog === true
-        ? await RequestLog.open(logDirs, planLimits(service.plan), Date.now())
+        ? await RequestLog.open(logDirs, planLimits(service.plan, service.limits), Date.now())
         : undefined;
     const client = createClient(
       service,

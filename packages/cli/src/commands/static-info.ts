@@ -27,7 +27,7 @@ export function registerStaticInfoCommand(program: Command, ctx: CommandContext)
   addServiceOptions(cmd)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (flags: StaticInfoFlags) => {
-      const service = resolveServiceOptions(flags, ctx.io.env);
+      const service = await resolveServiceOptions(flags, ctx.io.env);
       const codes = await resolveCodes(flags, ctx.io.cwd);
       const { createClient } = await import('../internal/create-client.js');
       const client = createClient(service, ctx.logger);

@@ -51,7 +51,7 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
     .option('--duration <seconds>', 'with --watch: stop after this many seconds', intAtLeast(1));
   addServiceOptions(cmd).action(async (flags: SuspensionsFlags) => {
-    const service = resolveServiceOptions(flags, ctx.io.env);
+    const service = await resolveServiceOptions(flags, ctx.io.env);
     if (flags.watch !== true) {
       for (const flag of ['out', 'kafka', 'duration'] as const) {
         if (flags[flag] !== undefined) throw new UsageError(`--${flag} needs --watch`);

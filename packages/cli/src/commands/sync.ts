@@ -8,7 +8,6 @@ import { intAtLeast, klineTypeList } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
-import { checkKlineTypes } from '../internal/check-kline-types.js';
 
 interface SyncFlags {
   codes?: string[];
@@ -66,8 +65,9 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
         .hideHelp(),
     );
   addServiceOptions(cmd).action(async (flags: SyncFlags) => {
-    const service = resolveServiceOptions(flags, ctx.io.env);
+    const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
+    const { checkKlineTypes } = await import('../internal/check-kline-types.js');
     checkKlineTypes(codes, flags.klineTypes, '--kline-types');
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');

@@ -29,7 +29,7 @@ export function registerYesterdayCloseCommand(program: Command, ctx: CommandCont
   addServiceOptions(cmd)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (flags: YesterdayCloseFlags) => {
-      const service = resolveServiceOptions(flags, ctx.io.env);
+      const service = await resolveServiceOptions(flags, ctx.io.env);
       const codes = await resolveCodes(flags, ctx.io.cwd);
       const [{ yesterdayCloses }, { createClient }] = await Promise.all([
         import('@quoteflow/operators'),

@@ -50,12 +50,13 @@ export function createClient(
   const quota =
     scheduler ??
     (clock === undefined
-      ? sharedSchedulerFor(service.token, planLimits(service.plan), { share: 'machine' })
+      ? sharedSchedulerFor(service.token, planLimits(service.plan, service.limits), { share: 'machine' })
       : undefined);
   return new QuoteflowClient({
     baseUrl: service.baseUrl,
     token: service.token,
     plan: service.plan,
+    limitOverrides: service.limits,
     logger: libraryLogger(logger, metrics),
     ...(quota === undefined ? {} : { scheduler: quota }),
     ...(clock === undefined ? {} : { clock }),

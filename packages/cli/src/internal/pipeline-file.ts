@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { EXCHANGES, PLANS, type KlineType } from '@quoteflow/core';
 import { resampleProblem, type ResampleTarget } from '@quoteflow/operators';
 import { klineTypeProblem } from './check-kline-types.js';
+import { parseLimitOverrides } from './limit-overrides.js';
 import { fillEnvReferences } from './pipeline-env.js';
 import { UsageError } from './usage-error.js';
 
@@ -105,6 +106,8 @@ export const PipelineFileSchema = z.strictObject({
     .strictObject({
       baseUrl: z.string().url().optional(),
       plan: z.enum(PLANS).optional(),
+      /** Tighter limits than the plan's, as `--limit` takes them (`per-minute: 30`, `kline-rate: 1/2s`). */
+      limits: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
       /** The name of the environment variable holding the token (never the token itself). */
       tokenEnv: z
         .string()
@@ -200,6 +203,17 @@ export function parsePipelineFile(
   const top = issues.length > 0 ? undefined : PipelineFileSchema.safeParse(doc.toJS());
   if (top?.success === false) collect([], top.error);
   if (top?.success === true) {
+    for (const [key, value] of Object.entries(top.data.service.limits ?? {})) {
+      try {
+        parseLimitOverrides([`${key}=${value}`], `service.limits.${key}:`);
+      } catch (err) {
+        if (!(err instanceof UsageError)) throw err;
+        issues.push({
+          path: ['service', 'limits', key],
+          message: err.message.replace(/^service\.limits\.\S+ /, ''),
+        });
+      }
+    }
     const steps = top.data.pipelines.flatMap((raw, i) => {
       const step = parseKeyed(raw, ['pipelines', i], 'source', STEP_SCHEMAS, issues, collect);
       if (step === undefined || !('kline' in step.source))

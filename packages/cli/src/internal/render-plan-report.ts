@@ -1,4 +1,4 @@
-import { planLimits, type Plan } from '@quoteflow/core';
+import { planLimits, type Plan, type PlanLimitOverrides } from '@quoteflow/core';
 import { formatDuration, type PlanEstimate } from '@quoteflow/core';
 import { renderTable } from './render-table.js';
 
@@ -13,8 +13,9 @@ export function renderPlanReport(
   nTypes: number,
   smallest: Plan | undefined,
   all: readonly PlanEstimate[],
+  overrides: PlanLimitOverrides = {},
 ): string {
-  const limits = planLimits(e.plan);
+  const limits = planLimits(e.plan, overrides);
   const rows: [string, string][] = [
     ['plan', `${e.plan}: ${e.fits ? 'fits' : 'does not fit'}`],
     ['series', `${e.series} (${nCodes} codes × ${nTypes} kline types)`],

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import {
+  limitOverridesOf,
   planLimits,
   sustainedRate,
   systemClock,
@@ -55,7 +56,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       : new ClusterWorker({
           redis: run.redis,
           token: run.service.token,
-          limits: planLimits(run.service.plan),
+          limits: planLimits(run.service.plan, run.service.limits),
           group: syncGroupName(run.codes, run.klineTypes),
           onEvent: (e) => logClusterEvent(ctx.logger, e),
         });
@@ -63,7 +64,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     run.requestLog === true
       ? await RequestLog.open(
           [resolve(ctx.io.cwd, run.out)],
-          planLimits(run.service.plan),
+          planLimits(run.service.plan, run.service.limits),
           (run.clock ?? systemClock).now(),
         )
       : undefined;
@@ -78,7 +79,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
   const estimate = estimatePlan(
     run.service.plan,
     { codes: run.codes, klineTypes: run.klineTypes, bars: run.bars },
-    client.limits,
+    limitOverridesOf(client.limits),
   );
   const progress = new KlineProgress(ctx.stderr, ctx.logger, estimate.series, {
     requests: estimate.backfill.requests,

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import type { Plan } from '@quoteflow/core';
+import type { Plan, PlanLimitOverrides } from '@quoteflow/core';
+import { limitOption } from './limit-option.js';
 import { PLAN_CHOICES as PLANS } from './choices.js';
 import { UsageError } from './usage-error.js';
 
@@ -8,6 +9,8 @@ export interface ServiceOptions {
   readonly baseUrl: string;
   readonly token: string;
   readonly plan: Plan;
+  /** `--limit` / `QUOTEFLOW_LIMITS`: the plan's limits, tightened (empty: the plan's own). */
+  readonly limits: PlanLimitOverrides;
 }
 
 /** Adds `--base-url`, `--token` and `--plan` (contract.md: every command that calls the service). */
@@ -17,14 +20,18 @@ export function addServiceOptions(cmd: Command): Command {
     .option('--token <token>', 'subscription token (env QUOTEFLOW_TOKEN; required; never printed)')
     .addOption(
       new Option('--plan <plan>', 'plan of the token (env QUOTEFLOW_PLAN; default free)').choices(PLANS),
-    );
+    )
+    .addOption(limitOption());
 }
 
-/** Flags win over the environment; a missing or malformed value is a usage error naming flag and variable. */
-export function resolveServiceOptions(
-  opts: { baseUrl?: string; token?: string; plan?: string },
+/**
+ * Flags win over the environment; a missing or malformed value is a usage error naming flag and
+ * variable. Async only to load the limit checks (and core) after start-up, not for `--help`.
+ */
+export async function resolveServiceOptions(
+  opts: { baseUrl?: string; token?: string; plan?: string; limit?: string[] },
   env: Readonly<Record<string, string | undefined>>,
-): ServiceOptions {
+): Promise<ServiceOptions> {
   const baseUrl = opts.baseUrl ?? nonEmpty(env['QUOTEFLOW_BASE_URL']);
   if (baseUrl === undefined) throw new UsageError('--base-url is required (or set QUOTEFLOW_BASE_URL)');
   let url: URL;
@@ -50,7 +57,14 @@ export function resolveServiceOptions(
       `--plan (or QUOTEFLOW_PLAN) must be one of ${PLANS.join(', ')}, got ${JSON.stringify(planText)}`,
     );
   }
-  return { baseUrl: baseUrl.replace(/\/+$/, ''), token, plan: planText as Plan };
+  const plan = planText as Plan;
+  const { resolveLimitOverrides } = await import('./limit-overrides.js');
+  return {
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    token,
+    plan,
+    limits: resolveLimitOverrides(opts.limit, env, plan),
+  };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
