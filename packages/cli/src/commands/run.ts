@@ -128,7 +128,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     }
     if (flags.dryRun === true) {
       const { describePipelineFile } = await import('../internal/pipeline-dry-run.js');
-      ctx.out(describePipelineFile(spec, file, service.plan));
+      ctx.out(describePipelineFile(spec, file, service.plan, service.limits));
       return;
     }
     const { KlineStreams } = await import('../internal/pipeline-streams.js');

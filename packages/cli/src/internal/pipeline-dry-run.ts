@@ -1,4 +1,4 @@
-import { estimatePlan, formatDuration, type Plan } from '@quoteflow/core';
+import { estimatePlan, formatDuration, type Plan, type PlanLimitOverrides } from '@quoteflow/core';
 import type { PipelineFile, PipelineStep } from './pipeline-file.js';
 
 /**
@@ -6,7 +6,12 @@ import type { PipelineFile, PipelineStep } from './pipeline-file.js';
  * options and every output directory have passed their checks: each pipeline with its source,
  * operators and sinks, and for kline pipelines what the plan allows (no request is made).
  */
-export function describePipelineFile(file: PipelineFile, fileName: string, plan: Plan): string {
+export function describePipelineFile(
+  file: PipelineFile,
+  fileName: string,
+  plan: Plan,
+  limits: PlanLimitOverrides = {},
+): string {
   const lines = [
     `${fileName}: valid, ${file.pipelines.length} pipeline${file.pipelines.length === 1 ? '' : 's'} on plan ${plan}` +
       (file.duration === undefined ? ', until stopped' : `, for ${file.duration} s`),
@@ -24,7 +29,7 @@ export function describePipelineFile(file: PipelineFile, fileName: string, plan:
         lines.push(`    operator ${what} -> ${describeSinks(op.sinks)}`);
       }
       const { codes, klineTypes, bars } = step.source.kline;
-      const e = estimatePlan(plan, { codes, klineTypes, bars });
+      const e = estimatePlan(plan, { codes, klineTypes, bars }, limits);
       lines.push(
         `    plan: backfill ${e.backfill.requests} /kline requests in at least ${formatDuration(e.backfill.durationMs)}, ` +
           `then every series refreshed every ${formatDuration(e.live.refreshPeriodMs)}` +
