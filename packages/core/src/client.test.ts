@@ -327,6 +327,27 @@ describe('QuoteflowClient retries', () => {
     expect(rateLimited).toEqual(['depth-tick']);
   });
 
+  it.each([
+    [
+      'its own error body (HTTP 500, success: false)',
+      () => ({ status: 500, json: { success: false, error: 'busy' } }),
+    ],
+    ['an answer that is not JSON', () => ({ status: 502, text: '<html>bad gateway</html>' })],
+  ])(
+    'reports a failed suspension query at once, %s: a retry would wait a minute for the slot',
+    async (_n, reply) => {
+      handler = reply as () => Reply;
+      const { c } = client();
+      const err = await failure(c.suspensions('nyse'));
+      expect(err.retryable).toBe(true);
+      expect(err.message).toMatch(/^suspension/);
+      expect(seen).toHaveLength(1);
+      const patient = client({ retry: { suspensionMaxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+      await failure(patient.c.suspensions('nyse'));
+      expect(seen).toHaveLength(3);
+    },
+  );
+
   it('reports each attempt that left to onRequest, with its outcome and its instants in order', async () => {
     handler = (s, i) =>
       i === 0 ? { status: 429, json: { ret: 429, msg: 'rate limit', trace: 't' } } : depthEcho(s);

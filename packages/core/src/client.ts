@@ -69,6 +69,11 @@ export interface TimeoutOptions {
 export interface RetryOptions {
   /** Requests per call, including the first (network errors, timeouts, 5xx, malformed bodies, 429). @defaultValue 4 */
   readonly maxAttempts?: number;
+  /**
+   * Requests per suspension call: every retry would wait for the token's once-a-minute slot, so a
+   * failed query is reported at once (a watch asks again at its next poll). @defaultValue 1
+   */
+  readonly suspensionMaxAttempts?: number;
   /** Ceiling of the first backoff delay; doubles per attempt. @defaultValue 250 ms */
   readonly baseDelayMs?: number;
   /** Largest backoff ceiling. @defaultValue 15 000 ms */
@@ -134,7 +139,13 @@ export interface RequestRecord {
 /** Defaults of {@link QuoteflowClientOptions}, units in the names. */
 export const CLIENT_DEFAULTS = {
   timeouts: { requestMs: 10_000, suspensionMs: 60_000 },
-  retry: { maxAttempts: 4, baseDelayMs: 250, maxDelayMs: 15_000, missingRetries: 2 },
+  retry: {
+    maxAttempts: 4,
+    suspensionMaxAttempts: 1,
+    baseDelayMs: 250,
+    maxDelayMs: 15_000,
+    missingRetries: 2,
+  },
   keepAliveTimeoutMs: 30_000,
   connections: 32,
 } as const;
@@ -251,6 +262,10 @@ export class QuoteflowClient {
       maxAttempts: checkPositiveInt(
         'retry.maxAttempts',
         options.retry?.maxAttempts ?? CLIENT_DEFAULTS.retry.maxAttempts,
+      ),
+      suspensionMaxAttempts: checkPositiveInt(
+        'retry.suspensionMaxAttempts',
+        options.retry?.suspensionMaxAttempts ?? CLIENT_DEFAULTS.retry.suspensionMaxAttempts,
       ),
       baseDelayMs: checkPositiveInt(
         'retry.baseDelayMs',
@@ -664,7 +679,9 @@ export class QuoteflowClient {
         if (!(err instanceof QuoteflowError)) throw err;
         redactErrorInPlace(err, this.#token);
         if (err.code === 'QF_RATE_LIMITED') this.scheduler.reportRateLimited(endpoint);
-        if (!err.retryable || attempt >= this.#retry.maxAttempts) {
+        const maxAttempts =
+          endpoint === 'suspension' ? this.#retry.suspensionMaxAttempts : this.#retry.maxAttempts;
+        if (!err.retryable || attempt >= maxAttempts) {
           if (attempt > 1) {
             err.attempts = attempt;
             err.message += ` (gave up after ${attempt} attempts)`;

@@ -3,6 +3,7 @@ import type { Exchange } from '@quoteflow/core';
 import { suspensionWatch } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import { createClient } from '../internal/create-client.js';
+import { suspensionSlotNotice } from '../internal/slot-notice.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
@@ -26,7 +27,8 @@ export async function watchSuspensions(
   },
 ): Promise<void> {
   if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
-  const client = createClient(service, ctx.logger);
+  const notice = suspensionSlotNotice(ctx.logger);
+  const client = createClient(service, ctx.logger, undefined, undefined, undefined, notice.onRequest);
   const stopper = new AbortController();
   const onStop = (): void => stopper.abort(ctx.signal.reason);
   if (ctx.signal.aborted) onStop();
@@ -72,6 +74,7 @@ export async function watchSuspensions(
       'watch stopped',
     );
   } finally {
+    notice.stop();
     flushing();
     if (timer !== undefined) clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onStop);

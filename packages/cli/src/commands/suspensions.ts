@@ -62,12 +62,17 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       await watchSuspensions(ctx, service, flags);
       return;
     }
-    const { createClient } = await import('../internal/create-client.js');
-    const client = createClient(service, ctx.logger);
+    const [{ createClient }, { suspensionSlotNotice }] = await Promise.all([
+      import('../internal/create-client.js'),
+      import('../internal/slot-notice.js'),
+    ]);
+    const notice = suspensionSlotNotice(ctx.logger);
+    const client = createClient(service, ctx.logger, undefined, undefined, undefined, notice.onRequest);
     try {
       const records = await client.suspensions(flags.exchange, { signal: ctx.signal });
       printSuspensions(ctx, records, flags.format);
     } finally {
+      notice.stop();
       await client.close();
     }
   });
