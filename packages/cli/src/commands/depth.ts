@@ -21,6 +21,7 @@ interface DepthFlags {
   kafka?: string;
   topicPrefix: string;
   duration?: number;
+  metricsPort?: number;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -45,7 +46,12 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
     )
     .option('--kafka <brokers>', 'produce to Kafka (host:port,...)')
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
-    .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1));
+    .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1))
+    .option(
+      '--metrics-port <port>',
+      'serve Prometheus metrics, /health and /ready on 127.0.0.1:PORT',
+      intAtLeast(0),
+    );
   addServiceOptions(cmd).action(async (flags: DepthFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
@@ -53,12 +59,20 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       throw new UsageError('--out or --kafka is required');
     if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
     const statusEveryMs = statusIntervalMs(ctx.io.env);
-    const [{ depthCapture }, { createClient }, { checkKafka, cliKafkaSinkOptions }] = await Promise.all([
+    const [
+      { depthCapture },
+      { createClient },
+      { checkKafka, cliKafkaSinkOptions },
+      { CliMetrics, serveMetrics },
+    ] = await Promise.all([
       import('@quoteflow/pipelines'),
       import('../internal/create-client.js'),
       import('../internal/check-kafka.js'),
+      import('../internal/cli-metrics.js'),
     ]);
-    const client = createClient(service, ctx.logger);
+    const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
+    const client = createClient(service, ctx.logger, metrics, undefined, undefined, metrics?.startOnAnswer);
+    if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
     const stopper = new AbortController();
     const onStop = (): void => stopper.abort(ctx.signal.reason);
     if (ctx.signal.aborted) onStop();
@@ -111,6 +125,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       if (timer !== undefined) clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onStop);
       await client.close();
+      await metrics?.close();
     }
   });
 }

@@ -68,7 +68,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       { planLimits },
       { ClusterWorker, syncGroupName },
       { depthCapture, klineSync, suspensionWatch },
-      { CliMetrics },
+      { CliMetrics, serveMetrics },
       { createClient },
       { depthMessageValue, suspensionMessageValue },
       { RequestLog },
@@ -151,7 +151,10 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
             limits: planLimits(service.plan, service.limits),
             group: 'run',
             ...(spec.redis?.heartbeatMs === undefined ? {} : { heartbeatMs: spec.redis.heartbeatMs }),
-            onEvent: (e) => logClusterEvent(ctx.logger, e),
+            onEvent: (e) => {
+              logClusterEvent(ctx.logger, e);
+              metrics?.onClusterEvent(e);
+            },
           });
     const share = <S>(
       name: string,
@@ -173,21 +176,11 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       flags.requestLog === true
         ? await RequestLog.open(logDirs, planLimits(service.plan, service.limits), Date.now())
         : undefined;
-    const client = createClient(
-      service,
-      ctx.logger,
-      metrics,
-      worker?.scheduler,
-      undefined,
-      requestLog?.record,
-    );
-    if (metrics !== undefined) {
-      metrics.watchScheduler(client);
-      ctx.logger.info(
-        { url: `http://127.0.0.1:${await metrics.listen(spec.metricsPort ?? 0)}/metrics` },
-        'metrics served',
-      );
-    }
+    const client = createClient(service, ctx.logger, metrics, worker?.scheduler, undefined, (r) => {
+      requestLog?.record(r);
+      metrics?.startOnAnswer(r);
+    });
+    if (metrics !== undefined) await serveMetrics(metrics, client, spec.metricsPort ?? 0, ctx.logger);
     const stopper = new AbortController();
     const onStop = (): void => stopper.abort(ctx.signal.reason);
     if (ctx.signal.aborted) onStop();
@@ -250,8 +243,16 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
                   ? {}
                   : { statePath: resolve(ctx.io.cwd, s.state) }),
                 signal: stopper.signal,
-                ...(stream.listening ? { onUpdate: (u) => stream.push(u) } : {}),
+                ...(stream.listening || metrics !== undefined
+                  ? {
+                      onUpdate: (u) => {
+                        metrics?.onUpdate(u);
+                        if (stream.listening) stream.push(u);
+                      },
+                    }
+                  : {}),
                 onEvent: (e) => {
+                  if (e.type === 'gap') metrics?.gaps.inc({ kline_type: String(e.klineType) });
                   if (e.type === 'gap' || e.type === 'warning')
                     ctx.logger.warn({ pipeline: name, ...e }, e.type);
                   else if (e.type === 'backfill-done' || (e.type === 'checkpoint' && e.files.length > 0))

@@ -4,6 +4,7 @@ import { suspensionWatch } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import { createClient } from '../internal/create-client.js';
 import { suspensionSlotNotice } from '../internal/slot-notice.js';
+import { CliMetrics, serveMetrics } from '../internal/cli-metrics.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
@@ -24,11 +25,17 @@ export async function watchSuspensions(
     kafka?: string;
     topicPrefix: string;
     duration?: number;
+    metricsPort?: number;
   },
 ): Promise<void> {
   if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
   const notice = suspensionSlotNotice(ctx.logger);
-  const client = createClient(service, ctx.logger, undefined, undefined, undefined, notice.onRequest);
+  const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
+  const client = createClient(service, ctx.logger, metrics, undefined, undefined, (r) => {
+    notice.onRequest(r);
+    metrics?.startOnAnswer(r);
+  });
+  if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
   const stopper = new AbortController();
   const onStop = (): void => stopper.abort(ctx.signal.reason);
   if (ctx.signal.aborted) onStop();
@@ -75,6 +82,7 @@ export async function watchSuspensions(
     );
   } finally {
     notice.stop();
+    await metrics?.close();
     flushing();
     if (timer !== undefined) clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onStop);

@@ -16,6 +16,7 @@ interface SuspensionsFlags {
   kafka?: string;
   topicPrefix: string;
   duration?: number;
+  metricsPort?: number;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -49,12 +50,22 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
     .option('--out <dir>', 'with --watch: also write the suspension dataset under DIR')
     .option('--kafka <brokers>', 'with --watch: also produce to Kafka (host:port,...)')
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
-    .option('--duration <seconds>', 'with --watch: stop after this many seconds', intAtLeast(1));
+    .option('--duration <seconds>', 'with --watch: stop after this many seconds', intAtLeast(1))
+    .option(
+      '--metrics-port <port>',
+      'with --watch: serve Prometheus metrics, /health and /ready on 127.0.0.1:PORT',
+      intAtLeast(0),
+    );
   addServiceOptions(cmd).action(async (flags: SuspensionsFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
     if (flags.watch !== true) {
-      for (const flag of ['out', 'kafka', 'duration'] as const) {
-        if (flags[flag] !== undefined) throw new UsageError(`--${flag} needs --watch`);
+      for (const [key, flag] of [
+        ['out', '--out'],
+        ['kafka', '--kafka'],
+        ['duration', '--duration'],
+        ['metricsPort', '--metrics-port'],
+      ] as const) {
+        if (flags[key] !== undefined) throw new UsageError(`${flag} needs --watch`);
       }
     }
     if (flags.watch === true) {

@@ -1,14 +1,21 @@
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { QuoteflowClient } from '@quoteflow/core';
+import type { BarUpdate, QuoteflowClient, RequestRecord } from '@quoteflow/core';
 
 /** What the metrics read of `PlanSchedulerStats` (structural, so older schedulers still fit). */
 interface SchedulerSnapshot {
   readonly queued: Readonly<Record<string, number>>;
   readonly inFlight: number;
-  readonly waits: Readonly<Record<string, { meanWaitMs: number; maxWaitMs: number }>>;
   readonly utilisation: number;
   readonly sources?: readonly SourceSnapshot[];
+  readonly rules?: readonly {
+    readonly id: string;
+    readonly scope: string;
+    readonly limit: number;
+    readonly startsInWindow: number;
+  }[];
+  readonly day?: { readonly starts: number; readonly limit: number };
+  readonly rollingDay?: { readonly starts: number; readonly limit: number };
 }
 
 interface SourceSnapshot {
@@ -28,16 +35,22 @@ interface SchedulerWithStats {
 /** The `source` label of requests scheduled without a `sourceId` (an empty label value reads as absent). */
 const UNNAMED_SOURCE = 'unnamed';
 
+/** Seconds: sub-millisecond local answers to a minute's wait for a slot. */
+const SECONDS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
 /**
- * The CLI's Prometheus metrics (`--metrics-port`): requests by endpoint and outcome, scheduler
- * queue, waits and utilisation, each scheduler source's requests, share and wait histogram,
- * records per sink, and the lag of the newest bar.
+ * The CLI's Prometheus metrics (`--metrics-port`), things an operator alerts on: requests by
+ * endpoint and outcome, latency and quota-wait histograms per endpoint, each plan rule's use and
+ * limit, the daily budget left and when it runs out at the current pace, freshness per series
+ * (now minus when the newest final bar's values were read), gaps, records per sink, and the
+ * scheduler's queue and per-source shares. `/health` answers while the process runs, `/ready` once
+ * the pipeline works (503 while it waits for its first success or Redis is away).
  */
 export class CliMetrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
     name: 'quoteflow_requests_total',
-    help: 'Requests to the service by endpoint and outcome (response, or the error code of a retried attempt)',
+    help: 'Requests sent to the service, by endpoint and outcome (ok, or the error code of the attempt)',
     labelNames: ['endpoint', 'outcome'] as const,
     registers: [this.registry],
   });
@@ -53,9 +66,57 @@ export class CliMetrics {
     labelNames: ['dataset'] as const,
     registers: [this.registry],
   });
-  readonly newestBarLag = new Gauge({
-    name: 'quoteflow_newest_bar_lag_seconds',
-    help: 'Now minus the start of the newest bar seen in the last live cycle',
+  readonly requestDuration = new Histogram({
+    name: 'quoteflow_request_duration_seconds',
+    help: 'From sending a request to its answer (or failure), by endpoint and outcome',
+    labelNames: ['endpoint', 'outcome'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly requestWait = new Histogram({
+    name: 'quoteflow_request_wait_seconds',
+    help: "From asking for a request to sending it: the wait for the plan's quota, by endpoint",
+    labelNames: ['endpoint'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly quotaUsed = new Gauge({
+    name: 'quoteflow_quota_window_requests',
+    help: "Requests counted in each plan rule's current window (shared with the token's other processes)",
+    labelNames: ['rule', 'scope'] as const,
+    registers: [this.registry],
+  });
+  readonly quotaLimit = new Gauge({
+    name: 'quoteflow_quota_window_limit',
+    help: "Each plan rule's limit per window (tightened by --limit)",
+    labelNames: ['rule', 'scope'] as const,
+    registers: [this.registry],
+  });
+  readonly dailyRemaining = new Gauge({
+    name: 'quoteflow_quota_daily_remaining',
+    help: "Requests left of the daily budget (the stricter of the zone's day and the last 24 hours)",
+    registers: [this.registry],
+  });
+  readonly dailyLimit = new Gauge({
+    name: 'quoteflow_quota_daily_limit',
+    help: "The plan's requests per day",
+    registers: [this.registry],
+  });
+  readonly dailyExhausted = new Gauge({
+    name: 'quoteflow_quota_daily_exhausted_in_seconds',
+    help: 'When the daily budget runs out at the pace of the last minute (+Inf when idle)',
+    registers: [this.registry],
+  });
+  readonly freshness = new Gauge({
+    name: 'quoteflow_freshness_seconds',
+    help: "Now minus when the newest final bar's values were read, by series",
+    labelNames: ['code', 'kline_type'] as const,
+    registers: [this.registry],
+  });
+  readonly gaps = new Counter({
+    name: 'quoteflow_gaps_total',
+    help: 'Gaps reported: bars the calendar expects that the service did not have',
+    labelNames: ['kline_type'] as const,
     registers: [this.registry],
   });
   readonly queued = new Gauge({
@@ -67,18 +128,6 @@ export class CliMetrics {
   readonly inFlight = new Gauge({
     name: 'quoteflow_scheduler_in_flight',
     help: 'Requests started and not yet settled',
-    registers: [this.registry],
-  });
-  readonly waitMean = new Gauge({
-    name: 'quoteflow_scheduler_wait_mean_seconds',
-    help: 'Mean queue wait by priority',
-    labelNames: ['priority'] as const,
-    registers: [this.registry],
-  });
-  readonly waitMax = new Gauge({
-    name: 'quoteflow_scheduler_wait_max_seconds',
-    help: 'Longest queue wait by priority',
-    labelNames: ['priority'] as const,
     registers: [this.registry],
   });
   readonly utilisation = new Gauge({
@@ -109,28 +158,100 @@ export class CliMetrics {
   /** Per counter or histogram series, the scheduler's cumulative values at the last sample. */
   readonly #seen = new Map<string, readonly number[]>();
   #server: Server | undefined;
+  /** Per series, when the newest final bar's values were read (epoch ms). */
+  readonly #readAt = new Map<string, { code: string; klineType: number; ms: number }>();
+  #now: () => number = Date.now;
+  #started = false;
+  readonly #faults = new Set<string>();
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'quoteflow_process_' });
+    // Node's own metrics are named process_* and nodejs_*: the prefix makes quoteflow_process_*.
+    collectDefaultMetrics({ register: this.registry, prefix: 'quoteflow_' });
+  }
+
+  /** For the client's `onRequest`: counts, latency and quota wait of every attempt sent. */
+  readonly onRequest = (r: RequestRecord): void => {
+    this.requests.inc({ endpoint: r.endpoint, outcome: r.outcome });
+    this.requestDuration.observe(
+      { endpoint: r.endpoint, outcome: r.outcome },
+      (r.settledAtMs - r.sentAtMs) / 1000,
+    );
+    this.requestWait.observe({ endpoint: r.endpoint }, (r.sentAtMs - r.queuedAtMs) / 1000);
+  };
+
+  /** For a pipeline's updates: remembers when each series' newest final bar was read. */
+  readonly onUpdate = (u: BarUpdate): void => {
+    if (!u.final) return;
+    const key = `${u.code}\u0000${u.klineType}`;
+    const held = this.#readAt.get(key);
+    if (held === undefined || u.readAtMs > held.ms)
+      this.#readAt.set(key, { code: u.code, klineType: u.klineType, ms: u.readAtMs });
+  };
+
+  /** The pipeline did its first work (a backfill finished, a poll answered): `/ready` may say 200. */
+  markStarted(): void {
+    this.#started = true;
+  }
+
+  /** `/ready` says 503 naming `fault` (e.g. Redis unreachable) while it is active. */
+  setFault(fault: string, active: boolean): void {
+    if (active) this.#faults.add(fault);
+    else this.#faults.delete(fault);
+  }
+
+  /** For a cluster worker's events: Redis away makes `/ready` say 503 until it is back. */
+  readonly onClusterEvent = (e: { readonly type: string }): void => {
+    if (e.type === 'redis-unavailable') this.setFault('Redis unreachable', true);
+    if (e.type === 'redis-available') this.setFault('Redis unreachable', false);
+  };
+
+  /** For commands whose first success is an answer (depth, suspensions, run): `/ready` from then on. */
+  readonly startOnAnswer = (r: RequestRecord): void => {
+    if (r.outcome === 'ok') this.markStarted();
+  };
+
+  /** What `/ready` waits for, or `undefined` when ready. */
+  get notReady(): string | undefined {
+    if (this.#faults.size > 0) return [...this.#faults].join(', ');
+    return this.#started ? undefined : 'starting (no pipeline work done yet)';
   }
 
   /** Samples the scheduler's queue, waits and per-source shares on every scrape. */
   watchScheduler(client: QuoteflowClient): void {
+    this.#now = () => client.clock.now();
     const scheduler = client.scheduler as unknown as Partial<SchedulerWithStats>;
     if (typeof scheduler.stats !== 'function') return;
     const sample = (): void => {
       const stats = (scheduler as SchedulerWithStats).stats();
       const s = 'local' in stats ? stats.local : stats;
       for (const [priority, n] of Object.entries(s.queued)) this.queued.set({ priority }, n);
-      for (const [priority, w] of Object.entries(s.waits)) {
-        this.waitMean.set({ priority }, w.meanWaitMs / 1000);
-        this.waitMax.set({ priority }, w.maxWaitMs / 1000);
-      }
       this.inFlight.set(s.inFlight);
       this.utilisation.set(s.utilisation);
       for (const source of s.sources ?? []) this.#sampleSource(source);
+      this.#sampleQuota(s);
     };
     this.#sampler = sample;
+  }
+
+  /** Each rule's use and limit; the daily budget left (the stricter reading) and its forecast. */
+  #sampleQuota(s: SchedulerSnapshot): void {
+    for (const r of s.rules ?? []) {
+      this.quotaUsed.set({ rule: r.id, scope: r.scope }, r.startsInWindow);
+      this.quotaLimit.set({ rule: r.id, scope: r.scope }, r.limit);
+    }
+    const days = [s.day, s.rollingDay].filter((d) => d !== undefined);
+    if (days.length === 0) return;
+    const remaining = Math.min(...days.map((d) => d.limit - d.starts));
+    this.dailyRemaining.set(remaining);
+    this.dailyLimit.set(Math.min(...days.map((d) => d.limit)));
+    const lastMinute = s.rules?.find((r) => r.id === 'per-minute')?.startsInWindow ?? 0;
+    this.dailyExhausted.set(lastMinute === 0 ? Number.POSITIVE_INFINITY : (remaining / lastMinute) * 60);
+  }
+
+  #sampleFreshness(): void {
+    const now = this.#now();
+    for (const { code, klineType, ms } of this.#readAt.values())
+      this.freshness.set({ code, kline_type: String(klineType) }, Math.max(0, now - ms) / 1000);
   }
   #sampler: (() => void) | undefined;
 
@@ -182,14 +303,30 @@ export class CliMetrics {
     return reset ? now.map(() => 0) : before;
   }
 
-  /** Serves `GET /metrics` on 127.0.0.1:`port` (0 = a free port); resolves to the port. */
+  /**
+   * Serves `GET /metrics`, `/health` (200 while the process answers) and `/ready` (200 once the
+   * pipeline works, else 503 with what it waits for) on 127.0.0.1:`port` (0 = a free port);
+   * resolves to the port.
+   */
   async listen(port: number, host = '127.0.0.1'): Promise<number> {
     const server = createServer((req, res) => {
+      if (req.url === '/health') {
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+        return;
+      }
+      if (req.url === '/ready') {
+        const waiting = this.notReady;
+        res
+          .writeHead(waiting === undefined ? 200 : 503, { 'content-type': 'text/plain' })
+          .end(waiting === undefined ? 'ready\n' : `not ready: ${waiting}\n`);
+        return;
+      }
       if (req.url !== '/metrics') {
         res.writeHead(404).end();
         return;
       }
       this.#sampler?.();
+      this.#sampleFreshness();
       this.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
         (err: unknown) => res.writeHead(500).end(String(err)),
@@ -209,4 +346,22 @@ export class CliMetrics {
     this.#server = undefined;
     if (server !== undefined) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+/**
+ * `--metrics-port`: samples `client`'s scheduler and serves `/metrics`, `/health` and `/ready` on
+ * 127.0.0.1 (0: a free port), logging the address.
+ */
+export async function serveMetrics(
+  metrics: CliMetrics,
+  client: QuoteflowClient,
+  port: number,
+  logger: { info(fields: object, message: string): void },
+): Promise<void> {
+  metrics.watchScheduler(client);
+  const bound = await metrics.listen(port);
+  logger.info(
+    { url: `http://127.0.0.1:${bound}/metrics`, health: `/health`, ready: `/ready` },
+    'metrics served',
+  );
 }

@@ -13,22 +13,12 @@ import type { ServiceOptions } from './service-options.js';
 
 /**
  * The pino logger as the library's structured logger (debug and warn events, token never
- * included), counting requests by endpoint and outcome when metrics are on.
+ * included).
  */
-export function libraryLogger(logger: Logger, metrics?: CliMetrics): QuoteflowLogger {
+export function libraryLogger(logger: Logger): QuoteflowLogger {
   return {
-    debug: (event, fields) => {
-      if (metrics !== undefined && event === 'response' && typeof fields['endpoint'] === 'string') {
-        metrics.requests.inc({ endpoint: fields['endpoint'], outcome: `http_${String(fields['status'])}` });
-      }
-      logger.debug(fields, event);
-    },
-    warn: (event, fields) => {
-      if (metrics !== undefined && event === 'request.retry' && typeof fields['endpoint'] === 'string') {
-        metrics.requests.inc({ endpoint: fields['endpoint'], outcome: String(fields['code']) });
-      }
-      logger.warn(fields, event);
-    },
+    debug: (event, fields) => logger.debug(fields, event),
+    warn: (event, fields) => logger.warn(fields, event),
   };
 }
 
@@ -52,14 +42,16 @@ export function createClient(
     (clock === undefined
       ? sharedSchedulerFor(service.token, planLimits(service.plan, service.limits), { share: 'machine' })
       : undefined);
+  // Metrics and a request log both see every request.
+  const listeners = [metrics?.onRequest, onRequest].filter((l) => l !== undefined);
   return new QuoteflowClient({
     baseUrl: service.baseUrl,
     token: service.token,
     plan: service.plan,
     limitOverrides: service.limits,
-    logger: libraryLogger(logger, metrics),
+    logger: libraryLogger(logger),
     ...(quota === undefined ? {} : { scheduler: quota }),
     ...(clock === undefined ? {} : { clock }),
-    ...(onRequest === undefined ? {} : { onRequest }),
+    ...(listeners.length === 0 ? {} : { onRequest: (r: RequestRecord) => listeners.forEach((l) => l(r)) }),
   });
 }

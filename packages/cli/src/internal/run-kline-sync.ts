@@ -12,7 +12,7 @@ import { ClusterWorker, syncGroupName, type WorkLease } from '@quoteflow/cluster
 import { estimatePlan, klineSync, type KlineSyncSummary } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
-import { CliMetrics } from './cli-metrics.js';
+import { CliMetrics, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
 import { RequestLog } from './request-log.js';
 import { KlineProgress } from './kline-progress.js';
@@ -58,7 +58,10 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
           token: run.service.token,
           limits: planLimits(run.service.plan, run.service.limits),
           group: syncGroupName(run.codes, run.klineTypes),
-          onEvent: (e) => logClusterEvent(ctx.logger, e),
+          onEvent: (e) => {
+            logClusterEvent(ctx.logger, e);
+            metrics?.onClusterEvent(e);
+          },
         });
   const requestLog =
     run.requestLog === true
@@ -85,11 +88,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     requests: estimate.backfill.requests,
     ratePerSecond: sustainedRate(client.limits, 'kline'),
   });
-  if (metrics !== undefined) {
-    metrics.watchScheduler(client);
-    const port = await metrics.listen(run.metricsPort ?? 0);
-    ctx.logger.info({ url: `http://127.0.0.1:${port}/metrics` }, 'metrics served');
-  }
+  if (metrics !== undefined) await serveMetrics(metrics, client, run.metricsPort ?? 0, ctx.logger);
   if (run.live) {
     ctx.logger.info(
       {
@@ -144,12 +143,13 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
           progress.handle(e);
           if (metrics !== undefined) {
             if (e.type === 'checkpoint') for (const f of e.files) metrics.files.inc({ dataset: f.kind });
-            if (e.type === 'live-cycle' && e.newestBarMs !== undefined)
-              metrics.newestBarLag.set(Math.max(0, client.clock.now() - e.newestBarMs) / 1000);
+            if (e.type === 'gap') metrics.gaps.inc({ kline_type: String(e.klineType) });
+            if (e.type === 'backfill-done' || e.type === 'live-cycle') metrics.markStarted();
           }
         },
         onUpdate: (u) => {
           if (metrics !== undefined) {
+            metrics.onUpdate(u);
             if (u.final) metrics.records.inc({ sink: 'files', dataset: 'kline' });
             if (run.kafka !== undefined) metrics.records.inc({ sink: 'kafka', dataset: 'kline' });
           }

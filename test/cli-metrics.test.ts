@@ -1,0 +1,146 @@
+// End-to-end: what `--metrics-port` serves, scraped from real CLI processes over HTTP while they
+// run against the simulator (strict limits, real clock), and checked against the simulator's log.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import { startQuoteflow } from './support/quoteflow-process.js';
+
+const TOKEN = 'cli-metrics-token-6f10';
+let sim: Simulator;
+let work: string;
+const env = (): Record<string, string> => ({
+  QUOTEFLOW_BASE_URL: sim.url,
+  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_PLAN: 'professional',
+});
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 9 });
+  work = await mkdtemp(join(tmpdir(), 'qf-metrics-'));
+});
+
+afterAll(async () => {
+  expect(sim.log.refused()).toEqual([]);
+  await sim.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  const { port } = server.address() as { port: number };
+  await new Promise((res) => server.close(res));
+  return port;
+}
+
+async function get(port: number, path: string): Promise<{ status: number; text: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, text: await res.text() };
+}
+
+/** Waits until `path` answers `status` (a process starting up), failing after `ms`. */
+async function until(port: number, path: string, status: number, ms = 30_000): Promise<string> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const r = await get(port, path).catch(() => undefined);
+    if (r?.status === status) return r.text;
+    if (Date.now() > deadline) throw new Error(`${path} never answered ${status} (last ${r?.status})`);
+    await sleep(100);
+  }
+}
+
+/** One sample's value: `name{labels}` exactly as exposed. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('quoteflow sync --metrics-port', () => {
+  it('serves counts that match the simulator, latency and wait histograms, quota gauges, freshness from read time', async () => {
+    const port = await freePort();
+    const run = startQuoteflow(
+      [
+        'sync',
+        '--codes',
+        'BTCUSDT,ETHUSDT',
+        '--kline-types',
+        '1',
+        '--bars',
+        '20',
+        '--out',
+        join(work, 'sync'),
+        '--duration',
+        '15',
+        '--metrics-port',
+        String(port),
+      ],
+      env(),
+    );
+    expect(await until(port, '/health', 200)).toBe('ok\n');
+    await until(port, '/ready', 200);
+    // The /kline requests are the backfill's (a live re-read of a bar is rare): the counters equal
+    // the simulator's log, give or take an answer per series still on its way at the scrape.
+    const answeredBefore = sim.log.count((e) => e.endpoint === 'kline' && e.done);
+    const first = (await get(port, '/metrics')).text;
+    const sentAfter = sim.log.count({ endpoint: 'kline' });
+    expect(answeredBefore).toBeGreaterThan(0);
+    const counted = sample(first, 'quoteflow_requests_total{endpoint="kline",outcome="ok"}')!;
+    expect(counted).toBeGreaterThanOrEqual(answeredBefore - 2);
+    expect(counted).toBeLessThanOrEqual(sentAfter);
+    expect(sample(first, 'quoteflow_request_duration_seconds_count{endpoint="kline",outcome="ok"}')).toBe(
+      counted,
+    );
+    expect(sample(first, 'quoteflow_request_wait_seconds_count{endpoint="kline"}')).toBe(counted);
+    expect(sample(first, 'quoteflow_quota_window_limit{rule="per-minute",scope="all"}')).toBe(1200);
+    expect(sample(first, 'quoteflow_quota_daily_limit')).toBe(1_728_000);
+    const remaining = sample(first, 'quoteflow_quota_daily_remaining')!;
+    expect(remaining).toBeLessThan(1_728_000);
+    expect(remaining).toBeGreaterThan(1_700_000);
+    expect(sample(first, 'quoteflow_quota_daily_exhausted_in_seconds')).toBeGreaterThan(0);
+    // Freshness: now minus when the newest final bar's values were read, not the bar's start.
+    const fresh = sample(first, 'quoteflow_freshness_seconds{code="BTCUSDT",kline_type="1"}')!;
+    expect(fresh).toBeGreaterThanOrEqual(0);
+    expect(fresh).toBeLessThan(70);
+    expect(first).toContain('quoteflow_process_cpu_seconds_total');
+    expect(first).not.toContain('quoteflow_process_process_');
+    expect(first).not.toContain(TOKEN);
+    await sleep(1_500);
+    const later = (await get(port, '/metrics')).text;
+    expect(sample(later, 'quoteflow_requests_total{endpoint="batch-kline",outcome="ok"}')).toBeGreaterThan(0);
+    run.child.kill('SIGTERM');
+    expect((await run.done).code).toBe(0);
+  });
+});
+
+describe('quoteflow depth --metrics-port', () => {
+  it('says not ready while every poll fails, ready once one is answered', async () => {
+    const port = await freePort();
+    // Every attempt of the first two polls fails (4 attempts each), then the service answers.
+    sim.addFault({ kind: 'http-5xx', endpoint: 'depth-tick', times: 8 });
+    const run = startQuoteflow(
+      [
+        'depth',
+        '--codes',
+        'BTCUSDT',
+        '--out',
+        join(work, 'depth'),
+        '--duration',
+        '20',
+        '--metrics-port',
+        String(port),
+      ],
+      env(),
+    );
+    const notReady = await until(port, '/ready', 503);
+    expect(notReady).toMatch(/^not ready: starting/);
+    await until(port, '/ready', 200);
+    const text = (await get(port, '/metrics')).text;
+    expect(sample(text, 'quoteflow_requests_total{endpoint="depth-tick",outcome="QF_HTTP_STATUS"}')).toBe(8);
+    run.child.kill('SIGTERM');
+    expect((await run.done).code).toBe(0);
+  });
+});
