@@ -78,6 +78,19 @@ describe('quoteflow run --dry-run', () => {
   });
 });
 
+describe('quoteflow run --help', () => {
+  it('shows an example that runs when copied as it is', async () => {
+    const help = await runQuoteflow(['run', '--help'], {});
+    expect(help.code).toBe(0);
+    const example = help.stdout.slice(help.stdout.indexOf('version: 1'));
+    const file = join(work, 'from-help.yaml');
+    await writeFile(file, example);
+    const r = await runQuoteflow(['run', '--dry-run', file], env(), work);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/valid, 3 pipelines on plan professional, for 60 s/);
+  });
+});
+
 describe('quoteflow run --schema', () => {
   it("prints the file format's JSON Schema: every source kind, sink and operator, the plans", async () => {
     const r = await runQuoteflow(['run', '--schema'], {});

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { KlineType } from '@quoteflow/core';
 import type { DatasetFormat } from '@quoteflow/sinks';
-import { DATASET_FORMAT_CHOICES } from '../internal/choices.js';
+import { DATASET_FORMAT_CHOICES, KLINE_TYPE_HELP } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { intAtLeast, klineType } from '../internal/parse-args.js';
@@ -34,7 +34,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     );
   addCodesOptions(cmd);
   cmd
-    .requiredOption('--kline-type <k>', 'kline type 1-10', klineType)
+    .requiredOption('--kline-type <k>', `kline type: ${KLINE_TYPE_HELP}`, klineType)
     .requiredOption('--bars <n>', 'closed bars per code', intAtLeast(1))
     .requiredOption('--out <dir>', 'dataset directory')
     .addOption(

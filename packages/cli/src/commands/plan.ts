@@ -3,7 +3,7 @@ import type { KlineType, Plan } from '@quoteflow/core';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { codeList, intAtLeast, klineTypeList } from '../internal/parse-args.js';
-import { PLAN_CHOICES } from '../internal/choices.js';
+import { PLAN_CHOICES, KLINE_TYPE_HELP } from '../internal/choices.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
 import { limitOption } from '../internal/limit-option.js';
@@ -32,7 +32,7 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
     );
   addCodesOptions(cmd, 'K-line product codes');
   cmd
-    .requiredOption('--kline-types <list>', 'kline types 1-10, comma-separated', klineTypeList)
+    .requiredOption('--kline-types <list>', `kline types, comma-separated: ${KLINE_TYPE_HELP}`, klineTypeList)
     .requiredOption('--bars <n>', 'closed bars of history per series', intAtLeast(0))
     .option('--depth-codes <list>', 'codes polled through /depth-tick, comma-separated', codeList)
     .option('--depth-interval-ms <ms>', 'wanted depth poll interval', intAtLeast(1))

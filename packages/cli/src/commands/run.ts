@@ -23,6 +23,22 @@ interface RunFlags {
   requestLog?: boolean;
 }
 
+/** The pipeline file `run --help` shows. */
+export const RUN_HELP_EXAMPLE = `version: 1
+service: { plan: professional }
+duration: 60
+pipelines:
+  - source: { kline: { codes: [BTCUSDT, AAPL.US], klineTypes: [1], bars: 100 } }
+    sinks: { files: { out: ./data } }
+    state: ./data/state.json
+  - source: { kline: { codes: [ETHUSDT], klineTypes: [1] } }
+    sinks: { stdout: { finalOnly: true } }
+    operators:
+      - resample: { to: { minutes: 15 } }
+        sinks: { stdout: {} }
+  - source: { suspensions: { exchanges: [nyse] } }
+`;
+
 /** `quoteflow run PIPELINE.yaml`: declarative pipelines, validated before anything starts. */
 export function registerRunCommand(program: Command, ctx: CommandContext): void {
   const cmd = program
@@ -36,14 +52,12 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
         'Values may be ${NAME} or ${NAME:default}, filled from the environment ($${ for a literal ${). ' +
         'The file is validated first; an error names the file, line and field. The token comes from --token, ' +
         'QUOTEFLOW_TOKEN, or the variable named by service.tokenEnv, never from the file. Runs until `duration` ' +
-        'seconds pass or SIGINT/SIGTERM. More in examples/pipelines/.\n\n' +
-        'Example:\n  version: 1\n  service: { plan: professional }\n  duration: 60\n  pipelines:\n' +
-        '    - source: { kline: { codes: [BTCUSDT, AAPL.US], klineTypes: [1], bars: 100 } }\n' +
-        '      sinks: { files: { out: ./data } }\n      state: ./data/state.json\n' +
-        '    - source: { kline: { codes: [ETHUSDT], klineTypes: [1] } }\n' +
-        '      sinks: { stdout: { finalOnly: true } }\n' +
-        '      operators:\n        - resample: { to: { minutes: 15 } }\n          sinks: { stdout: {} }\n' +
-        '    - source: { suspensions: { exchanges: [nyse] } }',
+        'seconds pass or SIGINT/SIGTERM. More in examples/pipelines/.',
+    )
+    // After the options and unwrapped (a description is wrapped to the terminal): copy it as it is.
+    .addHelpText(
+      'after',
+      `\nExample (save as pipeline.yaml; test/cli-pipeline-files.test.ts runs it):\n\n${RUN_HELP_EXAMPLE}`,
     )
     .argument('[pipeline.yaml]', 'pipeline file')
     .option('--schema', "print the pipeline file's JSON Schema (for editors and linters) and exit")

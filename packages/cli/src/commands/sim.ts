@@ -6,7 +6,7 @@ import { UsageError } from '../internal/usage-error.js';
 interface SimFlags {
   host: string;
   port: number;
-  token: string[];
+  token?: string[];
   seed: number;
   labelling?: string;
 }
@@ -26,8 +26,8 @@ export function registerSimCommand(program: Command, ctx: CommandContext): void 
     .option(
       '--token <token:plan>',
       'a token and its plan, repeatable (default demo:professional)',
-      (value: string, previous: string[]) => [...previous, value],
-      [] as string[],
+      // No commander default: help would show it as "[]" beside the real one, demo:professional.
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
     .option('--seed <n>', 'market seed', intAtLeast(0), 1)
     .option(
@@ -41,7 +41,7 @@ export function registerSimCommand(program: Command, ctx: CommandContext): void 
       let tokens;
       let labelling;
       try {
-        tokens = parseTokenSpecs(flags.token);
+        tokens = parseTokenSpecs(flags.token ?? []);
         labelling = parseSimLabelling(flags.labelling ?? '');
       } catch (err) {
         throw new UsageError((err as Error).message);

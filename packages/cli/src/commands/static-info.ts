@@ -23,7 +23,7 @@ export function registerStaticInfoCommand(program: Command, ctx: CommandContext)
     .description(
       "Static info (names, exchange, currency, lot size, shares, EPS, BPS, dividend yield) of US, Hong Kong and A-share stocks, split to the plan's codes per request.",
     );
-  addCodesOptions(cmd, 'stock codes');
+  addCodesOptions(cmd, 'stock codes', 'AAPL.US,700.HK,600519.SH');
   addServiceOptions(cmd)
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (flags: StaticInfoFlags) => {

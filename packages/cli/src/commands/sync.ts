@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { KlineType } from '@quoteflow/core';
 import type { DatasetFormat } from '@quoteflow/sinks';
-import { DATASET_FORMAT_CHOICES } from '../internal/choices.js';
+import { DATASET_FORMAT_CHOICES, KLINE_TYPE_HELP } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { intAtLeast, klineTypeList } from '../internal/parse-args.js';
@@ -43,7 +43,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     );
   addCodesOptions(cmd);
   cmd
-    .requiredOption('--kline-types <list>', 'kline types 1-10, comma-separated', klineTypeList)
+    .requiredOption('--kline-types <list>', `kline types, comma-separated: ${KLINE_TYPE_HELP}`, klineTypeList)
     .requiredOption('--bars <n>', 'closed bars of history per series on the first run', intAtLeast(0))
     .requiredOption('--out <dir>', 'dataset directory')
     .addOption(

@@ -27,5 +27,9 @@ export const DATASET_FORMAT_CHOICES = [
   'ndjson',
 ] as const satisfies readonly DatasetFormat[];
 
+/** What each kline type is (spec: the K-line type table), for help texts. */
+export const KLINE_TYPE_HELP =
+  '1 = 1 min, 2 = 5 min, 3 = 15 min, 4 = 30 min, 5 = 1 hour, 6 = 2 hours, 7 = 4 hours, 8 = day, 9 = week, 10 = month (stocks have no 6 or 7)';
+
 /** Core's `KLINE_TYPES`, for `--kline-types`. */
 export const KLINE_TYPE_CHOICES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] as const satisfies readonly KlineType[];

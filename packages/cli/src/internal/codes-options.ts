@@ -5,9 +5,13 @@ import { codeList } from './parse-args.js';
 import { UsageError } from './usage-error.js';
 
 /** Adds `--codes LIST` and `--codes-file FILE` (contract.md). */
-export function addCodesOptions(cmd: Command, what = 'product codes'): Command {
+export function addCodesOptions(
+  cmd: Command,
+  what = 'product codes',
+  example = 'AAPL.US,700.HK,BTCUSDT',
+): Command {
   return cmd
-    .option('--codes <list>', `${what}, comma-separated (AAPL.US,700.HK,BTCUSDT)`, codeList)
+    .option('--codes <list>', `${what}, comma-separated (${example})`, codeList)
     .option('--codes-file <file>', `${what}, one per line (# starts a comment)`);
 }
 
