@@ -1,4 +1,11 @@
-import { estimatePlan, klineHistory, type Bar, type GapMarker, limitOverridesOf } from '@quoteflow/core';
+import {
+  estimatePlan,
+  HISTORY_GAP_REASONS,
+  klineHistory,
+  type Bar,
+  type GapMarker,
+  limitOverridesOf,
+} from '@quoteflow/core';
 import {
   MERGE_GAP_REASONS,
   mergeBars,
@@ -134,7 +141,9 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       const ours =
         gap.reason === MERGE_GAP_REASONS.unconfirmed || gap.reason === MERGE_GAP_REASONS.missingBars;
       if (ours && s !== undefined && gap.fromMs !== undefined) requestReread(s, gap.fromMs);
-      if (gap.reason !== MERGE_GAP_REASONS.unconfirmed)
+      // The pager's own markers were reported when read (noteShortHistory): once is enough.
+      const fromPager = Object.values(HISTORY_GAP_REASONS).some((r) => gap.reason.includes(r));
+      if (gap.reason !== MERGE_GAP_REASONS.unconfirmed && !fromPager)
         emitEvent({ type: 'gap', code: gap.code, klineType, fromMs: gap.fromMs, reason: gap.reason });
     };
 
@@ -156,7 +165,9 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
     /** The service had fewer bars than asked for (or the code cannot page back): said in the summary. */
     const noteShortHistory = (s: KlineSeriesState, gap: GapMarker): void => {
       const key = `${s.code}:${s.klineType}`;
-      if (!truncatedSeries.includes(key)) truncatedSeries.push(key);
+      // Every read of such a series meets the same limit: it is said once.
+      if (truncatedSeries.includes(key)) return;
+      truncatedSeries.push(key);
       emitEvent({
         type: 'gap',
         code: s.code,

@@ -90,12 +90,11 @@ export class KlineProgress {
           this.#seriesBars.delete(key);
         }
         this.#overall?.update(this.#seriesDone, { eta_plan: this.#eta() });
-        if (e.truncated)
-          this.logger.warn(
-            { code: e.code, klineType: e.klineType, bars: e.bars },
-            'the service cannot page back for this code: wrote the bars that exist',
-          );
-        else this.logger.debug({ code: e.code, klineType: e.klineType, bars: e.bars }, 'series backfilled');
+        // A short series was reported by its gap event and is listed again at the end.
+        this.logger.debug(
+          { code: e.code, klineType: e.klineType, bars: e.bars, truncated: e.truncated },
+          'series backfilled',
+        );
         break;
       }
       case 'backfill-done':
