@@ -199,3 +199,18 @@ describe('a Kafka broker that goes away during a run', () => {
     }
   }, 180_000);
 });
+
+describe('codes the service does not know', () => {
+  it('among known ones: exit 3 naming them, before any file is written', async () => {
+    const out = join(work, 'mixed-codes');
+    const before = sim.log.count({ endpoint: 'kline' });
+    const r = await runQuoteflow(
+      ['backfill', '--codes', 'BTCUSDT,NOPE.US', '--kline-type', '1', '--bars', '10', '--out', out],
+      env(),
+    );
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/NOPE\.US/);
+    expect(await filesUnder(out).catch(() => [])).toEqual([]);
+    expect(sim.log.count({ endpoint: 'kline' })).toBe(before);
+  });
+});

@@ -87,6 +87,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       { depthMessageValue, suspensionMessageValue },
       { RequestLog },
       { checkKafka, cliKafkaSinkOptions },
+      { checkCodesKnown },
     ] = await Promise.all([
       import('@quoteflow/core'),
       import('@quoteflow/cluster'),
@@ -97,6 +98,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       import('../internal/request-log.js'),
       // Loaded here: the Kafka sink's libraries must not slow `quoteflow --help`.
       import('../internal/check-kafka.js'),
+      import('../internal/check-codes-known.js'),
     ]);
     const kafkaOf = (sinks: PipelineStep['sinks']) =>
       sinks?.kafka === undefined
@@ -226,6 +228,14 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
           });
       }
       await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(spec.duration), signal: ctx.signal });
+      for (const step of spec.pipelines)
+        if ('kline' in step.source)
+          await checkCodesKnown(
+            client,
+            step.source.kline.codes,
+            step.source.kline.klineTypes,
+            stopper.signal,
+          );
       spec.pipelines.forEach((step, i) => {
         const name = step.name ?? `pipelines[${i}]`;
         const files =

@@ -13,6 +13,7 @@ import { estimatePlan, klineSync, type KlineSyncSummary } from '@quoteflow/pipel
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { CliMetrics, serveMetrics } from './cli-metrics.js';
+import { checkCodesKnown } from './check-codes-known.js';
 import { createClient } from './create-client.js';
 import { RequestLog } from './request-log.js';
 import { KlineProgress } from './kline-progress.js';
@@ -119,6 +120,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     if (run.kafka !== undefined)
       await checkKafka(run.kafka, { timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
     await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
+    await checkCodesKnown(client, run.codes, run.klineTypes, stopper.signal);
     const start = (codes: readonly string[], lease?: WorkLease) =>
       klineSync({
         client,
