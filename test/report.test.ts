@@ -86,6 +86,11 @@ describe('quoteflow report', () => {
     // The halt explains AAPL.US's hole: inspect reports only the 7 bars nothing explains.
     expect(gapBars).toBe(7);
     expect(series.find((s) => s.code === 'AAPL.US')!.gaps).toEqual([]);
+    // The table names each gap in UTC and on the exchange's own clock.
+    const inspectTable = await runQuoteflow(['inspect', '--out', out], {});
+    expect(inspectTable.stdout).toMatch(
+      /^gap BTCUSDT type 1: \S+Z to \S+Z \(4 bars; exchange time \d{4}-\d\d-\d\d \d\d:\d\d (Etc\/)?UTC to /m,
+    );
 
     const html = join(work, 'report', 'report.html');
     await mkdir(join(work, 'report'));
@@ -129,10 +134,11 @@ describe('quoteflow report', () => {
     expect(first.missingCells).toBe(gapBars);
     expect(first.haltedCells).toBe(10);
     await (await page.$('#heatmap-view'))!.screenshot({ path: join(SHOTS, 'coverage.png') });
-    // The quota view counts every request the simulator saw (the backfill's: inspect and report send none).
+    // The quota view counts every request the simulator saw (the code check's and the backfill's:
+    // inspect and report send none).
     expect(first.quota).toEqual({
       requests: sim.log.length,
-      endpoints: ['kline'],
+      endpoints: expect.arrayContaining(['batch-kline', 'kline']),
       perMinute: 1200,
     });
     await (await page.$('#quota-view'))!.screenshot({ path: join(SHOTS, 'quota.png') });

@@ -26,10 +26,15 @@ export function registerInspectCommand(program: Command, ctx: CommandContext): v
       const dir = resolve(ctx.io.cwd, flags.out);
       const info = await stat(dir).catch(() => undefined);
       if (info?.isDirectory() !== true) throw new UsageError(`--out ${flags.out}: no such directory`);
-      const { inspectDataset } = await import('@quoteflow/pipelines');
+      const [{ inspectDataset }, { exchangeLocalTime }] = await Promise.all([
+        import('@quoteflow/pipelines'),
+        import('../internal/exchange-local-time.js'),
+      ]);
       const inspection = await inspectDataset(dir);
       ctx.out(
-        flags.format === 'json' ? `${toJson(inspectionJson(inspection), 2)}\n` : renderInspection(inspection),
+        flags.format === 'json'
+          ? `${toJson(inspectionJson(inspection), 2)}\n`
+          : renderInspection(inspection, exchangeLocalTime),
       );
     });
 }
@@ -58,7 +63,10 @@ function inspectionJson(inspection: DatasetInspection): unknown {
   };
 }
 
-function renderInspection(inspection: DatasetInspection): string {
+function renderInspection(
+  inspection: DatasetInspection,
+  exchangeLocalTime: (ms: number, code: string) => string,
+): string {
   const { kline, depth, suspension } = inspection;
   const head = `files: kline ${kline.files}, depth ${depth.files}, suspension ${suspension.files}\n`;
   if (kline.series.length === 0) return `${head}no kline series\n`;
@@ -74,7 +82,9 @@ function renderInspection(inspection: DatasetInspection): string {
   ]);
   const gapLines = kline.series.flatMap((s) =>
     s.gaps.map(
-      (g) => `gap ${s.code} type ${s.klineType}: ${iso(g.fromMs)} to ${iso(g.toMs)} (${g.bars} bars)\n`,
+      (g) =>
+        `gap ${s.code} type ${s.klineType}: ${iso(g.fromMs)} to ${iso(g.toMs)} (${g.bars} bars; ` +
+        `exchange time ${exchangeLocalTime(g.fromMs, s.code)} to ${exchangeLocalTime(g.toMs, s.code)})\n`,
     ),
   );
   return head + table + gapLines.join('');

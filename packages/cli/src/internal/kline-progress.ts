@@ -1,6 +1,7 @@
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
 import { formatDuration, type KlineSyncEvent } from '@quoteflow/pipelines';
+import { exchangeLocalTime } from './exchange-local-time.js';
 import type { StderrChannel } from './stderr-channel.js';
 
 /** Most per-series bars drawn at once (the rest show in the overall bar). */
@@ -132,6 +133,8 @@ export class KlineProgress {
             code: e.code,
             klineType: e.klineType,
             from: e.fromMs === undefined ? undefined : new Date(e.fromMs).toISOString(),
+            // The same instant on the exchange's own clock, as its calendar and its people read it.
+            fromLocal: e.fromMs === undefined ? undefined : exchangeLocalTime(e.fromMs, e.code),
           },
           e.reason,
         );
