@@ -105,7 +105,16 @@ describe('quoteflow run --schema', () => {
     expect(schema.required).toEqual(expect.arrayContaining(['version', 'pipelines']));
     expect(schema.properties.service.properties.plan.enum).toContain('professional');
     const text = JSON.stringify(schema.properties.pipelines.items.anyOf);
-    for (const key of ['kline', 'depth', 'suspensions', 'stdout', 'finalOnly', 'resample', 'yesterdayClose'])
+    for (const key of [
+      'kline',
+      'depth',
+      'suspensions',
+      'stdout',
+      'finalOnly',
+      'resample',
+      'yesterdayClose',
+      'dedupe',
+    ])
       expect(text).toContain(`"${key}"`);
     const none = await runQuoteflow(['run'], {});
     expect(none.code).toBe(2);

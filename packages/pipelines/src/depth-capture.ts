@@ -7,7 +7,7 @@ import {
   type QuoteflowClient,
   limitOverridesOf,
 } from '@quoteflow/core';
-import { dedupeBySeq } from '@quoteflow/operators';
+import { dedupeBySeq, type DedupeBySeqOptions } from '@quoteflow/operators';
 import type { DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
 import { takeUntil, tap } from 'rxjs';
 import { drainToSinks } from './internal/drain-to-sinks.js';
@@ -30,6 +30,8 @@ export interface DepthCaptureOptions {
   /** The clock of polls, retries and file ages. @defaultValue the client's clock */
   readonly clock?: Clock;
   readonly signal?: AbortSignal;
+  /** How repeated ticks are dropped (`dedupeBySeq`'s options: ticks without `seq`, memory bound). */
+  readonly dedupe?: DedupeBySeqOptions;
   /** Every new tick (repeated `seq` dropped). */
   readonly onTick?: (tick: DepthTick) => void;
   /** A poll failed (retried at the next interval), or `onTick` threw. */
@@ -120,7 +122,7 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
       received++;
       if (tick.code === firstCode) polls++;
     }),
-    dedupeBySeq(),
+    dedupeBySeq(options.dedupe),
     tap((tick) => {
       ticks++;
       try {

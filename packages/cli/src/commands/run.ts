@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Exchange } from '@quoteflow/core';
+import type { WithoutSeqPolicy } from '@quoteflow/operators';
 import type { WorkLease } from '@quoteflow/cluster';
 import type { PipelineHandle } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
@@ -294,6 +295,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
                 client,
                 codes,
                 ...(s.source.depth.intervalMs === undefined ? {} : { intervalMs: s.source.depth.intervalMs }),
+                ...(s.operators?.[0] === undefined ? {} : { dedupe: dedupeOptions(s.operators[0].dedupe) }),
                 ...files,
                 ...kafkaOf(s.sinks),
                 signal: stopper.signal,
@@ -357,4 +359,12 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       await metrics?.close();
     }
   });
+}
+
+/** A pipeline file's `dedupe` operator as `dedupeBySeq`'s options (absent keys left out). */
+function dedupeOptions(d: { withoutSeq?: WithoutSeqPolicy | undefined; maxCodes?: number | undefined }) {
+  return {
+    ...(d.withoutSeq === undefined ? {} : { withoutSeq: d.withoutSeq }),
+    ...(d.maxCodes === undefined ? {} : { maxCodes: d.maxCodes }),
+  };
 }

@@ -168,3 +168,26 @@ ${ops}`;
     );
   });
 });
+
+describe('parsePipelineFile: the depth dedupe operator', () => {
+  const depth = (op: string) => `version: 1
+pipelines:
+  - source: { depth: { codes: [BTCUSDT] } }
+    operators:
+      - dedupe: ${op}
+    sinks: { stdout: {} }
+`;
+
+  it("takes dedupeBySeq's options", () => {
+    const step = parsePipelineFile(depth('{ withoutSeq: drop, maxCodes: 1000 }'), 'p.yaml').pipelines[0]!;
+    expect('operators' in step && step.operators).toEqual([
+      { dedupe: { withoutSeq: 'drop', maxCodes: 1000 } },
+    ]);
+  });
+
+  it('names the line of an unknown policy', () => {
+    expect(() => parsePipelineFile(depth('{ withoutSeq: never }'), 'p.yaml')).toThrow(
+      /^p\.yaml:5: pipelines\[0\]\.operators\[0\]\.dedupe\.withoutSeq: /,
+    );
+  });
+});

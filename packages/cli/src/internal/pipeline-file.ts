@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { EXCHANGES, PLANS, type KlineType } from '@quoteflow/core';
-import { resampleProblem, type ResampleTarget } from '@quoteflow/operators';
+import { WITHOUT_SEQ_POLICIES, resampleProblem, type ResampleTarget } from '@quoteflow/operators';
 import { klineTypeProblem } from './check-kline-types.js';
 import { parseLimitOverrides } from './limit-overrides.js';
 import { fillEnvReferences } from './pipeline-env.js';
@@ -89,6 +89,18 @@ const DepthStepSchema = z.strictObject({
   source: z.strictObject({
     depth: z.strictObject({ codes, intervalMs: z.number().int().min(1).optional() }),
   }),
+  // Depth always drops repeated seq (contract); this operator sets how (dedupeBySeq's options).
+  operators: z
+    .array(
+      z.strictObject({
+        dedupe: z.strictObject({
+          withoutSeq: z.enum(WITHOUT_SEQ_POLICIES).optional(),
+          maxCodes: z.number().int().min(1).optional(),
+        }),
+      }),
+    )
+    .max(1, 'one dedupe operator at most')
+    .optional(),
   sinks: SinksSchema,
 });
 const SuspensionStepSchema = z.strictObject({
