@@ -53,12 +53,16 @@ export async function forEachDatasetRow(
     const table: Table = relativePath.endsWith('.parquet')
       ? tableFromIPC(readParquet(bytes).intoIPCStream())
       : tableFromIPC(bytes);
-    const columns = new Map<string, ReturnType<Table['getChild']>>();
+    // Each column read whole, once, when a row first asks for it (Arrow's per-cell get() walks
+    // the record batches), and the row count read once: Table.numRows sums every batch's length
+    // on each call (1.4 M rows in ~700 batches: 10 s in the loop's condition alone).
+    const columns = new Map<string, ArrayLike<unknown> | undefined>();
     const column = (name: string) => {
-      if (!columns.has(name)) columns.set(name, table.getChild(name));
+      if (!columns.has(name)) columns.set(name, table.getChild(name)?.toArray() as ArrayLike<unknown>);
       return columns.get(name);
     };
-    for (let i = 0; i < table.numRows; i++) onRow((name) => column(name)?.get(i) as unknown);
+    const rows = table.numRows;
+    for (let i = 0; i < rows; i++) onRow((name) => column(name)?.[i]);
   }
 }
 
