@@ -229,7 +229,8 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
           });
       }
       await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(spec.duration), signal: ctx.signal });
-      for (const step of spec.pipelines)
+      // Without redis only: see run-kline-sync (a worker joins first).
+      for (const step of worker === undefined ? spec.pipelines : [])
         if ('kline' in step.source)
           await checkCodesKnown(
             client,

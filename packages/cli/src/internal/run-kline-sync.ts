@@ -120,7 +120,9 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     if (run.kafka !== undefined)
       await checkKafka(run.kafka, { timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
     await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
-    await checkCodesKnown(client, run.codes, run.klineTypes, stopper.signal);
+    // A cluster worker joins first: with the shared /batch-kline interval not yet taken in turns,
+    // a check before joining could wait behind the other workers' polls (seen: 14 s).
+    if (worker === undefined) await checkCodesKnown(client, run.codes, run.klineTypes, stopper.signal);
     const start = (codes: readonly string[], lease?: WorkLease) =>
       klineSync({
         client,
