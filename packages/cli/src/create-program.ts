@@ -6,6 +6,7 @@ import { registerBackfillCommand } from './commands/backfill.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerDepthCommand } from './commands/depth.js';
 import { registerInspectCommand } from './commands/inspect.js';
+import { registerCompactCommand } from './commands/compact.js';
 import { registerReportCommand } from './commands/report.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerSuspensionsCommand } from './commands/suspensions.js';
@@ -65,6 +66,7 @@ export function createProgram(
   registerYesterdayCloseCommand(program, ctx);
   registerPlanCommand(program, ctx);
   registerInspectCommand(program, ctx);
+  registerCompactCommand(program, ctx);
   registerReportCommand(program, ctx);
   registerRunCommand(program, ctx);
   registerDemoCommand(program, ctx);

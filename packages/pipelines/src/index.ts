@@ -26,6 +26,8 @@ export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.j
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
 export { inspectDataset } from './inspect-dataset.js';
+export { compactDatasets } from './compact-datasets.js';
+export type { CompactDatasetsOptions } from './compact-datasets.js';
 export { readKlineBars } from './read-kline-bars.js';
 export { readHalts } from './read-halts.js';
 export type { DatasetHalt } from './read-halts.js';

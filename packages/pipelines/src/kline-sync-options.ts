@@ -1,6 +1,6 @@
 import type { BarUpdate, Clock, KlineType, QuoteflowClient } from '@quoteflow/core';
 import { MERGE_BARS_DEFAULTS } from '@quoteflow/operators';
-import type { DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
+import type { CompactedPartition, DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
 import type { PipelineHandle } from './pipeline-handle.js';
 
 /** Where closed bars go on disk. */
@@ -20,11 +20,16 @@ export interface KlineFilesOptions {
    */
   readonly encoderThreads?: number;
   /**
-   * Asked before each file is committed (`DatasetWriter`'s `fence`): false means this sync may no
-   * longer write its series (a cluster worker whose lease lapsed); the file is dropped and the sync
-   * fails with `QF_FENCED`.
+   * Asked before each checkpoint is committed to the dataset's log, holding its publish lock: false
+   * means this sync may no longer write its series (a cluster worker whose lease lapsed); the
+   * checkpoint's files are dropped and the sync fails with `QF_FENCED`.
    */
   readonly fence?: () => boolean;
+  /**
+   * Partitions closed for writing (an earlier month, day or year than the sync's clock) are
+   * compacted this often (`compactDataset`); 0 never. @defaultValue 600,000 ms
+   */
+  readonly compactEveryMs?: number;
 }
 
 /** Options of {@link klineSync}. */
@@ -111,6 +116,7 @@ export type KlineSyncEvent =
       readonly reason: string;
     }
   | { readonly type: 'checkpoint'; readonly files: readonly WrittenFile[]; readonly closedBars: number }
+  | ({ readonly type: 'compacted' } & CompactedPartition)
   | { readonly type: 'warning'; readonly message: string; readonly error?: unknown };
 
 /** Counts of a sync so far. */

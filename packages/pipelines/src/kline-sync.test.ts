@@ -1,9 +1,10 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { QuoteflowClient, acceleratedClock, type Clock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
+import { DatasetLog, type LogEntry } from '@quoteflow/sinks';
 import { klineSync } from './kline-sync.js';
 import type { KlineSyncEvent } from './kline-sync-options.js';
 
@@ -70,39 +71,38 @@ describe('klineSync', () => {
     expect(events.at(-1)?.type).toBe('checkpoint');
   });
 
-  it('after a crash between a file landing and the state landing, reads the file back: no duplicate, no gap', async () => {
-    const statePath = join(dir, 'state.json');
+  it('after a kill -9 between a commit and its publishing, the next run publishes it; a staged checkpoint never committed stays out', async () => {
     const opts = {
       client,
       codes: ['BTCUSDT'],
       klineTypes: [1 as const],
       bars: 20,
       files: { dir, format: 'ndjson' as const },
-      statePath,
       checkpointMs: 15_000, // clock time: half a real second
     };
     const first = klineSync(opts);
     await new Promise((r) => setTimeout(r, 3_000));
     await first.stop();
-    // Roll the state back to before the last files landed, as a kill -9 in between would leave it.
-    // Roll the state back to its first checkpoint: the first file only, and what that file holds.
-    const state = JSON.parse(await readFile(statePath, 'utf8')) as {
-      series: Record<string, { first: number; last: number; rows: number }>;
-      files: string[];
-    };
-    expect(state.files.length).toBeGreaterThan(1);
-    state.files = state.files.slice(0, 1);
-    const firstFile = (await readFile(join(dir, state.files[0]!), 'utf8')).split('\n').filter(Boolean);
-    const starts0 = firstFile.map((l) => Date.parse((JSON.parse(l) as { ts: string }).ts));
-    state.series = {
-      'BTCUSDT:1': { first: Math.min(...starts0), last: Math.max(...starts0), rows: starts0.length },
-    };
-    await writeFile(statePath, JSON.stringify(state));
+    // Undo the publishing of the newest commit, as a kill -9 right after the commit leaves it:
+    // its files back in staging, `_applied` one version behind.
+    const log = await DatasetLog.open(dir, 'kline');
+    const newest = JSON.parse(
+      await readFile(join(log.logDir, `${String(log.version).padStart(20, '0')}.json`), 'utf8'),
+    ) as LogEntry;
+    expect(newest.operation).toBe('checkpoint');
+    expect(newest.add.length).toBeGreaterThan(0);
+    for (const f of newest.add) await rename(join(dir, f.path), join(dir, f.staged!));
+    await writeFile(join(log.logDir, '_applied'), `${log.version - 1}\n`);
+    const hidden = (await rows()).length;
+    // A checkpoint staged by a writer killed before its commit: a bar already in the dataset again.
+    const again = (await readFile(join(dir, newest.add[0]!.staged!), 'utf8')).split('\n')[0];
+    await writeFile(join(dir, '.staging', 'host~999999~part-x.ndjson.tmp.ready.tmp'), `${again}\n`);
     await new Promise((r) => setTimeout(r, 2_000)); // the market moves on
     const second = klineSync(opts);
     await new Promise((r) => setTimeout(r, 3_000));
     await second.stop();
     const starts = (await rows()).map((r) => Date.parse(r.ts));
+    expect(starts.length).toBeGreaterThan(hidden);
     expect(starts.length).toBeGreaterThan(20);
     expectContiguous(starts, 60_000);
     expect(sim.log.refused()).toEqual([]);

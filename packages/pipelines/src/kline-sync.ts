@@ -112,6 +112,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       live,
       onUpdate: options.onUpdate,
       emitEvent,
+      nowMs: () => clock.now(),
     });
     delivery = sinks;
     const state = sinks.state;

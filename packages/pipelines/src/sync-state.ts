@@ -75,6 +75,11 @@ export class SyncState {
     this.#extents.set(key, widenExtent(this.#extents.get(key), added));
   }
 
+  /** Sets what the dataset holds of a series (read from the dataset's commit log). */
+  set(code: string, klineType: KlineType, extent: SeriesExtent): void {
+    this.#extents.set(stateKey(code, klineType), extent);
+  }
+
   /** Whether a dataset file is already accounted for. */
   hasFile(relativePath: string): boolean {
     return this.#files.has(relativePath);

@@ -19,6 +19,18 @@ export type {
   DatasetColumnType,
   KlineSubPartition,
 } from './files/dataset-columns.js';
+export { DatasetLog, DATASET_LOG_DIR, listDataFiles } from './files/dataset-log.js';
+export type { DatasetLogOptions, DatasetTransaction, FileSummary, LogChange } from './files/dataset-log.js';
+export { LOG_OPERATIONS, addWatermark } from './files/dataset-log-format.js';
+export type {
+  LogEntry,
+  LogFile,
+  LogOperation,
+  LogSnapshot,
+  SeriesWatermark,
+} from './files/dataset-log-format.js';
+export { compactDataset } from './files/compact-dataset.js';
+export type { CompactDatasetOptions, CompactedPartition } from './files/compact-dataset.js';
 export { FileSinkError, FILE_SINK_ERROR_CODES } from './files/file-sink-error.js';
 export type { FileSinkErrorCode } from './files/file-sink-error.js';
 // Kafka: topics P.kline / P.depth / P.suspension (contract.md "Kafka"), idempotent, acks=all.

@@ -127,6 +127,12 @@ export class KlineProgress {
         if (e.files.length > 0)
           this.logger.info({ files: e.files.length, closedBars: e.closedBars }, 'checkpoint');
         break;
+      case 'compacted':
+        this.logger.info(
+          { partition: e.partition, filesBefore: e.filesBefore, filesAfter: e.filesAfter, rows: e.rows },
+          'partition compacted',
+        );
+        break;
       case 'gap':
         this.logger.warn(
           {

@@ -1,10 +1,22 @@
 import { isKlineType, type BarUpdate, type KlineType } from '@quoteflow/core';
 import { seriesKey } from '@quoteflow/operators';
-import { DatasetWriter, KafkaSink, type KafkaSinkOptions, type WrittenFile } from '@quoteflow/sinks';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  compactDataset,
+  DatasetLog,
+  DatasetWriter,
+  FileSinkError,
+  KafkaSink,
+  type KafkaSinkOptions,
+  type SeriesWatermark,
+  type WrittenFile,
+} from '@quoteflow/sinks';
 import type { KlineFilesOptions, KlineSyncEvent } from '../kline-sync-options.js';
 import { PipelineError } from '../pipeline-error.js';
-import { SyncState, widenExtent, type SeriesExtent } from '../sync-state.js';
-import { listKlineFiles, readKlineExtents } from './read-kline-extents.js';
+import { stateKey, SyncState, widenExtent, type SeriesExtent } from '../sync-state.js';
+import { isPartitionClosed } from './closed-partitions.js';
+import { summarizeKlineFile } from './read-kline-extents.js';
 
 /** What {@link KlineDelivery.open} takes. */
 export interface KlineDeliveryOptions {
@@ -14,34 +26,59 @@ export interface KlineDeliveryOptions {
   readonly live: boolean;
   readonly onUpdate: ((update: BarUpdate) => void) | undefined;
   readonly emitEvent: (event: KlineSyncEvent) => void;
+  /** The sync's clock: which partitions are closed (an earlier month, day or year). */
+  readonly nowMs: () => number;
 }
 
 /**
  * Where a K-line sync's bars go: closed bars to the dataset files, every update to Kafka and the
  * caller, and the state (what the dataset holds per series) advanced only once the files holding it are
  * durable, at each checkpoint.
+ *
+ * With files, each checkpoint is one commit to the dataset's log (`DatasetLog`): its files, staged
+ * until then, and what each series gained, published together or not at all; a restart or a
+ * takeover reads the log instead of every file. Partitions closed for writing are compacted every
+ * `compactEveryMs`.
  */
 export class KlineDelivery {
   closedBars = 0;
   formingUpdates = 0;
   readonly files: WrittenFile[] = [];
   /** What each series got in the writer since the last checkpoint (the state learns it once durable). */
-  readonly #pending = new Map<string, { code: string; klineType: KlineType; extent: SeriesExtent }>();
+  readonly #pending = new Map<string, PendingSeries>();
   readonly #kafkaInFlight = new Set<Promise<void>>();
   #kafkaError: unknown;
 
+  #lastCompactionMs: number;
+
   private constructor(
     readonly state: SyncState,
+    private readonly log: DatasetLog | undefined,
     private readonly writer: DatasetWriter | undefined,
     private readonly kafka: KafkaSink | undefined,
     private readonly options: KlineDeliveryOptions,
-  ) {}
+  ) {
+    this.#lastCompactionMs = options.nowMs();
+  }
 
-  /** Loads the state (and the dataset files that landed after it), then opens the sinks. */
+  /**
+   * Reads what the dataset holds from its commit log (files on disk that no commit names, from an
+   * earlier quoteflow or a crash before this log existed, are read once and committed), else from
+   * the state file; then opens the sinks.
+   */
   static async open(options: KlineDeliveryOptions): Promise<KlineDelivery> {
-    const state = options.statePath === undefined ? new SyncState() : await SyncState.load(options.statePath);
-    if (options.files !== undefined) await reconcile(state, options.files.dir);
     const files = options.files;
+    let state: SyncState;
+    let log: DatasetLog | undefined;
+    if (files === undefined) {
+      state = options.statePath === undefined ? new SyncState() : await SyncState.load(options.statePath);
+    } else {
+      log = await DatasetLog.open(files.dir, 'kline', {
+        summarize: (rel) => summarizeKlineFile(files.dir, rel),
+      });
+      await log.transaction(async () => undefined, { adoptOrphans: true });
+      state = stateFromLog(log);
+    }
     const writer =
       files === undefined
         ? undefined
@@ -49,11 +86,11 @@ export class KlineDelivery {
             dir: files.dir,
             format: files.format ?? 'parquet',
             encoderThreads: files.encoderThreads ?? (options.live ? 0 : 1),
+            publish: 'on-commit',
             ...(files.maxFileAgeMs === undefined ? {} : { maxFileAgeMs: files.maxFileAgeMs }),
-            ...(files.fence === undefined ? {} : { fence: files.fence }),
           });
     const kafka = options.kafka === undefined ? undefined : new KafkaSink(options.kafka);
-    return new KlineDelivery(state, writer, kafka, options);
+    return new KlineDelivery(state, log, writer, kafka, options);
   }
 
   /** A closed bar to the files (or the state, without files); every update to Kafka and the caller. */
@@ -90,7 +127,10 @@ export class KlineDelivery {
     }
   }
 
-  /** Makes the files durable and Kafka acknowledged, then advances and saves the state. */
+  /**
+   * Makes the files durable and Kafka acknowledged, then commits the files with what each series
+   * gained (one log version) and saves the state file, if any.
+   */
   async checkpoint(): Promise<void> {
     const pending = [...this.#pending.values()];
     this.#pending.clear();
@@ -102,21 +142,77 @@ export class KlineDelivery {
           cause: this.#kafkaError,
         });
     }
+    if (this.log !== undefined && files.length > 0) await this.commit(this.log, files, pending);
     for (const { code, klineType, extent } of pending) this.state.record(code, klineType, extent);
-    for (const f of files) {
-      this.state.addFile(f.relativePath);
-      this.files.push(f);
-    }
+    this.files.push(...files);
     if (this.options.statePath !== undefined) await this.state.save(this.options.statePath);
     this.options.emitEvent({ type: 'checkpoint', files, closedBars: this.closedBars });
+    await this.compactClosedPartitions();
+  }
+
+  private async commit(log: DatasetLog, files: WrittenFile[], pending: PendingSeries[]): Promise<void> {
+    const dir = log.root;
+    const series: Record<string, SeriesWatermark> = {};
+    for (const { code, klineType, extent } of pending)
+      series[stateKey(code, klineType)] = { first: extent.firstMs, last: extent.lastMs, rows: extent.rows };
+    const fence = this.options.files?.fence;
+    const fenced = await log.transaction(async (tx) => {
+      // Asked holding the publish lock, right before the commit: a worker whose lease lapsed
+      // (another may now write its series) publishes nothing.
+      if (fence !== undefined && !fence()) return true;
+      await tx.commit({
+        operation: 'checkpoint',
+        add: files.map((f) => ({
+          path: f.relativePath,
+          rows: f.rows,
+          bytes: f.bytes,
+          ...(f.stagedPath === undefined ? {} : { staged: f.stagedPath }),
+        })),
+        series,
+      });
+      return false;
+    });
+    if (fenced) {
+      await Promise.all(
+        files.map((f) =>
+          f.stagedPath === undefined ? undefined : rm(join(dir, f.stagedPath), { force: true }),
+        ),
+      );
+      throw new FileSinkError(
+        'QF_FENCED',
+        `klineSync: ${files.length} file(s) not committed: this worker may no longer write its series (its lease lapsed)`,
+      );
+    }
+  }
+
+  /** Compacts the partitions closed for writing, every `compactEveryMs` of the sync's clock. */
+  private async compactClosedPartitions(): Promise<void> {
+    const files = this.options.files;
+    const everyMs = files?.compactEveryMs ?? 600_000;
+    const nowMs = this.options.nowMs();
+    if (files === undefined || everyMs <= 0 || nowMs - this.#lastCompactionMs < everyMs) return;
+    this.#lastCompactionMs = nowMs;
+    const results = await compactDataset({
+      dir: files.dir,
+      dataset: 'kline',
+      partitions: (p) => isPartitionClosed(p, nowMs),
+      summarize: (rel) => summarizeKlineFile(files.dir, rel),
+    });
+    for (const r of results) this.options.emitEvent({ type: 'compacted', ...r });
   }
 
   /**
-   * Accounts for dataset files this sync did not write (another worker's, before a takeover).
-   * Checkpoint first, so that this sync's own files are already accounted for.
+   * Reads what other writers committed (another worker's series, before a takeover), and files
+   * that appeared without a commit. Checkpoint first, so that this sync's own rows are committed.
    */
   async readNewFiles(): Promise<void> {
-    if (this.options.files !== undefined) await reconcile(this.state, this.options.files.dir);
+    if (this.log === undefined) return;
+    await this.log.transaction(async () => undefined, { adoptOrphans: true });
+    for (const [key, w] of this.log.series) {
+      const parsed = parseStateKey(key);
+      if (parsed !== undefined)
+        this.state.set(parsed.code, parsed.klineType, { firstMs: w.first, lastMs: w.last, rows: w.rows });
+    }
   }
 
   /** Closes the sinks; resolves with the first failure, if any (after trying every sink). */
@@ -133,13 +229,26 @@ export class KlineDelivery {
   }
 }
 
-/** Accounts for dataset files that landed after the last state checkpoint (a crash in between). */
-async function reconcile(state: SyncState, dir: string): Promise<void> {
-  for (const rel of await listKlineFiles(dir)) {
-    if (state.hasFile(rel)) continue;
-    const { klineType, extents } = await readKlineExtents(dir, rel);
-    if (!isKlineType(klineType)) continue;
-    for (const [code, extent] of extents) state.record(code, klineType, extent);
-    state.addFile(rel);
+interface PendingSeries {
+  readonly code: string;
+  readonly klineType: KlineType;
+  readonly extent: SeriesExtent;
+}
+
+function parseStateKey(key: string): { code: string; klineType: KlineType } | undefined {
+  const colon = key.lastIndexOf(':');
+  const klineType = Number(key.slice(colon + 1));
+  if (colon <= 0 || !isKlineType(klineType)) return undefined;
+  return { code: key.slice(0, colon), klineType };
+}
+
+/** The sync state as the commit log has it. */
+function stateFromLog(log: DatasetLog): SyncState {
+  const state = new SyncState();
+  for (const [key, w] of log.series) {
+    const parsed = parseStateKey(key);
+    if (parsed !== undefined)
+      state.set(parsed.code, parsed.klineType, { firstMs: w.first, lastMs: w.last, rows: w.rows });
   }
+  return state;
 }

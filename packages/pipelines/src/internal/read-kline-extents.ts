@@ -1,31 +1,14 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { readParquet } from 'parquet-wasm';
-import type { SeriesExtent } from '../sync-state.js';
+import { listDataFiles, type FileSummary } from '@quoteflow/sinks';
+import { stateKey, type SeriesExtent } from '../sync-state.js';
+import { isKlineType } from '@quoteflow/core';
 
 /** Every finished file of one dataset (`dir/<dataset>/…`, never the staging area), as paths relative to `dir`. */
-export async function listDatasetFiles(
-  dir: string,
-  dataset: 'kline' | 'depth' | 'suspension',
-): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (d: string): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(d, { withFileTypes: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
-    }
-    for (const e of entries) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (/\.(parquet|arrow|ndjson)$/.test(e.name)) out.push(relative(dir, p).split(sep).join('/'));
-    }
-  };
-  await walk(join(dir, dataset));
-  return out.sort();
+export function listDatasetFiles(dir: string, dataset: 'kline' | 'depth' | 'suspension'): Promise<string[]> {
+  return listDataFiles(dir, dataset);
 }
 
 /** Every finished file of the kline dataset under `dir`, relative to `dir`. */
@@ -128,4 +111,17 @@ export async function readKlineExtents(
     }
   });
   return { klineType, extents };
+}
+
+/** One kline file as the dataset's commit log records it: its rows, and per series what they hold. */
+export async function summarizeKlineFile(dir: string, relativePath: string): Promise<FileSummary> {
+  const { klineType, extents } = await readKlineExtents(dir, relativePath);
+  let rows = 0;
+  const series: Record<string, { first: number; last: number; rows: number }> = {};
+  for (const [code, e] of extents) {
+    rows += e.rows;
+    if (isKlineType(klineType))
+      series[stateKey(code, klineType)] = { first: e.firstMs, last: e.lastMs, rows: e.rows };
+  }
+  return { rows, series };
 }

@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import {
   datasetKindOf,
   DatasetPartitioner,
@@ -55,6 +55,14 @@ export interface DatasetWriterOptions {
    * paused past its lease cannot commit rows whose series another worker now writes.
    */
   readonly fence?: () => boolean;
+  /**
+   * `'immediate'`: a finished file is renamed into place at once. `'on-commit'`: it stays staged
+   * (`DIR/.staging/….ready.tmp`, fsync'd) and `flush()` returns it with `stagedPath`; whoever
+   * commits it to the dataset's {@link DatasetLog} publishes it (K-line sync does, with the series'
+   * watermarks, so a checkpoint's files land all together or not at all). `fence` is then the
+   * committer's to ask. @defaultValue `'immediate'`
+   */
+  readonly publish?: 'immediate' | 'on-commit';
   /** Called for every finished file, after it was renamed into place. */
   readonly onFile?: (file: WrittenFile) => void;
   /** Called once when a file fails in the background; the error is also raised by the next call. */
@@ -85,6 +93,8 @@ export interface WrittenFile {
   readonly relativePath: string;
   readonly rows: number;
   readonly bytes: number;
+  /** With `publish: 'on-commit'`: where the finished file waits, relative to `DIR`. */
+  readonly stagedPath?: string;
 }
 
 const EXTENSIONS: Record<DatasetFormat, string> = { parquet: 'parquet', arrow: 'arrow', ndjson: 'ndjson' };
@@ -148,6 +158,7 @@ export class DatasetWriter implements AsyncDisposable {
   private readonly now: () => number;
   private readonly onFile: ((f: WrittenFile) => void) | undefined;
   private readonly fence: (() => boolean) | undefined;
+  private readonly publishOnCommit: boolean;
   private readonly onError: ((e: FileSinkError) => void) | undefined;
   private readonly pool: EncoderPool;
   private readonly partitioner: DatasetPartitioner;
@@ -191,6 +202,7 @@ export class DatasetWriter implements AsyncDisposable {
     this.now = o.now ?? Date.now;
     this.onFile = o.onFile;
     this.fence = o.fence;
+    this.publishOnCommit = o.publish === 'on-commit';
     this.onError = o.onError;
     this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0));
     // On start: remove what crashed writers left in DIR/.staging (a failure surfaces with the first file).
@@ -337,7 +349,12 @@ export class DatasetWriter implements AsyncDisposable {
     stagingPath: string,
     finalPath: string,
     relativePath: string,
-  ): Promise<{ bytes: number }> {
+  ): Promise<{ bytes: number; stagedPath?: string }> {
+    if (this.publishOnCommit) {
+      const readyPath = `${stagingPath}.ready.tmp`;
+      const res = await session.end(stagingPath, readyPath);
+      return { bytes: res.bytes, stagedPath: relative(this.dir, readyPath).split(sep).join('/') };
+    }
     if (this.fence === undefined) return session.end(stagingPath, finalPath);
     const readyPath = `${stagingPath}.ready.tmp`;
     const res = await session.end(stagingPath, readyPath);
@@ -378,6 +395,7 @@ export class DatasetWriter implements AsyncDisposable {
         relativePath,
         rows,
         bytes: res.bytes,
+        ...(res.stagedPath === undefined ? {} : { stagedPath: res.stagedPath }),
       };
       // Kept for flush() only when nobody listens: a long-running writer must not hoard them.
       if (this.onFile === undefined) this.written.push(done);

@@ -5,6 +5,8 @@ export const FILE_SINK_ERROR_CODES = [
   'QF_CLOSED',
   'QF_VALUE_OUT_OF_RANGE',
   'QF_FENCED',
+  'QF_LOCKED',
+  'QF_DATASET_LOG',
 ] as const;
 export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
 
@@ -15,7 +17,9 @@ export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
  * dataset's column type cannot hold exactly (`QF_VALUE_OUT_OF_RANGE`, thrown by `append`/`write`
  * before anything of the record is buffered: a depth `seq` outside uint64), or a file not committed
  * because the writer's `fence` said it may no longer write (`QF_FENCED`: another worker holds its
- * series now; its rows are not in the dataset).
+ * series now; its rows are not in the dataset), a dataset whose publish lock stayed held by a live
+ * process (`QF_LOCKED`), or a dataset commit log that is malformed or names a file that is gone
+ * (`QF_DATASET_LOG`).
  */
 export class FileSinkError extends Error {
   readonly code: FileSinkErrorCode;

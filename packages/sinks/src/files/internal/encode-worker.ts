@@ -98,6 +98,15 @@ export function encodeBatches(
   if (format === 'ndjson') return encoder.encode(batches.map(ndjsonRows).join(''));
   const tables = batches.map(toArrowTable);
   const table = tables.length === 1 ? tables[0]! : new Table(tables.flatMap((t) => t.batches));
+  return encodeArrowTable(table, format, layout);
+}
+
+/** Encodes an Arrow table as one Parquet (zstd, the dataset layout) or Arrow IPC file. */
+export function encodeArrowTable(
+  table: Table,
+  format: 'parquet' | 'arrow',
+  layout: ParquetLayout = DEFAULT_PARQUET_LAYOUT,
+): Uint8Array {
   // apache-arrow's zstd IPC is rejected by other readers (21.2), so IPC files stay uncompressed.
   if (format === 'arrow') return tableToIPC(table, 'file');
   // writeParquet consumes (frees) the wasm table.

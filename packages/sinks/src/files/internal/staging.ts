@@ -32,7 +32,8 @@ export function stagingPathFor(dir: string, fileName: string): string {
   return join(dir, STAGING_DIR, `${HOST}~${process.pid}~${fileName}.tmp`);
 }
 
-function alive(pid: number): boolean {
+/** Whether a process of this host is alive (`kill(pid, 0)`; EPERM: alive, owned by another user). */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -43,7 +44,8 @@ function alive(pid: number): boolean {
 
 /**
  * Removes leftovers of crashed writers from `DIR/.staging/`: `.tmp` files of a dead process on this
- * host, and any `.tmp` file older than `staleMs` (another host's crash, or an unparsable name).
+ * host, and any `.tmp` file older than `staleMs` (another host's crash, an unparsable name, or a
+ * staged `.ready.tmp` file no commit named).
  * Files of live writers (this process included) are left alone. Returns the names removed.
  */
 export async function cleanStaging(dir: string, staleMs: number, nowMs: number): Promise<string[]> {
@@ -60,13 +62,22 @@ export async function cleanStaging(dir: string, staleMs: number, nowMs: number):
     if (!name.endsWith('.tmp')) continue;
     const [host, pidText] = name.split('~');
     const pid = Number(pidText);
-    let stale = host === HOST && Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid);
+    // A `.ready.tmp` file waits for its commit, which a crashed writer may have made: the next
+    // publisher moves it into place, so only age removes one.
+    const awaitsCommit = name.endsWith('.ready.tmp');
+    let stale =
+      !awaitsCommit &&
+      host === HOST &&
+      Number.isInteger(pid) &&
+      pid > 0 &&
+      pid !== process.pid &&
+      !isProcessAlive(pid);
     if (!stale) {
       const st = await stat(join(staging, name)).catch(() => undefined);
       stale = st !== undefined && nowMs - st.mtimeMs > staleMs;
     }
     if (stale) {
-      await rm(join(staging, name), { force: true });
+      await rm(join(staging, name), { recursive: true, force: true });
       removed.push(name);
     }
   }

@@ -1,0 +1,99 @@
+import { Option, type Command } from 'commander';
+import type { CommandContext } from '../command-context.js';
+import { renderTable } from '../internal/render-table.js';
+import { toJson } from '../internal/to-json.js';
+import { UsageError } from '../internal/usage-error.js';
+
+interface CompactFlags {
+  out: string;
+  dataset?: 'kline' | 'depth' | 'suspension';
+  maxRowsPerFile: string;
+  wait: string;
+  format: 'table' | 'json';
+}
+
+interface Row {
+  dataset: string;
+  partition: string;
+  filesBefore: number;
+  filesAfter: number;
+  rows: number;
+  bytesBefore: number;
+  bytesAfter: number;
+}
+
+/** `quoteflow compact`: merges the small files of each partition (no request, no token). */
+export function registerCompactCommand(program: Command, ctx: CommandContext): void {
+  program
+    .command('compact')
+    .summary("merges each partition's small files into few large ones")
+    .description(
+      "Merges each partition's small files into files of up to --max-rows-per-file rows, with exactly the same rows. " +
+        "Each partition is built under DIR/.staging, committed to the dataset's log (DIR/_quoteflow_log) and swapped in " +
+        'whole (renameat2 on Linux), so a reader listing files sees the old files or the new ones; kill -9 at any moment ' +
+        'is finished or undone by the next writer. Safe beside a running sync or backfill on the same DIR (files they ' +
+        'publish meanwhile are kept); exits 2 if the publish lock stays held by another process for --wait seconds. ' +
+        'No request is made.',
+    )
+    .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync/depth)')
+    .addOption(
+      new Option('--dataset <name>', 'one dataset only (default: all)').choices([
+        'kline',
+        'depth',
+        'suspension',
+      ]),
+    )
+    .option('--max-rows-per-file <n>', 'rows per compacted file, at most', '1000000')
+    .option('--wait <seconds>', "how long to wait for the dataset's publish lock", '60')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action(async (flags: CompactFlags) => {
+      const { resolve } = await import('node:path');
+      const { stat } = await import('node:fs/promises');
+      const dir = resolve(ctx.io.cwd, flags.out);
+      const info = await stat(dir).catch(() => undefined);
+      if (info?.isDirectory() !== true) throw new UsageError(`--out ${flags.out}: no such directory`);
+      const maxRows = Number(flags.maxRowsPerFile);
+      if (!Number.isInteger(maxRows) || maxRows < 1)
+        throw new UsageError(
+          `--max-rows-per-file must be a whole number >= 1, got ${JSON.stringify(flags.maxRowsPerFile)}`,
+        );
+      const waitS = Number(flags.wait);
+      if (!Number.isFinite(waitS) || waitS < 0)
+        throw new UsageError(`--wait must be a number of seconds >= 0, got ${JSON.stringify(flags.wait)}`);
+      const { compactDatasets } = await import('@quoteflow/pipelines');
+      let done;
+      try {
+        done = await compactDatasets({
+          dir,
+          ...(flags.dataset === undefined ? {} : { datasets: [flags.dataset] }),
+          maxRowsPerFile: maxRows,
+          lockTimeoutMs: waitS * 1000,
+          onPartition: (dataset, r) =>
+            ctx.logger.info(
+              { dataset, partition: r.partition, filesBefore: r.filesBefore, filesAfter: r.filesAfter },
+              'partition compacted',
+            ),
+        });
+      } catch (err) {
+        if ((err as { code?: unknown }).code === 'QF_LOCKED')
+          throw new UsageError(
+            `--out ${flags.out}: ${(err as Error).message}; nothing was changed, try again later`,
+          );
+        throw err;
+      }
+      const rows: Row[] = done.map(({ dataset, result: r }) => ({ dataset, ...r }));
+      ctx.out(flags.format === 'json' ? `${toJson({ partitions: rows }, 2)}\n` : renderCompaction(rows));
+    });
+}
+
+function renderCompaction(rows: readonly Row[]): string {
+  if (rows.length === 0) return 'nothing to compact: no partition has two or more small files\n';
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  return renderTable<Row>(rows, [
+    { header: 'dataset', value: (r) => r.dataset },
+    { header: 'partition', value: (r) => r.partition.slice(r.dataset.length + 1) },
+    { header: 'files', value: (r) => `${r.filesBefore} → ${r.filesAfter}`, align: 'right' },
+    { header: 'rows', value: (r) => String(r.rows), align: 'right' },
+    { header: 'MiB', value: (r) => `${mb(r.bytesBefore)} → ${mb(r.bytesAfter)}`, align: 'right' },
+  ]);
+}

@@ -1,0 +1,257 @@
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import { Table, tableFromIPC, type RecordBatch } from 'apache-arrow';
+import { readParquet } from 'parquet-wasm';
+import type { DatasetKind } from './dataset-columns.js';
+import type { LogFile } from './dataset-log-format.js';
+import { DatasetLog, type DatasetLogOptions } from './dataset-log.js';
+import { DATASET_WRITER_DEFAULTS, type DatasetFormat } from './dataset-writer.js';
+import { FileSinkError } from './file-sink-error.js';
+import { encodeArrowTable, writeAtomically } from './internal/encode-worker.js';
+import { isProcessAlive, newWriterId, partFileName, stagingPathFor, STAGING_DIR } from './internal/staging.js';
+
+/** Options of {@link compactDataset}. */
+export interface CompactDatasetOptions {
+  /** The dataset root `DIR`. */
+  readonly dir: string;
+  readonly dataset: DatasetKind;
+  /** A compacted file holds at most this many rows. @defaultValue 1,000,000 (the writer's) */
+  readonly maxRowsPerFile?: number;
+  /** Compacts only the partitions (paths relative to `DIR`) this accepts; automatic compaction passes the closed ones. */
+  readonly partitions?: (partition: string) => boolean;
+  /** Reads files no commit named yet (see {@link DatasetLog}). */
+  readonly summarize?: DatasetLogOptions['summarize'];
+  readonly lock?: DatasetLogOptions['lock'];
+  /** Wall-clock time (epoch ms): file names and commit times. */
+  readonly now?: () => number;
+  /** Called after each partition is swapped. */
+  readonly onPartition?: (result: CompactedPartition) => void;
+}
+
+/** One partition compacted. */
+export interface CompactedPartition {
+  /** Relative to `DIR`, e.g. `kline/kline_type=1/month=2026-01`. */
+  readonly partition: string;
+  readonly format: DatasetFormat;
+  /** The files merged (the partition's full files are left alone). */
+  readonly filesBefore: number;
+  readonly filesAfter: number;
+  readonly rows: number;
+  readonly bytesBefore: number;
+  readonly bytesAfter: number;
+}
+
+const FORMAT_OF: Record<string, DatasetFormat> = {
+  '.parquet': 'parquet',
+  '.arrow': 'arrow',
+  '.ndjson': 'ndjson',
+};
+
+/**
+ * Merges the small files (fewer rows than `maxRowsPerFile`; full ones stay) of each partition of
+ * one dataset into as few files as `maxRowsPerFile` allows, with exactly the same rows (record batches are concatenated, never re-typed). Each
+ * partition is built beside the dataset (`DIR/.staging/`), committed to the dataset's log, then
+ * swapped in with one `renameat2(RENAME_EXCHANGE)` where Linux offers it, so a reader listing the
+ * partition sees the old files or the new ones. Files that land in the partition while it is being
+ * built (a sync publishing) stay: they are not in the compaction and are moved into the new
+ * directory. kill -9 at any moment: the next writer or compaction finishes a committed swap, and an
+ * uncommitted one leaves only staging behind.
+ */
+export async function compactDataset(options: CompactDatasetOptions): Promise<CompactedPartition[]> {
+  const maxRows = options.maxRowsPerFile ?? DATASET_WRITER_DEFAULTS.maxRowsPerFile;
+  if (!Number.isInteger(maxRows) || maxRows < 1) {
+    throw new FileSinkError(
+      'QF_INVALID_OPTION',
+      `compactDataset: "maxRowsPerFile" must be an integer >= 1, got ${String(maxRows)}`,
+    );
+  }
+  const now = options.now ?? Date.now;
+  const log = await DatasetLog.open(options.dir, options.dataset, {
+    now,
+    ...(options.summarize === undefined ? {} : { summarize: options.summarize }),
+    ...(options.lock === undefined ? {} : { lock: options.lock }),
+  });
+  // Current, published and every file on disk named, before choosing what to merge.
+  await log.transaction(async () => removeAbandonedBuilds(options.dir), { adoptOrphans: true });
+  const results: CompactedPartition[] = [];
+  for (const group of partitionGroups(log.files, options.partitions)) {
+    // Full files stay as they are: a partition that grows by one small file rewrites that file only.
+    const small = group.files.filter((f) => f.rows < maxRows);
+    if (small.length < 2) continue;
+    const result = await compactPartition(log, { ...group, files: small }, maxRows, now);
+    if (result === undefined) continue;
+    results.push(result);
+    options.onPartition?.(result);
+  }
+  return results;
+}
+
+interface PartitionGroup {
+  readonly partition: string;
+  readonly format: DatasetFormat;
+  readonly files: LogFile[];
+}
+
+function partitionGroups(
+  files: ReadonlyMap<string, LogFile>,
+  accept: ((partition: string) => boolean) | undefined,
+): PartitionGroup[] {
+  const groups = new Map<string, PartitionGroup>();
+  for (const file of files.values()) {
+    const partition = dirname(file.path);
+    const format = FORMAT_OF[extname(file.path)];
+    if (format === undefined || (accept !== undefined && !accept(partition))) continue;
+    const key = `${partition}\u0000${format}`;
+    let group = groups.get(key);
+    if (group === undefined) groups.set(key, (group = { partition, format, files: [] }));
+    group.files.push(file);
+  }
+  for (const g of groups.values()) g.files.sort((a, b) => a.path.localeCompare(b.path));
+  return [...groups.values()].sort((a, b) => a.partition.localeCompare(b.partition));
+}
+
+async function compactPartition(
+  log: DatasetLog,
+  group: PartitionGroup,
+  maxRows: number,
+  now: () => number,
+): Promise<CompactedPartition | undefined> {
+  const root = log.root;
+  const writerId = newWriterId();
+  const stagedDir = stagingPathFor(root, `compact-${writerId}.ready`);
+  const stagedRel = `${STAGING_DIR}/${basename(stagedDir)}`;
+  const outputs: LogFile[] = [];
+  let bytesBefore = 0;
+  let rows = 0;
+  try {
+    let seq = 0;
+    const emit = async (bytes: Uint8Array, fileRows: number): Promise<void> => {
+      const name = partFileName(now(), writerId, ++seq, group.format);
+      const path = join(stagedDir, name);
+      await writeAtomically(`${path}.tmp`, path, bytes);
+      outputs.push({ path: `${group.partition}/${name}`, rows: fileRows, bytes: bytes.length });
+    };
+    for await (const chunk of readInChunks(root, group, maxRows)) {
+      bytesBefore += chunk.bytesRead;
+      rows += chunk.rows;
+      await emit(chunk.bytes, chunk.rows);
+    }
+  } catch (err) {
+    await rm(stagedDir, { recursive: true, force: true });
+    throw err;
+  }
+  const committed = await log.transaction(async (tx) => {
+    // Another compaction replaced some of these files meanwhile: this build is void.
+    if (!group.files.every((f) => log.files.has(f.path))) return false;
+    await tx.commit({
+      operation: 'compact',
+      add: outputs,
+      remove: group.files.map((f) => f.path),
+      swap: { partition: group.partition, staged: stagedRel },
+    });
+    return true;
+  });
+  if (!committed) {
+    await rm(stagedDir, { recursive: true, force: true });
+    return undefined;
+  }
+  return {
+    partition: group.partition,
+    format: group.format,
+    filesBefore: group.files.length,
+    filesAfter: outputs.length,
+    rows,
+    bytesBefore,
+    bytesAfter: outputs.reduce((n, f) => n + f.bytes, 0),
+  };
+}
+
+interface Chunk {
+  readonly bytes: Uint8Array;
+  readonly rows: number;
+  /** Input bytes read since the previous chunk. */
+  readonly bytesRead: number;
+}
+
+/** The group's rows, in file order, as encoded files of at most `maxRows` rows. */
+async function* readInChunks(root: string, group: PartitionGroup, maxRows: number): AsyncGenerator<Chunk> {
+  if (group.format === 'ndjson') {
+    yield* ndjsonChunks(root, group, maxRows);
+    return;
+  }
+  const format = group.format;
+  let pending: RecordBatch[] = [];
+  let pendingRows = 0;
+  let bytesRead = 0;
+  const cut = (): Chunk => {
+    // Batches are sliced at the row limit, so a file never exceeds it.
+    const take: RecordBatch[] = [];
+    let n = 0;
+    while (n < maxRows && pending.length > 0) {
+      const b = pending.shift()!;
+      if (n + b.numRows <= maxRows) {
+        take.push(b);
+        n += b.numRows;
+      } else {
+        const k = maxRows - n;
+        take.push(b.slice(0, k));
+        pending.unshift(b.slice(k));
+        n += k;
+      }
+    }
+    pendingRows -= n;
+    const chunk = { bytes: encodeArrowTable(new Table(take), format), rows: n, bytesRead };
+    bytesRead = 0;
+    return chunk;
+  };
+  for (const file of group.files) {
+    const bytes = await readFile(join(root, file.path));
+    bytesRead += bytes.length;
+    const table =
+      format === 'parquet' ? tableFromIPC(readParquet(bytes).intoIPCStream()) : tableFromIPC(bytes);
+    for (const b of table.batches) {
+      if (b.numRows === 0) continue;
+      pending.push(b);
+      pendingRows += b.numRows;
+    }
+    while (pendingRows >= maxRows) yield cut();
+  }
+  if (pendingRows > 0) yield cut();
+  pending = [];
+}
+
+async function* ndjsonChunks(root: string, group: PartitionGroup, maxRows: number): AsyncGenerator<Chunk> {
+  let lines: string[] = [];
+  let bytesRead = 0;
+  const cut = (): Chunk => {
+    const take = lines.slice(0, maxRows);
+    lines = lines.slice(take.length);
+    const chunk = { bytes: new TextEncoder().encode(`${take.join('\n')}\n`), rows: take.length, bytesRead };
+    bytesRead = 0;
+    return chunk;
+  };
+  for (const file of group.files) {
+    const text = await readFile(join(root, file.path), 'utf8');
+    bytesRead += Buffer.byteLength(text);
+    for (const line of text.split('\n')) if (line.trim() !== '') lines.push(line);
+    while (lines.length >= maxRows) yield cut();
+  }
+  if (lines.length > 0) yield cut();
+}
+
+/**
+ * Removes compaction builds that were never committed and whose process is gone (this host). Runs
+ * under the publish lock after committed work was published, so a build still present belongs to no
+ * commit.
+ */
+async function removeAbandonedBuilds(root: string): Promise<void> {
+  const staging = join(root, STAGING_DIR);
+  const names = await readdir(staging).catch(() => [] as string[]);
+  for (const name of names) {
+    const m = /^(.*)~(\d+)~compact-[0-9a-f]+\.ready\.tmp$/.exec(name);
+    if (m === null || Number(m[2]) === process.pid) continue;
+    if (m[1] !== basename(stagingPathFor(root, 'x')).split('~')[0]) continue;
+    if (isProcessAlive(Number(m[2]))) continue;
+    await rm(join(staging, name), { recursive: true, force: true });
+  }
+}
