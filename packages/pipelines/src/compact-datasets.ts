@@ -7,7 +7,7 @@ export interface CompactDatasetsOptions {
   readonly dir: string;
   /** @defaultValue every dataset: kline, depth, suspension */
   readonly datasets?: readonly DatasetKind[];
-  /** @defaultValue 1,000,000 rows */
+  /** @defaultValue `COMPACTED_FILE_MAX_ROWS` (4 Mi rows) */
   readonly maxRowsPerFile?: number;
   /** Give up waiting for the publish lock after this long (`QF_LOCKED`). @defaultValue 60,000 ms */
   readonly lockTimeoutMs?: number;

@@ -29,7 +29,7 @@ export type {
   LogSnapshot,
   SeriesWatermark,
 } from './files/dataset-log-format.js';
-export { compactDataset } from './files/compact-dataset.js';
+export { compactDataset, COMPACTED_FILE_MAX_ROWS } from './files/compact-dataset.js';
 export type { CompactDatasetOptions, CompactedPartition } from './files/compact-dataset.js';
 export { FileSinkError, FILE_SINK_ERROR_CODES } from './files/file-sink-error.js';
 export type { FileSinkErrorCode } from './files/file-sink-error.js';

@@ -43,7 +43,7 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
         'suspension',
       ]),
     )
-    .option('--max-rows-per-file <n>', 'rows per compacted file, at most', '1000000')
+    .option('--max-rows-per-file <n>', 'rows per compacted file, at most', '4194304')
     .option('--wait <seconds>', "how long to wait for the dataset's publish lock", '60')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (flags: CompactFlags) => {

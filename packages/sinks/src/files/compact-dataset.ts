@@ -5,17 +5,28 @@ import { readParquet } from 'parquet-wasm';
 import type { DatasetKind } from './dataset-columns.js';
 import type { LogFile } from './dataset-log-format.js';
 import { DatasetLog, type DatasetLogOptions } from './dataset-log.js';
-import { DATASET_WRITER_DEFAULTS, type DatasetFormat } from './dataset-writer.js';
+import type { DatasetFormat } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
 import { encodeArrowTable, writeAtomically } from './internal/encode-worker.js';
-import { isProcessAlive, newWriterId, partFileName, stagingPathFor, STAGING_DIR } from './internal/staging.js';
+import {
+  isProcessAlive,
+  newWriterId,
+  partFileName,
+  stagingPathFor,
+  STAGING_DIR,
+} from './internal/staging.js';
 
 /** Options of {@link compactDataset}. */
 export interface CompactDatasetOptions {
   /** The dataset root `DIR`. */
   readonly dir: string;
   readonly dataset: DatasetKind;
-  /** A compacted file holds at most this many rows. @defaultValue 1,000,000 (the writer's) */
+  /**
+   * A compacted file holds at most this many rows (row groups of up to 1 Mi rows inside). Readers
+   * pay per file, not per row group: a day of 1-minute bars of 1,000 series (1.44 M rows) in one
+   * file reads as fast as it can (`pnpm bench compaction`). The rows of one file are held in memory
+   * while it is encoded (about 100 bytes a K-line row). @defaultValue 4,194,304 (4 Mi)
+   */
   readonly maxRowsPerFile?: number;
   /** Compacts only the partitions (paths relative to `DIR`) this accepts; automatic compaction passes the closed ones. */
   readonly partitions?: (partition: string) => boolean;
@@ -41,6 +52,9 @@ export interface CompactedPartition {
   readonly bytesAfter: number;
 }
 
+/** Default of {@link CompactDatasetOptions.maxRowsPerFile}. */
+export const COMPACTED_FILE_MAX_ROWS = 4 * 1024 * 1024;
+
 const FORMAT_OF: Record<string, DatasetFormat> = {
   '.parquet': 'parquet',
   '.arrow': 'arrow',
@@ -58,7 +72,7 @@ const FORMAT_OF: Record<string, DatasetFormat> = {
  * uncommitted one leaves only staging behind.
  */
 export async function compactDataset(options: CompactDatasetOptions): Promise<CompactedPartition[]> {
-  const maxRows = options.maxRowsPerFile ?? DATASET_WRITER_DEFAULTS.maxRowsPerFile;
+  const maxRows = options.maxRowsPerFile ?? COMPACTED_FILE_MAX_ROWS;
   if (!Number.isInteger(maxRows) || maxRows < 1) {
     throw new FileSinkError(
       'QF_INVALID_OPTION',

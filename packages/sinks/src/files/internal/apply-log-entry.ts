@@ -1,4 +1,4 @@
-import { access, open, readdir, rename, rm } from 'node:fs/promises';
+import { access, link, open, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { LogEntry } from '../dataset-log-format.js';
 import { FileSinkError } from '../file-sink-error.js';
@@ -16,8 +16,9 @@ const exists = (p: string): Promise<boolean> =>
  * unpublished runs it again from wherever it stopped:
  * - staged files of a checkpoint are renamed into place (one already in place is left alone);
  * - a compaction's staged partition directory is exchanged with the live one (atomically where the
- *   OS can), then every file of the old directory that the compaction did not replace (written
- *   into it meanwhile by a writer that does not commit) is moved back, and the old directory removed.
+ *   OS can), the files it does not replace hard-linked into the new one beforehand; what landed in
+ *   the old directory after the links (a writer that does not commit) is moved back, and the old
+ *   directory removed.
  */
 export async function applyLogEntry(root: string, entry: LogEntry): Promise<void> {
   if (entry.swap !== undefined) {
@@ -51,20 +52,34 @@ async function applySwap(
   const staged = join(root, swap.staged);
   const aside = `${staged}-old`;
   const added = new Set(entry.add.map((f) => basename(f.path)));
+  const replaced = new Set(entry.remove.map((p) => basename(p)));
   const stagedNames = await readdir(staged).catch(() => [] as string[]);
   if (stagedNames.some((n) => added.has(n))) {
-    // Not swapped yet.
-    if (await exists(partition)) await exchangePaths(partition, staged, aside);
+    // Not swapped yet. Every file the compaction does not replace gets a hard link in the new
+    // directory first, so the swap alone makes the partition complete: a kill right after it
+    // leaves nothing to move back for a reader to miss.
+    const inStaged = new Set(stagedNames);
+    const live = await readdir(partition, { withFileTypes: true }).catch(() => undefined);
+    for (const e of live ?? []) {
+      if (!e.isFile() || replaced.has(e.name) || inStaged.has(e.name)) continue;
+      await link(join(partition, e.name), join(staged, e.name)).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST' && err.code !== 'ENOENT') throw err;
+      });
+    }
+    if (live !== undefined) await exchangePaths(partition, staged, aside);
     else {
       await makeDirectory(dirname(partition));
       await rename(staged, partition);
     }
   }
-  const replaced = new Set(entry.remove.map((p) => basename(p)));
   for (const old of [staged, aside]) {
     const names = await readdir(old).catch(() => undefined);
     if (names === undefined) continue;
-    for (const name of names) if (!replaced.has(name)) await rename(join(old, name), join(partition, name));
+    // What is left to move back: files published into the old directory between the links and the
+    // swap by a writer that does not commit (depth capture), and directories of another layout.
+    const present = new Set(await readdir(partition));
+    for (const name of names)
+      if (!replaced.has(name) && !present.has(name)) await rename(join(old, name), join(partition, name));
     await rm(old, { recursive: true, force: true });
   }
   const dh = await open(partition, 'r');
