@@ -189,4 +189,11 @@ describe('quoteflow report', () => {
     expect(badTime.stderr).toMatch(/--from yesterday: not an ISO-8601 time/);
     await expect(readFile(html)).rejects.toThrow(/ENOENT/);
   });
+
+  it("makes the page's directory when it does not exist yet", async () => {
+    const html = join(work, 'pages', 'today', 'report.html');
+    const r = await runQuoteflow(['report', '--out', work, '--html', html], {});
+    expect(r.code, r.stderr).toBe(0);
+    expect((await readFile(html, 'utf8')).startsWith('<!doctype html>')).toBe(true);
+  });
 });

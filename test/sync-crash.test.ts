@@ -4,15 +4,14 @@
  * values, and the restarted sync resumes from the dataset's commit log without a gap. The built
  * binary against the simulator's strict enforcement (real clock, real sockets); Parquet files.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readKlineBars } from '../packages/pipelines/src/index.js';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import { startQuoteflow } from './support/quoteflow-process.js';
 
-const BIN = resolve(import.meta.dirname, '../packages/cli/bin/quoteflow');
 const TOKEN = 'sync-crash-token-41c2';
 const CODES = ['BTCUSDT', 'ETHUSDT', 'SOLUSDT', 'XRPUSDT'];
 let sim: Simulator;
@@ -27,24 +26,12 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-function quoteflow(args: string[]): {
-  child: ChildProcess;
-  done: Promise<{ code: number | null; stderr: string }>;
-} {
-  const child = spawn(BIN, args, {
-    env: {
-      ...process.env,
-      QUOTEFLOW_BASE_URL: sim.url,
-      QUOTEFLOW_TOKEN: TOKEN,
-      QUOTEFLOW_PLAN: 'professional',
-      QUOTEFLOW_LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return { child, done: new Promise((r) => child.on('close', (code) => r({ code, stderr }))) };
-}
+const env = (): Record<string, string> => ({
+  QUOTEFLOW_BASE_URL: sim.url,
+  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_PLAN: 'professional',
+  QUOTEFLOW_LOG_LEVEL: 'info',
+});
 
 /** Per series key, the bar starts visible to a file-listing reader, and whether each equals the market's bar. */
 async function visible(dir: string): Promise<Map<string, number[]>> {
@@ -97,11 +84,11 @@ it('kill -9 of sync at random moments, 8 times, compaction beside it: every clos
     '200',
   ];
   for (let round = 0; round < 8; round++) {
-    const run = quoteflow(args);
+    const run = startQuoteflow(args, env());
     await new Promise((r) => setTimeout(r, 800 + Math.random() * 2_500));
     // Every other round a compaction runs while the sync is killed.
     const compaction =
-      round % 2 === 1 ? quoteflow(['compact', '--out', out, '--dataset', 'kline']) : undefined;
+      round % 2 === 1 ? startQuoteflow(['compact', '--out', out, '--dataset', 'kline'], env()) : undefined;
     await new Promise((r) => setTimeout(r, Math.random() * 400));
     run.child.kill('SIGKILL');
     await run.done;
@@ -110,7 +97,7 @@ it('kill -9 of sync at random moments, 8 times, compaction beside it: every clos
     expectEachOnce(await visible(out));
   }
   // The last run ends normally: each series holds its 300 most recent bars and everything since, contiguous.
-  const last = quoteflow([...args, '--duration', '4']);
+  const last = startQuoteflow([...args, '--duration', '4'], env());
   const end = await last.done;
   expect(end.code, end.stderr).toBe(0);
   const byCode = await visible(out);

@@ -27,7 +27,8 @@ export interface KlineFilesOptions {
   readonly fence?: () => boolean;
   /**
    * Partitions closed for writing (an earlier month, day or year than the sync's clock) are
-   * compacted this often (`compactDataset`); 0 never. @defaultValue 600,000 ms
+   * compacted this often (`compactDataset`), the one still being written once it holds 240 small
+   * files (about two hours of 30 s checkpoints); 0 never. @defaultValue 600,000 ms
    */
   readonly compactEveryMs?: number;
 }

@@ -135,6 +135,36 @@ describe('klineSync', () => {
     expect(new Set(aapl).size).toBe(aapl.length);
   });
 
+  it('compacts the closed month partitions a growing history wrote into, with every bar kept once', async () => {
+    const events: KlineSyncEvent[] = [];
+    const run = (bars: number) =>
+      klineSync({
+        client,
+        codes: ['BTCUSDT', 'ETHUSDT'],
+        klineTypes: [8],
+        bars,
+        files: { dir, format: 'ndjson', compactEveryMs: 1 },
+        live: false,
+        onEvent: (e) => events.push(e),
+      }).done;
+    await run(70);
+    await run(140); // older days: new files in the month partitions the first run wrote
+    const compacted = events.filter((e) => e.type === 'compacted');
+    expect(compacted.length).toBeGreaterThan(0);
+    const thisMonth = new Date(sim.marketNow()).toISOString().slice(0, 7);
+    for (const e of compacted) {
+      expect(e.partition).toMatch(/^kline\/kline_type=8\/month=\d{4}-\d{2}$/);
+      expect(e.partition.endsWith(thisMonth)).toBe(false); // the month still being written waits
+      expect(e.filesAfter).toBe(1);
+    }
+    const all = await rows();
+    for (const code of ['BTCUSDT', 'ETHUSDT']) {
+      const starts = all.filter((r) => r.code === code).map((r) => Date.parse(r.ts));
+      expect(starts.length).toBeGreaterThanOrEqual(140);
+      expectContiguous(starts, 86_400_000);
+    }
+  });
+
   it('takes codes in and out of a running sync without a restart: only added series are read back', async () => {
     const historyReads: string[] = [];
     const sync = klineSync({

@@ -185,7 +185,10 @@ export class KlineDelivery {
     }
   }
 
-  /** Compacts the partitions closed for writing, every `compactEveryMs` of the sync's clock. */
+  /**
+   * Every `compactEveryMs` of the sync's clock: compacts the partitions closed for writing, and the
+   * open one once it holds {@link OPEN_PARTITION_MIN_FILES} small files.
+   */
   private async compactClosedPartitions(): Promise<void> {
     const files = this.options.files;
     const everyMs = files?.compactEveryMs ?? 600_000;
@@ -195,7 +198,9 @@ export class KlineDelivery {
     const results = await compactDataset({
       dir: files.dir,
       dataset: 'kline',
-      partitions: (p) => isPartitionClosed(p, nowMs),
+      // Closed partitions (an earlier month or day) at once; the one still being written once it
+      // holds a few hours of checkpoints, so readers never face thousands of files.
+      minSmallFiles: (p) => (isPartitionClosed(p, nowMs) ? 2 : OPEN_PARTITION_MIN_FILES),
       summarize: (rel) => summarizeKlineFile(files.dir, rel),
     });
     for (const r of results) this.options.emitEvent({ type: 'compacted', ...r });
@@ -228,6 +233,9 @@ export class KlineDelivery {
     return failure;
   }
 }
+
+/** Small files (about one per checkpoint) after which the partition a sync is writing is compacted. */
+const OPEN_PARTITION_MIN_FILES = 240;
 
 interface PendingSeries {
   readonly code: string;

@@ -30,6 +30,12 @@ export interface CompactDatasetOptions {
   readonly maxRowsPerFile?: number;
   /** Compacts only the partitions (paths relative to `DIR`) this accepts; automatic compaction passes the closed ones. */
   readonly partitions?: (partition: string) => boolean;
+  /**
+   * A partition is compacted once it has this many small files (fewer rows than
+   * `maxRowsPerFile`); a function decides per partition (a sync waits for more in the partition it
+   * is still writing). @defaultValue 2
+   */
+  readonly minSmallFiles?: number | ((partition: string) => number);
   /** Reads files no commit named yet (see {@link DatasetLog}). */
   readonly summarize?: DatasetLogOptions['summarize'];
   readonly lock?: DatasetLogOptions['lock'];
@@ -91,7 +97,8 @@ export async function compactDataset(options: CompactDatasetOptions): Promise<Co
   for (const group of partitionGroups(log.files, options.partitions)) {
     // Full files stay as they are: a partition that grows by one small file rewrites that file only.
     const small = group.files.filter((f) => f.rows < maxRows);
-    if (small.length < 2) continue;
+    const min = options.minSmallFiles;
+    if (small.length < Math.max(2, typeof min === 'function' ? min(group.partition) : (min ?? 2))) continue;
     const result = await compactPartition(log, { ...group, files: small }, maxRows, now);
     if (result === undefined) continue;
     results.push(result);
