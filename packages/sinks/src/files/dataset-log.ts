@@ -153,6 +153,9 @@ export class DatasetLog {
     options: { adoptOrphans?: boolean } = {},
   ): Promise<T> {
     await makeDirectory(this.logDir);
+    // Orphans are read before the lock (a first start on a large dataset reads many files, longer
+    // than the lock may be held); only those that appear meanwhile are read holding it.
+    const summaries = options.adoptOrphans === true ? await this.summarizeOrphans(new Map()) : undefined;
     const lock = await acquirePublishLock(join(this.logDir, '.lock'), {
       ...this.#options.lock,
       now: this.#options.lock?.now ?? this.#now,
@@ -161,7 +164,7 @@ export class DatasetLog {
       await this.refresh();
       await this.publishCommitted();
       const tx: DatasetTransaction = { commit: (change) => this.commit(change) };
-      if (options.adoptOrphans === true) await this.adoptOrphans(tx);
+      if (summaries !== undefined) await this.adoptOrphans(tx, summaries);
       return await body(tx);
     } finally {
       await lock.release();
@@ -210,17 +213,27 @@ export class DatasetLog {
     await this.markApplied(this.#version);
   }
 
-  private async adoptOrphans(tx: DatasetTransaction): Promise<void> {
-    const orphans = (await listDataFiles(this.root, this.dataset)).filter((p) => !this.#files.has(p));
-    if (orphans.length === 0) return;
+  /** Reads every file on disk that no commit names (and `known` does not hold yet). */
+  private async summarizeOrphans(known: Map<string, FileSummary>): Promise<Map<string, FileSummary>> {
+    await this.refresh();
+    for (const path of await listDataFiles(this.root, this.dataset)) {
+      if (this.#files.has(path) || known.has(path)) continue;
+      known.set(path, (await this.#options.summarize?.(path)) ?? { rows: -1 });
+    }
+    return known;
+  }
+
+  private async adoptOrphans(tx: DatasetTransaction, summaries: Map<string, FileSummary>): Promise<void> {
+    await this.summarizeOrphans(summaries);
     const add: LogFile[] = [];
     const series = new Map<string, SeriesWatermark>();
-    for (const path of orphans) {
-      const summary = (await this.#options.summarize?.(path)) ?? { rows: -1 };
+    for (const [path, summary] of summaries) {
+      if (this.#files.has(path)) continue;
       add.push({ path, rows: summary.rows, bytes: 0 });
       for (const [key, w] of Object.entries(summary.series ?? {}))
         series.set(key, addWatermark(series.get(key), w));
     }
+    if (add.length === 0) return;
     await tx.commit({ operation: 'adopt', add, series: Object.fromEntries(series) });
   }
 
