@@ -59,7 +59,7 @@ export type { CalendarDataCoverage } from './calendar/calendar-data-coverage.js'
 export { tradingSegmentsOn } from './calendar/trading-segments-on.js';
 export type { TradingSegment } from './calendar/trading-segments-on.js';
 export { isWeeklyMarketOpenAt, surelyTradingMsBetween } from './calendar/weekly-pause.js';
-export { sessionOn, sessionAtOrAfter, lastSessionOnOrBefore } from './trading-sessions.js';
+export { sessionOn, sessionAtOrAfter, lastSessionOnOrBefore, localDateOf } from './trading-sessions.js';
 export type { TradingSession, LocalDate } from './trading-sessions.js';
 export { barFinalAfterMs, tradingDateOf, barsMissingBetween } from './bar-finality.js';
 export { zonedToUtcMs, utcToZoned, parseWallClock } from './internal/zoned-time.js';

@@ -51,6 +51,13 @@ export interface KlineSyncOptions {
   readonly live?: boolean;
   /** How often every series is polled. @defaultValue the plan's refresh period (`estimatePlan`) */
   readonly refreshPeriodMs?: number;
+  /**
+   * Poll by the markets' calendars: each series right after its bar becomes final by the calendar,
+   * while its market may trade at every poll (bars of a day or longer at most every 60 s), never while
+   * it is closed; fewer series per poll, polled more often at the plan's pace. `false` polls every
+   * series every `refreshPeriodMs`. @defaultValue true
+   */
+  readonly closeAwarePolling?: boolean;
   /** Files flushed and state written this often. @defaultValue 30,000 ms */
   readonly checkpointMs?: number;
   /**

@@ -21,6 +21,7 @@ import { Checkpoints } from './internal/checkpoints.js';
 import { KlineSeriesState } from './internal/kline-series-state.js';
 import { addSeries, checkUniverse } from './internal/kline-universe.js';
 import { pollLiveKlines } from './internal/live-kline-poll.js';
+import { LivePollPlanner } from './internal/live-poll-planner.js';
 import { readOlderHistory } from './internal/older-history.js';
 import { runLimited } from './internal/run-limited.js';
 import { settleNewestBars } from './internal/settle-delay.js';
@@ -289,10 +290,13 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
     let live$: Subscription | undefined;
     const startLive = (): void => {
       live$?.unsubscribe();
+      const polled = [...series.values()];
       live$ = pollLiveKlines({
         client,
-        series: [...series.values()],
+        series: polled,
         refreshPeriodMs,
+        ...(options.closeAwarePolling === false ? {} : { planner: new LivePollPlanner(polled, graceMs) }),
+        fixedPeriod: options.refreshPeriodMs !== undefined,
         clock,
         emitEvent,
         onBars: push,

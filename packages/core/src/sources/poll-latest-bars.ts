@@ -1,4 +1,14 @@
-import { defer, exhaustMap, from, map, mergeMap, timer, type Observable, type SchedulerLike } from 'rxjs';
+import {
+  defer,
+  repeat,
+  exhaustMap,
+  from,
+  map,
+  mergeMap,
+  timer,
+  type Observable,
+  type SchedulerLike,
+} from 'rxjs';
 import { clockScheduler } from '../clock.js';
 import type { Bar } from '../domain.js';
 import type { BatchKlineGroup, BatchKlineGroupResult } from '../endpoints/batch-kline.js';
@@ -19,6 +29,14 @@ export interface PollLatestBarsOptions {
   readonly sourceId?: string;
   /** RxJS scheduler for the poll timer (tests pass a TestScheduler). @defaultValue `clockScheduler(client.clock)` */
   readonly scheduler?: SchedulerLike;
+  /**
+   * Chooses, at each poll, which of `groups` to ask for and in what order (most urgent first; a
+   * poll is packed in this order): a caller that knows when a group's bar can change (its market's
+   * calendar) asks only for those. An empty choice makes no request. The next poll then starts
+   * `intervalMs` after this one started, or, without `intervalMs`, after the time the plan needs
+   * for this poll's requests (at least 1 s), so fewer groups are polled more often.
+   */
+  readonly selectGroups?: (nowMs: number) => readonly BatchKlineGroup[];
 }
 
 /**
@@ -65,34 +83,77 @@ export function pollLatestBatches(
   if (!Array.isArray(options.groups) || options.groups.length === 0)
     throw new InvalidOptionError('groups', 'pollLatestBars: "groups" must be a non-empty array');
   checkIntervalMs('intervalMs', options.intervalMs);
+  if (options.selectGroups !== undefined) return pollSelectedBatches(client, options, options.selectGroups);
   return defer(() => {
     const sourceId = options.sourceId ?? nextSourceId('latest-bars');
-    const cap = client.limits.batchKlineGroups;
-    const chunks: BatchKlineGroup[][] = [];
-    for (const family of FAMILIES) {
-      const mine = options.groups.filter((g) => client.familyOf(g.code) === family);
-      for (let i = 0; i < mine.length; i += cap) chunks.push(mine.slice(i, i + cap));
-    }
+    const chunks = packGroups(client, options.groups);
     const intervalMs =
       options.intervalMs ?? defaultPollIntervalMs(client.limits, 'batch-kline', chunks.length, 1);
     const clock = client.clock;
     return timer(0, intervalMs, options.scheduler ?? clockScheduler(clock)).pipe(
-      exhaustMap((cycle) => {
-        const startedMs = clock.now();
-        let answered = 0;
-        return from(chunks).pipe(
-          mergeMap((chunk) =>
-            fromAbortable((signal) => client.batchKline(chunk, { signal, priority: 'live', sourceId })),
-          ),
-          map((results): LatestBarsBatch => ({
-            type: 'latest-bars-batch',
-            results,
-            cycle,
-            lastOfCycle: ++answered === chunks.length,
-            cycleDurationMs: clock.now() - startedMs,
-          })),
-        );
-      }),
+      exhaustMap((cycle) => requestPoll(client, chunks, cycle, sourceId)),
     );
+  });
+}
+
+/** One poll: its requests at once (the scheduler paces them), one emission per answer. */
+function requestPoll(
+  client: SourceClient,
+  chunks: readonly BatchKlineGroup[][],
+  cycle: number,
+  sourceId: string,
+): Observable<LatestBarsBatch> {
+  const startedMs = client.clock.now();
+  let answered = 0;
+  return from(chunks).pipe(
+    mergeMap((chunk) =>
+      fromAbortable((signal) => client.batchKline(chunk, { signal, priority: 'live', sourceId })),
+    ),
+    map((results): LatestBarsBatch => ({
+      type: 'latest-bars-batch',
+      results,
+      cycle,
+      lastOfCycle: ++answered === chunks.length,
+      cycleDurationMs: client.clock.now() - startedMs,
+    })),
+  );
+}
+
+/** Groups split by family (one request holds one family) and packed to the plan's cap, in order. */
+function packGroups(client: SourceClient, groups: readonly BatchKlineGroup[]): BatchKlineGroup[][] {
+  const cap = client.limits.batchKlineGroups;
+  const chunks: BatchKlineGroup[][] = [];
+  for (const family of FAMILIES) {
+    const mine = groups.filter((g) => client.familyOf(g.code) === family);
+    for (let i = 0; i < mine.length; i += cap) chunks.push(mine.slice(i, i + cap));
+  }
+  return chunks;
+}
+
+/** {@link pollLatestBatches} with `selectGroups`: each poll asks for the groups chosen then. */
+function pollSelectedBatches(
+  client: SourceClient,
+  options: PollLatestBarsOptions,
+  selectGroups: (nowMs: number) => readonly BatchKlineGroup[],
+): Observable<LatestBarsBatch> {
+  return defer(() => {
+    const sourceId = options.sourceId ?? nextSourceId('latest-bars');
+    const clock = client.clock;
+    const scheduler = options.scheduler ?? clockScheduler(clock);
+    let cycle = 0;
+    let nextStartMs = 0;
+    const poll = defer(() => {
+      const startedMs = clock.now();
+      const thisCycle = cycle++;
+      const chunks = packGroups(client, selectGroups(startedMs));
+      const gapMs =
+        options.intervalMs ??
+        defaultPollIntervalMs(client.limits, 'batch-kline', Math.max(1, chunks.length), 1_000);
+      nextStartMs = startedMs + gapMs;
+      return requestPoll(client, chunks, thisCycle, sourceId);
+    });
+    // The next poll starts gapMs after this one started, or as soon as it ends if it took longer
+    // (resubscribed, not nested: a day of polls holds no chain of subscriptions).
+    return poll.pipe(repeat({ delay: () => timer(Math.max(0, nextStartMs - clock.now()), scheduler) }));
   });
 }

@@ -7,7 +7,7 @@ import { InvalidOptionError, RateLimitedError } from '../errors.js';
 import { planLimits } from '../plans.js';
 import { fetchStaticInfo } from './fetch-static-info.js';
 import { pollDepth } from './poll-depth.js';
-import { pollLatestBars } from './poll-latest-bars.js';
+import { pollLatestBars, pollLatestBatches } from './poll-latest-bars.js';
 import { pollSuspensions } from './poll-suspensions.js';
 import type { SourceClient } from './source-client.js';
 
@@ -231,6 +231,38 @@ describe('pollLatestBars', () => {
     // request per 10 s: a poll every 30 s.
     expect(times).toEqual([0, 0, 0, 30_000, 30_000, 30_000, 60_000, 60_000, 60_000]);
     expect(sizes.slice(0, 3)).toEqual([10, 10, 5]);
+  });
+});
+
+describe('pollLatestBatches with selectGroups', () => {
+  it("asks at each poll for the groups chosen then, in their order, and paces the next poll by this one's requests", () => {
+    const ts = newScheduler();
+    const calls: { at: number; codes: string[] }[] = [];
+    const groups = Array.from({ length: 25 }, (_, i) => ({ code: `C${i}`, klineType: 1 as const }));
+    const client = fakeClient(
+      {
+        batchKline: (g) => {
+          calls.push({ at: ts.now(), codes: g.map((x) => x.code) });
+          return settled(g.map((x) => ({ code: x.code, klineType: x.klineType, bars: [] })));
+        },
+      },
+      'free',
+    );
+    // 0 s: all 25, the last one first (urgent); 30 s: 5; 40 s: none (no request); 50 s: 5 again.
+    const choose = (): { code: string; klineType: 1 }[] => {
+      const t = ts.now();
+      if (t === 0) return [groups[24]!, ...groups.slice(0, 24)];
+      if (t === 40_000) return [];
+      return groups.slice(0, 5);
+    };
+    ts.run(() => {
+      const sub = pollLatestBatches(client, { groups, scheduler: ts, selectGroups: choose }).subscribe();
+      ts.schedule(() => sub.unsubscribe(), 55_000);
+    });
+    // Free: 10 groups per request, one request per 10 s: 3 requests then 30 s; 1 request then 10 s.
+    expect(calls.map((c) => c.at)).toEqual([0, 0, 0, 30_000, 50_000]);
+    expect(calls[0]!.codes[0]).toBe('C24');
+    expect(calls.map((c) => c.codes.length)).toEqual([10, 10, 5, 5, 5]);
   });
 });
 

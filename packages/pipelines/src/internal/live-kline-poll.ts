@@ -9,12 +9,21 @@ import {
 import { retry, throwError, timer, type Subscription } from 'rxjs';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { isFatal } from './error-kinds.js';
+import type { LivePollPlanner } from './live-poll-planner.js';
 
 /** What {@link pollLiveKlines} takes. */
 export interface LiveKlinePollOptions {
   readonly client: QuoteflowClient;
   readonly series: readonly { readonly code: string; readonly klineType: KlineType }[];
   readonly refreshPeriodMs: number;
+  /**
+   * Chooses the series of each poll by their markets' calendars (`LivePollPlanner`); the next poll
+   * then starts after the time the plan needs for this one's requests (or `refreshPeriodMs` if
+   * `fixedPeriod`). Without it every series is polled every `refreshPeriodMs`.
+   */
+  readonly planner?: LivePollPlanner;
+  /** With a planner: poll every `refreshPeriodMs` (the caller chose it) instead of at the plan's pace. */
+  readonly fixedPeriod?: boolean;
   readonly clock: Clock;
   /** The bars of one answer, in arrival order (the merger's input). */
   readonly onBars: (bars: Bar[]) => void;
@@ -26,15 +35,18 @@ export interface LiveKlinePollOptions {
 }
 
 /**
- * The live half of a K-line sync: the latest 2 bars of every series through `/batch-kline` at the
- * plan's refresh period; a failed poll is retried on the next cycle, a fatal one ends the sync.
+ * The live half of a K-line sync: the latest 2 bars of the series through `/batch-kline`, every
+ * series at the plan's refresh period, or those the calendar planner chooses at each poll; a failed
+ * poll is retried on the next cycle, a fatal one ends the sync.
  */
 export function pollLiveKlines(options: LiveKlinePollOptions): Subscription {
   const { client, refreshPeriodMs, clock, emitEvent } = options;
   const groups = options.series.map((s) => ({ code: s.code, klineType: s.klineType, count: 2 as const }));
+  const planner = options.planner;
   return pollLatestBatches(client, {
     groups,
-    intervalMs: refreshPeriodMs,
+    ...(planner === undefined || options.fixedPeriod === true ? { intervalMs: refreshPeriodMs } : {}),
+    ...(planner === undefined ? {} : { selectGroups: (nowMs: number) => planner.select(nowMs) }),
     sourceId: 'kline-sync-live',
     scheduler: clockScheduler(clock),
   })
@@ -54,6 +66,7 @@ export function pollLiveKlines(options: LiveKlinePollOptions): Subscription {
         const latest: Bar[] = [];
         for (const r of batch.results) for (const b of r.bars) latest.push(b);
         for (const b of latest) if (newestBarMs === undefined || b.tsMs > newestBarMs) newestBarMs = b.tsMs;
+        planner?.observe(latest);
         options.onBars(latest);
         if (batch.lastOfCycle) options.onCycle(newestBarMs, batch.cycleDurationMs);
       },

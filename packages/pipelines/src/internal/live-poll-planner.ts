@@ -1,0 +1,122 @@
+import {
+  barFinalAfterMs,
+  calendarOf,
+  isWeeklyMarketOpenAt,
+  KLINE_PERIOD_MS,
+  localDateOf,
+  tradingSegmentsOn,
+  type Bar,
+  type BatchKlineGroup,
+  type KlineType,
+  type TradingCalendar,
+} from '@quoteflow/core';
+import { seriesKey } from '@quoteflow/operators';
+
+const DAY_MS = 86_400_000;
+/** Forming-bar updates of the slowest bars are read at least this often while their market trades. */
+const SLOWEST_POLL_MS = 60_000;
+/** A stock is polled from this long before its session opens (a bar labelled at the open). */
+const OPEN_MARGIN_MS = 60_000;
+
+interface PlannedSeries {
+  readonly code: string;
+  readonly klineType: KlineType;
+  readonly calendar: TradingCalendar;
+  /** Forming updates are read this often while the market trades. */
+  readonly everyMs: number;
+  lastPolledMs: number;
+  /** When the newest bar seen becomes final by the calendar (plus the grace): one read after it is due. */
+  finalReadDueMs: number | undefined;
+  newestBarMs: number | undefined;
+}
+
+/** How many polls of series the calendar let {@link LivePollPlanner} skip, and how many it asked for. */
+export interface LivePollCounts {
+  readonly polled: number;
+  readonly skippedClosed: number;
+}
+
+/**
+ * Which series a live K-line poll asks for, and in what order, from each one's market calendar:
+ * a series whose newest bar just became final by the calendar (its period or session closed) is read
+ * first, once, so its final values reach the sink soon; otherwise a series is read while its market
+ * may trade (stocks: the day's sessions, a minute early; forex and the like: Sunday 17:00 New York to
+ * Saturday 00:00 UTC, the widest reading of their week; crypto: always), intraday bars at every poll,
+ * bars of a day or longer no more often than every 60 s and a 30th of them per poll. A market that
+ * is closed costs no request after the read of its last bar.
+ */
+export class LivePollPlanner {
+  readonly #series = new Map<string, PlannedSeries>();
+  #polled = 0;
+  #skippedClosed = 0;
+
+  constructor(
+    series: readonly { readonly code: string; readonly klineType: KlineType }[],
+    private readonly graceMs: number,
+  ) {
+    for (const s of series) {
+      const periodMs = KLINE_PERIOD_MS[s.klineType] ?? DAY_MS;
+      this.#series.set(seriesKey(s.code, s.klineType), {
+        code: s.code,
+        klineType: s.klineType,
+        calendar: calendarOf(s.code),
+        everyMs: periodMs < DAY_MS ? 0 : Math.min(SLOWEST_POLL_MS, periodMs / 30),
+        lastPolledMs: Number.NEGATIVE_INFINITY,
+        finalReadDueMs: undefined,
+        newestBarMs: undefined,
+      });
+    }
+  }
+
+  get counts(): LivePollCounts {
+    return { polled: this.#polled, skippedClosed: this.#skippedClosed };
+  }
+
+  /** The groups to poll at `nowMs`, most urgent first; marks them polled. */
+  select(nowMs: number): BatchKlineGroup[] {
+    const urgent: PlannedSeries[] = [];
+    const routine: PlannedSeries[] = [];
+    const slow: PlannedSeries[] = [];
+    let slowTotal = 0;
+    for (const s of this.#series.values()) {
+      if (s.everyMs > 0) slowTotal++;
+      if (s.finalReadDueMs !== undefined && s.finalReadDueMs <= nowMs && s.lastPolledMs < s.finalReadDueMs)
+        urgent.push(s);
+      else if (!mayTradeAt(s.calendar, nowMs)) this.#skippedClosed++;
+      else if (nowMs - s.lastPolledMs >= s.everyMs) (s.everyMs > 0 ? slow : routine).push(s);
+    }
+    // The longest-waiting final read first.
+    urgent.sort((a, b) => a.finalReadDueMs! - b.finalReadDueMs!);
+    // Forming updates of long bars are spread over polls (a 30th of them per poll, the longest
+    // waiting first), so they never lengthen one poll by a whole universe's worth of requests.
+    slow.sort((a, b) => a.lastPolledMs - b.lastPolledMs);
+    const chosen = [...urgent, ...routine, ...slow.slice(0, Math.max(1, Math.ceil(slowTotal / 30)))];
+    for (const s of chosen) s.lastPolledMs = nowMs;
+    this.#polled += chosen.length;
+    return chosen.map((s) => ({ code: s.code, klineType: s.klineType, count: 2 }));
+  }
+
+  /** Bars of one answer: the newest bar of each series sets when its final read is due. */
+  observe(bars: readonly Bar[]): void {
+    for (const b of bars) {
+      const s = this.#series.get(seriesKey(b.code, b.klineType));
+      if (s === undefined || (s.newestBarMs !== undefined && b.tsMs <= s.newestBarMs)) continue;
+      s.newestBarMs = b.tsMs;
+      s.finalReadDueMs = barFinalAfterMs(b.tsMs, b.klineType, s.calendar) + this.graceMs;
+    }
+  }
+}
+
+/** Whether bars of a market with this calendar can change at `nowMs` (conservative at every edge). */
+export function mayTradeAt(calendar: TradingCalendar, nowMs: number): boolean {
+  if (calendar.id === 'CRYPTO') return true;
+  if (calendar.id === 'FX') {
+    // Some providers run the week's last bars to Saturday 00:00 UTC, past the New York close.
+    const weekday = (Math.floor(nowMs / DAY_MS) + 4) % 7;
+    return weekday === 5 || isWeeklyMarketOpenAt(nowMs);
+  }
+  const date = localDateOf(nowMs + OPEN_MARGIN_MS, calendar);
+  return tradingSegmentsOn(calendar, date).some(
+    ([start, end]) => nowMs >= start - OPEN_MARGIN_MS && nowMs < end,
+  );
+}
