@@ -59,6 +59,14 @@ describe('runCli', () => {
     expect(r.out).toMatch(/^professional\s+yes/m);
   });
 
+  it('shows, per market, how much of the week it trades and its refresh while it does', async () => {
+    const r = await run(['plan', '--codes', 'AAPL.US,700.HK,BTCUSDT', '--kline-types', '1', '--bars', '10']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/live polling by market/);
+    expect(r.out).toMatch(/^US\s+1\s+19\.3% of the week\s+\S+/m);
+    expect(r.out).toMatch(/^crypto\s+1\s+100\.0% of the week/m);
+  });
+
   it('reads codes from --codes-file, skipping comments and blank lines', async () => {
     const file = join(dir, 'codes.txt');
     await writeFile(file, '# universe\nAAPL.US\n\n700.HK  # hk\nAAPL.US\n');

@@ -132,6 +132,28 @@ describe('smallestFittingPlan', () => {
   });
 });
 
+describe('estimatePlan by market (close-aware polling)', () => {
+  it('refreshes New York and Hong Kong, which never trade at once, each at the pace of its own series', () => {
+    const codes = [
+      ...Array.from({ length: 1_000 }, (_, i) => `S${i}.US`),
+      ...Array.from({ length: 1_000 }, (_, i) => `${10_000 + i}.HK`),
+      'BTCUSDT',
+    ];
+    const e = estimatePlan('professional', { codes, klineTypes: [1], bars: 0 });
+    const by = new Map(e.live.markets.map((m) => [m.market, m]));
+    expect([...by.keys()]).toEqual(['US', 'HK', 'crypto']);
+    expect(by.get('US')!.series).toBe(1_000);
+    // 6.5 h a day and a minute before each open, five days: 19.3% of the week; crypto always.
+    expect(by.get('US')!.tradingShare).toBeCloseTo((5 * (6.5 * 60 + 1)) / (7 * 24 * 60), 2);
+    expect(by.get('crypto')!.tradingShare).toBe(1);
+    // Polling everything: 2,001 groups = 5 requests a cycle; while New York trades only its 1,000
+    // and the crypto code: 3 requests.
+    expect(e.live.batchRequestsPerCycle).toBe(5);
+    expect(by.get('US')!.refreshWhileTradingMs).toBe(Math.ceil((3 * e.live.refreshPeriodMs) / 5));
+    expect(by.get('HK')!.refreshWhileTradingMs).toBe(Math.ceil((3 * e.live.refreshPeriodMs) / 5));
+  });
+});
+
 describe('formatDuration', () => {
   it.each([
     [0, '0s'],

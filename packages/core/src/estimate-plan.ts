@@ -1,5 +1,7 @@
 import type { KlineType } from './domain.js';
-import { KLINE_PERIOD_MS, canPageBackwards, classifyCode } from './markets.js';
+import { KLINE_PERIOD_MS, calendarOf, canPageBackwards, classifyCode } from './markets.js';
+import { mayTradeAt } from './calendar/may-trade-at.js';
+import type { CalendarId } from './calendar/trading-calendar.js';
 import {
   MAX_KLINE_PER_REQUEST,
   PLANS,
@@ -70,6 +72,27 @@ export interface LiveEstimate {
   readonly depthPeriodMs: number | undefined;
   /** Live requests per day at those periods. */
   readonly requestsPerDay: number;
+  /**
+   * Per market, with close-aware polling (each poll asks only for the series whose market may
+   * trade then): how much of a week it trades, and how often its series are refreshed while it
+   * does, at the busiest hour it shares with the others.
+   */
+  readonly markets: readonly MarketLiveEstimate[];
+}
+
+/** Markets as the calendar groups them. */
+export const LIVE_MARKETS = ['US', 'HK', 'CN', 'FX & CFD', 'crypto'] as const;
+export type LiveMarket = (typeof LIVE_MARKETS)[number];
+
+/** One market's part of a {@link LiveEstimate}. */
+export interface MarketLiveEstimate {
+  readonly market: LiveMarket;
+  /** Series (code × kline type) of this market. */
+  readonly series: number;
+  /** Share of a week its market may trade (0..1); the rest of the week its series cost no request. */
+  readonly tradingShare: number;
+  /** Refresh period of its series while it trades (ms), at the busiest hour of the week. */
+  readonly refreshWhileTradingMs: number;
 }
 
 /** What a plan allows for a universe, from the same limit table the scheduler enforces. */
@@ -195,6 +218,11 @@ export function estimatePlan(
     depthRequestsPerPoll,
     depthPeriodMs,
     requestsPerDay,
+    markets: liveByMarket(
+      universe,
+      limits.batchKlineGroups,
+      refreshPeriodMs / Math.max(1, batchRequestsPerCycle),
+    ),
   };
 
   const reasons: string[] = [];
@@ -224,4 +252,56 @@ export function smallestFittingPlan(universe: Universe): Plan | undefined {
     if (estimatePlan(plan, universe).fits) return plan;
   }
   return undefined;
+}
+
+const MARKET_OF: Record<CalendarId, LiveMarket> = {
+  XNYS: 'US',
+  XNAS: 'US',
+  XHKG: 'HK',
+  XSHG: 'CN',
+  XSHE: 'CN',
+  FX: 'FX & CFD',
+  CRYPTO: 'crypto',
+};
+/** A reference week (Monday 2026-11-16 00:00 UTC), sampled every 5 minutes. */
+const WEEK_START_MS = Date.UTC(2026, 10, 16);
+const WEEK_STEP_MS = 5 * 60_000;
+
+/**
+ * Close-aware polling per market over a reference week: at each instant only the series of the
+ * markets that may trade are polled, one cycle being their requests at `msPerRequest` each.
+ */
+function liveByMarket(
+  universe: Universe,
+  groupsPerRequest: number,
+  msPerRequest: number,
+): MarketLiveEstimate[] {
+  const seriesOf = new Map<LiveMarket, { series: number; calendar: ReturnType<typeof calendarOf> }>();
+  for (const code of universe.codes) {
+    const calendar = calendarOf(code);
+    const market = MARKET_OF[calendar.id];
+    const held = seriesOf.get(market);
+    if (held === undefined) seriesOf.set(market, { series: universe.klineTypes.length, calendar });
+    else held.series += universe.klineTypes.length;
+  }
+  const stats = new Map<LiveMarket, { tradingSteps: number; worstMs: number }>();
+  for (const market of seriesOf.keys()) stats.set(market, { tradingSteps: 0, worstMs: 0 });
+  const steps = (7 * DAY_MS) / WEEK_STEP_MS;
+  for (let i = 0; i < steps; i++) {
+    const t = WEEK_START_MS + i * WEEK_STEP_MS;
+    const open = [...seriesOf].filter(([, m]) => mayTradeAt(m.calendar, t));
+    const groups = open.reduce((n, [, m]) => n + m.series, 0);
+    const cycleMs = Math.ceil(groups / groupsPerRequest) * msPerRequest;
+    for (const [market] of open) {
+      const s = stats.get(market)!;
+      s.tradingSteps++;
+      s.worstMs = Math.max(s.worstMs, cycleMs);
+    }
+  }
+  return LIVE_MARKETS.filter((m) => seriesOf.has(m)).map((market) => ({
+    market,
+    series: seriesOf.get(market)!.series,
+    tradingShare: stats.get(market)!.tradingSteps / steps,
+    refreshWhileTradingMs: Math.ceil(stats.get(market)!.worstMs),
+  }));
 }

@@ -59,6 +59,7 @@ export type { CalendarDataCoverage } from './calendar/calendar-data-coverage.js'
 export { tradingSegmentsOn } from './calendar/trading-segments-on.js';
 export type { TradingSegment } from './calendar/trading-segments-on.js';
 export { isWeeklyMarketOpenAt, surelyTradingMsBetween } from './calendar/weekly-pause.js';
+export { mayTradeAt } from './calendar/may-trade-at.js';
 export { sessionOn, sessionAtOrAfter, lastSessionOnOrBefore, localDateOf } from './trading-sessions.js';
 export type { TradingSession, LocalDate } from './trading-sessions.js';
 export { barFinalAfterMs, tradingDateOf, barsMissingBetween } from './bar-finality.js';
@@ -176,7 +177,16 @@ export {
   backfillRequestsFor,
   minDurationMs,
   PLAN_TIMING_DEFAULTS,
+  LIVE_MARKETS,
 } from './estimate-plan.js';
-export type { Universe, PlanEstimate, BackfillEstimate, LiveEstimate, PlanTiming } from './estimate-plan.js';
+export type {
+  Universe,
+  PlanEstimate,
+  BackfillEstimate,
+  LiveEstimate,
+  LiveMarket,
+  MarketLiveEstimate,
+  PlanTiming,
+} from './estimate-plan.js';
 export { formatDuration } from './format-duration.js';
 export { suspensionInstant } from './suspension-instant.js';

@@ -55,5 +55,21 @@ export function renderPlanReport(
     { header: 'refresh', value: (r) => formatDuration(r.live.refreshPeriodMs), align: 'right' },
     { header: 'daily share', value: (r) => pct(r.dailyShare), align: 'right' },
   ]);
-  return `${summary}\n${table}`;
+  const markets =
+    e.live.markets.length < 2 && e.live.markets.every((m) => m.tradingShare === 1)
+      ? ''
+      : `\nlive polling by market (close-aware: a closed market's series cost no request)\n${renderTable(
+          e.live.markets,
+          [
+            { header: 'market', value: (m) => m.market },
+            { header: 'series', value: (m) => String(m.series), align: 'right' },
+            { header: 'trades', value: (m) => `${pct(m.tradingShare)} of the week`, align: 'right' },
+            {
+              header: 'refresh while trading',
+              value: (m) => formatDuration(m.refreshWhileTradingMs),
+              align: 'right',
+            },
+          ],
+        )}`;
+  return `${summary}${markets}\n${table}`;
 }

@@ -1,10 +1,8 @@
 import {
   barFinalAfterMs,
   calendarOf,
-  isWeeklyMarketOpenAt,
   KLINE_PERIOD_MS,
-  localDateOf,
-  tradingSegmentsOn,
+  mayTradeAt,
   type Bar,
   type BatchKlineGroup,
   type KlineType,
@@ -15,8 +13,6 @@ import { seriesKey } from '@quoteflow/operators';
 const DAY_MS = 86_400_000;
 /** Forming-bar updates of the slowest bars are read at least this often while their market trades. */
 const SLOWEST_POLL_MS = 60_000;
-/** A stock is polled from this long before its session opens (a bar labelled at the open). */
-const OPEN_MARGIN_MS = 60_000;
 
 interface PlannedSeries {
   readonly code: string;
@@ -105,18 +101,4 @@ export class LivePollPlanner {
       s.finalReadDueMs = barFinalAfterMs(b.tsMs, b.klineType, s.calendar) + this.graceMs;
     }
   }
-}
-
-/** Whether bars of a market with this calendar can change at `nowMs` (conservative at every edge). */
-export function mayTradeAt(calendar: TradingCalendar, nowMs: number): boolean {
-  if (calendar.id === 'CRYPTO') return true;
-  if (calendar.id === 'FX') {
-    // Some providers run the week's last bars to Saturday 00:00 UTC, past the New York close.
-    const weekday = (Math.floor(nowMs / DAY_MS) + 4) % 7;
-    return weekday === 5 || isWeeklyMarketOpenAt(nowMs);
-  }
-  const date = localDateOf(nowMs + OPEN_MARGIN_MS, calendar);
-  return tradingSegmentsOn(calendar, date).some(
-    ([start, end]) => nowMs >= start - OPEN_MARGIN_MS && nowMs < end,
-  );
 }
