@@ -295,7 +295,9 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
         client,
         series: polled,
         refreshPeriodMs,
-        ...(options.closeAwarePolling === false ? {} : { planner: new LivePollPlanner(polled, graceMs) }),
+        ...(options.closeAwarePolling === false
+          ? {}
+          : { planner: new LivePollPlanner(polled, graceMs, client.limits.batchKlineGroups) }),
         fixedPeriod: options.refreshPeriodMs !== undefined,
         clock,
         emitEvent,

@@ -24,7 +24,7 @@ const codes = (groups: { code: string; klineType: number }[]) =>
 
 describe('LivePollPlanner', () => {
   it('polls a US stock while New York trades, once right after the close for the final bar, then not until the next open', () => {
-    const p = new LivePollPlanner([{ code: 'AAPL.US', klineType: 1 }], GRACE);
+    const p = new LivePollPlanner([{ code: 'AAPL.US', klineType: 1 }], GRACE, 500);
     // Tuesday 2026-11-24: the session is 14:30-21:00 UTC.
     expect(codes(p.select(at('2026-11-24T09:00:00Z')))).toEqual([]);
     expect(codes(p.select(at('2026-11-24T14:29:30Z')))).toEqual(['AAPL.US:1']); // a minute early
@@ -60,6 +60,7 @@ describe('LivePollPlanner', () => {
         { code: 'ETHUSDT', klineType: 8 },
       ],
       GRACE,
+      500,
     );
     expect(codes(p.select(at('2026-11-24T23:59:00Z')))).toEqual(['BTCUSDT:1', 'ETHUSDT:8']);
     p.observe([bar('ETHUSDT', 8, at('2026-11-24T00:00:00Z')), bar('BTCUSDT', 1, at('2026-11-24T23:59:00Z'))]);
@@ -69,5 +70,20 @@ describe('LivePollPlanner', () => {
     expect(codes(p.select(at('2026-11-25T00:00:15Z')))).toEqual(['ETHUSDT:8', 'BTCUSDT:1']);
     expect(codes(p.select(at('2026-11-25T00:00:20Z')))).toEqual(['BTCUSDT:1']);
     expect(codes(p.select(at('2026-11-25T00:01:15Z')))).toEqual(['BTCUSDT:1', 'ETHUSDT:8']); // BTC urgent
+  });
+
+  it('adds no request for the forming values of daily bars: they fill the last request, or wait up to 30 minutes', () => {
+    const minute = Array.from({ length: 4 }, (_, i) => ({ code: `M${i}USDT`, klineType: 1 as const }));
+    const daily = Array.from({ length: 60 }, (_, i) => ({ code: `D${i}USDT`, klineType: 8 as const }));
+    const p = new LivePollPlanner([...minute, ...daily], GRACE, 4); // 4 groups per request
+    const t0 = at('2026-11-24T12:00:00Z');
+    // Never read: every daily series starves, so each poll brings a 30th of them (2) along, until all
+    // were read once.
+    for (let s = 0; s < 30; s++) expect(p.select(t0 + s * 1_000)).toHaveLength(4 + 2);
+    // Then the 1-minute series fill whole requests: no room, and no daily series starves yet.
+    for (let s = 30; s < 90; s++) expect(p.select(t0 + s * 1_000)).toHaveLength(4);
+    // 30 minutes after their read the first ones starve: two more per poll, longest waiting first.
+    const late = p.select(t0 + 30 * 60_000);
+    expect(codes(late).slice(4)).toEqual(['D0USDT:8', 'D1USDT:8']);
   });
 });

@@ -13,6 +13,8 @@ import { seriesKey } from '@quoteflow/operators';
 const DAY_MS = 86_400_000;
 /** Forming-bar updates of the slowest bars are read at least this often while their market trades. */
 const SLOWEST_POLL_MS = 60_000;
+/** A long bar's forming values not read for this many of its poll periods are read even at a cost. */
+const STARVING_PERIODS = 30;
 
 interface PlannedSeries {
   readonly code: string;
@@ -38,7 +40,8 @@ export interface LivePollCounts {
  * first, once, so its final values reach the sink soon; otherwise a series is read while its market
  * may trade (stocks: the day's sessions, a minute early; forex and the like: Sunday 17:00 New York to
  * Saturday 00:00 UTC, the widest reading of their week; crypto: always), intraday bars at every poll,
- * bars of a day or longer no more often than every 60 s and a 30th of them per poll. A market that
+ * bars of a day or longer no more often than every 60 s, in the room the poll's last request has
+ * left (so they add no request) or, not read for 30 minutes, a 30th of them per poll. A market that
  * is closed costs no request after the read of its last bar.
  */
 export class LivePollPlanner {
@@ -49,6 +52,8 @@ export class LivePollPlanner {
   constructor(
     series: readonly { readonly code: string; readonly klineType: KlineType }[],
     private readonly graceMs: number,
+    /** The plan's groups per `/batch-kline` request (`PlanLimits.batchKlineGroups`). */
+    private readonly groupsPerRequest: number,
   ) {
     for (const s of series) {
       const periodMs = KLINE_PERIOD_MS[s.klineType] ?? DAY_MS;
@@ -83,10 +88,20 @@ export class LivePollPlanner {
     }
     // The longest-waiting final read first.
     urgent.sort((a, b) => a.finalReadDueMs! - b.finalReadDueMs!);
-    // Forming updates of long bars are spread over polls (a 30th of them per poll, the longest
-    // waiting first), so they never lengthen one poll by a whole universe's worth of requests.
+    // Forming updates of long bars ride in the room the poll's last request has left, the longest
+    // waiting first, so they add no request; one not read for 30 of its periods (30 min for daily
+    // bars) goes anyway, a 30th of them per poll at most.
     slow.sort((a, b) => a.lastPolledMs - b.lastPolledMs);
-    const chosen = [...urgent, ...routine, ...slow.slice(0, Math.max(1, Math.ceil(slowTotal / 30)))];
+    const fast = urgent.length + routine.length;
+    const room = (this.groupsPerRequest - (fast % this.groupsPerRequest)) % this.groupsPerRequest;
+    let starving = 0;
+    while (
+      starving < slow.length &&
+      nowMs - slow[starving]!.lastPolledMs >= STARVING_PERIODS * slow[starving]!.everyMs
+    )
+      starving++;
+    const take = Math.max(Math.min(room, slow.length), Math.min(starving, Math.ceil(slowTotal / 30)));
+    const chosen = [...urgent, ...routine, ...slow.slice(0, take)];
     for (const s of chosen) s.lastPolledMs = nowMs;
     this.#polled += chosen.length;
     return chosen.map((s) => ({ code: s.code, klineType: s.klineType, count: 2 }));
