@@ -51,6 +51,12 @@ export interface BarMergerOptions {
   readonly calendarOf?: (code: string) => TradingCalendar;
   /** Receives invalid input rows (dropped) and late changes of an already closed bar. */
   readonly onReport?: (report: BarReport) => void;
+  /**
+   * Whether a halt of the product explains the bars missing between two bars seen (the service's
+   * suspension records; see `haltExplainsGap`): then no gap is reported and nothing is re-read.
+   * @defaultValue no halts
+   */
+  readonly isHalted?: (code: string, klineType: KlineType, afterMs: number, beforeMs: number) => boolean;
 }
 
 /** Defaults of {@link BarMergerOptions}. */
@@ -104,6 +110,7 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
     options.lastClosed,
     options.calendarOf ?? coreCalendarOf,
     options.onReport,
+    options.isHalted,
   );
 }
 
@@ -118,6 +125,7 @@ class SeriesMerger implements BarMerger {
     private readonly seeded: ReadonlyMap<string, number> | undefined,
     private readonly calendarOf: (code: string) => TradingCalendar,
     private readonly onReport: ((report: BarReport) => void) | undefined,
+    private readonly isHalted: BarMergerOptions['isHalted'],
   ) {}
 
   push(input: MergeBarsInput, emit: (out: MergeBarsOutput) => void): void {
@@ -308,7 +316,8 @@ class SeriesMerger implements BarMerger {
         if (
           !s.skipGapCheck &&
           s.newestTs !== undefined &&
-          barsMissingBetween(s.newestTs, ts, s.klineType, s.calendar)
+          barsMissingBetween(s.newestTs, ts, s.klineType, s.calendar) &&
+          this.isHalted?.(s.code, s.klineType, s.newestTs, ts) !== true
         ) {
           s.holes.push({ afterMs: s.newestTs, beforeMs: ts });
           emit({

@@ -1,5 +1,7 @@
 export { seriesKey } from './series-key.js';
 export { expectedBarsBetween } from './expected-bars-between.js';
+export { haltExplainsGap } from './halt-explains-gap.js';
+export type { Halt } from './halt-explains-gap.js';
 export { isBarUpdate } from './is-bar-update.js';
 export {
   BAR_PROBLEMS,

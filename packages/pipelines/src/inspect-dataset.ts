@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { barsMissingBetween, calendarOf, isKlineType, type KlineType } from '@quoteflow/core';
-import { expectedBarsBetween } from '@quoteflow/operators';
+import { expectedBarsBetween, haltExplainsGap } from '@quoteflow/operators';
 import { PipelineError } from './pipeline-error.js';
 import { listDatasetFiles, readKlineStarts } from './internal/read-kline-extents.js';
 import { readHalts, type DatasetHalt } from './read-halts.js';
@@ -103,10 +103,9 @@ function inspectSeries(
       continue;
     }
     if (!barsMissingBetween(a, b, klineType, calendar)) continue;
+    // A halt of the code (the dataset's suspension records) explains the hole.
+    if (haltExplainsGap(halts, code, klineType, a, b)) continue;
     const expected = expectedBarsBetween(code, klineType, a, b);
-    // A halt of the code (the dataset's suspension records) from the first missing bar on explains the hole.
-    const firstMissing = expected.firstMs ?? a;
-    if (halts.some((h) => h.fromMs <= firstMissing && (h.toMs ?? Infinity) >= b)) continue;
     gaps.push({ fromMs: expected.firstMs ?? a, toMs: b, bars: Math.max(1, expected.count) });
   }
   return {

@@ -8,7 +8,9 @@ import {
 } from '@quoteflow/core';
 import {
   MERGE_GAP_REASONS,
+  haltExplainsGap,
   mergeBars,
+  type Halt,
   seriesKey,
   type MergeBarsInput,
   type MergeBarsOutput,
@@ -22,6 +24,7 @@ import { KlineSeriesState } from './internal/kline-series-state.js';
 import { addSeries, checkUniverse } from './internal/kline-universe.js';
 import { pollLiveKlines } from './internal/live-kline-poll.js';
 import { LivePollPlanner } from './internal/live-poll-planner.js';
+import { readHalts } from './read-halts.js';
 import { readOlderHistory } from './internal/older-history.js';
 import { runLimited } from './internal/run-limited.js';
 import { settleNewestBars } from './internal/settle-delay.js';
@@ -116,6 +119,10 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       nowMs: () => clock.now(),
     });
     delivery = sinks;
+    // Halts in the dataset's own suspension records (`quoteflow suspensions --out` to the same
+    // DIR) explain missing bars: no gap reported, nothing re-read. Read again at each checkpoint.
+    const filesDir = options.files?.dir;
+    let halts: readonly Halt[] = filesDir === undefined ? [] : await readHalts(filesDir);
     const state = sinks.state;
     const lastClosed = new Map<string, number>();
     for (const s of series.values()) {
@@ -156,6 +163,8 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
         mergeBars({
           graceMs,
           lastClosed,
+          isHalted: (code, klineType, afterMs, beforeMs) =>
+            halts.length > 0 && haltExplainsGap(halts, code, klineType, afterMs, beforeMs),
           onReport: (r) => emitEvent({ type: 'warning', message: `bar dropped or corrected: ${r.message}` }),
         }),
       )
@@ -236,7 +245,15 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
     };
     const rereads = new Set<Promise<void>>();
 
-    const checkpoints = new Checkpoints(clock, checkpointMs, () => sinks.checkpoint(), fail);
+    const checkpoints = new Checkpoints(
+      clock,
+      checkpointMs,
+      async () => {
+        await sinks.checkpoint();
+        if (filesDir !== undefined) halts = await readHalts(filesDir);
+      },
+      fail,
+    );
 
     /** A dataset that holds fewer than `bars` bars of a series grows backwards (a larger --bars). */
     const growHistory = async (s: KlineSeriesState): Promise<number> => {
