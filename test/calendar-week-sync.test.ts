@@ -1,0 +1,83 @@
+/**
+ * A week of live sync in simulated time (one clock for the simulator and the sync, 14,400 times
+ * real speed): every product class of the simulator's catalogue, 1-hour and daily bars, across
+ * Thanksgiving (New York closed, then a half day), the Hong Kong and A-share lunch breaks, a weekend
+ * and the forex weekly pause. No gap is reported, and close-aware polling asks for no stock while
+ * its market is closed.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  acceleratedClock,
+  calendarOf,
+  mayTradeAt,
+  QuoteflowClient,
+  type BatchKlineGroup,
+  type Clock,
+} from '@quoteflow/core';
+import { klineSync, type KlineSyncEvent } from '@quoteflow/pipelines';
+import { startSimulator, type Simulator } from '@quoteflow/simulator';
+
+const TOKEN = 'calendar-week-token';
+const SPEED = 14_400;
+const START = Date.parse('2026-11-23T00:00:00Z'); // Monday
+const WEEK_MS = 7 * 86_400_000;
+let sim: Simulator;
+let clock: Clock;
+
+beforeAll(async () => {
+  clock = acceleratedClock({ speed: SPEED, startMs: START });
+  sim = await startSimulator({
+    port: 0,
+    tokens: { [TOKEN]: 'professional' },
+    seed: 21,
+    clock,
+    historyDays: 20,
+  });
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+it('syncs a week of every class without a false gap, and polls no stock while its market is closed', async () => {
+  const codes = sim.market.products().map((p) => p.code);
+  const client = new QuoteflowClient({ baseUrl: sim.url, token: TOKEN, plan: 'professional', clock });
+  const asked: { atMs: number; groups: readonly BatchKlineGroup[] }[] = [];
+  const batchKline = client.batchKline.bind(client);
+  client.batchKline = ((groups: readonly BatchKlineGroup[], options) => {
+    asked.push({ atMs: clock.now(), groups });
+    return batchKline(groups, options);
+  }) as typeof client.batchKline;
+  const events: KlineSyncEvent[] = [];
+  const finals = new Map<string, number>();
+  const sync = klineSync({
+    client,
+    codes,
+    klineTypes: [5, 8],
+    bars: 3,
+    clock,
+    checkpointMs: 3_600_000,
+    onEvent: (e) => events.push(e),
+    onUpdate: (u) => {
+      if (u.final) finals.set(u.code, (finals.get(u.code) ?? 0) + 1);
+    },
+  });
+  await new Promise<void>((resolve) => clock.setTimeout(resolve, WEEK_MS));
+  const summary = await sync.stop();
+  await client.close();
+
+  expect(events.filter((e) => e.type === 'gap')).toEqual([]);
+  expect(sim.log.refused()).toEqual([]);
+  // Every code got its week's closed bars (daily ones at least), every class.
+  for (const code of codes) expect(finals.get(code) ?? 0, code).toBeGreaterThanOrEqual(5);
+  expect(summary.closedBars).toBeGreaterThan(codes.length * 5);
+  // No stock group asked for while its market could not trade, except the one read after a close.
+  const stockAsksWhileClosed = asked.flatMap(({ atMs, groups }) =>
+    groups.filter((g) => {
+      const calendar = calendarOf(g.code);
+      return (
+        calendar.segments.length > 0 && !mayTradeAt(calendar, atMs) && !mayTradeAt(calendar, atMs - 3_600_000)
+      );
+    }),
+  );
+  expect(stockAsksWhileClosed.map((g) => g.code)).toEqual([]);
+}, 120_000);
