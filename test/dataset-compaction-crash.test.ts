@@ -96,16 +96,22 @@ it('kill -9 during compaction, 12 times beside a committing writer: every row ex
   for (let round = 0; round < 12; round++) {
     const child = spawn(process.execPath, ['--import', 'tsx', script, dir], {
       cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
+    let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    await new Promise<void>((resolve) => {
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.once('exit', (_code, signal) => resolve(signal)),
+    );
+    await new Promise<void>((resolve, reject) => {
       const poll = setInterval(() => {
         if (!out.includes('ready')) return;
         clearInterval(poll);
         resolve();
       }, 5);
+      void exited.then(() => reject(new Error(`the compaction child exited before it started: ${err}`)));
     });
     // Kill at a random moment: while building, committing, swapping or removing the old files.
     const writes = (async () => {
@@ -113,7 +119,8 @@ it('kill -9 during compaction, 12 times beside a committing writer: every row ex
     })();
     await new Promise((r) => setTimeout(r, Math.random() * 1500));
     child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    // Killed, not crashed on its own.
+    expect(await exited, err).toBe('SIGKILL');
     compactions += out.split('\n').filter((l) => l === 'compacted').length;
     await writes;
     expectEachOnce(await visibleRows(dir), written);

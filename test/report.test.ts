@@ -34,7 +34,9 @@ afterAll(async () => {
 
 interface InspectJson {
   datasets: {
-    kline: { series: { code: string; kline_type: number; rows: number; gaps: { bars: number }[] }[] };
+    kline: {
+      series: { code: string; kline_type: number; rows: number; gaps: { from: string; bars: number }[] }[];
+    };
   };
 }
 
@@ -122,6 +124,8 @@ describe('quoteflow report', () => {
         const s = (globalThis as unknown as { quoteflowReport: Record<string, unknown> }).quoteflowReport;
         return {
           heatmapRows: s['heatmapRows'],
+          heatmapFromMs: s['heatmapFromMs'] as number,
+          heatmapBucketMs: s['heatmapBucketMs'] as number,
           missingCells: s['missingCells'],
           haltedCells: s['haltedCells'],
           chart: s['chart'],
@@ -129,10 +133,31 @@ describe('quoteflow report', () => {
         };
       });
     const first = await state();
-    // The heatmap's missing cells (one bar per cell here) are inspect's gaps, bar for bar.
+    // The heatmap's missing cells are the cells that inspect's missing bars fall in: one per bar
+    // when a cell is one minute; wider cells (the data spans more than 720 minutes when New York
+    // closed long ago) hold several.
     expect(first.heatmapRows).toBe(3);
-    expect(first.missingCells).toBe(gapBars);
-    expect(first.haltedCells).toBe(10);
+    const missingCells = new Set<string>();
+    for (const s of series)
+      for (const g of s.gaps)
+        for (let i = 0; i < g.bars; i++)
+          missingCells.add(
+            `${s.code}|${Math.floor((Date.parse(g.from) + i * 60_000 - first.heatmapFromMs) / first.heatmapBucketMs)}`,
+          );
+    expect(first.missingCells).toBe(missingCells.size);
+    if (first.heatmapBucketMs === 60_000) expect(first.missingCells).toBe(gapBars);
+    // The 10 halted bars' cells, likewise, but for a cell that also holds a bar (held wins).
+    const cellOf = (r: { ts: string }) =>
+      Math.floor((Date.parse(r.ts) - first.heatmapFromMs) / first.heatmapBucketMs);
+    const heldCells = new Set([...aapl.slice(0, 100), ...aapl.slice(110)].map(cellOf));
+    const haltedCells = new Set(
+      aapl
+        .slice(100, 110)
+        .map(cellOf)
+        .filter((c) => !heldCells.has(c)),
+    );
+    expect(first.haltedCells).toBe(haltedCells.size);
+    if (first.heatmapBucketMs === 60_000) expect(first.haltedCells).toBe(10);
     await (await page.$('#heatmap-view'))!.screenshot({ path: join(SHOTS, 'coverage.png') });
     // The quota view counts every request the simulator saw (the code check's and the backfill's:
     // inspect and report send none).

@@ -23,6 +23,9 @@ interface ChartSeries {
 export interface ReportPageState {
   readonly heatmapRows: number;
   readonly heatmapBuckets: number;
+  /** The heatmap's first instant and the width of one cell (ms). */
+  readonly heatmapFromMs: number;
+  readonly heatmapBucketMs: number;
   readonly missingCells: number;
   readonly haltedCells: number;
   chart: { code: string; klineType: number; candles: number; gaps: number } | undefined;
@@ -111,6 +114,8 @@ export function reportPage(data: ReportData, charts: Charts): void {
   const state: ReportPageState = {
     heatmapRows: coverage.rows.length,
     heatmapBuckets: coverage.buckets,
+    heatmapFromMs: coverage.fromMs,
+    heatmapBucketMs: coverage.bucketMs,
     missingCells,
     haltedCells,
     chart: undefined,

@@ -76,6 +76,37 @@ describe('DatasetLog', () => {
     expect(log.version).toBe(version);
   });
 
+  it('publishes a compaction a killed writer committed before adopting: the files it replaced are not adopted', async () => {
+    const partition = 'kline/kline_type=1/month=2026-01';
+    await mkdir(join(dir, partition), { recursive: true });
+    for (const name of ['a.parquet', 'b.parquet']) await writeFile(join(dir, partition, name), 'x');
+    const log = await DatasetLog.open(dir, 'kline');
+    await log.transaction(async () => undefined, { adoptOrphans: true });
+    expect([...log.files.keys()].sort()).toEqual([`${partition}/a.parquet`, `${partition}/b.parquet`]);
+    // What a compaction killed between its commit and its swap leaves: the entry, the built directory.
+    const staged = '.staging/host~999999~compact-dead.ready.tmp';
+    await mkdir(join(dir, staged), { recursive: true });
+    await writeFile(join(dir, staged, 'c.parquet'), 'xx');
+    const entry = {
+      version: log.version + 1,
+      committedAt: new Date().toISOString(),
+      writer: 'host~999999~dead',
+      operation: 'compact',
+      add: [{ path: `${partition}/c.parquet`, rows: 2, bytes: 2 }],
+      remove: [`${partition}/a.parquet`, `${partition}/b.parquet`],
+      swap: { partition, staged },
+    };
+    await writeFile(
+      join(log.logDir, `${String(entry.version).padStart(20, '0')}.json`),
+      JSON.stringify(entry),
+    );
+    const next = await DatasetLog.open(dir, 'kline');
+    await next.transaction(async () => undefined, { adoptOrphans: true });
+    expect(next.version).toBe(entry.version); // no adopt commit of a.parquet and b.parquet
+    expect([...next.files.keys()]).toEqual([`${partition}/c.parquet`]);
+    expect(await readdir(join(dir, partition))).toEqual(['c.parquet']);
+  });
+
   it('refuses a malformed version loudly, naming the file', async () => {
     const log = await DatasetLog.open(dir, 'kline');
     await commitMany(log, 1);

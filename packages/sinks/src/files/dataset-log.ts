@@ -155,7 +155,8 @@ export class DatasetLog {
     await makeDirectory(this.logDir);
     // Orphans are read before the lock (a first start on a large dataset reads many files, longer
     // than the lock may be held); only those that appear meanwhile are read holding it.
-    const summaries = options.adoptOrphans === true ? await this.summarizeOrphans(new Map()) : undefined;
+    let summaries: Map<string, FileSummary> | undefined;
+    if (options.adoptOrphans === true) await this.summarizeOrphans((summaries = new Map()));
     const lock = await acquirePublishLock(join(this.logDir, '.lock'), {
       ...this.#options.lock,
       now: this.#options.lock?.now ?? this.#now,
@@ -213,22 +214,28 @@ export class DatasetLog {
     await this.markApplied(this.#version);
   }
 
-  /** Reads every file on disk that no commit names (and `known` does not hold yet). */
-  private async summarizeOrphans(known: Map<string, FileSummary>): Promise<Map<string, FileSummary>> {
+  /**
+   * Reads every file on disk that no commit names (and `known` does not hold yet); returns those
+   * paths. Outside the lock, a file listed here may be gone by the time the lock is held (a
+   * compaction a killed writer committed is published first), so the adoption lists again.
+   */
+  private async summarizeOrphans(known: Map<string, FileSummary>): Promise<string[]> {
     await this.refresh();
+    const orphans: string[] = [];
     for (const path of await listDataFiles(this.root, this.dataset)) {
-      if (this.#files.has(path) || known.has(path)) continue;
-      known.set(path, (await this.#options.summarize?.(path)) ?? { rows: -1 });
+      if (this.#files.has(path)) continue;
+      orphans.push(path);
+      if (!known.has(path)) known.set(path, (await this.#options.summarize?.(path)) ?? { rows: -1 });
     }
-    return known;
+    return orphans;
   }
 
+  /** Commits the files on disk now (holding the lock, published) that no commit names. */
   private async adoptOrphans(tx: DatasetTransaction, summaries: Map<string, FileSummary>): Promise<void> {
-    await this.summarizeOrphans(summaries);
     const add: LogFile[] = [];
     const series = new Map<string, SeriesWatermark>();
-    for (const [path, summary] of summaries) {
-      if (this.#files.has(path)) continue;
+    for (const path of await this.summarizeOrphans(summaries)) {
+      const summary = summaries.get(path)!;
       add.push({ path, rows: summary.rows, bytes: 0 });
       for (const [key, w] of Object.entries(summary.series ?? {}))
         series.set(key, addWatermark(series.get(key), w));
