@@ -61,7 +61,10 @@ const cluster = worker.share(env('QF_TEST_CODES').split(','), (codes, lease) =>
       // Commits only while the worker holds its lease (QF_TEST_NO_FENCE: to show what it prevents).
       ...(process.env.QF_TEST_NO_FENCE === '1' ? {} : { fence: lease.valid }),
     },
-    refreshPeriodMs: Number(env('QF_TEST_REFRESH_MS')),
+    // Without QF_TEST_REFRESH_MS: the plan's pace (close-aware polling's default).
+    ...(process.env.QF_TEST_REFRESH_MS === undefined
+      ? {}
+      : { refreshPeriodMs: Number(process.env.QF_TEST_REFRESH_MS) }),
     checkpointMs: Number(process.env.QF_TEST_COMMIT_MS ?? 1_000),
     onEvent: (e) => {
       if (e.type === 'warning') print({ type: 'sync-warning', message: e.message, error: String(e.error) });

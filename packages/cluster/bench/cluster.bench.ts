@@ -1,8 +1,10 @@
 /**
  * Scale-out figures: the combined request rate of three worker processes sharing one token
  * through Redis, against the plan's binding limit (utilisation, target >= 0.9), next to the
- * same-process baseline (one process, in-process PlanScheduler, same plan and simulator); and the
- * takeover time after a worker is killed (SIGKILL), for two heartbeat intervals.
+ * same-process baseline (one process, in-process PlanScheduler, same plan and simulator); the
+ * per-series poll gap of three `klineSync` workers against one worker with the whole universe (the
+ * shared /batch-kline interval taken in turns); and the takeover time after a worker is killed
+ * (SIGKILL), for two heartbeat intervals.
  *
  * Needs `redis-server` (scripts/redis/setup.sh) or REDIS_URL. Run: `pnpm bench cluster`.
  */
@@ -11,19 +13,26 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { QuoteflowClient, planLimits, sustainedRate } from '@quoteflow/core';
 import { REDIS_QUOTA_DEFAULTS } from '@quoteflow/cluster';
-import { startSimulator, tokenLabel, type Simulator } from '@quoteflow/simulator';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSimulator, syntheticCatalogue, tokenLabel, type Simulator } from '@quoteflow/simulator';
 import { testRedis } from '../../../test/support/redis-server.js';
 
 const PLAN = 'premium' as const;
 const DURATION_MS = 20_000;
 const WORKER = fileURLToPath(new URL('./cluster-worker.ts', import.meta.url));
+const SYNC_WORKER = fileURLToPath(new URL('../../../test/support/redis-sync-worker.ts', import.meta.url));
 
-function spawnWorker(env: Record<string, string>): {
+function spawnWorker(
+  env: Record<string, string>,
+  script = WORKER,
+): {
   child: ChildProcess;
   lines: Record<string, unknown>[];
   exited: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -174,10 +183,86 @@ async function takeover(redisUrl: string, heartbeatMs: number, trials: number): 
   return out;
 }
 
+const pct = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
+
+/**
+ * Per-series poll gaps of a live sync of `codes` (1-minute bars, plan premium: one /batch-kline of
+ * up to 200 groups every 2 s) split over `workers` processes sharing the quota through Redis, from
+ * the requests each worker stamps: a series sits in the same request of every poll of its worker.
+ */
+async function pollGaps(redisUrl: string, codes: readonly string[], workers: number, seconds: number) {
+  const sim = await startSimulator({
+    tokens: {},
+    seed: 7,
+    products: syntheticCatalogue({ count: codes.length, classes: ['crypto'] }),
+  });
+  const token = `bench-gaps-${randomUUID()}`;
+  sim.setToken(token, PLAN);
+  const out = await mkdtemp(join(tmpdir(), 'qf-bench-gaps-'));
+  const prefix = `g${randomUUID().slice(0, 8)}`;
+  const procs = Array.from({ length: workers }, (_, i) =>
+    spawnWorker(
+      {
+        QF_TEST_TOKEN: token,
+        QF_TEST_PLAN: PLAN,
+        QF_TEST_WORKER_ID: `w${i + 1}`,
+        QF_TEST_KLINE_TYPES: '1',
+        QF_TEST_REDIS_URL: redisUrl,
+        QF_TEST_GROUP: 'gaps',
+        QF_TEST_HEARTBEAT_MS: '1000',
+        QF_TEST_PREFIX: prefix,
+        QF_TEST_BASE_URL: sim.url,
+        QF_TEST_CODES: codes.join(','),
+        QF_TEST_BARS: '0',
+        QF_TEST_OUT: out,
+        QF_TEST_COMMIT_MS: '5000',
+      },
+      SYNC_WORKER,
+    ),
+  );
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  for (const p of procs) p.child.kill('SIGTERM');
+  await Promise.all(procs.map((p) => p.exited));
+  const refused = sim.log.refused().length;
+  await sim.close();
+  await rm(out, { recursive: true, force: true });
+  const requestsPerPoll = Math.ceil(codes.length / workers / planLimits(PLAN).batchKlineGroups);
+  const gaps: number[] = [];
+  for (const p of procs) {
+    // The first third is warm-up (joining, dividing the series).
+    const starts = p.lines
+      .filter((l) => l.type === 'start' && l.sourceId === 'kline-sync-live')
+      .map((l) => Number(l.atMs));
+    const from = Math.floor(starts.length / 3);
+    for (let i = from; i + requestsPerPoll < starts.length; i++)
+      gaps.push(starts[i + requestsPerPoll]! - starts[i]!);
+  }
+  return { gaps, refused };
+}
+
 const redis = await testRedis();
 const sim = await startSimulator({ tokens: {}, seed: 5 });
 try {
   await utilisation(sim, redis.url);
+  const codes = syntheticCatalogue({ count: 600, classes: ['crypto'] }).map((p) => p.code);
+  const seconds = Number(process.env['BENCH_GAPS_SECONDS'] ?? 60);
+  const one = await pollGaps(redis.url, codes, 1, seconds);
+  const three = await pollGaps(redis.url, codes, 3, seconds);
+  console.log(
+    `Per-series poll gap, ${codes.length} crypto codes × 1-minute bars, plan ${PLAN} (/batch-kline: 200 groups, one request per 2 s), ${seconds} s per run, first third skipped:\n`,
+  );
+  console.log('| setup | polls measured | gap p50 (ms) | gap p99 (ms) | p99 vs one worker | refused |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const [name, r] of [
+    ['one worker, all series', one],
+    ['three workers through Redis', three],
+  ] as const) {
+    console.log(
+      `| ${name} | ${r.gaps.length} | ${pct(r.gaps, 50)} | ${pct(r.gaps, 99)} | ${(pct(r.gaps, 99) / pct(one.gaps, 99)).toFixed(2)}x | ${r.refused} |`,
+    );
+  }
+  console.log('');
   console.log(
     'Takeover after SIGKILL of one of three workers (60 items), until the survivors hold all items:\n',
   );
