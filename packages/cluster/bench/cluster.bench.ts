@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { QuoteflowClient, planLimits, sustainedRate } from '@quoteflow/core';
+import { QuoteflowClient, estimatePlan, planLimits, sustainedRate } from '@quoteflow/core';
 import { REDIS_QUOTA_DEFAULTS } from '@quoteflow/cluster';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -191,7 +191,13 @@ const pct = (xs: number[], p: number): number =>
  * up to 200 groups every 2 s) split over `workers` processes sharing the quota through Redis, from
  * the requests each worker stamps: a series sits in the same request of every poll of its worker.
  */
-async function pollGaps(redisUrl: string, codes: readonly string[], workers: number, seconds: number) {
+async function pollGaps(
+  redisUrl: string,
+  codes: readonly string[],
+  workers: number,
+  seconds: number,
+  refreshPeriodMs?: number,
+) {
   const sim = await startSimulator({
     tokens: {},
     seed: 7,
@@ -217,6 +223,7 @@ async function pollGaps(redisUrl: string, codes: readonly string[], workers: num
         QF_TEST_BARS: '0',
         QF_TEST_OUT: out,
         QF_TEST_COMMIT_MS: '5000',
+        ...(refreshPeriodMs === undefined ? {} : { QF_TEST_REFRESH_MS: String(refreshPeriodMs) }),
       },
       SYNC_WORKER,
     ),
@@ -244,11 +251,14 @@ async function pollGaps(redisUrl: string, codes: readonly string[], workers: num
 const redis = await testRedis();
 const sim = await startSimulator({ tokens: {}, seed: 5 });
 try {
-  await utilisation(sim, redis.url);
+  if (process.env['BENCH_CLUSTER_ONLY'] !== 'gaps') await utilisation(sim, redis.url);
   const codes = syntheticCatalogue({ count: 600, classes: ['crypto'] }).map((p) => p.code);
   const seconds = Number(process.env['BENCH_GAPS_SECONDS'] ?? 60);
   const one = await pollGaps(redis.url, codes, 1, seconds);
   const three = await pollGaps(redis.url, codes, 3, seconds);
+  // What quoteflow sync --redis does: every worker polls at the whole universe's refresh period.
+  const whole = estimatePlan(PLAN, { codes, klineTypes: [1], bars: 0 }).live.refreshPeriodMs;
+  const paced = await pollGaps(redis.url, codes, 3, seconds, whole);
   console.log(
     `Per-series poll gap, ${codes.length} crypto codes × 1-minute bars, plan ${PLAN} (/batch-kline: 200 groups, one request per 2 s), ${seconds} s per run, first third skipped:\n`,
   );
@@ -256,13 +266,15 @@ try {
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const [name, r] of [
     ['one worker, all series', one],
-    ['three workers through Redis', three],
+    ["three workers through Redis, each at its own share's pace", three],
+    [`three workers through Redis, each at the whole universe's period (${whole} ms)`, paced],
   ] as const) {
     console.log(
       `| ${name} | ${r.gaps.length} | ${pct(r.gaps, 50)} | ${pct(r.gaps, 99)} | ${(pct(r.gaps, 99) / pct(one.gaps, 99)).toFixed(2)}x | ${r.refused} |`,
     );
   }
   console.log('');
+  if (process.env['BENCH_CLUSTER_ONLY'] === 'gaps') process.exit(0);
   console.log(
     'Takeover after SIGKILL of one of three workers (60 items), until the survivors hold all items:\n',
   );

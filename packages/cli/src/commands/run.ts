@@ -80,7 +80,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     if (file === undefined) throw new UsageError('a pipeline file is required: quoteflow run PIPELINE.yaml');
     const spec = await loadPipelineFile(resolve(ctx.io.cwd, file), ctx.io.env);
     const [
-      { planLimits },
+      { planLimits, estimatePlan, limitOverridesOf },
       { ClusterWorker, syncGroupName },
       { depthCapture, klineSync, suspensionWatch },
       { CliMetrics, serveMetrics },
@@ -268,6 +268,16 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
                 ...(s.state === undefined || worker !== undefined
                   ? {}
                   : { statePath: resolve(ctx.io.cwd, s.state) }),
+                // With redis: the whole universe's refresh period, so workers take turns (see sync).
+                ...(worker === undefined
+                  ? {}
+                  : {
+                      refreshPeriodMs: estimatePlan(
+                        client.plan,
+                        { codes: s.source.kline.codes, klineTypes: s.source.kline.klineTypes, bars: 0 },
+                        limitOverridesOf(client.limits),
+                      ).live.refreshPeriodMs,
+                    }),
                 signal: stopper.signal,
                 ...(stream.listening || metrics !== undefined
                   ? {

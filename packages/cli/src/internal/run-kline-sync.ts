@@ -141,6 +141,10 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
           ? {}
           : { statePath: resolve(ctx.io.cwd, run.statePath) }),
         ...(run.checkpointMs === undefined ? {} : { checkpointMs: run.checkpointMs }),
+        // A cluster worker polls at the whole universe's refresh period, not at its share's: the
+        // workers then take the shared /batch-kline interval in turns (one worker at its share's
+        // pace would win it more often and leave another's series waiting).
+        ...(worker === undefined ? {} : { refreshPeriodMs: estimate.live.refreshPeriodMs }),
         live: run.live,
         signal: stopper.signal,
         onEvent: (e) => {

@@ -1,6 +1,7 @@
 import {
   defer,
   repeat,
+  tap,
   exhaustMap,
   from,
   map,
@@ -150,10 +151,19 @@ function pollSelectedBatches(
         options.intervalMs ??
         defaultPollIntervalMs(client.limits, 'batch-kline', Math.max(1, chunks.length), 1_000);
       nextStartMs = startedMs + gapMs;
-      return requestPoll(client, chunks, thisCycle, sourceId);
+      let first = true;
+      return requestPoll(client, chunks, thisCycle, sourceId).pipe(
+        tap<LatestBarsBatch>(() => {
+          // Paced from the first answer, not the start: a poll that waited for a slot another
+          // process held moves its phase instead of meeting that process again next time.
+          if (first) nextStartMs = clock.now() + gapMs;
+          first = false;
+        }),
+      );
     });
-    // The next poll starts gapMs after this one started, or as soon as it ends if it took longer
-    // (resubscribed, not nested: a day of polls holds no chain of subscriptions).
+    // The next poll starts gapMs after this one's first answer (or its start, without requests),
+    // or as soon as it ends if it took longer (resubscribed, not nested: a day of polls holds no
+    // chain of subscriptions).
     return poll.pipe(repeat({ delay: () => timer(Math.max(0, nextStartMs - clock.now()), scheduler) }));
   });
 }
