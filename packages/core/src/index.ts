@@ -75,6 +75,7 @@ export {
   SQLITE_WINDOW_STORE_DEFAULTS,
   quoteflowStateDir,
   IN_FLIGHT_BOUND_MS,
+  PlanWindows,
 } from './scheduler/index.js';
 export type {
   PlanSchedulerOptions,
@@ -88,6 +89,7 @@ export type {
   SharedSchedulerOptions,
   SqliteWindowStoreOptions,
   DailyWindow,
+  CalendarDay,
   MachineTime,
   WindowStore,
   WindowSpec,

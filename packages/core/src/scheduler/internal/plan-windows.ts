@@ -20,8 +20,10 @@ export const ROLLING_DAY_SLOT_MS = 60_000;
 /**
  * Turns a plan's limits into the window specs one request of an endpoint must satisfy: every
  * sliding rule that applies (window widened by the margin), and the daily total: the calendar day
- * of the start and, in the last `marginMs` before midnight, the next day too (the request may
- * arrive after midnight); and/or the rolling 24 hours before it (`dailyWindow`).
+ * of the start and, in the last `arrivalSpanMs` before midnight, the next day too (the request may
+ * arrive after midnight); and/or the rolling 24 hours before it (`dailyWindow`). The one source
+ * of the plan's windows: `PlanScheduler` checks them in a `WindowStore`, the cluster's shared
+ * quota in Redis.
  */
 export class PlanWindows {
   private readonly byEndpoint = new Map<EndpointKind, SlidingWindowSpec[]>();
@@ -38,6 +40,11 @@ export class PlanWindows {
     readonly countFrom: 'settle' | 'start' = 'settle',
     /** Which reading of the daily total applies (the spec does not say). */
     readonly dailyWindow: DailyWindow = 'both',
+    /**
+     * How long after its start a request may still arrive, in ms: a start this close to midnight
+     * counts in the next day too. Defaults to the margin.
+     */
+    readonly arrivalSpanMs: number = marginMs,
   ) {
     // Counted from the start, so widened by the in-flight bound: a request counts until it can
     // have arrived, as the settle-anchored rules do (the rolling day has too many starts to keep
@@ -86,7 +93,7 @@ export class PlanWindows {
     const specs: WindowSpec[] = [...sliding];
     if (this.dailyWindow !== 'rolling') {
       const day = this.dayOf(nowMs).spec;
-      const arrivalDay = this.dayOf(nowMs + this.marginMs).spec;
+      const arrivalDay = this.dayOf(nowMs + this.arrivalSpanMs).spec;
       specs.push(day);
       if (arrivalDay.key !== day.key) specs.push(arrivalDay);
     }
