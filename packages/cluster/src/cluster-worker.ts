@@ -12,7 +12,7 @@ import {
 } from './cluster-sync.js';
 import { redactRedisUrl } from './internal/redact-redis-url.js';
 import { SharedPlanScheduler } from './shared-plan-scheduler.js';
-import type { RedisQuotaEvent, RedisQuotaOptions } from './redis-quota.js';
+import type { RedisQuotaEvent, RedisQuotaOptions } from './redis-quota-options.js';
 
 /** Options of {@link ClusterWorker}. */
 export interface ClusterWorkerOptions {

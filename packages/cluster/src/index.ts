@@ -1,7 +1,13 @@
 export { ClusterError, CLUSTER_ERROR_CODES } from './cluster-error.js';
 export type { ClusterErrorCode } from './cluster-error.js';
-export { RedisQuota, REDIS_QUOTA_DEFAULTS, REDIS_UNAVAILABLE_REMINDER_MS } from './redis-quota.js';
-export type { RedisQuotaOptions, RedisQuotaEvent, RedisQuotaStats, Reservation } from './redis-quota.js';
+export { RedisQuota } from './redis-quota.js';
+export { REDIS_QUOTA_DEFAULTS, REDIS_UNAVAILABLE_REMINDER_MS } from './redis-quota-options.js';
+export type {
+  RedisQuotaOptions,
+  RedisQuotaEvent,
+  RedisQuotaStats,
+  Reservation,
+} from './redis-quota-options.js';
 export { SharedPlanScheduler } from './shared-plan-scheduler.js';
 export type { SharedPlanSchedulerOptions, SharedPlanSchedulerStats } from './shared-plan-scheduler.js';
 export { rendezvousOwner, rendezvousShare, balancedShares } from './rendezvous.js';

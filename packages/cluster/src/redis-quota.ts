@@ -1,115 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import {
-  CLIENT_DEFAULTS,
-  PLAN_SCHEDULER_DEFAULTS,
-  PRIORITIES,
-  type EndpointKind,
-  type PlanLimits,
-  type Priority,
-} from '@quoteflow/core';
+import { PRIORITIES, type EndpointKind, type PlanLimits, type Priority } from '@quoteflow/core';
 import type { Redis } from 'ioredis';
 import { ClusterError } from './cluster-error.js';
-import { ACQUIRE_SCRIPT, PAUSE_SCRIPT, RESEED_SCRIPT, SETTLE_SCRIPT } from './internal/quota-scripts.js';
-import { QuotaSpecs, type DayKeySpec } from './internal/quota-specs.js';
-import {
-  closeRedis,
-  openRedis,
-  whenReady,
-  type RedisHandle,
-  type RedisLike,
-} from './internal/redis-connection.js';
+import { QuotaRecovery } from './internal/quota-recovery.js';
+import { ACQUIRE_SCRIPT, PAUSE_SCRIPT, SETTLE_SCRIPT } from './internal/quota-scripts.js';
+import { SharedWindows, type SharedSpecs } from './internal/shared-windows.js';
+import { closeRedis, openRedis, whenReady, type RedisHandle } from './internal/redis-connection.js';
 import { tokenNamespace } from './internal/token-namespace.js';
-
-/** Options of {@link RedisQuota}; defaults in {@link REDIS_QUOTA_DEFAULTS}. */
-export interface RedisQuotaOptions {
-  /** A `redis://` URL (the quota opens and owns a connection) or an ioredis client (adopted, not closed). */
-  readonly redis: RedisLike;
-  /** The token whose plan is shared. Only a SHA-256 of it reaches Redis (as the key namespace). */
-  readonly token: string;
-  /** The plan's limits (`planLimits(plan)`); every worker of the token must pass the same. */
-  readonly limits: PlanLimits;
-  /** Safety margin added to every window, in ms (same meaning as `PlanScheduler`'s). */
-  readonly marginMs?: number;
-  /**
-   * A reservation older than this when the request would leave (the event loop stalled in
-   * between) must not be used: {@link RedisQuota.lagMs} tells. Part of the in-flight bound. In ms.
-   */
-  readonly staleAfterMs?: number;
-  /**
-   * The client's request timeouts (`QuoteflowClient`'s `timeouts`): no request is still on its way
-   * to the service longer than its timeout after it left. Part of the in-flight bound.
-   */
-  readonly timeouts?: { readonly requestMs?: number; readonly suspensionMs?: number };
-  /**
-   * While another worker's request in flight is what blocks, ask Redis again after this long, in
-   * ms (its settle is polled for; this process's own settles wake its waiters at once).
-   */
-  readonly settlePollMs?: number;
-  /** IANA time zone whose midnight resets the daily total. */
-  readonly dailyResetTimeZone?: string;
-  /** First part of every Redis key. */
-  readonly keyPrefix?: string;
-  /** A Redis command that has not answered after this long counts as Redis being away, in ms. */
-  readonly commandTimeoutMs?: number;
-  /**
-   * After Redis lost its data (restart without persistence, flush), no request starts for this
-   * long, in ms, so starts recorded before the loss have left every window. Default: the longest
-   * window of the plan plus the margin.
-   */
-  readonly lostStateHoldMs?: number;
-  /** Called on state changes (Redis lost, back, data lost); never with the token. */
-  readonly onEvent?: (event: RedisQuotaEvent) => void;
-}
-
-/** What {@link RedisQuotaOptions.onEvent} reports. */
-export type RedisQuotaEvent =
-  | {
-      readonly type: 'redis-unavailable';
-      readonly atMs: number;
-      readonly error: string;
-      /** On the reminders repeated every {@link REDIS_UNAVAILABLE_REMINDER_MS} of an outage: how long it has lasted. */
-      readonly downMs?: number;
-    }
-  | { readonly type: 'redis-available'; readonly atMs: number; readonly downMs: number }
-  | { readonly type: 'state-reset'; readonly atMs: number; readonly epoch: string };
-
-/**
- * Defaults of {@link RedisQuotaOptions}.
- *
- * - `marginMs: 10`: every request counts until it settled (see {@link RedisQuota}), so no network
- *   or event-loop delay needs covering; the margin only absorbs millisecond rounding and the
- *   drift between the Redis host's clock and the service's over one window.
- * - `staleAfterMs: 1_000`: a reservation not used within a second is not used at all (it is
- *   settled at once and a new one is made); with settle counting, a late send cannot cause a
- *   refusal, so this only bounds how long an unsettled entry can matter.
- * - `settlePollMs: 10`: what a request in flight of another worker can add to the next start
- *   (half of it on average: 0.5 % of a 1 s window).
- */
-export const REDIS_QUOTA_DEFAULTS = {
-  marginMs: 10,
-  staleAfterMs: 1_000,
-  timeouts: CLIENT_DEFAULTS.timeouts,
-  settlePollMs: 10,
-  dailyResetTimeZone: PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
-  keyPrefix: 'qf',
-  commandTimeoutMs: 1_000,
-} as const;
-
-/** While Redis stays away, `redis-unavailable` is reported again this often, in ms. */
-export const REDIS_UNAVAILABLE_REMINDER_MS = 5_000;
-
-/** A snapshot of {@link RedisQuota.stats}. */
-export interface RedisQuotaStats {
-  readonly reserved: number;
-  readonly waiting: number;
-  /** Reservation attempts that Redis refused for now (a rule, a pause or a hold). */
-  readonly refusedAttempts: number;
-  readonly redisAvailable: boolean;
-  /** Periods in which Redis could not be reached, and their total length in ms. */
-  readonly outages: number;
-  readonly outageMs: number;
-  readonly epoch: string | undefined;
-}
+import {
+  REDIS_QUOTA_DEFAULTS,
+  REDIS_UNAVAILABLE_REMINDER_MS,
+  type RedisQuotaEvent,
+  type RedisQuotaOptions,
+  type RedisQuotaStats,
+  type Reservation,
+} from './redis-quota-options.js';
 
 interface Waiter {
   readonly endpoint: EndpointKind;
@@ -120,18 +25,6 @@ interface Waiter {
   onAbort: (() => void) | undefined;
 }
 
-/**
- * A successful reservation: when Redis recorded the start (server clock). Hand it back to
- * {@link RedisQuota.settle} exactly once, when the request's answer (or failure) came back, or at
- * once when the request is not sent.
- */
-export interface Reservation {
-  readonly serverMs: number;
-  readonly endpoint: EndpointKind;
-  /** Unique id of the reservation (its member in Redis); carries nothing of the token. */
-  readonly id: string;
-}
-
 type AcquireReply = [1, 0, number, 0] | [0, number, number, 0 | 1] | [-1, string, number, 0];
 
 /**
@@ -140,17 +33,12 @@ type AcquireReply = [1, 0, number, 0] | [0, number, number, 0 | 1] | [-1, string
  */
 const AFTER_TIMEOUT_MS = 1_000;
 
-/** One of this worker's entries in the shared windows, for re-seeding after a state loss. */
-interface OwnEntry {
-  readonly endpoint: EndpointKind;
-  /** The entry's score: its in-flight bound, then its settle time. */
-  scoreMs: number;
-}
-
 /**
  * The plan's quota shared by every worker of one token through Redis: {@link RedisQuota.reserve}
  * resolves only after one Lua script has checked every sliding rule (sorted sets on the Redis
- * server's clock) and the day's counter, and recorded the request under all of them, atomically.
+ * server's clock) and the daily total (the calendar day's counter and the rolling 24 hours, as
+ * `dailyWindow` says; the same windows as core's `PlanScheduler`, from core's `PlanWindows`), and
+ * recorded the request under all of them, atomically.
  * Several processes on several hosts therefore never exceed any limit together.
  *
  * The service counts ARRIVAL times, and a request arrives between its reservation and its answer.
@@ -171,7 +59,10 @@ interface OwnEntry {
  *   start recorded but not made only wastes quota).
  * - Redis lost its data: the first worker to notice opens a new state generation with a hold of
  *   `lostStateHoldMs` (no start until old starts left every window); every worker re-seeds its
- *   own recent starts and today's count into it before it reserves again.
+ *   own recent starts, its view of today's count and the participants it saw active into it
+ *   before it reserves again (an idle one too: it looks every `watchIntervalMs`). Once every
+ *   participant seen active has re-seeded, the hold ends after `recoveryGraceMs`; one that died
+ *   with the data keeps the full hold.
  * - Within a process, reservations go live before backfill, first come first served, and an
  *   endpoint that must wait does not hold up another endpoint.
  *
@@ -193,14 +84,13 @@ export class RedisQuota implements AsyncDisposable {
   readonly staleAfterMs: number;
   private readonly handle: RedisHandle;
   private readonly namespace: string;
-  private readonly specs: QuotaSpecs;
+  private readonly windows: SharedWindows;
+  private readonly recovery: QuotaRecovery;
   private readonly holdMs: number;
   private readonly onEvent: (event: RedisQuotaEvent) => void;
   private readonly waiters: Waiter[] = [];
   /** Per endpoint: no attempt before `untilMs`; `inFlight` when a request in flight blocked it. */
   private readonly blockedUntil = new Map<EndpointKind, { untilMs: number; inFlight: boolean }>();
-  /** Own entries by reservation id, for re-seeding; pruned once out of the longest window. */
-  private readonly history = new Map<string, OwnEntry>();
   /** Reservations whose settle (or whose lost acquire reply) still has to reach Redis. */
   private readonly orphans = new Map<string, { endpoint: EndpointKind; epoch: string }>();
   /** Settle calls under way (close waits for them). */
@@ -210,7 +100,14 @@ export class RedisQuota implements AsyncDisposable {
   private readonly settlePollMs: number;
   private readonly boundMs: Record<'request' | 'suspension', number>;
   private readonly keyTtlExtraMs: number;
-  private readonly dayCounts = new Map<string, { spec: DayKeySpec; count: number }>();
+  private readonly graceMs: number;
+  /** This process's id among the token's participants (random; nothing of the token). */
+  private readonly participant = randomUUID();
+  /** How long a start matters to a sliding window, in ms (longest window plus in-flight bound). */
+  private readonly horizonMs: number;
+  private readonly watchTimer: NodeJS.Timeout;
+  private watching = false;
+  private reseeding: { epoch: string; done: Promise<void> } | undefined;
   private epoch = '';
   private running = false;
   private wake: (() => void) | undefined;
@@ -263,24 +160,46 @@ export class RedisQuota implements AsyncDisposable {
     this.boundMs = { request: bound(requestMs), suspension: bound(suspensionMs) };
     // A key matters until its newest entry (scored up to one bound ahead) has left the window.
     this.keyTtlExtraMs = Math.max(this.boundMs.request, this.boundMs.suspension) + 1_000;
-    this.specs = new QuotaSpecs(
+    const dailyWindow = options.dailyWindow ?? REDIS_QUOTA_DEFAULTS.dailyWindow;
+    if (!(['calendar', 'rolling', 'both'] as const).includes(dailyWindow))
+      fail(`"dailyWindow" must be 'calendar', 'rolling' or 'both', got ${JSON.stringify(dailyWindow)}`);
+    this.windows = new SharedWindows(
       this.namespace,
       options.limits,
       marginMs,
       timeZone,
+      dailyWindow,
       Math.max(this.boundMs.request, this.boundMs.suspension),
     );
-    this.holdMs = options.lostStateHoldMs ?? this.specs.longestWindowMs;
+    this.holdMs = options.lostStateHoldMs ?? this.windows.longestSlidingMs;
     if (!(this.holdMs >= 0)) fail(`"lostStateHoldMs" must be >= 0, got ${this.holdMs}`);
+    this.graceMs = options.recoveryGraceMs ?? REDIS_QUOTA_DEFAULTS.recoveryGraceMs;
+    if (!(this.graceMs >= 0) || !Number.isFinite(this.graceMs))
+      fail(`"recoveryGraceMs" must be a finite number >= 0, got ${this.graceMs}`);
+    const watchMs = options.watchIntervalMs ?? REDIS_QUOTA_DEFAULTS.watchIntervalMs;
+    if (!(watchMs >= 10) || !Number.isFinite(watchMs))
+      fail(`"watchIntervalMs" must be a finite number >= 10, got ${watchMs}`);
+    this.horizonMs = this.windows.longestSlidingMs + Math.max(this.boundMs.request, this.boundMs.suspension);
     this.onEvent = options.onEvent ?? (() => undefined);
     this.handle = openRedis(options.redis, commandTimeoutMs);
     const client = this.handle.client as Redis & Record<string, unknown>;
     if (typeof client.qfQuotaAcquire !== 'function') {
       client.defineCommand('qfQuotaAcquire', { lua: ACQUIRE_SCRIPT });
-      client.defineCommand('qfQuotaReseed', { lua: RESEED_SCRIPT });
       client.defineCommand('qfQuotaPause', { numberOfKeys: 1, lua: PAUSE_SCRIPT });
       client.defineCommand('qfQuotaSettle', { lua: SETTLE_SCRIPT });
     }
+    this.recovery = new QuotaRecovery({
+      client: this.handle.client,
+      namespace: this.namespace,
+      windows: this.windows,
+      participant: this.participant,
+      holdMs: this.holdMs,
+      graceMs: this.graceMs,
+      horizonMs: this.horizonMs,
+      keyTtlExtraMs: this.keyTtlExtraMs,
+    });
+    this.watchTimer = setInterval(() => void this.watch(), watchMs);
+    this.watchTimer.unref();
   }
 
   /** True once {@link close} was called. */
@@ -396,6 +315,7 @@ export class RedisQuota implements AsyncDisposable {
   close(): Promise<void> {
     if (this.closing !== undefined) return this.closing;
     this.closeController.abort();
+    clearInterval(this.watchTimer);
     const error = closedError();
     for (const waiter of this.waiters.splice(0)) this.finishWaiter(waiter, () => waiter.reject(error));
     this.wake?.();
@@ -437,8 +357,9 @@ export class RedisQuota implements AsyncDisposable {
       }
       const id = `${this.nonce}.${++this.sequence}`;
       let reply: AcquireReply;
+      const specs = this.windows.at(waiter.endpoint, Date.now());
       try {
-        reply = await this.acquire(waiter.endpoint, id);
+        reply = await this.acquire(waiter.endpoint, id, specs);
       } catch (error) {
         // The reply may be lost after the script recorded the request: settle it once Redis is back.
         if (this.epoch !== '') this.orphans.set(id, { endpoint: waiter.endpoint, epoch: this.epoch });
@@ -449,7 +370,7 @@ export class RedisQuota implements AsyncDisposable {
       if (this.orphans.size > 0) await this.flushOrphans();
       if (reply[0] === 1) {
         this.blockedUntil.delete(waiter.endpoint);
-        this.record(waiter.endpoint, id, reply[2]);
+        this.recovery.recordStart(waiter.endpoint, id, reply[2], specs, this.boundOf(waiter.endpoint));
         const i = this.waiters.indexOf(waiter);
         if (i >= 0) this.waiters.splice(i, 1);
         this.reserved++;
@@ -486,27 +407,35 @@ export class RedisQuota implements AsyncDisposable {
     return undefined;
   }
 
-  private async acquire(endpoint: EndpointKind, id: string): Promise<AcquireReply> {
-    const sliding = this.specs.sliding(endpoint);
-    const days = this.specs.bucketsAt(Date.now());
+  private async acquire(endpoint: EndpointKind, id: string, specs: SharedSpecs): Promise<AcquireReply> {
+    const { sliding, buckets, rolling } = specs;
     const keys = [
       `${this.namespace}:quota:epoch`,
       `${this.namespace}:quota:pause`,
       `${this.namespace}:quota:seq`,
+      `${this.namespace}:quota:members`,
+      `${this.namespace}:quota:expected`,
+      `${this.namespace}:quota:reseeded`,
       ...sliding.map((s) => s.key),
-      ...days.map((d) => d.key),
+      ...buckets.map((b) => b.key),
+      ...rolling.flatMap((r) => [r.key, `${r.key}:n`]),
     ];
     const args: (string | number)[] = [
       this.epoch,
       Math.ceil(this.holdMs),
       sliding.length,
-      days.length,
+      buckets.length,
       id,
       this.boundOf(endpoint),
       this.settlePollMs,
+      this.participant,
+      Math.ceil(this.graceMs),
+      Math.ceil(this.horizonMs),
+      rolling.length,
     ];
     for (const s of sliding) args.push(s.windowMs, s.limit, s.windowMs + this.keyTtlExtraMs);
-    for (const d of days) args.push(d.limit, d.endsAtMs);
+    for (const b of buckets) args.push(b.limit, b.endsAtMs);
+    for (const r of rolling) args.push(r.windowMs, r.limit, r.slotMs);
     const client = this.handle.client as unknown as {
       qfQuotaAcquire(n: number, ...a: (string | number)[]): Promise<unknown>;
     };
@@ -529,15 +458,14 @@ export class RedisQuota implements AsyncDisposable {
 
   /** Runs the settle script for `id`; on failure keeps it for {@link flushOrphans}. Never rejects. */
   private async settleNow(id: string, endpoint: EndpointKind, epoch: string): Promise<void> {
-    const keys = [`${this.namespace}:quota:epoch`, ...this.specs.sliding(endpoint).map((s) => s.key)];
+    const keys = [`${this.namespace}:quota:epoch`, ...this.windows.sliding(endpoint).map((s) => s.key)];
     const client = this.handle.client as unknown as {
       qfQuotaSettle(n: number, ...a: string[]): Promise<unknown>;
     };
     try {
       const atMs = Number(await client.qfQuotaSettle(keys.length, ...keys, epoch, id));
       this.orphans.delete(id);
-      const own = this.history.get(id);
-      if (own !== undefined && atMs > 0) own.scoreMs = atMs;
+      this.recovery.settled(id, atMs);
     } catch {
       // Redis away (or closed): the entry blocks until Redis is back and this is retried, at most
       // until its in-flight bound.
@@ -561,55 +489,46 @@ export class RedisQuota implements AsyncDisposable {
     if (this.offsets.length > 64) this.offsets.shift();
   }
 
-  private record(endpoint: EndpointKind, id: string, atMs: number): void {
-    this.history.set(id, { endpoint, scoreMs: atMs + this.boundOf(endpoint) });
-    const horizon = atMs - this.specs.longestWindowMs;
-    // Oldest first: stop at the first entry still in a window (a few settled ones may linger).
-    for (const [key, entry] of this.history) {
-      if (entry.scoreMs > horizon) break;
-      this.history.delete(key);
-    }
-    for (const day of this.specs.bucketsAt(Date.now())) {
-      const entry = this.dayCounts.get(day.key);
-      if (entry === undefined) this.dayCounts.set(day.key, { spec: day, count: 1 });
-      else entry.count++;
-    }
-    const today = Date.now();
-    for (const [key, entry] of this.dayCounts)
-      if (entry.spec.endsAtMs < today - 60_000) this.dayCounts.delete(key);
+  /**
+   * Adopts a new state generation: writes this worker's recent starts, its view of the day's count
+   * and the participants it saw active into it (they must re-seed too before the hold ends early).
+   * One re-seed per generation at a time (the loop and the watch may both notice the loss).
+   */
+  private reseed(epoch: string): Promise<void> {
+    if (this.reseeding?.epoch === epoch) return this.reseeding.done;
+    const done = this.reseedNow(epoch).finally(() => {
+      if (this.reseeding?.done === done) this.reseeding = undefined;
+    });
+    this.reseeding = { epoch, done };
+    return done;
   }
 
-  /** Adopts a new state generation and writes this worker's recent starts and day counts into it. */
-  private async reseed(epoch: string): Promise<void> {
+  private async reseedNow(epoch: string): Promise<void> {
+    if (this.epoch === epoch) return;
     const hadEpoch = this.epoch !== '';
-    const bySliding = new Map<string, { ttlMs: number; times: number[] }>();
-    for (const h of this.history.values()) {
-      for (const s of this.specs.sliding(h.endpoint)) {
-        let entry = bySliding.get(s.key);
-        if (entry === undefined)
-          bySliding.set(s.key, (entry = { ttlMs: s.windowMs + this.keyTtlExtraMs, times: [] }));
-        entry.times.push(h.scoreMs);
-      }
-    }
-    const days = [...this.dayCounts.values()];
-    if (bySliding.size > 0 || days.length > 0) {
-      const keys = [
-        `${this.namespace}:quota:epoch`,
-        `${this.namespace}:quota:seq`,
-        ...bySliding.keys(),
-        ...days.map((d) => d.spec.key),
-      ];
-      const args: (string | number)[] = [epoch, bySliding.size, days.length];
-      for (const entry of bySliding.values()) args.push(entry.ttlMs, entry.times.length, ...entry.times);
-      for (const d of days) args.push(d.count, d.spec.endsAtMs);
-      const client = this.handle.client as unknown as {
-        qfQuotaReseed(n: number, ...a: (string | number)[]): Promise<unknown>;
-      };
-      const ok = await client.qfQuotaReseed(keys.length, ...keys, ...args);
-      if (ok !== 1) return; // the epoch moved on again: the next attempt re-seeds into the newest one
-    }
+    // False: the epoch moved on again; the next attempt re-seeds into the newest one.
+    if (!(await this.recovery.reseed(epoch))) return;
     this.epoch = epoch;
     if (hadEpoch) this.onEvent({ type: 'state-reset', atMs: Date.now(), epoch });
+  }
+
+  /**
+   * Every {@link RedisQuotaOptions.watchIntervalMs}: reads which participants are active and the
+   * day's count (what a re-seed needs), and re-seeds at once when the data was lost, also while
+   * this worker has nothing to send. Redis being away is the loop's business: a failed look is
+   * simply skipped.
+   */
+  private async watch(): Promise<void> {
+    if (this.watching || this.closed || this.epoch === '') return;
+    this.watching = true;
+    try {
+      const epoch = await this.recovery.watch(this.epoch);
+      if (epoch !== this.epoch) await this.reseed(epoch);
+    } catch {
+      // Redis away or the reply lost: the next look, or the loop, deals with it.
+    } finally {
+      this.watching = false;
+    }
   }
 
   private async redisUnavailable(error: unknown): Promise<void> {

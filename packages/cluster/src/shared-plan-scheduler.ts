@@ -8,12 +8,8 @@ import {
   type ScheduledRequest,
 } from '@quoteflow/core';
 import { ClusterError } from './cluster-error.js';
-import {
-  REDIS_QUOTA_DEFAULTS,
-  RedisQuota,
-  type RedisQuotaOptions,
-  type RedisQuotaStats,
-} from './redis-quota.js';
+import { RedisQuota } from './redis-quota.js';
+import { REDIS_QUOTA_DEFAULTS, type RedisQuotaOptions, type RedisQuotaStats } from './redis-quota-options.js';
 
 /** Options of {@link SharedPlanScheduler}: the shared quota's, plus the local scheduler's. */
 export interface SharedPlanSchedulerOptions extends RedisQuotaOptions {
@@ -22,7 +18,7 @@ export interface SharedPlanSchedulerOptions extends RedisQuotaOptions {
    * Its `countFrom` defaults to `'start'` here: the shared quota already counts every request
    * until it settled, and the local windows only order this process's jobs.
    */
-  readonly local?: Omit<PlanSchedulerOptions, 'marginMs' | 'dailyResetTimeZone'>;
+  readonly local?: Omit<PlanSchedulerOptions, 'marginMs' | 'dailyResetTimeZone' | 'dailyWindow'>;
 }
 
 /** Local and shared statistics of a {@link SharedPlanScheduler}. */
@@ -64,6 +60,7 @@ export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
       ...options.local,
       marginMs: options.marginMs ?? REDIS_QUOTA_DEFAULTS.marginMs,
       dailyResetTimeZone: options.dailyResetTimeZone ?? PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
+      dailyWindow: options.dailyWindow ?? PLAN_SCHEDULER_DEFAULTS.dailyWindow,
     });
   }
 

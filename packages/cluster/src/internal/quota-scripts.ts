@@ -1,3 +1,5 @@
+import { RECOVERY_LUA } from './quota-recovery-scripts.js';
+
 /**
  * Lua scripts of the shared quota. Every script reads the clock of the Redis server (`TIME`), so
  * workers on several hosts agree on every sliding window whatever their own clocks say.
@@ -6,7 +8,12 @@
  * generation), `ns:quota:pause` (shared rate-limit pause, with a TTL), `ns:quota:seq` (unique
  * members), `ns:quota:rule:<id>` (sorted set, one member per request, score = the latest instant it can
  * have arrived, in ms: see {@link ACQUIRE_SCRIPT}) and
- * `ns:quota:day:<start ms>` (the day's counter, expiring after the day's reset).
+ * `ns:quota:day:<start ms>` (the day's counter, expiring after the day's reset),
+ * `ns:quota:rolling-day` and `ns:quota:rolling-day:n` (the rolling 24 hours: slot ends, and counts
+ * per slot plus `total`); for recovering from a loss of the data: `ns:quota:members` (participant →
+ * newest start), `ns:quota:expected` and `ns:quota:reseeded` (participants), and the `:base` of
+ * each counter (see `quota-recovery-scripts.ts`). The windows themselves come from core's
+ * `PlanWindows`, as `PlanScheduler`'s do.
  */
 
 /**
@@ -19,46 +26,53 @@
  * arriving "now" (answered with a wait of at most `pollMs`: the settle of another worker is not
  * announced, it is polled for); an entry whose bound has passed without a settle (its worker died
  * mid-request) counts at its bound, like a request that arrived as late as it possibly could.
+ * A recorded start also marks its participant active (`members`: id → newest start), so after a
+ * loss of the data every worker knows whose starts must be re-seeded (see {@link RECOVERY_LUA}).
  *
- * KEYS: epoch, pause, seq, then `nSliding` sorted-set keys, then `nBucket` counter keys.
- * ARGV: clientEpoch ('' when the client has none yet), holdMs (used when the client knew an epoch
- * that is gone: the state was lost), nSliding, nBucket, member (unique per request), boundMs,
- * pollMs, then per sliding key `windowMs limit ttlMs`, then per bucket key `limit endsAtMs`.
+ * The rolling 24 hours keep one counter per slot (`slotMs`): a sorted set of slot ends and a hash
+ * of their counts plus `total`; a start counts at the end of its slot (later, never earlier).
+ *
+ * KEYS: epoch, pause, seq, members, expected, reseeded, then `nSliding` sorted-set keys, then
+ * `nBucket` counter keys, then per rolling window its slot set and its count hash.
+ * ARGV: clientEpoch ('' when the client has none yet), holdMs, nSliding, nBucket, member (unique
+ * per request), boundMs, pollMs, participant, graceMs, horizonMs, nRolling, then per sliding key
+ * `windowMs limit ttlMs`, then per bucket key `limit endsAtMs`, then per rolling window
+ * `windowMs limit slotMs`.
  *
  * Returns `{1, 0, now, 0}` when recorded, `{0, waitMs, now, inFlight}` when a rule, the pause or
  * the hold after a state loss blocks (`inFlight` 1 when a request in flight is what blocks), and
  * `{-1, epochId, now, 0}` when the client's epoch is not the current one (it must re-seed its own
  * recent requests first, then retry).
  */
-export const ACQUIRE_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+export const ACQUIRE_SCRIPT = `${RECOVERY_LUA}
+local now = nowMs()
 local clientEpoch = ARGV[1]
-local epoch = redis.call('GET', KEYS[1])
-if not epoch then
-  local hold = 0
-  if clientEpoch ~= '' then hold = tonumber(ARGV[2]) end
-  epoch = t[1] .. '.' .. t[2] .. '/' .. tostring(now + hold)
-  redis.call('SET', KEYS[1], epoch)
-end
-local slash = string.find(epoch, '/', 1, true)
-local epochId = string.sub(epoch, 1, slash - 1)
-local holdUntil = tonumber(string.sub(epoch, slash + 1))
+local participant = ARGV[8]
+local graceMs = tonumber(ARGV[9])
+local epoch = currentEpoch(KEYS[1], KEYS[5], KEYS[6], clientEpoch, participant, tonumber(ARGV[2]), graceMs, now)
+local epochId, holdUntil = liftHold(KEYS[1], KEYS[5], KEYS[6], epoch, graceMs, now)
 if epochId ~= clientEpoch then return {-1, epochId, now, 0} end
-if holdUntil > now then return {0, holdUntil - now, now, 0} end
+if holdUntil > now then return {0, math.min(holdUntil - now, HOLD_RECHECK_MS), now, 0} end
 local pause = redis.call('PTTL', KEYS[2])
 if pause > 0 then return {0, pause, now, 0} end
 local nSliding = tonumber(ARGV[3])
 local nBucket = tonumber(ARGV[4])
+local nRolling = tonumber(ARGV[11])
 local member = ARGV[5]
 local boundMs = tonumber(ARGV[6])
 local pollMs = tonumber(ARGV[7])
+local slidingKey = 6
+local bucketKey = slidingKey + nSliding
+local rollingKey = bucketKey + nBucket
+local slidingArg = 11
+local bucketArg = slidingArg + 3 * nSliding
+local rollingArg = bucketArg + 2 * nBucket
 local earliest = now
 local inFlight = 0
 for i = 1, nSliding do
-  local key = KEYS[3 + i]
-  local windowMs = tonumber(ARGV[5 + 3 * i])
-  local limit = tonumber(ARGV[6 + 3 * i])
+  local key = KEYS[slidingKey + i]
+  local windowMs = tonumber(ARGV[slidingArg + 3 * i - 2])
+  local limit = tonumber(ARGV[slidingArg + 3 * i - 1])
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - windowMs)
   local blocking = redis.call('ZREVRANGE', key, limit - 1, limit - 1, 'WITHSCORES')
   if blocking[2] then
@@ -71,28 +85,58 @@ for i = 1, nSliding do
     if until_ > earliest then earliest = until_ end
   end
 end
-local base = 7 + 3 * nSliding
 for j = 1, nBucket do
-  local key = KEYS[3 + nSliding + j]
-  local limit = tonumber(ARGV[base + 2 * j - 1])
-  local endsAt = tonumber(ARGV[base + 2 * j])
+  local key = KEYS[bucketKey + j]
+  local limit = tonumber(ARGV[bucketArg + 2 * j - 1])
+  local endsAt = tonumber(ARGV[bucketArg + 2 * j])
   local count = tonumber(redis.call('GET', key) or '0')
   if count >= limit and endsAt > earliest then
     earliest = endsAt
     inFlight = 0
   end
 end
+for r = 1, nRolling do
+  local slots = KEYS[rollingKey + 2 * r - 1]
+  local counts = KEYS[rollingKey + 2 * r]
+  local windowMs = tonumber(ARGV[rollingArg + 3 * r - 2])
+  local limit = tonumber(ARGV[rollingArg + 3 * r - 1])
+  local slotMs = tonumber(ARGV[rollingArg + 3 * r])
+  local total = dropOldSlots(slots, counts, now - windowMs)
+  local excess = total + 1 - limit
+  if excess > 0 then
+    local until_ = math.ceil(now / slotMs) * slotMs + windowMs
+    local dropped = 0
+    for _, slotEnd in ipairs(redis.call('ZRANGE', slots, 0, -1)) do
+      dropped = dropped + tonumber(redis.call('HGET', counts, slotEnd) or '0')
+      if dropped >= excess then
+        until_ = tonumber(slotEnd) + windowMs
+        break
+      end
+    end
+    if until_ > earliest then
+      earliest = until_
+      inFlight = 0
+    end
+  end
+end
 if earliest > now then return {0, earliest - now, now, inFlight} end
 for i = 1, nSliding do
-  local key = KEYS[3 + i]
+  local key = KEYS[slidingKey + i]
   redis.call('ZADD', key, now + boundMs, member)
-  redis.call('PEXPIRE', key, tonumber(ARGV[7 + 3 * i]))
+  redis.call('PEXPIRE', key, tonumber(ARGV[slidingArg + 3 * i]))
 end
 for j = 1, nBucket do
-  local key = KEYS[3 + nSliding + j]
+  local key = KEYS[bucketKey + j]
   redis.call('INCR', key)
-  redis.call('PEXPIREAT', key, tonumber(ARGV[base + 2 * j]) + 60000)
+  redis.call('PEXPIREAT', key, tonumber(ARGV[bucketArg + 2 * j]) + 60000)
 end
+for r = 1, nRolling do
+  local slotMs = tonumber(ARGV[rollingArg + 3 * r])
+  addToSlot(KEYS[rollingKey + 2 * r - 1], KEYS[rollingKey + 2 * r], math.ceil(now / slotMs) * slotMs, 1,
+    tonumber(ARGV[rollingArg + 3 * r - 2]) + slotMs + 60000)
+end
+redis.call('HSET', KEYS[4], participant, now)
+redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[10]))
 return {1, 0, now, 0}
 `;
 
@@ -118,44 +162,6 @@ for i = 2, #KEYS do
   redis.call('ZADD', KEYS[i], 'XX', now, ARGV[2])
 end
 return now
-`;
-
-/**
- * Re-seeds one worker's own recent starts into a new state generation (after Redis lost its
- * data), so the windows and the day count again include them.
- *
- * KEYS: epoch, seq, then `nSliding` sorted-set keys, then `nBucket` counter keys.
- * ARGV: epochId, nSliding, nBucket, then per sliding key `ttlMs count t1 … tcount` (each `t` the
- * entry's score: settle time, or in-flight bound), then per bucket key `count endsAtMs`. Returns
- * 1, or 0 when the epoch moved on meanwhile.
- */
-export const RESEED_SCRIPT = `
-local epoch = redis.call('GET', KEYS[1])
-if not epoch then return 0 end
-local slash = string.find(epoch, '/', 1, true)
-if string.sub(epoch, 1, slash - 1) ~= ARGV[1] then return 0 end
-local nSliding = tonumber(ARGV[2])
-local nBucket = tonumber(ARGV[3])
-local a = 4
-for i = 1, nSliding do
-  local key = KEYS[2 + i]
-  local ttlMs = tonumber(ARGV[a])
-  local count = tonumber(ARGV[a + 1])
-  a = a + 2
-  for k = 1, count do
-    local seq = redis.call('INCR', KEYS[2])
-    redis.call('ZADD', key, tonumber(ARGV[a]), ARGV[a] .. '-' .. tostring(seq))
-    a = a + 1
-  end
-  redis.call('PEXPIRE', key, ttlMs)
-end
-for j = 1, nBucket do
-  local key = KEYS[2 + nSliding + j]
-  redis.call('INCRBY', key, tonumber(ARGV[a]))
-  redis.call('PEXPIREAT', key, tonumber(ARGV[a + 1]) + 60000)
-  a = a + 2
-end
-return 1
 `;
 
 /**
