@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, syntheticCatalogue, type SimEndpoint, type Simulator } from '@quoteflow/simulator';
 import { arrivalBoundBreaches, type TimedRequest } from './support/redis-arrival-check.js';
-import { testRedis, type TestRedis } from './support/redis-server.js';
+import { startRedisServer, testRedis, type TestRedis } from './support/redis-server.js';
 
 const TOKEN = 'tok-cluster-e2e';
 const CODES = syntheticCatalogue({ count: 30, classes: ['crypto'] }).map((p) => p.code);
@@ -326,6 +326,75 @@ describe('three sync workers on one token', () => {
         if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
     }
   });
+
+  it('resume within seconds after Redis restarts empty: no refusal, each closed bar once, no gap', async () => {
+    const own = await startRedisServer(); // restarted by this test, so never the shared one
+    const group = `restart-${randomUUID().slice(0, 8)}`;
+    const dir = await mkdtemp(join(tmpdir(), 'qf-cluster-restart-'));
+    const before = sim.log.entries().length;
+    const env = { QF_TEST_REDIS_URL: own.url };
+    const ws = ['r1', 'r2', 'r3'].map((id) => startWorker(id, group, 'qf', dir, env));
+    try {
+      await until(() => ws.every((w) => heldBy(w).length === CODES.length / 3), 60_000, 'split');
+      await new Promise((r) => setTimeout(r, 3_000)); // backfilled and checkpointed
+      await own.stop();
+      await new Promise((r) => setTimeout(r, 2_000));
+      await own.restart();
+      const restartedAt = Date.now();
+      const restartedAtMarketMs = sim.marketNow();
+      // Requests flow again soon: the quota re-seeded from every worker (grace 1.5 s), not after
+      // the plan's longest window (60 s).
+      const resumedAt = await until(
+        () => ws.some((w) => w.lines.some((l) => l.type === 'start' && l.atMs! >= restartedAt)),
+        20_000,
+        'first request after the restart',
+      );
+      expect(resumedAt - restartedAt).toBeLessThan(10_000);
+      await until(() => ws.every((w) => heldBy(w).length === CODES.length / 3), 60_000, 'split again');
+      // A 1-minute bar that closed after the restart reaches the dataset for every code.
+      const closedBarMs = Math.ceil((restartedAtMarketMs + 1) / 60_000) * 60_000 - 60_000;
+      await vi.waitFor(
+        async () => {
+          const written = new Set(
+            (await readDataset(dir))
+              .filter((r) => r.klineType === 1 && r.tsMs === closedBarMs)
+              .map((r) => r.code),
+          );
+          expect(CODES.filter((code) => !written.has(code))).toEqual([]);
+        },
+        { timeout: 120_000, interval: 500 },
+      );
+      for (const w of ws) w.child.kill('SIGTERM');
+      for (const w of ws) expect(await w.exited, w.stderr).toBe(0);
+      expect(
+        sim.log
+          .entries()
+          .slice(before)
+          .filter((e) => e.refusedBy !== undefined),
+      ).toEqual([]);
+      const rows = await readDataset(dir);
+      const keys = rows.map((r) => `${r.code}|${r.klineType}|${r.tsMs}`);
+      expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([]);
+      for (const code of CODES)
+        for (const k of KLINE_TYPES) {
+          const list = rows
+            .filter((r) => r.code === code && r.klineType === k)
+            .map((r) => r.tsMs)
+            .sort((a, b) => a - b);
+          for (let i = 1; i < list.length; i++)
+            expect(
+              list[i]! - list[i - 1]!,
+              `${code}:${k} after ${new Date(list[i - 1]!).toISOString()}`,
+            ).toBe(PERIOD_MS[k]);
+        }
+      console.log(`sync requests resumed ${resumedAt - restartedAt} ms after Redis came back empty`);
+    } finally {
+      for (const w of ws)
+        if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+      await own.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 
   it('never commits from a worker paused past its lease: each closed bar once after SIGSTOP and SIGCONT', async () => {
     const group = `fence-${randomUUID().slice(0, 8)}`;

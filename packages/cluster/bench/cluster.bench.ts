@@ -4,20 +4,28 @@
  * same-process baseline (one process, in-process PlanScheduler, same plan and simulator); the
  * per-series poll gap of three `klineSync` workers against one worker with the whole universe (the
  * shared /batch-kline interval taken in turns); and the takeover time after a worker is killed
- * (SIGKILL), for two heartbeat intervals.
+ * (SIGKILL), for two heartbeat intervals; and the recovery after Redis restarts empty (three
+ * saturating workers: from Redis answering again to the next request at the service).
  *
  * Needs `redis-server` (scripts/redis/setup.sh) or REDIS_URL. Run: `pnpm bench cluster`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { QuoteflowClient, estimatePlan, planLimits, sustainedRate } from '@quoteflow/core';
-import { REDIS_QUOTA_DEFAULTS } from '@quoteflow/cluster';
+import {
+  MemoryWindowStore,
+  PlanWindows,
+  QuoteflowClient,
+  estimatePlan,
+  planLimits,
+  sustainedRate,
+} from '@quoteflow/core';
+import { REDIS_QUOTA_DEFAULTS, RedisQuota } from '@quoteflow/cluster';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator, syntheticCatalogue, tokenLabel, type Simulator } from '@quoteflow/simulator';
-import { testRedis } from '../../../test/support/redis-server.js';
+import { startRedisServer, testRedis } from '../../../test/support/redis-server.js';
 
 const PLAN = 'premium' as const;
 const DURATION_MS = 20_000;
@@ -248,9 +256,117 @@ async function pollGaps(
   return { gaps, refused };
 }
 
+/**
+ * Three workers saturate /kline; Redis stops for `downMs` and comes back without its data. Returns
+ * the time from Redis answering again to the next arrival at the simulator, and the refusals.
+ */
+async function redisRecovery(
+  sim: Simulator,
+  downMs: number,
+): Promise<{ recoveryMs: number; refused: number }> {
+  const own = await startRedisServer();
+  const token = `bench-recovery-${randomUUID()}`;
+  sim.setToken(token, PLAN);
+  try {
+    const workers = [1, 2, 3].map(() =>
+      spawnWorker({
+        QF_BENCH_MODE: 'quota',
+        QF_BENCH_TOKEN: token,
+        QF_BENCH_REDIS_URL: own.url,
+        QF_BENCH_PREFIX: 'qf',
+        QF_BENCH_PLAN: PLAN,
+        QF_BENCH_BASE_URL: sim.url,
+        QF_BENCH_CODE: 'BTCUSDT',
+        QF_BENCH_DURATION_MS: '14000',
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    await own.stop();
+    await new Promise((resolve) => setTimeout(resolve, downMs));
+    await own.restart();
+    const restartedAt = Date.now();
+    await Promise.all(workers.map((w) => w.exited));
+    const label = tokenLabel(token, PLAN);
+    const entries = sim.log.entries().filter((e) => e.token === label);
+    const after = entries.filter((e) => e.arrivalMs >= restartedAt).map((e) => e.arrivalMs);
+    return {
+      recoveryMs: after.length === 0 ? Number.NaN : Math.min(...after) - restartedAt,
+      refused: entries.filter((e) => e.refusedBy !== undefined).length,
+    };
+  } finally {
+    await own.close();
+  }
+}
+
+/**
+ * Per-request cost of the shared quota in Redis (reserve, then settle: two scripts, two round
+ * trips on 127.0.0.1) against the in-process store's calls for the same windows, same run. Limits
+ * raised so that nothing waits: this is the cost of the check itself. Client-side only (Redis's
+ * own CPU is another process).
+ */
+async function storeCost(redisUrl: string, n: number): Promise<void> {
+  const base = planLimits('professional');
+  const limits = {
+    ...base,
+    perDay: 1e12,
+    rules: base.rules.map((rule) => ({ ...rule, limit: 1e9 })),
+  };
+  const windows = new PlanWindows(limits, 25, 'Asia/Shanghai');
+  const store = new MemoryWindowStore();
+  let cpu = process.cpuUsage();
+  let t = performance.now();
+  for (let i = 0; i < n; i++) {
+    const now = Date.now();
+    const specs = windows.specsFor('kline', now);
+    store.earliestStart(specs, now);
+    const got = store.tryAcquire(specs, now);
+    if (got.acquired) store.settle(got.ticket, now);
+  }
+  const memory = { wallUs: ((performance.now() - t) * 1000) / n, cpuUs: cpuPer(cpu, n) };
+  const quota = new RedisQuota({ redis: redisUrl, token: `bench-store-${randomUUID()}`, limits });
+  await quota.settle(await quota.reserve('kline')); // connection and script load
+  cpu = process.cpuUsage();
+  t = performance.now();
+  for (let i = 0; i < n; i++) await quota.settle(await quota.reserve('kline'));
+  const redis = { wallUs: ((performance.now() - t) * 1000) / n, cpuUs: cpuPer(cpu, n) };
+  await quota.close();
+  console.log(`Per-request cost of the quota check, ${n} requests in sequence, windows of professional:\n`);
+  console.log('| store | wall per request (µs) | client CPU per request (µs) |');
+  console.log('|---|---:|---:|');
+  console.log(
+    `| MemoryWindowStore, in process (baseline) | ${memory.wallUs.toFixed(1)} | ${memory.cpuUs.toFixed(1)} |`,
+  );
+  console.log(
+    `| RedisQuota on 127.0.0.1 (reserve + settle) | ${redis.wallUs.toFixed(1)} | ${redis.cpuUs.toFixed(1)} |`,
+  );
+  console.log('');
+}
+
+function cpuPer(since: NodeJS.CpuUsage, n: number): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / n;
+}
+
 const redis = await testRedis();
 const sim = await startSimulator({ tokens: {}, seed: 5 });
 try {
+  if (process.env['BENCH_CLUSTER_ONLY'] === 'store' || process.env['BENCH_CLUSTER_ONLY'] === undefined) {
+    await storeCost(redis.url, 3_000);
+    if (process.env['BENCH_CLUSTER_ONLY'] === 'store') process.exit(0);
+  }
+  if (process.env['BENCH_CLUSTER_ONLY'] === 'recovery' || process.env['BENCH_CLUSTER_ONLY'] === undefined) {
+    console.log(
+      `Recovery after Redis restarts without its data (three workers saturating /kline, Redis away 1 s; grace ${REDIS_QUOTA_DEFAULTS.recoveryGraceMs} ms): from Redis answering again to the next request at the service.\n`,
+    );
+    console.log('| trial | recovery (ms) | refused |');
+    console.log('|---:|---:|---:|');
+    for (let trial = 1; trial <= 3; trial++) {
+      const r = await redisRecovery(sim, 1_000);
+      console.log(`| ${trial} | ${r.recoveryMs} | ${r.refused} |`);
+    }
+    console.log('');
+    if (process.env['BENCH_CLUSTER_ONLY'] === 'recovery') process.exit(0);
+  }
   if (process.env['BENCH_CLUSTER_ONLY'] !== 'gaps') await utilisation(sim, redis.url);
   const codes = syntheticCatalogue({ count: 600, classes: ['crypto'] }).map((p) => p.code);
   const seconds = Number(process.env['BENCH_GAPS_SECONDS'] ?? 60);
