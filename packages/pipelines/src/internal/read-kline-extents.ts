@@ -24,6 +24,8 @@ export async function forEachDatasetRow(
   dir: string,
   relativePath: string,
   onRow: (value: (column: string) => unknown) => void,
+  /** Only these columns are decoded from a Parquet file (the others read as undefined). */
+  projection?: readonly string[],
 ): Promise<void> {
   const bytes = await readFile(join(dir, relativePath));
   if (relativePath.endsWith('.ndjson')) {
@@ -34,7 +36,12 @@ export async function forEachDatasetRow(
     }
   } else {
     const table: Table = relativePath.endsWith('.parquet')
-      ? tableFromIPC(readParquet(bytes).intoIPCStream())
+      ? tableFromIPC(
+          readParquet(
+            bytes,
+            projection === undefined ? undefined : { columns: [...projection] },
+          ).intoIPCStream(),
+        )
       : tableFromIPC(bytes);
     // Each column read whole, once, when a row first asks for it (Arrow's per-cell get() walks
     // the record batches), and the row count read once: Table.numRows sums every batch's length
@@ -58,14 +65,21 @@ export async function forEachKlineRow(
   dir: string,
   relativePath: string,
   onRow: (code: string, tsMs: number, value: (column: string) => unknown) => void,
+  /** Columns besides `code` and `ts` that `value` reads; default every column. */
+  otherColumns?: readonly string[],
 ): Promise<number> {
   const match = /(?:^|\/)kline_type=(\d+)(?:\/|$)/.exec(relativePath);
   if (match === null) throw new Error(`${relativePath}: no kline_type=K directory in its path`);
-  await forEachDatasetRow(dir, relativePath, (value) => {
-    const code = value('code');
-    const ms = epochMsOf(value('ts'));
-    if (typeof code === 'string' && Number.isFinite(ms)) onRow(code, ms, value);
-  });
+  await forEachDatasetRow(
+    dir,
+    relativePath,
+    (value) => {
+      const code = value('code');
+      const ms = epochMsOf(value('ts'));
+      if (typeof code === 'string' && Number.isFinite(ms)) onRow(code, ms, value);
+    },
+    otherColumns === undefined ? undefined : ['code', 'ts', ...otherColumns],
+  );
   return Number(match[1]);
 }
 
@@ -84,11 +98,16 @@ export async function readKlineStarts(
   relativePath: string,
 ): Promise<{ klineType: number; starts: Map<string, number[]> }> {
   const starts = new Map<string, number[]>();
-  const klineType = await forEachKlineRow(dir, relativePath, (code, ms) => {
-    let list = starts.get(code);
-    if (list === undefined) starts.set(code, (list = []));
-    list.push(ms);
-  });
+  const klineType = await forEachKlineRow(
+    dir,
+    relativePath,
+    (code, ms) => {
+      let list = starts.get(code);
+      if (list === undefined) starts.set(code, (list = []));
+      list.push(ms);
+    },
+    [],
+  );
   return { klineType, starts };
 }
 
@@ -101,15 +120,20 @@ export async function readKlineExtents(
   relativePath: string,
 ): Promise<{ klineType: number; extents: Map<string, SeriesExtent> }> {
   const extents = new Map<string, { firstMs: number; lastMs: number; rows: number }>();
-  const klineType = await forEachKlineRow(dir, relativePath, (code, ms) => {
-    const held = extents.get(code);
-    if (held === undefined) extents.set(code, { firstMs: ms, lastMs: ms, rows: 1 });
-    else {
-      if (ms < held.firstMs) held.firstMs = ms;
-      if (ms > held.lastMs) held.lastMs = ms;
-      held.rows++;
-    }
-  });
+  const klineType = await forEachKlineRow(
+    dir,
+    relativePath,
+    (code, ms) => {
+      const held = extents.get(code);
+      if (held === undefined) extents.set(code, { firstMs: ms, lastMs: ms, rows: 1 });
+      else {
+        if (ms < held.firstMs) held.firstMs = ms;
+        if (ms > held.lastMs) held.lastMs = ms;
+        held.rows++;
+      }
+    },
+    [],
+  );
   return { klineType, extents };
 }
 
