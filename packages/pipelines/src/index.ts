@@ -28,8 +28,13 @@ export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspensio
 export { inspectDataset } from './inspect-dataset.js';
 export { compactDatasets } from './compact-datasets.js';
 export type { CompactDatasetsOptions } from './compact-datasets.js';
-export { readKlineBars } from './read-kline-bars.js';
+export { readKlineBars, readSeriesStarts } from './read-kline-bars.js';
 export { readHalts } from './read-halts.js';
 export type { DatasetHalt } from './read-halts.js';
-export type { DatasetBar, ReadKlineBarsOptions } from './read-kline-bars.js';
-export type { DatasetInspection, SeriesInspection, SeriesGap } from './inspect-dataset.js';
+export type { DatasetBar, ReadKlineBarsOptions, SeriesStarts } from './read-kline-bars.js';
+export type {
+  DatasetInspection,
+  InspectDatasetOptions,
+  SeriesInspection,
+  SeriesGap,
+} from './inspect-dataset.js';

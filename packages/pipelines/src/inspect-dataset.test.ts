@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bar, KlineType } from '@quoteflow/core';
 import { DatasetWriter, type DatasetFormat } from '@quoteflow/sinks';
 import { inspectDataset } from './inspect-dataset.js';
+import { readKlineBars, readSeriesStarts } from './read-kline-bars.js';
 
 const MIN = 60_000;
 const DAY = 86_400_000;
@@ -87,6 +88,25 @@ describe.each(['parquet', 'ndjson'] as const)('inspectDataset (%s files)', (form
     }
     expect(byCode.get('EURUSD')?.rows).toBe(10);
     expect(kline.series.map((s) => s.code)).toEqual(['700.HK', 'AAPL.US', 'BTCUSDT', 'EURUSD']);
+
+    // The starts read once with readSeriesStarts (three columns) give the same inspection, and
+    // hold what readKlineBars reads of every row.
+    const starts = await readSeriesStarts(dir);
+    expect((await inspectDataset(dir, { starts })).kline.series).toEqual(kline.series);
+    const bars = await readKlineBars(dir);
+    for (const s of starts.values()) {
+      const own = bars.filter((b) => b.code === s.code && b.klineType === s.klineType);
+      expect(s.starts, s.code).toEqual(own.map((b) => b.tsMs));
+      expect(s.lastReadMs, s.code).toBe(Math.max(...own.map((b) => b.readAtMs!)));
+    }
+    const ranged = await readSeriesStarts(dir, {
+      codes: ['BTCUSDT'],
+      fromMs: btc0 + 5 * MIN,
+      toMs: btc0 + 14 * MIN,
+    });
+    expect([...ranged.values()].map((s) => s.starts)).toEqual([
+      [...every(btc0 + 5 * MIN, MIN, 3), btc0 + 7 * MIN, ...every(btc0 + 8 * MIN, MIN, 2), btc0 + 13 * MIN],
+    ]);
   });
 });
 

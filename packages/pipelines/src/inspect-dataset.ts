@@ -4,6 +4,7 @@ import { expectedBarsBetween, haltExplainsGap } from '@quoteflow/operators';
 import { PipelineError } from './pipeline-error.js';
 import { listDatasetFiles, readKlineStarts } from './internal/read-kline-extents.js';
 import { readHalts, type DatasetHalt } from './read-halts.js';
+import type { SeriesStarts } from './read-kline-bars.js';
 
 /** Bars missing from a series that the market calendar does not explain. */
 export interface SeriesGap {
@@ -27,6 +28,16 @@ export interface SeriesInspection {
   readonly gaps: readonly SeriesGap[];
 }
 
+/** Options of {@link inspectDataset}. */
+export interface InspectDatasetOptions {
+  /**
+   * The kline series' starts already read with `readSeriesStarts(dir)` (every row of the series
+   * it holds, no range): inspected instead of reading the files again. Only those series are
+   * inspected.
+   */
+  readonly starts?: ReadonlyMap<string, SeriesStarts>;
+}
+
 /** What {@link inspectDataset} finds under `--out DIR`. */
 export interface DatasetInspection {
   readonly kline: { readonly files: number; readonly series: readonly SeriesInspection[] };
@@ -48,7 +59,10 @@ export interface DatasetInspection {
  * for (const s of kline.series) if (s.gaps.length > 0) console.log(s.code, s.klineType, s.gaps);
  * ```
  */
-export async function inspectDataset(dir: string): Promise<DatasetInspection> {
+export async function inspectDataset(
+  dir: string,
+  options: InspectDatasetOptions = {},
+): Promise<DatasetInspection> {
   const info = await stat(dir).catch(() => undefined);
   if (info?.isDirectory() !== true)
     throw new PipelineError(
@@ -56,17 +70,8 @@ export async function inspectDataset(dir: string): Promise<DatasetInspection> {
       `inspectDataset: ${JSON.stringify(dir)} is not a directory`,
     );
   const klineFiles = await listDatasetFiles(dir, 'kline');
-  const startsBySeries = new Map<string, { code: string; klineType: KlineType; starts: number[] }>();
-  for (const rel of klineFiles) {
-    const { klineType, starts } = await readKlineStarts(dir, rel);
-    if (!isKlineType(klineType)) continue;
-    for (const [code, list] of starts) {
-      const key = `${code}\u0000${klineType}`;
-      let entry = startsBySeries.get(key);
-      if (entry === undefined) startsBySeries.set(key, (entry = { code, klineType, starts: [] }));
-      for (const ms of list) entry.starts.push(ms);
-    }
-  }
+  const startsBySeries: ReadonlyMap<string, { code: string; klineType: KlineType; starts: number[] }> =
+    options.starts ?? (await readStarts(dir, klineFiles));
   const halts = await readHalts(dir);
   const series = [...startsBySeries.values()]
     .map(({ code, klineType, starts }) =>
@@ -83,6 +88,25 @@ export async function inspectDataset(dir: string): Promise<DatasetInspection> {
     depth: { files: (await listDatasetFiles(dir, 'depth')).length },
     suspension: { files: (await listDatasetFiles(dir, 'suspension')).length },
   };
+}
+
+/** Every kline series' starts, file by file (code and ts columns only). */
+async function readStarts(
+  dir: string,
+  klineFiles: readonly string[],
+): Promise<Map<string, { code: string; klineType: KlineType; starts: number[] }>> {
+  const startsBySeries = new Map<string, { code: string; klineType: KlineType; starts: number[] }>();
+  for (const rel of klineFiles) {
+    const { klineType, starts } = await readKlineStarts(dir, rel);
+    if (!isKlineType(klineType)) continue;
+    for (const [code, list] of starts) {
+      const key = `${code}\u0000${klineType}`;
+      let entry = startsBySeries.get(key);
+      if (entry === undefined) startsBySeries.set(key, (entry = { code, klineType, starts: [] }));
+      for (const ms of list) entry.starts.push(ms);
+    }
+  }
+  return startsBySeries;
 }
 
 function inspectSeries(

@@ -1,6 +1,6 @@
 // `quoteflow report` at scale: build time (collectReportData + renderReport) of a dataset of N
-// series × D days of 1-minute bars, against reading the same rows alone (readKlineBars, the floor
-// the build stands on) in the same run; the page's size; and its first paint in headless Chromium
+// series × D days of 1-minute bars, against reading the same rows' starts alone (readSeriesStarts:
+// the code, ts and read_at columns, the floor the build stands on) in the same run; the page's size; and its first paint in headless Chromium
 // (Debian's chromium through puppeteer-core). BENCH_REPORT_SERIES (default 100,1000) and
 // BENCH_REPORT_DAYS (default 1) set the sizes.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
 import type { Bar } from '@quoteflow/core';
-import { readKlineBars } from '@quoteflow/pipelines';
+import { readSeriesStarts } from '@quoteflow/pipelines';
 import { collectReportData, renderReport } from '@quoteflow/report';
 import { DatasetWriter } from '@quoteflow/sinks';
 
@@ -58,7 +58,7 @@ const browser = await puppeteer.launch({
   args: ['--no-sandbox', '--disable-gpu'],
 });
 console.log(
-  '| series × days | rows | read rows alone (s) | report build (s) | build / read | page (MB) | first paint (s) |',
+  '| series × days | rows | read starts alone (s) | report build (s) | build / read | page (MB) | first paint (s) |',
 );
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const series of seriesCounts) {
@@ -66,9 +66,9 @@ for (const series of seriesCounts) {
   try {
     const rows = await dataset(dir, series);
     const t0 = performance.now();
-    const read = await readKlineBars(dir);
+    const read = [...(await readSeriesStarts(dir)).values()].reduce((n, x) => n + x.starts.length, 0);
     const readMs = performance.now() - t0;
-    if (read.length !== rows) throw new Error(`read ${read.length} rows of ${rows}`);
+    if (read !== rows) throw new Error(`read ${read} rows of ${rows}`);
     const t1 = performance.now();
     const html = await renderReport(await collectReportData(dir));
     const buildMs = performance.now() - t1;

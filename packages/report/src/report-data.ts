@@ -1,5 +1,11 @@
 import { KLINE_PERIOD_MS, type Clock, type KlineType, systemClock } from '@quoteflow/core';
-import { inspectDataset, readHalts, readKlineBars, type DatasetBar } from '@quoteflow/pipelines';
+import {
+  inspectDataset,
+  readHalts,
+  readKlineBars,
+  readSeriesStarts,
+  type DatasetBar,
+} from '@quoteflow/pipelines';
 import { coverageOf, type Coverage } from './coverage.js';
 import { readQuotaData, type QuotaData } from './quota-data.js';
 
@@ -65,20 +71,33 @@ export interface ReportData {
 /** Reads what the page shows from the dataset under `dir` (no request). */
 export async function collectReportData(dir: string, options: ReportOptions = {}): Promise<ReportData> {
   const now = (options.clock ?? systemClock).now();
-  const inspection = await inspectDataset(dir);
-  const codes = options.codes === undefined ? undefined : new Set(options.codes);
-  const series = inspection.kline.series.filter((s) => codes === undefined || codes.has(s.code));
-  const bars = await readKlineBars(dir, {
+  const range = {
     ...(options.codes === undefined ? {} : { codes: options.codes }),
     ...(options.fromMs === undefined ? {} : { fromMs: options.fromMs }),
     ...(options.toMs === undefined ? {} : { toMs: options.toMs }),
-  });
+  };
+  // Starts and read instants of every series (three columns, no row objects); whole rows only for
+  // the series whose candles the page carries: 10,000 series stay within memory. Without a time
+  // range, inspect's gaps come from the same starts (one pass over the files, not two).
+  const starts = await readSeriesStarts(dir, range);
+  const whole = options.fromMs === undefined && options.toMs === undefined;
+  const inspection = await inspectDataset(dir, whole ? { starts } : {});
+  const codes = options.codes === undefined ? undefined : new Set(options.codes);
+  const series = inspection.kline.series.filter((s) => codes === undefined || codes.has(s.code));
+  const startsOf = (s: { code: string; klineType: KlineType }) =>
+    starts.get(`${s.code}\u0000${s.klineType}`)?.starts ?? [];
+  const candleSeries = series.slice(0, options.maxCandleSeries ?? 50);
   const bySeries = new Map<string, DatasetBar[]>();
-  for (const bar of bars) {
-    const key = `${bar.code}\u0000${bar.klineType}`;
-    let list = bySeries.get(key);
-    if (list === undefined) bySeries.set(key, (list = []));
-    list.push(bar);
+  if (candleSeries.length > 0) {
+    const candleKeys = new Set(candleSeries.map((s) => `${s.code}\u0000${s.klineType}`));
+    const bars = await readKlineBars(dir, { ...range, codes: [...new Set(candleSeries.map((s) => s.code))] });
+    for (const bar of bars) {
+      const key = `${bar.code}\u0000${bar.klineType}`;
+      if (!candleKeys.has(key)) continue;
+      let list = bySeries.get(key);
+      if (list === undefined) bySeries.set(key, (list = []));
+      list.push(bar);
+    }
   }
   const barsOf = (s: { code: string; klineType: KlineType }) =>
     bySeries.get(`${s.code}\u0000${s.klineType}`) ?? [];
@@ -90,10 +109,7 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
     options.toMs ??
     Math.max(...series.map((s) => s.lastMs + (KLINE_PERIOD_MS[s.klineType] ?? 86_400_000)), fromMs + 1);
   const summary = series.map((s): SeriesSummary => {
-    const lastReadMs = barsOf(s).reduce<number | undefined>(
-      (max, b) => (b.readAtMs === undefined ? max : Math.max(max ?? b.readAtMs, b.readAtMs)),
-      undefined,
-    );
+    const lastReadMs = starts.get(`${s.code}\u0000${s.klineType}`)?.lastReadMs;
     return {
       code: s.code,
       klineType: s.klineType,
@@ -108,7 +124,7 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
     };
   });
   const maxCandles = options.maxCandles ?? 2_000;
-  const candles = series.slice(0, options.maxCandleSeries ?? 50).map((s) => {
+  const candles = candleSeries.map((s) => {
     const list = barsOf(s);
     const period = KLINE_PERIOD_MS[s.klineType] ?? 86_400_000;
     const span = list.length === 0 ? 0 : list.at(-1)!.tsMs - list[0]!.tsMs + period;
@@ -134,14 +150,7 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
       suspension: inspection.suspension.files,
     },
     summary,
-    coverage: coverageOf(
-      series,
-      (s) => barsOf(s).map((b) => b.tsMs),
-      haltsOf,
-      fromMs,
-      toMs,
-      options.maxBuckets ?? 720,
-    ),
+    coverage: coverageOf(series, startsOf, haltsOf, fromMs, toMs, options.maxBuckets ?? 720),
     candles,
     quota: await readQuotaData(dir),
   };
