@@ -94,14 +94,15 @@ export interface ClusterSyncHandle<S> {
  * its share ({@link balancedShares}: rendezvous hashing with bounded loads, so shares differ by at
  * most one item) over the live member set it reads from Redis, claims the items
  * of its share (an item is taken only once its previous holder released it or died), and runs
- * `run(held)`. When the member set changes, the worker stops its run (the run flushes its
- * in-flight work), releases the items it lost, claims the ones it gained and starts a new run,
- * which resumes every item from the shared state (the dataset and its marks), so nothing is
- * written twice and nothing is skipped. A fenced worker (Redis unreachable) stops everything
- * before the others may take its items over.
+ * `run(held)`. When the member set changes and the run can change in place (`add`, `remove`), it
+ * gives up the items it lost (durable first, then released) and takes the gained ones into the
+ * running work, which reads only their history, from where the shared dataset ends (an item it held
+ * before and gets back included); otherwise it stops the run, releases, claims and starts a new run
+ * over everything held. Nothing is written twice and nothing is skipped. A fenced worker (Redis
+ * unreachable) stops everything before the others may take its items over.
  *
- * Takeover after a worker dies: its heartbeat TTL plus up to one heartbeat of the survivors, plus
- * the time their runs take to stop and start.
+ * Takeover after a worker dies: its heartbeat TTL plus up to one heartbeat of the survivors; the
+ * history of the items taken over is read beside the claims, not before the next one.
  *
  * @example
  * ```ts
@@ -118,6 +119,11 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
   let held = new Set<string>();
   let handle: ShareableRun<S> | undefined;
   let chain: Promise<void> = Promise.resolve();
+  /**
+   * Changes of the running work (items added, removed), one after another: an add (reading the
+   * items' history) runs beside the claims; a remove waits for the adds before it.
+   */
+  let changes: Promise<void> = Promise.resolve();
   let queued = false;
   let retry: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -249,7 +255,9 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
   ): Promise<boolean> => {
     try {
       if (lost.length > 0) {
-        await current.remove!(lost);
+        const removing = changes.then(() => current.remove!(lost));
+        changes = removing.catch(() => undefined);
+        await removing;
         held = new Set([...held].filter((item) => wanted.has(item)));
         await membership.release(lost).catch((error: unknown) =>
           emit({
@@ -265,7 +273,9 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       const pending = [...wanted].filter((item) => !held.has(item));
       emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
       if (pending.length > 0) retry = setTimeout(schedule, membership.heartbeatMs);
-      if (gained.length > 0) await current.add!(gained);
+      // Not awaited: the claim of the rest of a dead worker's items (at the next heartbeat) must not
+      // wait for the history of these.
+      if (gained.length > 0) changes = changes.then(() => addInPlace(current, gained));
     } catch (error) {
       emit({
         type: 'warning',
@@ -276,6 +286,26 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       return false;
     }
     return true;
+  };
+
+  const addInPlace = async (current: ShareableRun<S>, gained: string[]): Promise<void> => {
+    if (handle !== current || stopped) return;
+    try {
+      await current.add!(gained);
+    } catch (error) {
+      if (handle !== current || stopped) return; // stopped or restarted meanwhile: nothing to mend
+      emit({
+        type: 'warning',
+        atMs: Date.now(),
+        message: 'adding items to the running work failed; restarting it',
+        error,
+      });
+      chain = chain.then(async () => {
+        if (handle !== current || stopped) return;
+        await stopRun();
+        if (held.size > 0 && failure === undefined && !stopped) start([...held].sort());
+      });
+    }
   };
 
   const start = (mine: string[]): void => {
@@ -340,6 +370,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       options.signal?.removeEventListener('abort', onAbort);
       await chain.catch(() => undefined);
       await stopRun();
+      await changes;
       try {
         await membership.release([...held]);
       } catch {

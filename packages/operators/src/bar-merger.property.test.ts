@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Bar, BarUpdate, GapMarker, KlineType } from '@quoteflow/core';
 import { createBarMerger } from './bar-merger.js';
-import type { MergeBarsOutput } from './bar-merger.js';
+import type { MergeBarsOutput } from './bar-merger-types.js';
 import type { BarReport } from './normalize-bars.js';
 
 // A model of the provider, written without core's calendars: each bar knows its label, the period

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { calendarOf } from '@quoteflow/core';
 import type { Bar, BarUpdate, GapMarker, KlineType } from '@quoteflow/core';
-import { MERGE_GAP_REASONS, createBarMerger } from './bar-merger.js';
-import type { BarMergerOptions, MergeBarsInput, MergeBarsOutput } from './bar-merger.js';
+import { createBarMerger } from './bar-merger.js';
+import { MERGE_GAP_REASONS } from './bar-merger-types.js';
+import type { BarMergerOptions, MergeBarsInput, MergeBarsOutput } from './bar-merger-types.js';
 import type { BarReport } from './normalize-bars.js';
 import { seriesKey } from './series-key.js';
 import { MIN, T0, answer, bar } from '../test-support/bars.js';

@@ -1,5 +1,15 @@
 import { barFinalAfterMs, barsMissingBetween, calendarOf as coreCalendarOf } from '@quoteflow/core';
-import type { Bar, BarUpdate, GapMarker, KlineType, TradingCalendar } from '@quoteflow/core';
+import type { Bar, GapMarker, KlineType, TradingCalendar } from '@quoteflow/core';
+import {
+  MERGE_BARS_DEFAULTS,
+  MERGE_GAP_REASONS,
+  type BarMerger,
+  type BarMergerOptions,
+  type MergeBarsInput,
+  type MergeBarsOutput,
+  type PendingBar,
+  type SeriesReset,
+} from './bar-merger-types.js';
 import { invalidOption } from './internal/invalid-option.js';
 import {
   compareBars,
@@ -14,76 +24,6 @@ import {
 import { normalizeBar } from './normalize-bars.js';
 import type { BarReport } from './normalize-bars.js';
 import { seriesKey } from './series-key.js';
-
-/** What a merger takes: one bar, a batch of bars (any order, any series), or a gap marker. */
-export type MergeBarsInput = Bar | readonly Bar[] | GapMarker;
-/** What a merger emits: bar updates, and gap markers (gaps and re-reads it asks for, forwarded input markers). */
-export type MergeBarsOutput = BarUpdate | GapMarker;
-
-/** Reasons of the gap markers a merger emits itself. */
-export const MERGE_GAP_REASONS = {
-  /** Bars the calendar expects under every labelling are missing between two bars seen. */
-  missingBars: 'missing-bars',
-  /**
-   * A newer bar appeared, but this bar's final values were never read: read it again (history
-   * from `fromMs`); newer closed bars wait behind it so that bars stay final and in order.
-   */
-  unconfirmed: 'unconfirmed',
-} as const;
-
-/** Options of {@link createBarMerger} (and of `mergeBars`). */
-export interface BarMergerOptions {
-  /**
-   * How long after the calendar says a bar's session (its day, week or month) has closed a read of
-   * it counts as final (core's `barFinalAfterMs` + this): covers a difference between our clock and
-   * the service's, and the service's own delay in settling a bar.
-   * @defaultValue 15_000 ms
-   */
-  readonly graceMs?: number;
-  /**
-   * The newest closed bar start per series (`seriesKey(code, klineType)` → epoch ms), e.g. from a
-   * dataset written before a restart. Bars at or before it are never emitted again, and bars the
-   * calendar expects between it and the first bar seen are reported, so a restart neither
-   * duplicates nor loses bars.
-   */
-  readonly lastClosed?: ReadonlyMap<string, number>;
-  /** The trading calendar of a code. @defaultValue core's `calendarOf` */
-  readonly calendarOf?: (code: string) => TradingCalendar;
-  /** Receives invalid input rows (dropped) and late changes of an already closed bar. */
-  readonly onReport?: (report: BarReport) => void;
-  /**
-   * Whether a halt of the product explains the bars missing between two bars seen (the service's
-   * suspension records; see `haltExplainsGap`): then no gap is reported and nothing is re-read.
-   * @defaultValue no halts
-   */
-  readonly isHalted?: (code: string, klineType: KlineType, afterMs: number, beforeMs: number) => boolean;
-}
-
-/** Defaults of {@link BarMergerOptions}. */
-export const MERGE_BARS_DEFAULTS = { graceMs: 15_000 } as const;
-
-/** A bar that is not final yet: the forming one, or one waiting for proof. */
-export interface PendingBar {
-  readonly code: string;
-  readonly klineType: KlineType;
-  readonly tsMs: number;
-  /** When its newest values were read. */
-  readonly readAtMs: number;
-  /** Whether it needs another read: a newer bar was seen, so it closed, but nothing proves its values. */
-  readonly unconfirmed: boolean;
-  /** A read at or after this instant proves the values final by the calendar. */
-  readonly finalByCalendarAtMs: number;
-}
-
-/** The plain state machine behind `mergeBars`; no timers and no clock: finality comes from the reads. */
-export interface BarMerger {
-  /** Feeds one input (a batch is one or more answers of the service); outputs go to `emit`, in order. */
-  push(input: MergeBarsInput, emit: (out: MergeBarsOutput) => void): void;
-  /** The newest closed bar start per series, keyed by `seriesKey`: what to persist for a restart. */
-  lastClosed(): Map<string, number>;
-  /** Every bar not final yet, oldest first per series: what a poller must read again, and when. */
-  pending(): PendingBar[];
-}
 
 /**
  * Creates the state machine behind `mergeBars`, for use without RxJS: history (`/kline`) and the
@@ -117,6 +57,8 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
 /** The merger's state; a class, because V8 optimises its field accesses better than closure variables. */
 class SeriesMerger implements BarMerger {
   private readonly byCode = new Map<string, (Series | undefined)[]>();
+  /** Watermarks given by resets, which replace the seeded ones. */
+  private readonly resetTo = new Map<string, number | undefined>();
   /** Numbers the pushes, to tell which entries a push touched. */
   private epoch = 0;
 
@@ -129,9 +71,16 @@ class SeriesMerger implements BarMerger {
   ) {}
 
   push(input: MergeBarsInput, emit: (out: MergeBarsOutput) => void): void {
-    if (!Array.isArray(input) && (input as GapMarker).type === 'gap') {
-      this.pushGap(input as GapMarker, emit);
-      return;
+    if (!Array.isArray(input)) {
+      const type = (input as GapMarker | SeriesReset | Bar).type;
+      if (type === 'gap') {
+        this.pushGap(input as GapMarker, emit);
+        return;
+      }
+      if (type === 'series-reset') {
+        this.reset(input as SeriesReset);
+        return;
+      }
     }
     if (!Array.isArray(input)) {
       const bar = normalizeBar(input as Bar, this.onReport);
@@ -164,8 +113,22 @@ class SeriesMerger implements BarMerger {
       for (const s of types)
         if (s !== undefined && s.closedTs !== -Infinity) out.set(seriesKey(s.code, s.klineType), s.closedTs);
     }
-    if (this.seeded !== undefined) for (const [k, v] of this.seeded) if (!out.has(k)) out.set(k, v);
+    for (const [k, v] of this.resetTo) if (v !== undefined && !out.has(k)) out.set(k, v);
+    if (this.seeded !== undefined)
+      for (const [k, v] of this.seeded) if (!out.has(k) && !this.resetTo.has(k)) out.set(k, v);
     return out;
+  }
+
+  private reset(r: SeriesReset): void {
+    const lastClosedMs = r.lastClosedMs;
+    if (lastClosedMs !== undefined && !Number.isFinite(lastClosedMs))
+      invalidOption(
+        'lastClosedMs',
+        `mergeBars: a reset's "lastClosedMs" must be finite, got ${lastClosedMs}`,
+      );
+    const types = this.byCode.get(r.code);
+    if (types !== undefined) types[r.klineType] = undefined;
+    this.resetTo.set(seriesKey(r.code, r.klineType), lastClosedMs);
   }
 
   pending(): PendingBar[] {
@@ -196,7 +159,8 @@ class SeriesMerger implements BarMerger {
       types = [];
       this.byCode.set(code, types);
     }
-    const seed = this.seeded?.get(seriesKey(code, klineType));
+    const key = seriesKey(code, klineType);
+    const seed = this.resetTo.has(key) ? this.resetTo.get(key) : this.seeded?.get(key);
     const s: Series = {
       code,
       klineType,

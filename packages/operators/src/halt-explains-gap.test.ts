@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { GapMarker } from '@quoteflow/core';
 import { haltExplainsGap, type Halt } from './halt-explains-gap.js';
-import { createBarMerger, type MergeBarsOutput } from './bar-merger.js';
+import { createBarMerger } from './bar-merger.js';
+import type { MergeBarsOutput } from './bar-merger-types.js';
 import { bar } from '../test-support/bars.js';
 
 // Tuesday 2026-11-24 in Shanghai: the morning session is 01:30-03:30 UTC.

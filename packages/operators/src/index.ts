@@ -24,14 +24,16 @@ export {
   dedupeBySeq,
 } from './dedupe-by-seq.js';
 export type { DedupeBySeqOptions, SeqDeduper, SeqTick, WithoutSeqPolicy } from './dedupe-by-seq.js';
-export { MERGE_BARS_DEFAULTS, MERGE_GAP_REASONS, createBarMerger } from './bar-merger.js';
+export { createBarMerger } from './bar-merger.js';
+export { MERGE_BARS_DEFAULTS, MERGE_GAP_REASONS } from './bar-merger-types.js';
 export type {
   BarMerger,
   BarMergerOptions,
   MergeBarsInput,
   MergeBarsOutput,
   PendingBar,
-} from './bar-merger.js';
+  SeriesReset,
+} from './bar-merger-types.js';
 export { mergeBars } from './merge-bars.js';
 export type { MergeBarsOptions } from './merge-bars.js';
 export { RESAMPLE_BARS_DEFAULTS, createBarResampler, resampleProblem } from './bar-resampler.js';

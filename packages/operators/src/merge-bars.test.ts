@@ -5,7 +5,7 @@ import type { Observable, OperatorFunction } from 'rxjs';
 import type { Bar, BarUpdate, GapMarker } from '@quoteflow/core';
 import { isBarUpdate } from './is-bar-update.js';
 import { mergeBars } from './merge-bars.js';
-import type { MergeBarsInput, MergeBarsOutput } from './bar-merger.js';
+import type { MergeBarsInput, MergeBarsOutput, SeriesReset } from './bar-merger-types.js';
 import { MIN, T0, answer, bar } from '../test-support/bars.js';
 
 const C = 'BTCUSDT';
@@ -133,9 +133,9 @@ describe('mergeBars', () => {
 });
 
 describe('mergeBars types', () => {
-  it('takes bars, batches and gap markers and narrows its output with isBarUpdate', () => {
+  it('takes bars, batches, gap markers and resets and narrows its output with isBarUpdate', () => {
     expectTypeOf(mergeBars()).toEqualTypeOf<
-      OperatorFunction<Bar | readonly Bar[] | GapMarker, BarUpdate | GapMarker>
+      OperatorFunction<Bar | readonly Bar[] | GapMarker | SeriesReset, BarUpdate | GapMarker>
     >();
     const out = of<MergeBarsOutput>().pipe(filter(isBarUpdate));
     expectTypeOf(out).toEqualTypeOf<Observable<BarUpdate>>();

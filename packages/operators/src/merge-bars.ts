@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
 import { createBarMerger } from './bar-merger.js';
-import type { BarMergerOptions, MergeBarsInput, MergeBarsOutput } from './bar-merger.js';
+import type { BarMergerOptions, MergeBarsInput, MergeBarsOutput } from './bar-merger-types.js';
 
 /** Options of {@link mergeBars}. */
 export type MergeBarsOptions = BarMergerOptions;
@@ -28,7 +28,9 @@ export type MergeBarsOptions = BarMergerOptions;
  *   from `fromMs` again); newer bars wait until an answer covers the gap (bars on both sides in one
  *   answer: the missing ones do not exist), the bars read fill it, or an input `GapMarker` whose
  *   `toMs` lies past it says history cannot reach back that far;
- * - an input `GapMarker` is forwarded, and the next bar of its series opens without a gap report.
+ * - an input `GapMarker` is forwarded, and the next bar of its series opens without a gap report;
+ * - an input `SeriesReset` forgets a series (another worker took it, or gave it back): its pending
+ *   bars are dropped unemitted and it starts again from the reset's `lastClosedMs`.
  *
  * Pure: no timers, no clock. A bar that is forming when the input completes stays unemitted as
  * final; {@link BarMerger.pending} (plain form) says which bars need another read, and when.

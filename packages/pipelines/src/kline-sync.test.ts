@@ -182,7 +182,6 @@ describe('klineSync', () => {
     expect(historyReads).toHaveLength(1); // ETHUSDT's history only
     await sync.remove(['BTCUSDT']);
     const btcAtRemove = (await rows()).filter((r) => r.code === 'BTCUSDT').length;
-    await expect(sync.add(['BTCUSDT'])).rejects.toMatchObject({ code: 'QF_PIPELINE' });
     await new Promise((r) => setTimeout(r, 4_000)); // two market minutes at 30x
     const summary = await sync.stop();
     const all = await rows();
@@ -193,6 +192,48 @@ describe('klineSync', () => {
     expect(summary.series).toBe(1);
     expect(sim.log.refused()).toEqual([]);
   }, 30_000);
+
+  it('takes a code back after another writer held it: resumes from the other writer’s bars, no duplicate, no gap, no restart', async () => {
+    const events: KlineSyncEvent[] = [];
+    const mine = klineSync({
+      client,
+      onEvent: (e) => events.push(e),
+      codes: ['BTCUSDT', 'ETHUSDT'],
+      klineTypes: [1],
+      bars: 5,
+      files: { dir, format: 'ndjson' },
+      checkpointMs: 15_000,
+    });
+    await new Promise((r) => setTimeout(r, 3_000));
+    await mine.remove(['BTCUSDT']);
+    // Another worker holds BTCUSDT for a while, then hands it back.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const other = klineSync({
+      client,
+      codes: ['BTCUSDT'],
+      klineTypes: [1],
+      bars: 5,
+      files: { dir, format: 'ndjson' },
+    });
+    await new Promise((r) => setTimeout(r, 4_000));
+    await other.stop();
+    const btcByOther = (await rows()).filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
+    await new Promise((r) => setTimeout(r, 2_000)); // a market minute nobody holds it
+    const before = events.length;
+    await mine.add(['BTCUSDT']);
+    // Only BTCUSDT is read, from the other writer's newest bar on: ETHUSDT is not read again.
+    const reads = events.slice(before).filter((e) => e.type === 'backfill-progress');
+    expect(reads).toEqual([expect.objectContaining({ code: 'BTCUSDT' })]);
+    expect(reads[0]).toMatchObject({ bars: expect.any(Number) });
+    expect((reads[0] as { bars: number }).bars).toBeLessThan(5);
+    await new Promise((r) => setTimeout(r, 4_000));
+    const summary = await mine.stop();
+    const btc = (await rows()).filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
+    expectContiguous(btc, 60_000);
+    expect(Math.max(...btc)).toBeGreaterThan(Math.max(...btcByOther) + 60_000); // it went on
+    expect(summary.series).toBe(2);
+    expect(sim.log.refused()).toEqual([]);
+  }, 40_000);
 
   it('stops promptly on its signal and flushes what it has', async () => {
     const stop = new AbortController();

@@ -105,7 +105,6 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
   // `add()` before the run is ready waits for it; after that it goes straight to the run.
   let addToRun: ((more: readonly string[]) => Promise<void>) | undefined;
   let removeFromRun: ((less: readonly string[]) => Promise<void>) | undefined;
-  const removedCodes = new Set<string>();
   const waitingAdds: { more: readonly string[]; resolve: () => void; reject: (e: unknown) => void }[] = [];
 
   const run = async (): Promise<KlineSyncSummary> => {
@@ -172,6 +171,11 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
     const push = (input: MergeBarsInput): void => {
       if (!signal.aborted || failure === undefined) input$.next(input);
     };
+    /**
+     * Whether `s` is still this sync's state of its series: a read that outlived a removal (or a
+     * removal and a re-add) must not feed the merger, which starts the series again on re-add.
+     */
+    const isCurrent = (s: KlineSeriesState): boolean => series.get(seriesKey(s.code, s.klineType)) === s;
 
     /** The service had fewer bars than asked for (or the code cannot page back): said in the summary. */
     const noteShortHistory = (s: KlineSeriesState, gap: GapMarker): void => {
@@ -203,6 +207,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
         }),
         signal,
       );
+      if (!isCurrent(s)) return [];
       const got: Bar[] = [];
       for (const item of items) {
         if (item.type === 'gap') {
@@ -220,7 +225,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       if (s.rereading) return;
       s.rereading = true;
       const loop = async (): Promise<void> => {
-        while (s.rereadFromMs !== undefined && !signal.aborted) {
+        while (s.rereadFromMs !== undefined && !signal.aborted && isCurrent(s)) {
           const from = s.rereadFromMs;
           s.rereadFromMs = undefined;
           await readHistory(s, { startMs: from });
@@ -260,6 +265,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       const held = state.extent(s.code, s.klineType);
       if (held === undefined || held.rows >= bars) return 0;
       const older = await readOlderHistory(client, s, held, bars, signal);
+      if (!isCurrent(s)) return 0;
       if (older.shortBecause !== undefined) noteShortHistory(s, older.shortBecause);
       for (const bar of older.bars) sinks.deliver({ ...bar, type: 'bar-update', final: true, revision: 0 });
       return older.bars.length;
@@ -327,35 +333,36 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       });
     };
     addToRun = async (more) => {
-      const again = more.filter((code) => removedCodes.has(code));
-      if (again.length > 0)
-        throw new PipelineError(
-          'QF_PIPELINE',
-          `klineSync: ${again.join(', ')} left this sync; restart it to add them back`,
-        );
       const fresh = addSeries(series, more, klineTypes);
       if (fresh.length === 0 || signal.aborted) return;
       universe.push(...new Set(fresh.map((s) => s.code)));
       refreshPeriodMs = refreshPeriodFor();
-      // What the previous holder of these series wrote is in the dataset: read it first.
+      // What the previous holder of these series wrote is in the dataset: read it first. A series
+      // this sync held before starts again in the merger from there (its old state was dropped).
       await checkpoints.now();
       await sinks.readNewFiles();
       for (const s of fresh) {
         const ts = state.lastClosed(s.code, s.klineType);
-        if (ts !== undefined) lastClosed.set(seriesKey(s.code, s.klineType), ts);
+        push({
+          type: 'series-reset',
+          code: s.code,
+          klineType: s.klineType,
+          ...(ts === undefined ? {} : { lastClosedMs: ts }),
+        });
       }
       emitEvent({ type: 'backfill-start', series: fresh.length });
       await runLimited(fresh, backfillConcurrency, backfillSeries, signal);
       if (live$ !== undefined && !signal.aborted) startLive();
     };
     removeFromRun = async (less) => {
-      // Their bars still in the merger are dropped (onOutput delivers known series only); what was
-      // delivered is made durable before the caller hands them on.
-      for (const code of less) {
-        removedCodes.add(code);
-        for (const klineType of klineTypes) series.delete(seriesKey(code, klineType));
-      }
-      universe.splice(0, universe.length, ...universe.filter((code) => !removedCodes.has(code)));
+      // Their bars not yet final are dropped, reads still in flight go nowhere (isCurrent); what was
+      // delivered is made durable before the caller hands them on. They may come back later (add).
+      for (const code of less)
+        for (const klineType of klineTypes) {
+          series.delete(seriesKey(code, klineType));
+          push({ type: 'series-reset', code, klineType });
+        }
+      universe.splice(0, universe.length, ...universe.filter((code) => !less.includes(code)));
       if (live$ !== undefined && !signal.aborted) startLive();
       await checkpoints.now();
     };
