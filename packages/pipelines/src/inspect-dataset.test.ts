@@ -110,6 +110,26 @@ describe.each(['parquet', 'ndjson'] as const)('inspectDataset (%s files)', (form
   });
 });
 
+describe.each(['parquet', 'arrow', 'ndjson'] as const)('readKlineBars (%s files)', (format) => {
+  it('reads a missing volume and turnover as null, not as whatever the file holds in the slot', async () => {
+    const t0 = Date.UTC(2026, 2, 2, 10, 0);
+    await write(format, [
+      [
+        { ...bar('BTCUSDT', 1, t0), volume: null, turnover: null },
+        { ...bar('BTCUSDT', 1, t0 + MIN), volume: 133, turnover: 7 },
+        { ...bar('BTCUSDT', 1, t0 + 2 * MIN), volume: null },
+      ],
+    ]);
+    const bars = await readKlineBars(dir);
+    expect(bars.map((b) => [b.volume, b.turnover])).toEqual([
+      [null, null],
+      [133, 7],
+      [null, 15],
+    ]);
+    expect(bars[1]!.readAtMs).toBe(t0 + MIN + DAY);
+  });
+});
+
 describe('inspectDataset', () => {
   it('reports a gap in a stock series inside a session, and refuses a path that is not a directory', async () => {
     const open = Date.UTC(2026, 2, 3, 14, 30); // Tuesday, New York open (EST)
