@@ -25,7 +25,7 @@ export { depthCapture } from './depth-capture.js';
 export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.js';
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
-export { inspectDataset } from './inspect-dataset.js';
+export { inspectDataset, unexplainedGap } from './inspect-dataset.js';
 export { compactDatasets } from './compact-datasets.js';
 export type { CompactDatasetsOptions } from './compact-datasets.js';
 export { readKlineBars, readSeriesStarts } from './read-kline-bars.js';

@@ -1,5 +1,11 @@
 import { stat } from 'node:fs/promises';
-import { barsMissingBetween, calendarOf, isKlineType, type KlineType } from '@quoteflow/core';
+import {
+  barsMissingBetween,
+  calendarOf,
+  isKlineType,
+  type KlineType,
+  type TradingCalendar,
+} from '@quoteflow/core';
 import { expectedBarsBetween, haltExplainsGap } from '@quoteflow/operators';
 import { PipelineError } from './pipeline-error.js';
 import { listDatasetFiles, readKlineStarts } from './internal/read-kline-extents.js';
@@ -126,11 +132,8 @@ function inspectSeries(
       duplicates++;
       continue;
     }
-    if (!barsMissingBetween(a, b, klineType, calendar)) continue;
-    // A halt of the code (the dataset's suspension records) explains the hole.
-    if (haltExplainsGap(halts, code, klineType, a, b)) continue;
-    const expected = expectedBarsBetween(code, klineType, a, b);
-    gaps.push({ fromMs: expected.firstMs ?? a, toMs: b, bars: Math.max(1, expected.count) });
+    const gap = unexplainedGap(code, klineType, a, b, halts, calendar);
+    if (gap !== undefined) gaps.push(gap);
   }
   return {
     code,
@@ -141,4 +144,23 @@ function inspectSeries(
     lastMs: starts.at(-1)!,
     gaps,
   };
+}
+
+/**
+ * The gap between two consecutive bar starts `a < b` of a series that neither the market calendar
+ * (under every labelling) nor a halt in `halts` (the dataset's suspension records) explains, if any:
+ * what {@link inspectDataset} reports, for readers that find consecutive starts another way.
+ */
+export function unexplainedGap(
+  code: string,
+  klineType: KlineType,
+  a: number,
+  b: number,
+  halts: readonly DatasetHalt[],
+  calendar: TradingCalendar = calendarOf(code),
+): SeriesGap | undefined {
+  if (!barsMissingBetween(a, b, klineType, calendar)) return undefined;
+  if (haltExplainsGap(halts, code, klineType, a, b)) return undefined;
+  const expected = expectedBarsBetween(code, klineType, a, b);
+  return { fromMs: expected.firstMs ?? a, toMs: b, bars: Math.max(1, expected.count) };
 }

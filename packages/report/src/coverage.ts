@@ -33,6 +33,22 @@ export interface Coverage {
 const DAY_MS = 86_400_000;
 
 /**
+ * The heatmap's time buckets from `fromMs` to `toMs`: at most `maxBuckets`, each a whole number of
+ * the shortest kline type's bar period (one bar per cell when that fits). Bucket `i` is
+ * `[fromMs + i * bucketMs, fromMs + (i + 1) * bucketMs)`.
+ */
+export function coverageGrid(
+  series: readonly { readonly klineType: KlineType }[],
+  fromMs: number,
+  toMs: number,
+  maxBuckets = 720,
+): { bucketMs: number; buckets: number } {
+  const shortest = Math.min(...series.map((s) => KLINE_PERIOD_MS[s.klineType] ?? DAY_MS), DAY_MS);
+  const bucketMs = Math.max(shortest, Math.ceil((toMs - fromMs) / maxBuckets / shortest) * shortest);
+  return { bucketMs, buckets: Math.max(1, Math.ceil((toMs - fromMs) / bucketMs)) };
+}
+
+/**
  * The coverage heatmap of a dataset: time from `fromMs` to `toMs` cut into at most `maxBuckets`
  * buckets (one bar period of the shortest kline type when that fits, so a cell is a bar), each
  * row's cells marked from the bar starts held, the gaps `inspect` found and the code's halts
@@ -48,9 +64,7 @@ export function coverageOf(
   toMs: number,
   maxBuckets = 720,
 ): Coverage {
-  const shortest = Math.min(...series.map((s) => KLINE_PERIOD_MS[s.klineType] ?? DAY_MS), DAY_MS);
-  const bucketMs = Math.max(shortest, Math.ceil((toMs - fromMs) / maxBuckets / shortest) * shortest);
-  const buckets = Math.max(1, Math.ceil((toMs - fromMs) / bucketMs));
+  const { bucketMs, buckets } = coverageGrid(series, fromMs, toMs, maxBuckets);
   const bucketOf = (ms: number) => Math.floor((ms - fromMs) / bucketMs);
   const rows = series.map((s) => {
     const cells: string[] = new Array<string>(buckets).fill(CELL.outside);

@@ -5,8 +5,13 @@ import {
   readKlineBars,
   readSeriesStarts,
   type DatasetBar,
+  type DatasetHalt,
+  type SeriesInspection,
 } from '@quoteflow/pipelines';
-import { coverageOf, type Coverage } from './coverage.js';
+import { listDataFiles } from '@quoteflow/sinks';
+import { coverageGrid, coverageOf, type Coverage } from './coverage.js';
+import { KlineScan } from './duckdb-scan.js';
+import { candleLengthOf, candlesOf, periodOf, type Candle, type CandleList } from './candles.js';
 import { readQuotaData, type QuotaData } from './quota-data.js';
 
 /** What {@link collectReportData} reads. */
@@ -25,6 +30,12 @@ export interface ReportOptions {
   readonly maxBuckets?: number;
   /** "Now" for freshness. @defaultValue the system clock */
   readonly clock?: Clock;
+  /**
+   * How the rows are read: `'duckdb'` aggregates Parquet files in place (memory stays flat at 10,000
+   * series × a month of 1-minute bars); `'js'` reads them row by row (every format); `'auto'` takes
+   * DuckDB when every kline file is Parquet. @defaultValue 'auto'
+   */
+  readonly engine?: 'auto' | 'duckdb' | 'js';
 }
 
 /** One line of the summary table. */
@@ -51,7 +62,7 @@ export interface SeriesCandles {
   readonly klineType: KlineType;
   /** Length of one candle (ms): the bar period, or a multiple of it for long series. */
   readonly candleMs: number;
-  readonly candles: readonly (readonly [number, number, number, number, number, number])[];
+  readonly candles: readonly Candle[];
   /** Gaps to mark on the chart, `[fromSeconds, toSeconds]`. */
   readonly gaps: readonly (readonly [number, number])[];
 }
@@ -76,41 +87,26 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
     ...(options.fromMs === undefined ? {} : { fromMs: options.fromMs }),
     ...(options.toMs === undefined ? {} : { toMs: options.toMs }),
   };
-  // Starts and read instants of every series (three columns, no row objects); whole rows only for
-  // the series whose candles the page carries: 10,000 series stay within memory. Without a time
-  // range, inspect's gaps come from the same starts (one pass over the files, not two).
-  const starts = await readSeriesStarts(dir, range);
-  const whole = options.fromMs === undefined && options.toMs === undefined;
-  const inspection = await inspectDataset(dir, whole ? { starts } : {});
-  const codes = options.codes === undefined ? undefined : new Set(options.codes);
-  const series = inspection.kline.series.filter((s) => codes === undefined || codes.has(s.code));
-  const startsOf = (s: { code: string; klineType: KlineType }) =>
-    starts.get(`${s.code}\u0000${s.klineType}`)?.starts ?? [];
-  const candleSeries = series.slice(0, options.maxCandleSeries ?? 50);
-  const bySeries = new Map<string, DatasetBar[]>();
-  if (candleSeries.length > 0) {
-    const candleKeys = new Set(candleSeries.map((s) => `${s.code}\u0000${s.klineType}`));
-    const bars = await readKlineBars(dir, { ...range, codes: [...new Set(candleSeries.map((s) => s.code))] });
-    for (const bar of bars) {
-      const key = `${bar.code}\u0000${bar.klineType}`;
-      if (!candleKeys.has(key)) continue;
-      let list = bySeries.get(key);
-      if (list === undefined) bySeries.set(key, (list = []));
-      list.push(bar);
-    }
-  }
-  const barsOf = (s: { code: string; klineType: KlineType }) =>
-    bySeries.get(`${s.code}\u0000${s.klineType}`) ?? [];
   const halts = await readHalts(dir);
-  const haltsOf = (s: { code: string; firstMs: number; lastMs: number }) =>
-    halts.filter((h) => h.code === s.code && h.fromMs <= s.lastMs && (h.toMs ?? Infinity) > s.firstMs);
-  const fromMs = options.fromMs ?? Math.min(...series.map((s) => s.firstMs), now);
-  const toMs =
-    options.toMs ??
-    Math.max(...series.map((s) => s.lastMs + (KLINE_PERIOD_MS[s.klineType] ?? 86_400_000)), fromMs + 1);
-  const summary = series.map((s): SeriesSummary => {
-    const lastReadMs = starts.get(`${s.code}\u0000${s.klineType}`)?.lastReadMs;
-    return {
+  const klineFiles = await listDataFiles(dir, 'kline');
+  const engine = options.engine ?? 'auto';
+  // DuckDB reads each path as a glob: one with glob characters in it goes row by row.
+  const useDuckDb =
+    klineFiles.length > 0 &&
+    (engine === 'duckdb' ||
+      (engine === 'auto' &&
+        klineFiles.every((f) => f.endsWith('.parquet')) &&
+        !/[*?[\]{}]/.test(dir + klineFiles.join(''))));
+  const source = useDuckDb
+    ? await duckDbSource(dir, klineFiles, range, halts, now, options.maxBuckets)
+    : await rowSource(dir, range, now);
+  try {
+    const { series, fromMs, toMs } = source;
+    const haltsOf = (s: { code: string; firstMs: number; lastMs: number }) =>
+      halts.filter((h) => h.code === s.code && h.fromMs <= s.lastMs && (h.toMs ?? Infinity) > s.firstMs);
+    const candleSeries = series.slice(0, options.maxCandleSeries ?? 50);
+    const candlesBySeries = await source.candles(candleSeries, options.maxCandles ?? 2_000);
+    const summary = series.map((s): SeriesSummary => ({
       code: s.code,
       klineType: s.klineType,
       rows: s.rows,
@@ -119,60 +115,153 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
       gaps: s.gaps.length,
       missingBars: s.gaps.reduce((n, g) => n + g.bars, 0),
       halts: haltsOf(s).length,
-      lastReadMs,
-      freshnessMs: lastReadMs === undefined ? undefined : now - lastReadMs,
-    };
-  });
-  const maxCandles = options.maxCandles ?? 2_000;
-  const candles = candleSeries.map((s) => {
-    const list = barsOf(s);
-    const period = KLINE_PERIOD_MS[s.klineType] ?? 86_400_000;
-    const span = list.length === 0 ? 0 : list.at(-1)!.tsMs - list[0]!.tsMs + period;
-    // Daily and longer bars stay one candle each (their lengths differ); intraday ones coarsen.
-    const candleMs =
-      KLINE_PERIOD_MS[s.klineType] === undefined || list.length <= maxCandles
-        ? period
-        : Math.ceil(span / maxCandles / period) * period;
+      lastReadMs: s.lastReadMs,
+      freshnessMs: s.lastReadMs === undefined ? undefined : now - s.lastReadMs,
+    }));
+    const candles = candleSeries.map((s) => {
+      const { candleMs, candles: list } = candlesBySeries.get(`${s.code}\u0000${s.klineType}`) ?? {
+        candleMs: periodOf(s.klineType),
+        candles: [],
+      };
+      return {
+        code: s.code,
+        klineType: s.klineType,
+        candleMs,
+        candles: list,
+        gaps: s.gaps.map((g) => [Math.floor(g.fromMs / 1000), Math.floor(g.toMs / 1000)] as const),
+      };
+    });
     return {
-      code: s.code,
-      klineType: s.klineType,
-      candleMs,
-      candles: candlesOf(list, candleMs, candleMs === period),
-      gaps: s.gaps.map((g) => [Math.floor(g.fromMs / 1000), Math.floor(g.toMs / 1000)] as const),
+      dir,
+      generatedAtMs: now,
+      files: {
+        kline: klineFiles.length,
+        depth: (await listDataFiles(dir, 'depth')).length,
+        suspension: (await listDataFiles(dir, 'suspension')).length,
+      },
+      summary,
+      coverage: coverageOf(series, source.heldStartsOf, haltsOf, fromMs, toMs, options.maxBuckets ?? 720),
+      candles,
+      quota: await readQuotaData(dir),
     };
-  });
-  return {
-    dir,
-    generatedAtMs: now,
-    files: {
-      kline: inspection.kline.files,
-      depth: inspection.depth.files,
-      suspension: inspection.suspension.files,
-    },
-    summary,
-    coverage: coverageOf(series, startsOf, haltsOf, fromMs, toMs, options.maxBuckets ?? 720),
-    candles,
-    quota: await readQuotaData(dir),
-  };
+  } finally {
+    source.close();
+  }
 }
 
-/** One candle per bar, or bars folded into `candleMs` buckets (first open, extremes, last close, summed volume). */
-function candlesOf(
-  bars: readonly DatasetBar[],
-  candleMs: number,
-  onePerBar: boolean,
-): [number, number, number, number, number, number][] {
-  const out: [number, number, number, number, number, number][] = [];
-  for (const b of bars) {
-    const start = onePerBar ? b.tsMs : Math.floor(b.tsMs / candleMs) * candleMs;
-    const t = Math.floor(start / 1000);
-    const last = out.at(-1);
-    if (last !== undefined && last[0] === t) {
-      last[2] = Math.max(last[2], b.high);
-      last[3] = Math.min(last[3], b.low);
-      last[4] = b.close;
-      last[5] += b.volume ?? 0;
-    } else out.push([t, b.open, b.high, b.low, b.close, b.volume ?? 0]);
+/** Where the report's rows come from: what every series holds, and whole rows for the candles. */
+interface SeriesSource {
+  readonly series: readonly (SeriesInspection & { readonly lastReadMs: number | undefined })[];
+  readonly fromMs: number;
+  readonly toMs: number;
+  /** Bar starts of a series, at least one in every heatmap bucket it holds bars in. */
+  readonly heldStartsOf: (s: { code: string; klineType: KlineType }) => readonly number[];
+  /** Candles of these series (keyed `code\u0000klineType`), at most about `maxCandles` each. */
+  candles(series: readonly CandleSeries[], maxCandles: number): Promise<Map<string, CandleList>>;
+  close(): void;
+}
+
+type Range = Pick<ReportOptions, 'codes' | 'fromMs' | 'toMs'>;
+type SeriesKey = { readonly code: string; readonly klineType: KlineType };
+type CandleSeries = SeriesKey & { readonly rows: number; readonly firstMs: number; readonly lastMs: number };
+
+/** The heatmap's time span: the options', else from the first bar to the end of the last. */
+function spanOf(
+  series: readonly { klineType: KlineType; firstMs: number; lastMs: number }[],
+  range: Range,
+  now: number,
+): { fromMs: number; toMs: number } {
+  const fromMs = range.fromMs ?? Math.min(...series.map((s) => s.firstMs), now);
+  const toMs =
+    range.toMs ??
+    Math.max(...series.map((s) => s.lastMs + (KLINE_PERIOD_MS[s.klineType] ?? 86_400_000)), fromMs + 1);
+  return { fromMs, toMs };
+}
+
+/**
+ * Parquet datasets: DuckDB aggregates the files in place (see {@link KlineScan}), so 10,000 series
+ * × a month of 1-minute bars never pass through JavaScript row by row. Series and gaps are those
+ * of the range.
+ */
+async function duckDbSource(
+  dir: string,
+  files: readonly string[],
+  range: Range,
+  halts: readonly DatasetHalt[],
+  now: number,
+  maxBuckets: number | undefined,
+): Promise<SeriesSource> {
+  const scan = await KlineScan.open(dir, files, range);
+  try {
+    const span = await scan.totals();
+    const { fromMs, toMs } = spanOf(span, range, now);
+    const { bucketMs } = coverageGrid(span, fromMs, toMs, maxBuckets);
+    const series = await scan.series(fromMs, bucketMs, halts);
+    const byKey = new Map(series.map((s) => [`${s.code}\u0000${s.klineType}`, s]));
+    return {
+      series,
+      fromMs,
+      toMs,
+      // One start per bucket held: all the heatmap needs to mark it.
+      heldStartsOf: (s) =>
+        (byKey.get(`${s.code}\u0000${s.klineType}`)?.heldBuckets ?? []).flatMap(([first, last]) =>
+          Array.from({ length: last - first + 1 }, (_, i) => fromMs + (first + i) * bucketMs),
+        ),
+      candles: (wanted, maxCandles) => scan.candles(wanted, maxCandles),
+      close: () => scan.close(),
+    };
+  } catch (error) {
+    scan.close();
+    throw error;
   }
-  return out;
+}
+
+/**
+ * Arrow IPC and NDJSON datasets (and `engine: 'js'`): starts and read instants of every series
+ * (three columns, no row objects), whole rows only for the candle series. Without a time range,
+ * inspect's gaps come from the same starts (one pass over the files, not two).
+ */
+async function rowSource(dir: string, range: Range, now: number): Promise<SeriesSource> {
+  const starts = await readSeriesStarts(dir, range);
+  const whole = range.fromMs === undefined && range.toMs === undefined;
+  const inspection = await inspectDataset(dir, whole ? { starts } : {});
+  const wanted = range.codes === undefined ? undefined : new Set(range.codes);
+  const keyOf = (s: { code: string; klineType: KlineType }) => `${s.code}\u0000${s.klineType}`;
+  const series = inspection.kline.series
+    .filter((s) => wanted === undefined || wanted.has(s.code))
+    .map((s) => ({ ...s, lastReadMs: starts.get(keyOf(s))?.lastReadMs }));
+  return {
+    series,
+    ...spanOf(series, range, now),
+    heldStartsOf: (s) => starts.get(keyOf(s))?.starts ?? [],
+    candles: async (chosen, maxCandles) => {
+      const out = new Map<string, CandleList>();
+      if (chosen.length === 0) return out;
+      const keys = new Set(chosen.map(keyOf));
+      const bars = await readKlineBars(dir, { ...range, codes: [...new Set(chosen.map((s) => s.code))] });
+      const bySeries = new Map<string, DatasetBar[]>();
+      for (const bar of bars) {
+        const key = keyOf(bar);
+        if (!keys.has(key)) continue;
+        let list = bySeries.get(key);
+        if (list === undefined) bySeries.set(key, (list = []));
+        list.push(bar);
+      }
+      for (const [key, list] of bySeries) {
+        const first = list[0]!;
+        const candleMs = candleLengthOf(
+          first.klineType,
+          list.length,
+          list.at(-1)!.tsMs - first.tsMs,
+          maxCandles,
+        );
+        out.set(key, {
+          candleMs,
+          candles: candlesOf(list, candleMs, candleMs === periodOf(first.klineType)),
+        });
+      }
+      return out;
+    },
+    close: () => undefined,
+  };
 }

@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ManualClock, type Bar, type KlineType } from '@quoteflow/core';
+import { DatasetWriter } from '@quoteflow/sinks';
+import { collectReportData, type ReportOptions } from './report-data.js';
+
+const START = Date.UTC(2026, 9, 5, 13); // a Monday, 13:00 UTC: inside New York's session soon after
+const STEP: Record<number, number> = {
+  1: 60_000,
+  2: 300_000,
+  5: 3_600_000,
+  8: 86_400_000,
+  9: 7 * 86_400_000,
+};
+const CODES = ['BTCUSDT', 'AAPL.US', 'EURUSD', '700.HK'];
+
+interface SeriesSpec {
+  readonly code: string;
+  readonly klineType: KlineType;
+  /** Bar indexes held (k × the type's step after START), before duplicates and misalignments. */
+  readonly held: readonly number[];
+  readonly duplicates: readonly number[];
+  /** Indexes whose bar starts 30 s late (a writer that went wrong): a pair the contiguity check must not trust. */
+  readonly shifted: readonly number[];
+}
+
+const seriesSpec = fc.record({
+  code: fc.constantFrom(...CODES),
+  klineType: fc.constantFrom<KlineType>(1, 2, 5, 8, 9),
+  held: fc.uniqueArray(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 300 }),
+  duplicates: fc.array(fc.nat(400), { maxLength: 3 }),
+  shifted: fc.array(fc.nat(400), { maxLength: 2 }),
+});
+
+async function writeDataset(dir: string, specs: readonly SeriesSpec[]): Promise<void> {
+  const writer = new DatasetWriter({ dir, format: 'parquet' });
+  const seen = new Set<string>();
+  for (const s of specs) {
+    if (seen.has(`${s.code}:${s.klineType}`)) continue;
+    seen.add(`${s.code}:${s.klineType}`);
+    const held = new Set(s.held);
+    for (const k of [...held, ...s.duplicates.filter((d) => held.has(d))]) {
+      const tsMs = START + k * STEP[s.klineType]! + (s.shifted.includes(k) ? 30_000 : 0);
+      const bar: Bar = {
+        type: 'bar',
+        code: s.code,
+        klineType: s.klineType,
+        tsMs,
+        open: 10 + (k % 7),
+        high: 20,
+        low: 5,
+        close: 11,
+        volume: k % 3 === 0 ? null : k,
+        turnover: 1,
+        readAtMs: tsMs + 1_000 * (k % 11),
+        receivedAtMs: tsMs + 1_000 * (k % 11) + 1,
+      };
+      writer.append(bar);
+    }
+  }
+  await writer.close();
+}
+
+describe('report on DuckDB', () => {
+  it('finds the same series, gaps, duplicates, heatmap and candles as the row-by-row reader', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(seriesSpec, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 3, max: 60 }),
+        async (specs, maxBuckets) => {
+          const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));
+          try {
+            await writeDataset(dir, specs);
+            const options: ReportOptions = { clock: new ManualClock(START + 500 * 86_400_000), maxBuckets };
+            const rows = await collectReportData(dir, { ...options, engine: 'js' });
+            const duck = await collectReportData(dir, { ...options, engine: 'duckdb' });
+            expect(duck.summary).toEqual(rows.summary);
+            expect(duck.coverage).toEqual(rows.coverage);
+            expect(duck.candles).toEqual(rows.candles);
+            expect(duck.files).toEqual(rows.files);
+          } finally {
+            await rm(dir, { recursive: true, force: true });
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 120_000);
+
+  it.each([3, 300])('sees a duplicate that hides a missing bar in a bucket of %i bars', async (bars) => {
+    const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));
+    try {
+      // Bars 0..bars-1 but bar 1, with bar 2 twice: as many rows as bars, one bucket.
+      const held = Array.from({ length: bars }, (_, k) => k).filter((k) => k !== 1);
+      await writeDataset(dir, [{ code: 'BTCUSDT', klineType: 1, held, duplicates: [2], shifted: [] }]);
+      const data = await collectReportData(dir, { engine: 'duckdb', maxBuckets: 1 });
+      expect(data.coverage.buckets).toBe(1);
+      expect(data.summary).toEqual([expect.objectContaining({ rows: bars, gaps: 1, missingBars: 1 })]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads only the codes and the time range asked for', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));
+    try {
+      const all = Array.from({ length: 120 }, (_, k) => k).filter((k) => k !== 30 && k !== 90);
+      await writeDataset(dir, [
+        { code: 'BTCUSDT', klineType: 1, held: all, duplicates: [], shifted: [] },
+        { code: 'ETHUSDT', klineType: 1, held: all, duplicates: [], shifted: [] },
+      ]);
+      const data = await collectReportData(dir, {
+        engine: 'duckdb',
+        codes: ['BTCUSDT'],
+        fromMs: START + 60 * 60_000,
+        toMs: START + 100 * 60_000,
+        clock: new ManualClock(START + 200 * 60_000),
+      });
+      expect(data.summary).toEqual([
+        expect.objectContaining({
+          code: 'BTCUSDT',
+          rows: 39,
+          firstMs: START + 60 * 60_000,
+          lastMs: START + 99 * 60_000,
+          gaps: 1,
+          missingBars: 1,
+        }),
+      ]);
+      expect(data.coverage.rows.map((r) => r.cells)).toEqual([`${'h'.repeat(30)}m${'h'.repeat(9)}`]);
+      expect(data.candles[0]!.candles).toHaveLength(39);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
