@@ -21,7 +21,7 @@ import { isAbort, isFatal } from './internal/error-kinds.js';
 import { KlineDelivery } from './internal/kline-delivery.js';
 import { Checkpoints } from './internal/checkpoints.js';
 import { KlineSeriesState } from './internal/kline-series-state.js';
-import { addSeries, checkUniverse } from './internal/kline-universe.js';
+import { checkUniverse, missingSeries } from './internal/kline-universe.js';
 import { pollLiveKlines } from './internal/live-kline-poll.js';
 import { LivePollPlanner } from './internal/live-poll-planner.js';
 import { readHalts } from './read-halts.js';
@@ -333,15 +333,16 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       });
     };
     addToRun = async (more) => {
-      const fresh = addSeries(series, more, klineTypes);
-      if (fresh.length === 0 || signal.aborted) return;
-      universe.push(...new Set(fresh.map((s) => s.code)));
-      refreshPeriodMs = refreshPeriodFor();
-      // What the previous holder of these series wrote is in the dataset: read it first. A series
-      // this sync held before starts again in the merger from there (its old state was dropped).
+      if (missingSeries(series, more, klineTypes).length === 0 || signal.aborted) return;
+      // What the previous holder of these series wrote is in the dataset: read it first. They join
+      // the run (the live poll, the merger's outputs) only once the merger starts them from there:
+      // a live answer before that would close a bar the dataset may already hold.
       await checkpoints.now();
       await sinks.readNewFiles();
+      const fresh = missingSeries(series, more, klineTypes);
+      if (fresh.length === 0 || signal.aborted) return;
       for (const s of fresh) {
+        series.set(seriesKey(s.code, s.klineType), s);
         const ts = state.lastClosed(s.code, s.klineType);
         push({
           type: 'series-reset',
@@ -350,6 +351,8 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
           ...(ts === undefined ? {} : { lastClosedMs: ts }),
         });
       }
+      universe.push(...new Set(fresh.map((s) => s.code).filter((code) => !universe.includes(code))));
+      refreshPeriodMs = refreshPeriodFor();
       emitEvent({ type: 'backfill-start', series: fresh.length });
       await runLimited(fresh, backfillConcurrency, backfillSeries, signal);
       if (live$ !== undefined && !signal.aborted) startLive();

@@ -104,6 +104,26 @@ describe('report on DuckDB', () => {
     }
   });
 
+  it('agrees with the row-by-row reader over most of a year of 1-minute bars (large offsets)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));
+    try {
+      // Sparse bars over 400,000 minutes, then 200 in a row in one heatmap bucket, one of them twice.
+      const held = [
+        ...Array.from({ length: 300 }, (_, k) => k * 1_331),
+        ...Array.from({ length: 200 }, (_, k) => 400_000 + k),
+      ];
+      await writeDataset(dir, [{ code: 'BTCUSDT', klineType: 1, held, duplicates: [400_100], shifted: [] }]);
+      const options: ReportOptions = { clock: new ManualClock(START + 500 * 86_400_000) };
+      const rows = await collectReportData(dir, { ...options, engine: 'js' });
+      const duck = await collectReportData(dir, { ...options, engine: 'duckdb' });
+      expect(duck.summary).toEqual(rows.summary);
+      expect(duck.coverage).toEqual(rows.coverage);
+      expect(duck.candles).toEqual(rows.candles);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads only the codes and the time range asked for', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));
     try {

@@ -44,7 +44,7 @@ export interface KlineScanRange {
  * phases (start mod period) and the first three power sums of the starts counted in periods. A
  * bucket of n starts of one phase that span exactly n periods and have the power sums of n
  * consecutive periods holds one bar per period, nothing missing and nothing twice (a duplicate and
- * a missing bar that balance each other in all three sums take three of each in one bucket). So
+ * a missing bar that balance each other in all three sums take four of each in one bucket). So
  * only two kinds of consecutive starts can be more or less than one period apart: the last of a
  * bucket and the first of the next (from the aggregates), and those inside the other buckets (a
  * window over their rows alone). Only those pairs reach JavaScript. Daily and longer bars have no
@@ -127,8 +127,9 @@ export class KlineScan {
   async series(fromMs: number, bucketMs: number, halts: readonly DatasetHalt[]): Promise<ScannedSeries[]> {
     const bucket = (t: string) => `(${t} - ${Math.trunc(fromMs)}) // ${Math.trunc(bucketMs)}`;
     // One pass over the rows: per series and bucket the count, first and last start, the phases
-    // (start mod period) and the first three power sums of y, the start in periods after fromMs.
-    const y = `((t - ${Math.trunc(fromMs)}) // p)`;
+    // (start mod period) and the first three power sums of y, the start in periods after the
+    // bucket's own start (so y < bucketMs / p: the sums stay far inside 64 bits).
+    const y = `(((t - ${Math.trunc(fromMs)}) % ${Math.trunc(bucketMs)}) // p)`;
     await this.connection.run(
       `CREATE OR REPLACE TEMP TABLE b AS
        SELECT code, kt, any_value(p) AS p, ${bucket('t')} AS i, count(*) AS n, min(t) AS lo, max(t) AS hi,
@@ -137,11 +138,11 @@ export class KlineScan {
        FROM k GROUP BY code, kt, i`,
     );
     // A bucket is one bar per period when its n starts share a phase, span n periods and have the
-    // power sums of y0, y0 + 1, …, y0 + n − 1 (a duplicate and a missing bar that balance each
-    // other in all three sums take three of each in one bucket).
-    const y0 = `((lo - ${Math.trunc(fromMs)}) // p)`;
-    const m1 = 'n * (n - 1) // 2';
-    const m2 = '(n - 1) * n * (2 * n - 1) // 6';
+    // power sums of y0, y0 + 1, …, y0 + n − 1 (duplicates and missing bars that balance each
+    // other in all three sums take four of each in one bucket).
+    const y0 = `(((lo - ${Math.trunc(fromMs)}) % ${Math.trunc(bucketMs)}) // p)::HUGEINT`;
+    const m1 = 'n::HUGEINT * (n - 1) // 2';
+    const m2 = '(n::HUGEINT - 1) * n * (2 * n - 1) // 6';
     await this.connection.run(
       `CREATE OR REPLACE TEMP TABLE w AS SELECT code, kt, i FROM b
        WHERE n > 1 AND NOT (p IS NOT NULL AND ph0 = ph1 AND n = (hi - lo) // p + 1

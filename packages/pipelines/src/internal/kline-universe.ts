@@ -23,20 +23,15 @@ export function checkUniverse(codes: readonly string[], klineTypes: readonly Kli
   }
 }
 
-/** Adds the series of `codes` × `klineTypes` missing from `series`; returns the new ones. */
-export function addSeries(
-  series: Map<string, KlineSeriesState>,
+/** The series of `codes` × `klineTypes` missing from `series`, new (not added to it). */
+export function missingSeries(
+  series: ReadonlyMap<string, KlineSeriesState>,
   codes: readonly string[],
   klineTypes: readonly KlineType[],
 ): KlineSeriesState[] {
   const fresh: KlineSeriesState[] = [];
-  for (const code of codes)
-    for (const klineType of klineTypes) {
-      const key = seriesKey(code, klineType);
-      if (series.has(key)) continue;
-      const s = new KlineSeriesState(code, klineType);
-      series.set(key, s);
-      fresh.push(s);
-    }
+  for (const code of new Set(codes))
+    for (const klineType of klineTypes)
+      if (!series.has(seriesKey(code, klineType))) fresh.push(new KlineSeriesState(code, klineType));
   return fresh;
 }
