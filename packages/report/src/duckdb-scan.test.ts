@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, type Bar, type KlineType } from '@quoteflow/core';
-import { DatasetWriter } from '@quoteflow/sinks';
+import { DatasetWriter, listDataFiles } from '@quoteflow/sinks';
+import { KlineScan } from './duckdb-scan.js';
 import { collectReportData, type ReportOptions } from './report-data.js';
 
 const START = Date.UTC(2026, 9, 5, 13); // a Monday, 13:00 UTC: inside New York's session soon after
@@ -35,8 +36,16 @@ const seriesSpec = fc.record({
   shifted: fc.array(fc.nat(400), { maxLength: 2 }),
 });
 
-async function writeDataset(dir: string, specs: readonly SeriesSpec[]): Promise<void> {
-  const writer = new DatasetWriter({ dir, format: 'parquet' });
+async function writeDataset(
+  dir: string,
+  specs: readonly SeriesSpec[],
+  maxRowsPerFile?: number,
+): Promise<void> {
+  const writer = new DatasetWriter({
+    dir,
+    format: 'parquet',
+    ...(maxRowsPerFile === undefined ? {} : { maxRowsPerFile }),
+  });
   const seen = new Set<string>();
   for (const s of specs) {
     if (seen.has(`${s.code}:${s.klineType}`)) continue;
@@ -123,6 +132,55 @@ describe('report on DuckDB', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('marks the buckets of bars longer than a heatmap bucket, and of a series split by holes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));
+    try {
+      // 1-minute bars set the buckets (about 4 minutes wide); hourly bars fall in every 15th bucket,
+      // with two holes, one of them 2 hours long, and a duplicate.
+      const hours = Array.from({ length: 30 }, (_, k) => k).filter((k) => k !== 7 && k !== 20 && k !== 21);
+      await writeDataset(dir, [
+        { code: 'BTCUSDT', klineType: 1, held: [0, 1, 2, 5, 6], duplicates: [], shifted: [] },
+        { code: 'BTCUSDT', klineType: 5, held: hours, duplicates: [3], shifted: [] },
+      ]);
+      const options: ReportOptions = { clock: new ManualClock(START + 500 * 86_400_000) };
+      const rows = await collectReportData(dir, { ...options, engine: 'js' });
+      const duck = await collectReportData(dir, { ...options, engine: 'duckdb' });
+      expect(duck.coverage.bucketMs).toBeLessThan(STEP[5]!);
+      expect(duck.coverage).toEqual(rows.coverage);
+      expect(duck.summary).toEqual(rows.summary);
+      const hourly = duck.coverage.rows.find((r) => r.klineType === 5)!;
+      expect([...hourly.cells.matchAll(/h/g)]).toHaveLength(hours.length);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('finds the same in batches of one file as in one batch', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(seriesSpec, { minLength: 1, maxLength: 3 }), async (specs) => {
+        const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));
+        try {
+          await writeDataset(dir, specs, 7);
+          const files = await listDataFiles(dir, 'kline');
+          const scanIn = async (batchRows: number) => {
+            const scan = await KlineScan.open(dir, files, {}, batchRows);
+            try {
+              const [first, last] = [START, START + 401 * STEP[9]!];
+              return await scan.series(first, (last - first) / 50, 50, []);
+            } finally {
+              scan.close();
+            }
+          };
+          fc.pre(files.length > 1);
+          expect(await scanIn(1)).toEqual(await scanIn(1e9));
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      }),
+      { numRuns: 10 },
+    );
+  }, 120_000);
 
   it('reads only the codes and the time range asked for', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));

@@ -17,16 +17,6 @@ export interface ScannedSeries extends SeriesInspection {
   readonly heldBuckets: readonly (readonly [number, number])[];
 }
 
-/** What a series holds in the range, before its gaps are known. */
-export interface SeriesTotals {
-  readonly code: string;
-  readonly klineType: KlineType;
-  readonly rows: number;
-  readonly firstMs: number;
-  readonly lastMs: number;
-  readonly lastReadMs: number | undefined;
-}
-
 /** Which rows a scan reads. */
 export interface KlineScanRange {
   readonly codes?: readonly string[];
@@ -40,29 +30,38 @@ export interface KlineScanRange {
  * that can hold a gap or a duplicate reach JavaScript, where the calendar (core's, the same
  * `unexplainedGap` that `inspect` uses) decides.
  *
- * How: per series and heatmap bucket, DuckDB takes the row count, the first and last start, the
- * phases (start mod period) and the first three power sums of the starts counted in periods. A
- * bucket of n starts of one phase that span exactly n periods and have the power sums of n
- * consecutive periods holds one bar per period, nothing missing and nothing twice (a duplicate and
- * a missing bar that balance each other in all three sums take four of each in one bucket). So
- * only two kinds of consecutive starts can be more or less than one period apart: the last of a
- * bucket and the first of the next (from the aggregates), and those inside the other buckets (a
- * window over their rows alone). Only those pairs reach JavaScript. Daily and longer bars have no
- * fixed period: every bucket holding two or more is read (they are few).
+ * How: per series and slice of time (about 1/120 of the span), DuckDB takes the row count, the
+ * first and last start, the phases (start mod period) and the first three power sums of the
+ * starts counted in periods, batch of files by batch of files (a group-by pays for its groups,
+ * and files written over one span of time hold few), then merges the batches. A slice of n starts
+ * of one phase that span exactly n periods and have the power sums of n consecutive periods holds
+ * one bar per period, nothing missing and nothing twice (a duplicate and a missing bar that
+ * balance each other in all three sums take four of each in one slice); one that spans n + k
+ * periods and lacks exactly the sums of k consecutive periods holds one hole, found without its
+ * rows. So consecutive starts more or less than one period apart are found three ways: the last
+ * of a slice and the first of the next (from the aggregates), a slice's single hole (from its
+ * sums), and a window over the rows of the few other slices. Only those pairs reach JavaScript;
+ * between them a series holds a bar every period, which is all the heatmap needs. Daily and
+ * longer bars have no fixed period: every slice holding two or more is read (they are few).
  */
 export class KlineScan {
-  private seriesTotals: SeriesTotals[] | undefined;
-
   private constructor(
     private readonly connection: DuckDBConnection,
+    /** The files as SQL lists of about {@link BATCH_ROWS} rows each, in the order given. */
+    private readonly batches: readonly string[],
     private readonly close$: () => void,
   ) {}
 
   /**
    * Opens a scan over the kline files `files` (relative to `dir`; `.parquet` only) restricted to
-   * `range`.
+   * `range`, aggregated in batches of files of about `batchRows` rows.
    */
-  static async open(dir: string, files: readonly string[], range: KlineScanRange = {}): Promise<KlineScan> {
+  static async open(
+    dir: string,
+    files: readonly string[],
+    range: KlineScanRange = {},
+    batchRows = BATCH_ROWS,
+  ): Promise<KlineScan> {
     const instance = await DuckDBInstance.create(':memory:');
     const connection = await instance.connect();
     const list = files.map((f) => sqlString(join(dir, f))).join(', ');
@@ -73,107 +72,166 @@ export class KlineScan {
       range.toMs === undefined ? undefined : `epoch_ms(ts) < ${Math.trunc(range.toMs)}`,
     ].filter((w) => w !== undefined);
     await connection.run(
-      `CREATE TEMP VIEW k AS SELECT code, kline_type::INTEGER AS kt, epoch_ms(ts) AS t, epoch_ms(read_at) AS r,
+      `CREATE TEMP MACRO rows_of(files) AS TABLE
+       SELECT code, kline_type::INTEGER AS kt, epoch_ms(ts) AS t, epoch_ms(read_at) AS r,
          ${periodSql('kline_type::INTEGER')} AS p, open, high, low, close, volume, turnover
-       FROM read_parquet([${list}], hive_partitioning = true, union_by_name = true)
+       FROM read_parquet(files, hive_partitioning = true, union_by_name = true)
        ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}`,
     );
-    return new KlineScan(connection, () => {
-      connection.closeSync();
-      instance.closeSync();
-    });
+    await connection.run(`CREATE TEMP VIEW k AS SELECT * FROM rows_of([${list}])`);
+    // Σ_{j<k} (a + j)^e for e = 1, 2, 3: the power sums of k consecutive periods from a.
+    await connection.run(`CREATE TEMP MACRO ps1(a, k) AS k * a + k * (k - 1) // 2`);
+    await connection.run(
+      `CREATE TEMP MACRO ps2(a, k) AS k * a * a + a * k * (k - 1) + (k - 1) * k * (2 * k - 1) // 6`,
+    );
+    await connection.run(
+      `CREATE TEMP MACRO ps3(a, k) AS k * a * a * a + 3 * a * a * (k * (k - 1) // 2)
+         + 3 * a * ((k - 1) * k * (2 * k - 1) // 6) + (k * (k - 1) // 2) * (k * (k - 1) // 2)`,
+    );
+    const sizes = await connection.runAndReadAll(
+      `SELECT file_name, num_rows::DOUBLE FROM parquet_file_metadata([${list}])`,
+    );
+    const [names, counts] = columnsOf(sizes) as [string[], number[]];
+    const rowsOf = new Map(names.map((name, i) => [name, counts[i]!]));
+    const batches: string[][] = [];
+    let rows = Infinity;
+    for (const file of files.map((f) => join(dir, f))) {
+      if (rows >= batchRows) {
+        batches.push([]);
+        rows = 0;
+      }
+      batches[batches.length - 1]!.push(sqlString(file));
+      rows += rowsOf.get(file) ?? 0;
+    }
+    return new KlineScan(
+      connection,
+      batches.map((b) => `[${b.join(', ')}]`),
+      () => {
+        connection.closeSync();
+        instance.closeSync();
+      },
+    );
   }
 
   /**
-   * Rows, first and last start and newest read per series (a cheap pass: one group per series),
-   * kept for {@link KlineScan.series}; what sizes the heatmap.
+   * The first and last start per kline type (one cheap pass, a handful of groups): what sizes the
+   * heatmap before {@link KlineScan.series} aggregates by series and bucket.
    */
-  async totals(): Promise<SeriesTotals[]> {
-    await this.connection.run(
-      `CREATE OR REPLACE TEMP TABLE totals AS
-       SELECT code, kt, count(*)::DOUBLE AS n, min(t)::DOUBLE AS lo, max(t)::DOUBLE AS hi, max(r)::DOUBLE AS r
-       FROM k GROUP BY code, kt`,
+  async span(): Promise<{ klineType: KlineType; firstMs: number; lastMs: number }[]> {
+    const result = await this.connection.runAndReadAll(
+      `SELECT kt, min(t)::DOUBLE, max(t)::DOUBLE FROM k GROUP BY kt ORDER BY kt`,
     );
-    const result = await this.connection.runAndReadAll(`SELECT * FROM totals ORDER BY code, kt`);
-    const [codes, types, rows, firsts, lasts, reads] = columnsOf(result) as [
+    const [types, firsts, lasts] = columnsOf(result) as [number[], number[], number[]];
+    return types.flatMap((klineType, i) =>
+      isKlineType(klineType) ? [{ klineType, firstMs: firsts[i]!, lastMs: lasts[i]! }] : [],
+    );
+  }
+
+  /**
+   * Every series with its rows, first and last bar, newest read, gaps and duplicates (as `inspect`
+   * finds them) and the runs of heatmap buckets (`[fromMs + i * bucketMs, …)`, `0 <= i < buckets`)
+   * it holds bars in.
+   */
+  async series(
+    fromMs: number,
+    bucketMs: number,
+    buckets: number,
+    halts: readonly DatasetHalt[],
+  ): Promise<ScannedSeries[]> {
+    const from = Math.trunc(fromMs);
+    // Rows are aggregated in slices of about 1/120 of the span (never finer than the heatmap): the
+    // number of groups, not of rows, is what a group-by pays for (10,000 series × a month: 6-hour
+    // slices take 32 s where the heatmap's hours take 47 s), and a slice rarely holds two holes.
+    const width = Math.max(
+      Math.trunc(bucketMs),
+      Math.ceil((buckets * bucketMs) / SLICES / SHORTEST_PERIOD_MS) * SHORTEST_PERIOD_MS,
+    );
+    // The power sums of a slice's starts stay below 3 (width / p)^4: BIGINT while a slice holds
+    // fewer than 40,000 periods of the shortest fixed bar (28 days of 1-minute bars).
+    const number = width / SHORTEST_PERIOD_MS < 40_000 ? 'BIGINT' : 'HUGEINT';
+    const slice = (t: string) => `(${t} - ${from}) // ${width}`;
+    // One pass over the rows: per series and slice the count, first and last start, newest read,
+    // the phases (start mod period) and the first three power sums of y, the start in periods
+    // after the slice's own start (y < width / p). Then, per slice, y0 (the first start's y), the
+    // periods it spans, and whether it holds one bar per period: its n starts share a phase, span
+    // n periods and have the power sums of n consecutive periods (unless duplicates and missing
+    // bars that balance each other in all three sums hide in it: four of each).
+    // Batch by batch of files, then merged: a group-by pays for its groups, and a batch of files
+    // written over one span of time holds few (10,000 series × a month: 48 s in one group-by).
+    const partial = (files: string) =>
+      `SELECT code, kt, any_value(p) AS p, i, count(*) AS n, min(t) AS lo, max(t) AS hi, max(r) AS r,
+         min(t % p) AS ph0, max(t % p) AS ph1, sum(y) AS s1, sum(y * y) AS s2, sum(y * y * y) AS s3
+       FROM (SELECT code, kt, p, t, r, ${slice('t')} AS i, (((t - ${from}) % ${width}) // p)::${number} AS y
+             FROM rows_of(${files}))
+       GROUP BY code, kt, i`;
+    await this.connection.run(
+      `CREATE OR REPLACE TEMP TABLE a AS ${partial(this.batches[0] ?? '[]')} LIMIT 0`,
+    );
+    for (const files of this.batches) await this.connection.run(`INSERT INTO a ${partial(files)}`);
+    await this.connection.run(
+      `CREATE OR REPLACE TEMP TABLE b AS
+       SELECT *, one_phase AND n = span AND s1 = ps1(y0, span) AND s2 = ps2(y0, span) AND s3 = ps3(y0, span)
+         AS whole
+       FROM (SELECT *, (((lo - ${from}) % ${width}) // p)::${number} AS y0, ((hi - lo) // p + 1)::${number} AS span
+             FROM (SELECT code, kt, any_value(p) AS p, i, sum(n)::BIGINT AS n, min(lo) AS lo, max(hi) AS hi,
+                     max(r) AS r, min(ph0) = max(ph1) AS one_phase, sum(s1)::${number} AS s1,
+                     sum(s2)::${number} AS s2, sum(s3)::${number} AS s3
+                   FROM a GROUP BY code, kt, i))`,
+    );
+    const totals = await this.connection.runAndReadAll(
+      `SELECT code, kt, any_value(p)::DOUBLE, sum(n)::DOUBLE, min(lo)::DOUBLE, max(hi)::DOUBLE, max(r)::DOUBLE
+       FROM b GROUP BY code, kt ORDER BY code, kt`,
+    );
+    // A slice that is not whole holds one run of k missing bars and nothing else when its starts
+    // share a phase, span n + k periods, and what the full span's sums exceed theirs by are the
+    // sums of k consecutive periods strictly inside (its first and last start are held); certain
+    // as above. Nested CASEs, since DuckDB evaluates a branch only for the rows that reach it: the
+    // run's sums are taken only once it lies inside the slice, so they stay as small as the slice's.
+    await this.connection.run(
+      `CREATE OR REPLACE TEMP TABLE v AS
+       SELECT code, kt, i, p, lo, hi, k,
+         CASE WHEN k >= 1 AND (m1 - k * (k - 1) // 2) % k = 0 THEN
+           CASE WHEN r0 > y0 AND r0 + k < y0 + span THEN
+             CASE WHEN m2 = ps2(r0, k) AND m3 = ps3(r0, k) THEN r0 - y0 END
+           END
+         END AS gap_at
+       FROM (SELECT *, CASE WHEN k >= 1 THEN (m1 - k * (k - 1) // 2) // k END AS r0
+             FROM (SELECT *, span - n AS k, ps1(y0, span) - s1 AS m1, ps2(y0, span) - s2 AS m2,
+                     ps3(y0, span) - s3 AS m3
+                   FROM b WHERE n > 1 AND NOT coalesce(whole, false) AND p IS NOT NULL AND one_phase)
+             UNION ALL BY NAME
+             SELECT * FROM b WHERE n > 1 AND NOT coalesce(whole, false) AND (p IS NULL OR NOT one_phase))`,
+    );
+    // Consecutive starts not one period apart: across slices from the aggregates, inside a slice
+    // from its single missing run, else from its rows (read only for those slices and the span of
+    // time they cover, so a time-ordered dataset skips most of its row groups).
+    const [[scanFrom, scanTo] = []] = (
+      await this.connection.runAndReadAll(
+        `SELECT min(lo)::DOUBLE, max(hi)::DOUBLE FROM v WHERE gap_at IS NULL`,
+      )
+    ).getRowsJS() as (number | null)[][];
+    const inside =
+      scanFrom === null || scanFrom === undefined
+        ? ''
+        : `UNION ALL SELECT code, kt, p, lag(t) OVER (PARTITION BY code, kt, i ORDER BY t) AS a, t AS z
+           FROM (SELECT code, kt, p, ${slice('t')} AS i, t FROM k WHERE t >= ${scanFrom} AND t <= ${scanTo}) x
+           SEMI JOIN (SELECT * FROM v WHERE gap_at IS NULL) w ON x.code = w.code AND x.kt = w.kt AND x.i = w.i`;
+    const pairs = await this.connection.runAndReadAll(
+      `SELECT code, kt, a::DOUBLE, z::DOUBLE FROM (
+         SELECT code, kt, p, lag(hi) OVER (PARTITION BY code, kt ORDER BY i) AS a, lo AS z FROM b
+         UNION ALL SELECT code, kt, p, lo + (gap_at - 1) * p, lo + (gap_at + k) * p FROM v WHERE gap_at IS NOT NULL
+         ${inside})
+       WHERE a IS NOT NULL AND (p IS NULL OR z - a <> p)
+       ORDER BY code, kt, z, a`,
+    );
+    const [codes, types, periods, rows, firsts, lasts, reads] = columnsOf(totals) as [
       string[],
       number[],
+      (number | null)[],
       number[],
       number[],
       number[],
       (number | null)[],
-    ];
-    const out: SeriesTotals[] = [];
-    for (let i = 0; i < codes.length; i++) {
-      const klineType = types[i]!;
-      if (!isKlineType(klineType)) continue;
-      out.push({
-        code: codes[i]!,
-        klineType,
-        rows: rows[i]!,
-        firstMs: firsts[i]!,
-        lastMs: lasts[i]!,
-        lastReadMs: reads[i] ?? undefined,
-      });
-    }
-    this.seriesTotals = out;
-    return out;
-  }
-
-  /**
-   * Every series with its gaps and duplicates (as `inspect` finds them) and the runs of heatmap
-   * buckets (`[fromMs + i * bucketMs, …)`) it holds bars in.
-   */
-  async series(fromMs: number, bucketMs: number, halts: readonly DatasetHalt[]): Promise<ScannedSeries[]> {
-    const bucket = (t: string) => `(${t} - ${Math.trunc(fromMs)}) // ${Math.trunc(bucketMs)}`;
-    // One pass over the rows: per series and bucket the count, first and last start, the phases
-    // (start mod period) and the first three power sums of y, the start in periods after the
-    // bucket's own start (so y < bucketMs / p: the sums stay far inside 64 bits).
-    const y = `(((t - ${Math.trunc(fromMs)}) % ${Math.trunc(bucketMs)}) // p)`;
-    await this.connection.run(
-      `CREATE OR REPLACE TEMP TABLE b AS
-       SELECT code, kt, any_value(p) AS p, ${bucket('t')} AS i, count(*) AS n, min(t) AS lo, max(t) AS hi,
-         min(t % p) AS ph0, max(t % p) AS ph1, sum(${y}) AS s1, sum(${y} * ${y}) AS s2,
-         sum(${y} * ${y} * ${y}) AS s3
-       FROM k GROUP BY code, kt, i`,
-    );
-    // A bucket is one bar per period when its n starts share a phase, span n periods and have the
-    // power sums of y0, y0 + 1, …, y0 + n − 1 (duplicates and missing bars that balance each
-    // other in all three sums take four of each in one bucket).
-    const y0 = `(((lo - ${Math.trunc(fromMs)}) % ${Math.trunc(bucketMs)}) // p)::HUGEINT`;
-    const m1 = 'n::HUGEINT * (n - 1) // 2';
-    const m2 = '(n::HUGEINT - 1) * n * (2 * n - 1) // 6';
-    await this.connection.run(
-      `CREATE OR REPLACE TEMP TABLE w AS SELECT code, kt, i FROM b
-       WHERE n > 1 AND NOT (p IS NOT NULL AND ph0 = ph1 AND n = (hi - lo) // p + 1
-         AND s1 = n * ${y0} + ${m1}
-         AND s2 = n * ${y0} * ${y0} + 2 * ${y0} * ${m1} + ${m2}
-         AND s3 = n * ${y0} * ${y0} * ${y0} + 3 * ${y0} * ${y0} * ${m1} + 3 * ${y0} * ${m2} + (${m1}) * (${m1}))`,
-    );
-    const runs = await this.connection.runAndReadAll(
-      `SELECT code, kt, min(i)::DOUBLE, max(i)::DOUBLE FROM (
-         SELECT code, kt, i, i - row_number() OVER (PARTITION BY code, kt ORDER BY i) AS run FROM b)
-       GROUP BY code, kt, run ORDER BY code, kt, 3`,
-    );
-    // Consecutive starts not one period apart: across buckets from the aggregates, inside a bucket
-    // from its rows, read only where the bucket is not one bar per period.
-    const pairs = await this.connection.runAndReadAll(
-      `WITH edges AS (
-         SELECT code, kt, p, lag(hi) OVER (PARTITION BY code, kt ORDER BY i) AS a, lo AS z FROM b),
-       inside AS (
-         SELECT code, kt, p, lag(t) OVER (PARTITION BY code, kt, i ORDER BY t) AS a, t AS z
-         FROM (SELECT code, kt, p, ${bucket('t')} AS i, t FROM k) x
-         SEMI JOIN w ON x.code = w.code AND x.kt = w.kt AND x.i = w.i)
-       SELECT code, kt, a::DOUBLE, z::DOUBLE FROM (SELECT * FROM edges UNION ALL SELECT * FROM inside)
-       WHERE a IS NOT NULL AND (p IS NULL OR z - a <> p)
-       ORDER BY code, kt, z, a`,
-    );
-    const totals = this.seriesTotals ?? (await this.totals());
-    const [runCodes, runTypes, runFirsts, runLasts] = columnsOf(runs) as [
-      string[],
-      number[],
-      number[],
-      number[],
     ];
     const [pairCodes, pairTypes, pairFrom, pairTo] = columnsOf(pairs) as [
       string[],
@@ -183,29 +241,39 @@ export class KlineScan {
     ];
     const haltsOf = new Map<string, DatasetHalt[]>();
     for (const h of halts) haltsOf.set(h.code, [...(haltsOf.get(h.code) ?? []), h]);
+    const grid = { fromMs: from, bucketMs: Math.trunc(bucketMs), buckets: Math.max(1, buckets) };
     const out: ScannedSeries[] = [];
-    let p = 0; // cursors into the pairs and runs, in the same order as the series
-    let q = 0;
-    for (const t of totals) {
-      const { code, klineType } = t;
-      const same = (c: string[], k: number[], j: number) => c[j] === code && k[j] === klineType;
+    let p = 0; // cursor into the pairs, in the same order as the series
+    for (let s = 0; s < codes.length; s++) {
+      const code = codes[s]!;
+      const klineType = types[s]!;
+      if (!isKlineType(klineType)) continue;
       const gaps: SeriesGap[] = [];
+      const breaks: [number, number][] = [];
       let duplicates = 0;
       const calendar = calendarOf(code);
       const codeHalts = haltsOf.get(code) ?? [];
-      for (; p < pairCodes.length && same(pairCodes, pairTypes, p); p++) {
+      for (; p < pairCodes.length && pairCodes[p] === code && pairTypes[p] === klineType; p++) {
         const a = pairFrom[p]!;
         const z = pairTo[p]!;
         if (a === z) duplicates++;
         else {
+          breaks.push([a, z]);
           const gap = unexplainedGap(code, klineType, a, z, codeHalts, calendar);
           if (gap !== undefined) gaps.push(gap);
         }
       }
-      const held: [number, number][] = [];
-      for (; q < runCodes.length && same(runCodes, runTypes, q); q++)
-        held.push([runFirsts[q]!, runLasts[q]!]);
-      out.push({ ...t, duplicates, gaps, heldBuckets: held });
+      out.push({
+        code,
+        klineType,
+        rows: rows[s]!,
+        firstMs: firsts[s]!,
+        lastMs: lasts[s]!,
+        lastReadMs: reads[s] ?? undefined,
+        duplicates,
+        gaps,
+        heldBuckets: heldBucketsOf(firsts[s]!, lasts[s]!, periods[s] ?? undefined, breaks, grid),
+      });
     }
     return out;
   }
@@ -264,6 +332,55 @@ export class KlineScan {
   close(): void {
     this.close$();
   }
+}
+
+/** Rows per batch of files aggregated at once (see {@link KlineScan.series}). */
+const BATCH_ROWS = 16 * 1024 * 1024;
+
+/** Slices of its span a series is aggregated in (see {@link KlineScan.series}). */
+const SLICES = 120;
+
+/** The shortest fixed bar period (ms). */
+const SHORTEST_PERIOD_MS = Math.min(
+  ...Object.values(KLINE_PERIOD_MS).filter((ms): ms is number => typeof ms === 'number'),
+);
+
+/**
+ * Runs `[first, last]` of the heatmap buckets a series holds bars in, from its first and last
+ * start and its breaks (consecutive starts not one period apart, in order): between breaks it
+ * holds a start every period. Without a fixed period every start is the end of a break.
+ */
+function heldBucketsOf(
+  firstMs: number,
+  lastMs: number,
+  periodMs: number | undefined,
+  breaks: readonly (readonly [number, number])[],
+  grid: { readonly fromMs: number; readonly bucketMs: number; readonly buckets: number },
+): [number, number][] {
+  const runs: [number, number][] = [];
+  const hold = (first: number, last: number) => {
+    const lo = Math.max(0, first);
+    const hi = Math.min(grid.buckets - 1, last);
+    if (lo > hi) return;
+    const previous = runs[runs.length - 1];
+    if (previous !== undefined && lo <= previous[1] + 1) previous[1] = Math.max(previous[1], hi);
+    else runs.push([lo, hi]);
+  };
+  const bucketOf = (ms: number) => Math.floor((ms - grid.fromMs) / grid.bucketMs);
+  const segment = (start: number, end: number) => {
+    if (periodMs === undefined) {
+      hold(bucketOf(start), bucketOf(start));
+      hold(bucketOf(end), bucketOf(end));
+    } else if (periodMs <= grid.bucketMs) hold(bucketOf(start), bucketOf(end));
+    else for (let t = start; t <= end; t += periodMs) hold(bucketOf(t), bucketOf(t));
+  };
+  let start = firstMs;
+  for (const [a, z] of breaks) {
+    segment(start, a);
+    start = z;
+  }
+  segment(start, lastMs);
+  return runs;
 }
 
 /** The bar period (ms) of a kline type as SQL; NULL for daily and longer bars (no fixed length). */

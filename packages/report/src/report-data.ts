@@ -193,10 +193,10 @@ async function duckDbSource(
 ): Promise<SeriesSource> {
   const scan = await KlineScan.open(dir, files, range);
   try {
-    const span = await scan.totals();
+    const span = await scan.span();
     const { fromMs, toMs } = spanOf(span, range, now);
-    const { bucketMs } = coverageGrid(span, fromMs, toMs, maxBuckets);
-    const series = await scan.series(fromMs, bucketMs, halts);
+    const { bucketMs, buckets } = coverageGrid(span, fromMs, toMs, maxBuckets);
+    const series = await scan.series(fromMs, bucketMs, buckets, halts);
     const byKey = new Map(series.map((s) => [`${s.code}\u0000${s.klineType}`, s]));
     return {
       series,
