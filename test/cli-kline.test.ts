@@ -227,6 +227,28 @@ describe('quoteflow backfill (e2e)', () => {
     else expect(second.stderr).toMatch(/AAPL\.US kline_type 1: stock codes cannot page backwards/);
   });
 
+  it('says on stderr, with the code and the counts, when the service has fewer bars than --bars', async () => {
+    // The simulator holds 800 days of history (its default): about 115 weekly bars, fewer than 200.
+    const out = join(work, 'short');
+    const r = await quoteflow(backfillArgs('BTCUSDT', '9', 200, out), env());
+    expect(r.code, r.stderr).toBe(0);
+    const starts = expectExact(await readKline(out), 'BTCUSDT', 9);
+    const closed = [...marketBars('BTCUSDT', 9, 3_000).keys()];
+    expect(closed.length).toBeLessThan(200);
+    expect(starts).toEqual(closed); // every closed bar the service has, each once
+    const warnings = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string; code?: string });
+    expect(warnings).toContainEqual(
+      expect.objectContaining({
+        code: 'BTCUSDT',
+        msg: `BTCUSDT kline_type 9: the service returned no older bars; got ${closed.length} of 200 closed bars`,
+      }),
+    );
+    expect(r.stderr).toMatch(/cannot go back 200 bars for 1 series/);
+  });
+
   it('inspect reports what a backfill wrote, without a request or a token, as JSON and as a table', async () => {
     const out = join(work, 'inspect');
     const r = await quoteflow(
