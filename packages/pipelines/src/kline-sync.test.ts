@@ -180,6 +180,13 @@ describe('klineSync', () => {
         /^AAPL\.US kline_type 1: stock codes cannot page backwards.*; got \d+ of the 595 bars older than the 5 held/,
       ),
     });
+    // With a page's worth held, the latest page cannot reach further back: a restart says so
+    // without a request to learn it (its one /kline is the resume read). 499 held while the market
+    // was open at the read leave the page one bar to offer, so it is read.
+    const again = sim.marketNow();
+    const third = await run(600);
+    expect(third.truncatedSeries).toEqual(['AAPL.US:1']);
+    expect(sim.log.filter({ endpoint: 'kline', sinceMs: again })).toHaveLength(aapl.length >= 500 ? 1 : 2);
   });
 
   it('compacts the closed month partitions a growing history wrote into, with every bar kept once', async () => {

@@ -35,21 +35,10 @@ export async function readOlderHistory(
   const needed = wanted - held.rows;
   if (needed <= 0) return { bars: [], shortBecause: undefined };
   const canPage = client.canPageBackwards(series.code);
-  const items = await collect(
-    klineHistory(client, {
-      code: series.code,
-      klineType: series.klineType,
-      ...(canPage
-        ? // Whole seconds on the wire: end one second before the first bar held.
-          { bars: needed, endMs: held.firstMs - 1_000 }
-        : // The latest page is the only one (provider facts: kline_timestamp_end must be 0). Its
-          // newest bars are those held or newer, an unknown number: ask for the whole page, which
-          // costs the same one request.
-          { bars: MAX_KLINE_PER_REQUEST }),
-      sourceId: `${series.code}:${series.klineType}`,
-    }),
-    signal,
-  );
+  // Held rows are distinct bars no newer than the latest: with a page's worth held, the latest page
+  // ends at or after the first one held. A restart of `sync --bars 1000` asks nothing to learn it.
+  const pageHeld = !canPage && held.rows >= MAX_KLINE_PER_REQUEST;
+  const items = pageHeld ? [] : await readBefore(client, series, held.firstMs, needed, canPage, signal);
   const bars = items.filter((x): x is Bar => x.type === 'bar' && x.tsMs < held.firstMs);
   const kept = bars.slice(Math.max(0, bars.length - needed));
   if (kept.length >= needed) return { bars: kept, shortBecause: undefined };
@@ -68,4 +57,30 @@ export async function readOlderHistory(
       reason: `${series.code} kline_type ${series.klineType}: ${why}; got ${kept.length} of the ${needed} bars older than the ${held.rows} held (${held.rows + kept.length} of ${wanted})`,
     },
   };
+}
+
+/** Up to `needed` bars before `firstMs` where the code can page back; else its one latest page. */
+function readBefore(
+  client: QuoteflowClient,
+  series: { readonly code: string; readonly klineType: KlineType },
+  firstMs: number,
+  needed: number,
+  canPage: boolean,
+  signal: AbortSignal,
+): Promise<(Bar | GapMarker)[]> {
+  return collect(
+    klineHistory(client, {
+      code: series.code,
+      klineType: series.klineType,
+      ...(canPage
+        ? // Whole seconds on the wire: end one second before the first bar held.
+          { bars: needed, endMs: firstMs - 1_000 }
+        : // The latest page is the only one (provider facts: kline_timestamp_end must be 0). How
+          // many of its newest bars are held or newer is unknown: ask for the whole page, which
+          // costs the same one request.
+          { bars: MAX_KLINE_PER_REQUEST }),
+      sourceId: `${series.code}:${series.klineType}`,
+    }),
+    signal,
+  );
 }
