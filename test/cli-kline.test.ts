@@ -133,6 +133,21 @@ function expectExact(
   return starts;
 }
 
+/** `backfill` of `codes` into `out` as NDJSON. */
+const backfillArgs = (codes: string, klineType: string, bars: number, out: string): string[] => [
+  'backfill',
+  '--codes',
+  codes,
+  '--kline-type',
+  klineType,
+  '--bars',
+  String(bars),
+  '--out',
+  out,
+  '--format',
+  'ndjson',
+];
+
 describe('quoteflow backfill (e2e)', () => {
   it('writes exactly N closed bars per code, equal to the market, with zero refusals and nothing on stdout', async () => {
     const out = join(work, 'backfill');
@@ -168,19 +183,7 @@ describe('quoteflow backfill (e2e)', () => {
 
   it('grows the history: --bars 50 then --bars 500 into one --out gives the 500 most recent bars, each once', async () => {
     const out = join(work, 'grow');
-    const args = (bars: number) => [
-      'backfill',
-      '--codes',
-      'BTCUSDT,ETHUSDT',
-      '--kline-type',
-      '1',
-      '--bars',
-      String(bars),
-      '--out',
-      out,
-      '--format',
-      'ndjson',
-    ];
+    const args = (bars: number) => backfillArgs('BTCUSDT,ETHUSDT', '1', bars, out);
     const first = await quoteflow(args(50), env());
     expect(first.code, first.stderr).toBe(0);
     const second = await quoteflow(args(500), env());
@@ -195,6 +198,55 @@ describe('quoteflow backfill (e2e)', () => {
       const newestClosed = Math.max(...marketBars(code, 1, 3).keys());
       expect(starts.at(-1)! >= newestClosed - 60_000, code).toBe(true);
     }
+  });
+
+  it("grows a stock's history: --bars 50 then --bars 500 gives every closed bar of its one latest page, each once", async () => {
+    const out = join(work, 'grow-stock');
+    const args = (bars: number) => backfillArgs('AAPL.US', '1', bars, out);
+    const first = await quoteflow(args(50), env());
+    expect(first.code, first.stderr).toBe(0);
+    const since = Date.now();
+    const second = await quoteflow(args(500), env());
+    expect(second.code, second.stderr).toBe(0);
+    const starts = expectExact(await readKline(out), 'AAPL.US', 1);
+    // Stocks cannot page back (provider facts): what the service has for them is the latest page,
+    // read first by the growth. Its closed bars are 500 while the market is closed, 499 while open.
+    const read = sim.log.filter({ endpoint: 'kline', family: 'stock', sinceMs: since })[0]!;
+    const page = sim.market.bars('AAPL.US', 1, read.marketMs, 500);
+    const reachable = page.filter((b) => !b.forming);
+    // Consecutive bars of the market from the page's oldest: min(500, reachable) of them, plus a
+    // bar that closed after the read if a minute turned.
+    const market = [...marketBars('AAPL.US', 1, 3_000).keys()];
+    const from = market.indexOf(page[0]!.startMs);
+    expect(from).toBeGreaterThanOrEqual(0);
+    expect(starts).toEqual(market.slice(from, from + starts.length));
+    expect(starts.length).toBeGreaterThanOrEqual(Math.min(500, reachable.length));
+    expect(starts.length).toBeLessThanOrEqual(Math.min(500, reachable.length) + 1);
+    // A shortfall is said only when the page truly lacks one of the 500.
+    if (reachable.length >= 500) expect(second.stderr).not.toMatch(/cannot (page|go) back/);
+    else expect(second.stderr).toMatch(/AAPL\.US kline_type 1: stock codes cannot page backwards/);
+  });
+
+  it('says on stderr, with the code and the counts, when the service has fewer bars than --bars', async () => {
+    // The simulator holds 800 days of history (its default): about 115 weekly bars, fewer than 200.
+    const out = join(work, 'short');
+    const r = await quoteflow(backfillArgs('BTCUSDT', '9', 200, out), env());
+    expect(r.code, r.stderr).toBe(0);
+    const starts = expectExact(await readKline(out), 'BTCUSDT', 9);
+    const closed = [...marketBars('BTCUSDT', 9, 3_000).keys()];
+    expect(closed.length).toBeLessThan(200);
+    expect(starts).toEqual(closed); // every closed bar the service has, each once
+    const warnings = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string; code?: string });
+    expect(warnings).toContainEqual(
+      expect.objectContaining({
+        code: 'BTCUSDT',
+        msg: `BTCUSDT kline_type 9: the service returned no older bars; got ${closed.length} of 200 closed bars`,
+      }),
+    );
+    expect(r.stderr).toMatch(/cannot go back 200 bars for 1 series/);
   });
 
   it('inspect reports what a backfill wrote, without a request or a token, as JSON and as a table', async () => {

@@ -48,6 +48,16 @@ function expectContiguous(starts: number[], stepMs: number): void {
   for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBe(stepMs);
 }
 
+/** Starts of `code`'s 1-minute bars: each once, and consecutive bars of the simulator's market. */
+function expectSimSequence(starts: number[], code: string): void {
+  starts.sort((a, b) => a - b);
+  expect(new Set(starts).size).toBe(starts.length);
+  const market = sim.market.bars(code, 1, sim.marketNow(), 2_000).map((b) => b.startMs);
+  const from = market.indexOf(starts[0]!);
+  expect(from).toBeGreaterThanOrEqual(0);
+  expect(market.slice(from, from + starts.length)).toEqual(starts);
+}
+
 describe('klineSync', () => {
   it('writes exactly N closed bars in a backfill-only run and reports the series', async () => {
     const events: KlineSyncEvent[] = [];
@@ -129,10 +139,54 @@ describe('klineSync', () => {
     expectContiguous(btc, 60_000);
     const btcBefore = before.filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
     expect(Math.min(...btc)).toBeLessThan(Math.min(...btcBefore));
-    // A stock code cannot page back: what exists is kept, and the summary says so.
-    expect(summary.truncatedSeries).toContain('AAPL.US:1');
+    // A stock code cannot page back, but its one latest page holds 50: the older bars come from
+    // it, each once, and no shortfall is reported.
+    expect(summary.truncatedSeries).toEqual([]);
     const aapl = all.filter((r) => r.code === 'AAPL.US').map((r) => Date.parse(r.ts));
-    expect(new Set(aapl).size).toBe(aapl.length);
+    expect(aapl.length).toBeGreaterThanOrEqual(50);
+    expectSimSequence(aapl, 'AAPL.US');
+    const aaplBefore = before.filter((r) => r.code === 'AAPL.US').map((r) => Date.parse(r.ts));
+    expect(Math.min(...aapl)).toBeLessThan(Math.min(...aaplBefore));
+  });
+
+  it('grows a stock from its one latest page and says, with the counts, what lies beyond it', async () => {
+    const events: KlineSyncEvent[] = [];
+    const run = (bars: number) =>
+      klineSync({
+        client,
+        codes: ['AAPL.US'],
+        klineTypes: [1],
+        bars,
+        files: { dir, format: 'ndjson' },
+        live: false,
+        onEvent: (e) => events.push(e),
+      }).done;
+    await run(5);
+    const since = sim.marketNow();
+    const summary = await run(600);
+    // The first /kline of the second run is the growth's read of the latest page.
+    const read = sim.log.filter({ endpoint: 'kline', sinceMs: since })[0]!;
+    const page = sim.market.bars('AAPL.US', 1, read.marketMs, 500);
+    const aapl = (await rows()).map((r) => Date.parse(r.ts));
+    expectSimSequence(aapl, 'AAPL.US');
+    // Every older bar the page holds was written: the series starts at the page's oldest bar.
+    expect(Math.min(...aapl)).toBe(page[0]!.startMs);
+    expect(summary.truncatedSeries).toEqual(['AAPL.US:1']);
+    const gaps = events.filter((e) => e.type === 'gap');
+    expect(gaps).toHaveLength(1);
+    expect(gaps[0]).toMatchObject({
+      code: 'AAPL.US',
+      reason: expect.stringMatching(
+        /^AAPL\.US kline_type 1: stock codes cannot page backwards.*; got \d+ of the 595 bars older than the 5 held/,
+      ),
+    });
+    // With a page's worth held, the latest page cannot reach further back: a restart says so
+    // without a request to learn it (its one /kline is the resume read). 499 held while the market
+    // was open at the read leave the page one bar to offer, so it is read.
+    const again = sim.marketNow();
+    const third = await run(600);
+    expect(third.truncatedSeries).toEqual(['AAPL.US:1']);
+    expect(sim.log.filter({ endpoint: 'kline', sinceMs: again })).toHaveLength(aapl.length >= 500 ? 1 : 2);
   });
 
   it('compacts the closed month partitions a growing history wrote into, with every bar kept once', async () => {

@@ -28,6 +28,7 @@ import { readHalts } from './read-halts.js';
 import { readOlderHistory } from './internal/older-history.js';
 import { runLimited } from './internal/run-limited.js';
 import { settleNewestBars } from './internal/settle-delay.js';
+import { shortOfClosedBars } from './internal/short-of-closed-bars.js';
 import { StopControl } from './internal/stop-control.js';
 import {
   KLINE_SYNC_DEFAULTS,
@@ -208,12 +209,12 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
         signal,
       );
       if (!isCurrent(s)) return [];
-      const got: Bar[] = [];
-      for (const item of items) {
-        if (item.type === 'gap') {
-          noteShortHistory(s, item);
-          push(item);
-        } else got.push(item);
+      const got = items.filter((x): x is Bar => x.type === 'bar');
+      for (const gap of items.filter((x): x is GapMarker => x.type === 'gap')) {
+        // A first read asks for N + 1 bars: said in the N closed bars asked for, if short of them.
+        const short = 'bars' in query ? shortOfClosedBars(gap, got, query.bars - 1, graceMs) : gap;
+        if (short !== undefined) noteShortHistory(s, short);
+        push(gap);
       }
       beforePush?.(got);
       if (got.length > 0) push(got);

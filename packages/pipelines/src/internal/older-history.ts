@@ -1,5 +1,7 @@
 import {
+  HISTORY_GAP_REASONS,
   klineHistory,
+  MAX_KLINE_PER_REQUEST,
   type Bar,
   type GapMarker,
   type KlineType,
@@ -17,9 +19,11 @@ export interface OlderHistory {
 
 /**
  * The bars a series needs before its first one in the dataset so that the dataset holds `wanted`
- * bars: `wanted - held.rows` of them, read backwards from just before `held.firstMs`. Each is final
- * by evidence (the dataset already holds a newer bar of the series, read earlier). Codes whose
- * product class cannot page backwards (stocks: one page of 500) get nothing, with the reason.
+ * bars: `wanted - held.rows` of them, the newest of those older than `held.firstMs`. Each is final
+ * by evidence (a newer bar of the series is held, or came in the same answer). Codes that can page
+ * back are read backwards from just before `held.firstMs`; the others (stocks) from their one
+ * latest page of up to 500 bars, which reaches part or all of what is needed. A shortfall comes
+ * with the reason and the counts.
  */
 export async function readOlderHistory(
   client: QuoteflowClient,
@@ -30,32 +34,53 @@ export async function readOlderHistory(
 ): Promise<OlderHistory> {
   const needed = wanted - held.rows;
   if (needed <= 0) return { bars: [], shortBecause: undefined };
-  if (!client.canPageBackwards(series.code)) {
-    return {
-      bars: [],
-      shortBecause: {
-        type: 'gap',
-        code: series.code,
-        klineType: series.klineType,
-        fromMs: undefined,
-        toMs: held.firstMs,
-        reason: 'cannot-page-backwards: only the latest page of up to 500 bars is reachable',
-      },
-    };
-  }
-  const items = await collect(
+  const canPage = client.canPageBackwards(series.code);
+  // Held rows are distinct bars no newer than the latest: with a page's worth held, the latest page
+  // ends at or after the first one held. A restart of `sync --bars 1000` asks nothing to learn it.
+  const pageHeld = !canPage && held.rows >= MAX_KLINE_PER_REQUEST;
+  const items = pageHeld ? [] : await readBefore(client, series, held.firstMs, needed, canPage, signal);
+  const bars = items.filter((x): x is Bar => x.type === 'bar' && x.tsMs < held.firstMs);
+  const kept = bars.slice(Math.max(0, bars.length - needed));
+  if (kept.length >= needed) return { bars: kept, shortBecause: undefined };
+  // The service ran out (the pager says so), or a stock's one latest page ends before them.
+  const exhausted =
+    canPage || items.some((x) => x.type === 'gap' && x.reason.includes(HISTORY_GAP_REASONS.exhausted));
+  const why = exhausted ? HISTORY_GAP_REASONS.exhausted : HISTORY_GAP_REASONS.cannotPage;
+  return {
+    bars: kept,
+    shortBecause: {
+      type: 'gap',
+      code: series.code,
+      klineType: series.klineType,
+      fromMs: undefined,
+      toMs: kept[0]?.tsMs ?? held.firstMs,
+      reason: `${series.code} kline_type ${series.klineType}: ${why}; got ${kept.length} of the ${needed} bars older than the ${held.rows} held (${held.rows + kept.length} of ${wanted})`,
+    },
+  };
+}
+
+/** Up to `needed` bars before `firstMs` where the code can page back; else its one latest page. */
+function readBefore(
+  client: QuoteflowClient,
+  series: { readonly code: string; readonly klineType: KlineType },
+  firstMs: number,
+  needed: number,
+  canPage: boolean,
+  signal: AbortSignal,
+): Promise<(Bar | GapMarker)[]> {
+  return collect(
     klineHistory(client, {
       code: series.code,
       klineType: series.klineType,
-      bars: needed,
-      // Whole seconds on the wire: end one second before the first bar held.
-      endMs: held.firstMs - 1_000,
+      ...(canPage
+        ? // Whole seconds on the wire: end one second before the first bar held.
+          { bars: needed, endMs: firstMs - 1_000 }
+        : // The latest page is the only one (provider facts: kline_timestamp_end must be 0). How
+          // many of its newest bars are held or newer is unknown: ask for the whole page, which
+          // costs the same one request.
+          { bars: MAX_KLINE_PER_REQUEST }),
       sourceId: `${series.code}:${series.klineType}`,
     }),
     signal,
   );
-  const bars = items.filter((x): x is Bar => x.type === 'bar' && x.tsMs < held.firstMs);
-  const kept = bars.slice(Math.max(0, bars.length - needed));
-  const gap = items.find((x): x is GapMarker => x.type === 'gap');
-  return { bars: kept, shortBecause: kept.length < needed ? gap : undefined };
 }
