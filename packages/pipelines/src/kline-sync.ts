@@ -17,6 +17,7 @@ import {
 } from '@quoteflow/operators';
 import { Subject, type Subscription } from 'rxjs';
 import { collect } from './internal/collect.js';
+import { gapEvent } from './internal/gap-event.js';
 import { isAbort, isFatal } from './internal/error-kinds.js';
 import { KlineDelivery } from './internal/kline-delivery.js';
 import { Checkpoints } from './internal/checkpoints.js';
@@ -152,7 +153,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       // The pager's own markers were reported when read (noteShortHistory): once is enough.
       const fromPager = Object.values(HISTORY_GAP_REASONS).some((r) => gap.reason.includes(r));
       if (gap.reason !== MERGE_GAP_REASONS.unconfirmed && !fromPager)
-        emitEvent({ type: 'gap', code: gap.code, klineType, fromMs: gap.fromMs, reason: gap.reason });
+        emitEvent(gapEvent(gap.code, klineType, gap));
     };
 
     // The one execution path: every answer of the service goes through mergeBars, in arrival order.
@@ -183,13 +184,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       // Every read of such a series meets the same limit: it is said once.
       if (truncatedSeries.includes(key)) return;
       truncatedSeries.push(key);
-      emitEvent({
-        type: 'gap',
-        code: s.code,
-        klineType: s.klineType,
-        fromMs: gap.fromMs,
-        reason: gap.reason,
-      });
+      emitEvent(gapEvent(s.code, s.klineType, gap));
     };
 
     /** History of one series from `startMs` (a re-read) or its N + 1 newest bars, into the merger. */
