@@ -105,6 +105,8 @@ describe('quoteflow sync --metrics-port', () => {
     const fresh = sample(first, 'quoteflow_freshness_seconds{code="BTCUSDT",kline_type="1"}')!;
     expect(fresh).toBeGreaterThanOrEqual(0);
     expect(fresh).toBeLessThan(70);
+    // Crypto minutes every UTC minute, read whole: no gap, and the counter says 0 rather than nothing.
+    expect(sample(first, 'quoteflow_gaps_total{kline_type="1"}')).toBe(0);
     expect(first).toContain('quoteflow_process_cpu_seconds_total');
     expect(first).not.toContain('quoteflow_process_process_');
     expect(first).not.toContain(TOKEN);

@@ -252,6 +252,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
             stopper.abort(error);
           });
           streams.push(stream);
+          metrics?.expectGaps(s.source.kline.klineTypes);
           handles.push([
             name,
             share(name, s.source.kline.codes, (codes, lease) =>
