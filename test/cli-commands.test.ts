@@ -148,6 +148,59 @@ function expectYesterdayClose(on: Simulator, row: YesterdayCloseRow, labelling =
   expect(row.latestTs, what).toBe(new Date(latest.startMs).toISOString());
 }
 
+describe('quoteflow plan by the calendar', () => {
+  it('exits 2 naming the stock code and the 2-hour kline type it does not have, with no request', async () => {
+    const before = sim.log.length;
+    const r = await quoteflow(
+      ['plan', '--codes', 'BTCUSDT,AAPL.US', '--kline-types', '1,6', '--bars', '10'],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/--kline-types 6: stock and index codes have no 2-hour bars \(AAPL\.US\)/);
+    expect(r.stdout).toBe('');
+    expect(sim.log.length).toBe(before);
+  });
+
+  it('adds the requests a day by the calendar and those saved to the JSON, and fits Free by them', async () => {
+    const r = await quoteflow(
+      [
+        'plan',
+        '--codes',
+        'AAPL.US',
+        '--kline-types',
+        '1',
+        '--bars',
+        '10',
+        '--plan',
+        'free',
+        '--format',
+        'json',
+      ],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const { estimate } = JSON.parse(r.stdout) as {
+      estimate: { fits: boolean; dailyShare: number; live: Record<string, unknown> };
+    };
+    // The fields that were there stay; 6.5 h of New York polling a day in Free's 1,000 requests.
+    expect(estimate.live).toMatchObject({
+      refreshPeriodMs: 23_400,
+      requestsPerDay: 3_692,
+      requestsPerDayByCalendar: 1_000,
+      requestsSavedPerDay: 2_692,
+    });
+    expect(estimate.dailyShare).toBeCloseTo(3.692, 3);
+    expect(estimate.fits).toBe(true);
+    const table = await quoteflow(
+      ['plan', '--codes', 'AAPL.US', '--kline-types', '1', '--bars', '10', '--plan', 'free'],
+      env(),
+    );
+    expect(table.stdout).toMatch(
+      /daily budget +100\.0% live by the calendar \(1,000 of 1,000 requests on the busiest day; polling every series all day: 3,692, so 2,692 saved\)/,
+    );
+  });
+});
+
 describe('quoteflow one-shot queries', () => {
   it('static-info --format json prints one JSON document with every code', async () => {
     const r = await quoteflow(

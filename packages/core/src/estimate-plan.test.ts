@@ -108,7 +108,9 @@ describe('estimatePlan', () => {
           const depthCodes = Array.from({ length: nDepth }, (_, i) => `D${i}.HK`);
           const e = estimatePlan(plan, { codes, klineTypes, bars: 10, depthCodes });
           const limits = planLimits(plan);
-          expect(e.live.requestsPerDay).toBeLessThanOrEqual(limits.perDay * 1.0001);
+          // Polling every series at every cycle may exceed the day; close-aware polling may not.
+          expect(e.live.requestsPerDayByCalendar).toBeLessThanOrEqual(limits.perDay * 1.0001);
+          expect(e.live.requestsPerDayByCalendar).toBeLessThanOrEqual(e.live.requestsPerDay);
           const batchInterval = limits.rules.find((r) => r.id === 'batch-kline-interval')!.windowMs;
           expect(e.live.refreshPeriodMs).toBeGreaterThanOrEqual(e.live.batchRequestsPerCycle * batchInterval);
         },
@@ -151,6 +153,42 @@ describe('estimatePlan by market (close-aware polling)', () => {
     expect(e.live.batchRequestsPerCycle).toBe(5);
     expect(by.get('US')!.refreshWhileTradingMs).toBe(Math.ceil((3 * e.live.refreshPeriodMs) / 5));
     expect(by.get('HK')!.refreshWhileTradingMs).toBe(Math.ceil((3 * e.live.refreshPeriodMs) / 5));
+  });
+});
+
+describe('estimatePlan by the calendar (requests per day with closed markets skipped)', () => {
+  it('fits one New York 1-minute series into Free by polling it only while New York trades', () => {
+    const universe = { codes: ['AAPL.US'], klineTypes: [1] as KlineType[], bars: 10 };
+    const e = estimatePlan('free', universe);
+    // By hand: New York trades 09:30-16:00, 6.5 h, so any 24 hours of a week without a holiday
+    // hold at most one session: 23,400 s (78 five-minute samples). Free allows 1,000 requests a
+    // day, one request a cycle: a cycle every 23.4 s while it trades, faster than the 1-minute bars.
+    expect(e.live.refreshPeriodMs).toBe(23_400);
+    expect(e.live.requestsPerDayByCalendar).toBe(1_000);
+    // Polling it all day at that period: 86,400 s / 23.4 s = 3,692.3 requests.
+    expect(e.live.requestsPerDay).toBe(3_692);
+    expect(e.live.requestsSavedPerDay).toBe(2_692);
+    expect(e.dailyShareByCalendar).toBe(1);
+    expect(e.dailyShare).toBeCloseTo(3.692, 3);
+    expect(e.fits).toBe(true);
+    expect(smallestFittingPlan(universe)).toBe('free');
+    // A code that trades around the clock gets no such help: 86.4 s, too slow for 1-minute bars.
+    expect(estimatePlan('free', { ...universe, codes: ['BTCUSDT'] }).fits).toBe(false);
+  });
+
+  it('skips the closed market in each cycle and counts what that saves on the busiest day', () => {
+    const codes = [...Array.from({ length: 100 }, (_, i) => `S${i}.US`), 'BTCUSDT'];
+    const e = estimatePlan('basic', { codes, klineTypes: [1], bars: 0 });
+    // By hand: 101 groups at basic's 100 a request = 2 requests a cycle; a cycle every
+    // 2 × (3 s interval + 25 ms margin + 100 ms round trip) = 6.25 s, 13,824 cycles a day.
+    expect(e.live.batchRequestsPerCycle).toBe(2);
+    expect(e.live.refreshPeriodMs).toBe(6_250);
+    expect(e.live.requestsPerDay).toBe(13_824 * 2);
+    // By the calendar: 6.5 h of the day both requests (78 samples of 5 minutes), the other
+    // 17.5 h only BTCUSDT's (210 samples), 48 cycles a sample: (78 × 2 + 210) × 48.
+    expect(e.live.requestsPerDayByCalendar).toBe((78 * 2 + 210) * 48);
+    expect(e.live.requestsSavedPerDay).toBe(210 * 48);
+    expect(e.dailyShareByCalendar).toBeCloseTo(17_568 / 86_400, 6);
   });
 });
 
