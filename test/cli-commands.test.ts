@@ -182,21 +182,22 @@ describe('quoteflow plan by the calendar', () => {
     const { estimate } = JSON.parse(r.stdout) as {
       estimate: { fits: boolean; dailyShare: number; live: Record<string, unknown> };
     };
-    // The fields that were there stay; 6.5 h of New York polling a day in Free's 1,000 requests.
+    // The fields that were there stay; New York's 6 h 35 min of polling a day (79 five-minute
+    // steps) in Free's 1,000 requests.
     expect(estimate.live).toMatchObject({
-      refreshPeriodMs: 23_400,
-      requestsPerDay: 3_692,
+      refreshPeriodMs: 23_700,
+      requestsPerDay: 3_646,
       requestsPerDayByCalendar: 1_000,
-      requestsSavedPerDay: 2_692,
+      requestsSavedPerDay: 2_646,
     });
-    expect(estimate.dailyShare).toBeCloseTo(3.692, 3);
+    expect(estimate.dailyShare).toBeCloseTo(3.646, 3);
     expect(estimate.fits).toBe(true);
     const table = await quoteflow(
       ['plan', '--codes', 'AAPL.US', '--kline-types', '1', '--bars', '10', '--plan', 'free'],
       env(),
     );
     expect(table.stdout).toMatch(
-      /daily budget +100\.0% live by the calendar \(1,000 of 1,000 requests on the busiest day; polling every series all day: 3,692, so 2,692 saved\)/,
+      /daily budget +100\.0% live by the calendar \(1,000 of 1,000 requests on the busiest day; polling every series all day: 3,646, so 2,646 saved\)/,
     );
   });
 });

@@ -160,16 +160,17 @@ describe('estimatePlan by the calendar (requests per day with closed markets ski
   it('fits one New York 1-minute series into Free by polling it only while New York trades', () => {
     const universe = { codes: ['AAPL.US'], klineTypes: [1] as KlineType[], bars: 10 };
     const e = estimatePlan('free', universe);
-    // By hand: New York trades 09:30-16:00, 6.5 h, so any 24 hours of a week without a holiday
-    // hold at most one session: 23,400 s (78 five-minute samples). Free allows 1,000 requests a
-    // day, one request a cycle: a cycle every 23.4 s while it trades, faster than the 1-minute bars.
-    expect(e.live.refreshPeriodMs).toBe(23_400);
+    // By hand: New York may trade 09:29-16:00 (a bar labelled at the open may come a minute
+    // early), counted in the 5-minute steps it touches: 14:25 to 21:00 UTC, 79 steps, 23,700 s.
+    // Any 24 hours of a week without a holiday hold at most one session. Free allows 1,000
+    // requests a day, one a cycle: a cycle every 23.7 s while it trades, within the 1-minute bars.
+    expect(e.live.refreshPeriodMs).toBe(23_700);
     expect(e.live.requestsPerDayByCalendar).toBe(1_000);
-    // Polling it all day at that period: 86,400 s / 23.4 s = 3,692.3 requests.
-    expect(e.live.requestsPerDay).toBe(3_692);
-    expect(e.live.requestsSavedPerDay).toBe(2_692);
+    // Polling it all day at that period: 86,400 s / 23.7 s = 3,645.6 requests.
+    expect(e.live.requestsPerDay).toBe(3_646);
+    expect(e.live.requestsSavedPerDay).toBe(2_646);
     expect(e.dailyShareByCalendar).toBe(1);
-    expect(e.dailyShare).toBeCloseTo(3.692, 3);
+    expect(e.dailyShare).toBeCloseTo(3.646, 3);
     expect(e.fits).toBe(true);
     expect(smallestFittingPlan(universe)).toBe('free');
     // A code that trades around the clock gets no such help: 86.4 s, too slow for 1-minute bars.
@@ -184,11 +185,11 @@ describe('estimatePlan by the calendar (requests per day with closed markets ski
     expect(e.live.batchRequestsPerCycle).toBe(2);
     expect(e.live.refreshPeriodMs).toBe(6_250);
     expect(e.live.requestsPerDay).toBe(13_824 * 2);
-    // By the calendar: 6.5 h of the day both requests (78 samples of 5 minutes), the other
-    // 17.5 h only BTCUSDT's (210 samples), 48 cycles a sample: (78 × 2 + 210) × 48.
-    expect(e.live.requestsPerDayByCalendar).toBe((78 * 2 + 210) * 48);
-    expect(e.live.requestsSavedPerDay).toBe(210 * 48);
-    expect(e.dailyShareByCalendar).toBeCloseTo(17_568 / 86_400, 6);
+    // By the calendar: in 79 five-minute steps of the day (New York's, as above) both requests,
+    // in the other 209 only BTCUSDT's; 48 cycles a step: (79 × 2 + 209) × 48.
+    expect(e.live.requestsPerDayByCalendar).toBe((79 * 2 + 209) * 48);
+    expect(e.live.requestsSavedPerDay).toBe(209 * 48);
+    expect(e.dailyShareByCalendar).toBeCloseTo(17_616 / 86_400, 6);
   });
 });
 

@@ -35,7 +35,7 @@ const STEPS = (7 * DAY_MS) / WEEK_STEP_MS;
 
 /**
  * A universe over the reference week with close-aware polling: its series by market, and at each
- * 5-minute step the markets that may trade and the `/batch-kline` requests a cycle needs for their
+ * 5-minute step the markets that may trade in it and the `/batch-kline` requests a cycle needs for their
  * series alone (groups packed to the plan's cap).
  */
 export class LiveWeek {
@@ -53,7 +53,11 @@ export class LiveWeek {
     }
     for (let i = 0; i < STEPS; i++) {
       const t = WEEK_START_MS + i * WEEK_STEP_MS;
-      const open = [...this.#markets].filter(([, m]) => mayTradeAt(m.calendar, t));
+      // A step counts when the market may trade at any time in it (its start or its last
+      // instant: no session or break is shorter than a step), so a budget is never under-counted.
+      const open = [...this.#markets].filter(
+        ([, m]) => mayTradeAt(m.calendar, t) || mayTradeAt(m.calendar, t + WEEK_STEP_MS - 1),
+      );
       this.#open.push(open.map(([market]) => market));
       this.#requests.push(Math.ceil(open.reduce((n, [, m]) => n + m.series, 0) / groupsPerRequest));
     }
