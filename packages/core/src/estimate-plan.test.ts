@@ -111,6 +111,14 @@ describe('estimatePlan', () => {
           // Polling every series at every cycle may exceed the day; close-aware polling may not.
           expect(e.live.requestsPerDayByCalendar).toBeLessThanOrEqual(limits.perDay * 1.0001);
           expect(e.live.requestsPerDayByCalendar).toBeLessThanOrEqual(e.live.requestsPerDay);
+          // Polling everything at its own period fits the day too.
+          const depthPerDay =
+            e.live.depthPeriodMs === undefined
+              ? 0
+              : (e.live.depthRequestsPerPoll * 86_400_000) / e.live.depthPeriodMs;
+          const allPerDay = (e.live.batchRequestsPerCycle * 86_400_000) / e.live.refreshPeriodPollingAllMs;
+          expect(allPerDay + depthPerDay).toBeLessThanOrEqual(limits.perDay * 1.0001);
+          expect(e.live.refreshPeriodPollingAllMs).toBeGreaterThanOrEqual(e.live.refreshPeriodMs);
           const batchInterval = limits.rules.find((r) => r.id === 'batch-kline-interval')!.windowMs;
           expect(e.live.refreshPeriodMs).toBeGreaterThanOrEqual(e.live.batchRequestsPerCycle * batchInterval);
         },
@@ -171,6 +179,8 @@ describe('estimatePlan by the calendar (requests per day with closed markets ski
     expect(e.live.requestsSavedPerDay).toBe(2_646);
     expect(e.dailyShareByCalendar).toBe(1);
     expect(e.dailyShare).toBeCloseTo(3.646, 3);
+    // Polling it all day instead, 1,000 requests last only at one per 86.4 s.
+    expect(e.live.refreshPeriodPollingAllMs).toBe(86_400);
     expect(e.fits).toBe(true);
     expect(smallestFittingPlan(universe)).toBe('free');
     // A code that trades around the clock gets no such help: 86.4 s, too slow for 1-minute bars.
@@ -189,6 +199,8 @@ describe('estimatePlan by the calendar (requests per day with closed markets ski
     // in the other 209 only BTCUSDT's; 48 cycles a step: (79 × 2 + 209) × 48.
     expect(e.live.requestsPerDayByCalendar).toBe((79 * 2 + 209) * 48);
     expect(e.live.requestsSavedPerDay).toBe(209 * 48);
+    // Far within basic's 86,400 a day either way: the same period polling everything.
+    expect(e.live.refreshPeriodPollingAllMs).toBe(6_250);
     expect(e.dailyShareByCalendar).toBeCloseTo(17_616 / 86_400, 6);
   });
 });

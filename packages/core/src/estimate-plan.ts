@@ -68,6 +68,11 @@ export interface LiveEstimate {
    * scheduler's margin and one round trip per request ({@link PlanTiming}).
    */
   readonly refreshPeriodMs: number;
+  /**
+   * The refresh period (ms) when every series is polled at every cycle, closed markets too, all day
+   * within the daily budget: `refreshPeriodMs` or longer (polling without the calendar).
+   */
+  readonly refreshPeriodPollingAllMs: number;
   /** `/depth-tick` requests per depth poll. */
   readonly depthRequestsPerPoll: number;
   /** Depth poll period (ms), or `undefined` without depth codes. */
@@ -224,10 +229,17 @@ export function estimatePlan(
   if (depthPeriodMs !== undefined) depthPeriodMs = ceilMs(depthPeriodMs);
   const requestsPerDay = Math.round(load() * DAY_MS);
   const requestsPerDayByCalendar = Math.round(loadByCalendar() * DAY_MS);
+  // Without the calendar the day's budget left beside depth polling paces every cycle.
+  const batchBudgetPerMs = limits.perDay / DAY_MS - depthLoad();
+  const refreshPeriodPollingAllMs =
+    series === 0
+      ? refreshPeriodMs
+      : ceilMs(Math.max(refreshPeriodMs, batchRequestsPerCycle / Math.max(1e-12, batchBudgetPerMs)));
   const live: LiveEstimate = {
     groups: series,
     batchRequestsPerCycle,
     refreshPeriodMs,
+    refreshPeriodPollingAllMs,
     depthRequestsPerPoll,
     depthPeriodMs,
     requestsPerDay,

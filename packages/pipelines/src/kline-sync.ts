@@ -71,13 +71,20 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
   const clock = options.clock ?? client.clock;
   // The plan's refresh period for the universe; recomputed when codes are added.
   const universe = [...codes];
-  const refreshPeriodFor = (): number =>
-    options.refreshPeriodMs ??
-    Math.max(
-      1_000,
-      estimatePlan(client.plan, { codes: universe, klineTypes, bars }, limitOverridesOf(client.limits)).live
-        .refreshPeriodMs,
+  const refreshPeriodFor = (): number => {
+    if (options.refreshPeriodMs !== undefined) return options.refreshPeriodMs;
+    const { live } = estimatePlan(
+      client.plan,
+      { codes: universe, klineTypes, bars },
+      limitOverridesOf(client.limits),
     );
+    // The plan's period counts on close-aware polling (no request for a closed market); polling
+    // every series at every cycle has to make the day's budget last all day.
+    return Math.max(
+      1_000,
+      options.closeAwarePolling === false ? live.refreshPeriodPollingAllMs : live.refreshPeriodMs,
+    );
+  };
   let refreshPeriodMs = refreshPeriodFor();
   const checkpointMs = options.checkpointMs ?? KLINE_SYNC_DEFAULTS.checkpointMs;
   const backfillConcurrency = options.backfillConcurrency ?? KLINE_SYNC_DEFAULTS.backfillConcurrency;
