@@ -148,6 +148,60 @@ function expectYesterdayClose(on: Simulator, row: YesterdayCloseRow, labelling =
   expect(row.latestTs, what).toBe(new Date(latest.startMs).toISOString());
 }
 
+describe('quoteflow plan by the calendar', () => {
+  it('exits 2 naming the stock code and the 2-hour kline type it does not have, with no request', async () => {
+    const before = sim.log.length;
+    const r = await quoteflow(
+      ['plan', '--codes', 'BTCUSDT,AAPL.US', '--kline-types', '1,6', '--bars', '10'],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/--kline-types 6: stock and index codes have no 2-hour bars \(AAPL\.US\)/);
+    expect(r.stdout).toBe('');
+    expect(sim.log.length).toBe(before);
+  });
+
+  it('adds the requests a day by the calendar and those saved to the JSON, and fits Free by them', async () => {
+    const r = await quoteflow(
+      [
+        'plan',
+        '--codes',
+        'AAPL.US',
+        '--kline-types',
+        '1',
+        '--bars',
+        '10',
+        '--plan',
+        'free',
+        '--format',
+        'json',
+      ],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const { estimate } = JSON.parse(r.stdout) as {
+      estimate: { fits: boolean; dailyShare: number; live: Record<string, unknown> };
+    };
+    // The fields that were there stay; New York's 6 h 35 min of polling a day (79 five-minute
+    // steps) in Free's 1,000 requests.
+    expect(estimate.live).toMatchObject({
+      refreshPeriodMs: 23_700,
+      requestsPerDay: 3_646,
+      requestsPerDayByCalendar: 1_000,
+      requestsSavedPerDay: 2_646,
+    });
+    expect(estimate.dailyShare).toBeCloseTo(3.646, 3);
+    expect(estimate.fits).toBe(true);
+    const table = await quoteflow(
+      ['plan', '--codes', 'AAPL.US', '--kline-types', '1', '--bars', '10', '--plan', 'free'],
+      env(),
+    );
+    expect(table.stdout).toMatch(
+      /daily budget +100\.0% live by the calendar \(1,000 of 1,000 requests on the busiest day; polling every series all day: 3,646, so 2,646 saved\)/,
+    );
+  });
+});
+
 describe('quoteflow one-shot queries', () => {
   it('static-info --format json prints one JSON document with every code', async () => {
     const r = await quoteflow(
@@ -255,6 +309,9 @@ pipelines:
     const r = await quoteflow(['demo', '--duration', '4', '--out', 'demo-out'], {}, work);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/closed bars of 18 series/);
+    // Warnings go to stderr (JSON lines without a terminal): weekends, holidays, lunch breaks and
+    // the forex weekly pause in the demo's history are no gap, so none is reported.
+    expect(r.stderr).not.toContain('missing-bars');
     expect(r.stdout).toMatch(/BTCUSDT\s+crypto\s+1\s+\d+/);
     expect(r.stdout).toContain(`duckdb -c "SELECT`);
     expect((await files(join(work, 'demo-out', 'kline'))).every((f) => f.endsWith('.parquet'))).toBe(true);

@@ -1,13 +1,13 @@
 // End-to-end: what `--metrics-port` serves, scraped from real CLI processes over HTTP while they
 // run against the simulator (strict limits, real clock), and checked against the simulator's log.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
-import { startQuoteflow } from './support/quoteflow-process.js';
+import { filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'cli-metrics-token-6f10';
 let sim: Simulator;
@@ -105,6 +105,8 @@ describe('quoteflow sync --metrics-port', () => {
     const fresh = sample(first, 'quoteflow_freshness_seconds{code="BTCUSDT",kline_type="1"}')!;
     expect(fresh).toBeGreaterThanOrEqual(0);
     expect(fresh).toBeLessThan(70);
+    // Crypto minutes every UTC minute, read whole: no gap, and the counter says 0 rather than nothing.
+    expect(sample(first, 'quoteflow_gaps_total{kline_type="1"}')).toBe(0);
     expect(first).toContain('quoteflow_process_cpu_seconds_total');
     expect(first).not.toContain('quoteflow_process_process_');
     expect(first).not.toContain(TOKEN);
@@ -113,6 +115,95 @@ describe('quoteflow sync --metrics-port', () => {
     expect(sample(later, 'quoteflow_requests_total{endpoint="batch-kline",outcome="ok"}')).toBeGreaterThan(0);
     run.child.kill('SIGTERM');
     expect((await run.done).code).toBe(0);
+  });
+});
+
+/** Bar starts (epoch ms) of every kline row under `dir` (NDJSON), oldest first. */
+async function heldStarts(dir: string): Promise<number[]> {
+  const starts: number[] = [];
+  for (const f of await filesUnder(join(dir, 'kline')))
+    for (const line of (await readFile(f, 'utf8')).split('\n'))
+      if (line.trim() !== '') starts.push(Date.parse((JSON.parse(line) as { ts: string }).ts));
+  return starts.sort((a, b) => a - b);
+}
+
+/** `ms` on New York's clock, `2026-03-09 09:31 America/New_York` (Swedish dates are ISO-like). */
+const newYork = (ms: number): string =>
+  `${new Date(ms).toLocaleString('sv-SE', { timeZone: 'America/New_York' }).slice(0, 16)} America/New_York`;
+
+describe('quoteflow sync: a gap', () => {
+  it('warns with the first and last missing bar in UTC and New York time, and counts it in quoteflow_gaps_total', async () => {
+    const code = 'AAPL.US';
+    const out = join(work, 'gap');
+    // A dataset whose newest AAPL.US minute is a week old, written through a simulator whose clock
+    // stands then (a weekday after the close). A stock's /kline reaches back only 500 bars, so the
+    // sync cannot fill the days between: a real gap, reported once (by the history read; the
+    // simulator cannot leave bars out, which a missing-bars warning needs) with its range.
+    const then = new Date(Date.now() - 7 * 86_400_000);
+    then.setUTCHours(21, 30, 0, 0);
+    while (then.getUTCDay() === 0 || then.getUTCDay() === 6) then.setUTCDate(then.getUTCDate() - 1);
+    {
+      await using past = await startSimulator({
+        port: 0,
+        tokens: { [TOKEN]: 'professional' },
+        seed: 9,
+        clock: { now: () => then.getTime() },
+      });
+      const old = await runQuoteflow(
+        ['backfill', '--codes', code, '--kline-type', '1', '--bars', '3', '--out', out, '--format', 'ndjson'],
+        { ...env(), QUOTEFLOW_BASE_URL: past.url },
+      );
+      expect(old.code, old.stderr).toBe(0);
+    }
+    const heldBefore = (await heldStarts(out)).at(-1)!;
+    const port = await freePort();
+    const run = startQuoteflow(
+      [
+        'sync',
+        '--codes',
+        code,
+        '--kline-types',
+        '1',
+        '--bars',
+        '3',
+        '--out',
+        out,
+        '--format',
+        'ndjson',
+      ].concat(['--duration', '30', '--metrics-port', String(port)]),
+      env(),
+    );
+    await until(port, '/ready', 200);
+    const text = (await get(port, '/metrics')).text;
+    run.child.kill('SIGTERM');
+    const done = await run.done;
+    expect(done.code, done.stderr).toBe(0);
+    // The reported gap (and the short history it comes from) counted.
+    expect(sample(text, 'quoteflow_gaps_total{kline_type="1"}')).toBeGreaterThanOrEqual(1);
+    // The hole by the simulator's own calendar: its bars after the old newest one and before the
+    // oldest one the sync could read.
+    const heldAfter = (await heldStarts(out)).find((t) => t > heldBefore)!;
+    const missing = sim.market
+      .bars(code, 1, sim.marketNow(), 6_000)
+      .map((b) => b.startMs)
+      .filter((t) => t > heldBefore && t < heldAfter);
+    expect(missing.length).toBeGreaterThan(500);
+    const warnings = done.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => String(l['msg']).includes('cannot page backwards'));
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        code,
+        klineType: 1,
+        from: new Date(missing[0]!).toISOString(),
+        to: new Date(missing.at(-1)!).toISOString(),
+        fromLocal: newYork(missing[0]!),
+        toLocal: newYork(missing.at(-1)!),
+        bars: missing.length,
+      }),
+    ]);
   });
 });
 

@@ -108,7 +108,17 @@ describe('estimatePlan', () => {
           const depthCodes = Array.from({ length: nDepth }, (_, i) => `D${i}.HK`);
           const e = estimatePlan(plan, { codes, klineTypes, bars: 10, depthCodes });
           const limits = planLimits(plan);
-          expect(e.live.requestsPerDay).toBeLessThanOrEqual(limits.perDay * 1.0001);
+          // Polling every series at every cycle may exceed the day; close-aware polling may not.
+          expect(e.live.requestsPerDayByCalendar).toBeLessThanOrEqual(limits.perDay * 1.0001);
+          expect(e.live.requestsPerDayByCalendar).toBeLessThanOrEqual(e.live.requestsPerDay);
+          // Polling everything at its own period fits the day too.
+          const depthPerDay =
+            e.live.depthPeriodMs === undefined
+              ? 0
+              : (e.live.depthRequestsPerPoll * 86_400_000) / e.live.depthPeriodMs;
+          const allPerDay = (e.live.batchRequestsPerCycle * 86_400_000) / e.live.refreshPeriodPollingAllMs;
+          expect(allPerDay + depthPerDay).toBeLessThanOrEqual(limits.perDay * 1.0001);
+          expect(e.live.refreshPeriodPollingAllMs).toBeGreaterThanOrEqual(e.live.refreshPeriodMs);
           const batchInterval = limits.rules.find((r) => r.id === 'batch-kline-interval')!.windowMs;
           expect(e.live.refreshPeriodMs).toBeGreaterThanOrEqual(e.live.batchRequestsPerCycle * batchInterval);
         },
@@ -151,6 +161,47 @@ describe('estimatePlan by market (close-aware polling)', () => {
     expect(e.live.batchRequestsPerCycle).toBe(5);
     expect(by.get('US')!.refreshWhileTradingMs).toBe(Math.ceil((3 * e.live.refreshPeriodMs) / 5));
     expect(by.get('HK')!.refreshWhileTradingMs).toBe(Math.ceil((3 * e.live.refreshPeriodMs) / 5));
+  });
+});
+
+describe('estimatePlan by the calendar (requests per day with closed markets skipped)', () => {
+  it('fits one New York 1-minute series into Free by polling it only while New York trades', () => {
+    const universe = { codes: ['AAPL.US'], klineTypes: [1] as KlineType[], bars: 10 };
+    const e = estimatePlan('free', universe);
+    // By hand: New York may trade 09:29-16:00 (a bar labelled at the open may come a minute
+    // early), counted in the 5-minute steps it touches: 14:25 to 21:00 UTC, 79 steps, 23,700 s.
+    // Any 24 hours of a week without a holiday hold at most one session. Free allows 1,000
+    // requests a day, one a cycle: a cycle every 23.7 s while it trades, within the 1-minute bars.
+    expect(e.live.refreshPeriodMs).toBe(23_700);
+    expect(e.live.requestsPerDayByCalendar).toBe(1_000);
+    // Polling it all day at that period: 86,400 s / 23.7 s = 3,645.6 requests.
+    expect(e.live.requestsPerDay).toBe(3_646);
+    expect(e.live.requestsSavedPerDay).toBe(2_646);
+    expect(e.dailyShareByCalendar).toBe(1);
+    expect(e.dailyShare).toBeCloseTo(3.646, 3);
+    // Polling it all day instead, 1,000 requests last only at one per 86.4 s.
+    expect(e.live.refreshPeriodPollingAllMs).toBe(86_400);
+    expect(e.fits).toBe(true);
+    expect(smallestFittingPlan(universe)).toBe('free');
+    // A code that trades around the clock gets no such help: 86.4 s, too slow for 1-minute bars.
+    expect(estimatePlan('free', { ...universe, codes: ['BTCUSDT'] }).fits).toBe(false);
+  });
+
+  it('skips the closed market in each cycle and counts what that saves on the busiest day', () => {
+    const codes = [...Array.from({ length: 100 }, (_, i) => `S${i}.US`), 'BTCUSDT'];
+    const e = estimatePlan('basic', { codes, klineTypes: [1], bars: 0 });
+    // By hand: 101 groups at basic's 100 a request = 2 requests a cycle; a cycle every
+    // 2 × (3 s interval + 25 ms margin + 100 ms round trip) = 6.25 s, 13,824 cycles a day.
+    expect(e.live.batchRequestsPerCycle).toBe(2);
+    expect(e.live.refreshPeriodMs).toBe(6_250);
+    expect(e.live.requestsPerDay).toBe(13_824 * 2);
+    // By the calendar: in 79 five-minute steps of the day (New York's, as above) both requests,
+    // in the other 209 only BTCUSDT's; 48 cycles a step: (79 × 2 + 209) × 48.
+    expect(e.live.requestsPerDayByCalendar).toBe((79 * 2 + 209) * 48);
+    expect(e.live.requestsSavedPerDay).toBe(209 * 48);
+    // Far within basic's 86,400 a day either way: the same period polling everything.
+    expect(e.live.refreshPeriodPollingAllMs).toBe(6_250);
+    expect(e.dailyShareByCalendar).toBeCloseTo(17_616 / 86_400, 6);
   });
 });
 

@@ -1,7 +1,6 @@
 import type { KlineType } from './domain.js';
-import { KLINE_PERIOD_MS, calendarOf, canPageBackwards, classifyCode } from './markets.js';
-import { mayTradeAt } from './calendar/may-trade-at.js';
-import type { CalendarId } from './calendar/trading-calendar.js';
+import { KLINE_PERIOD_MS, canPageBackwards, classifyCode } from './markets.js';
+import { LiveWeek, WEEK_STEP_MS, type MarketLiveEstimate } from './live-markets.js';
 import {
   MAX_KLINE_PER_REQUEST,
   PLANS,
@@ -13,6 +12,9 @@ import {
   type PlanLimits,
 } from './plans.js';
 import { formatDuration } from './format-duration.js';
+
+export { LIVE_MARKETS } from './live-markets.js';
+export type { LiveMarket, MarketLiveEstimate } from './live-markets.js';
 
 /** What a user wants to keep: K-line series (codes × kline types) with N bars of history, and depth codes. */
 export interface Universe {
@@ -66,33 +68,31 @@ export interface LiveEstimate {
    * scheduler's margin and one round trip per request ({@link PlanTiming}).
    */
   readonly refreshPeriodMs: number;
+  /**
+   * The refresh period (ms) when every series is polled at every cycle, closed markets too, all day
+   * within the daily budget: `refreshPeriodMs` or longer (polling without the calendar).
+   */
+  readonly refreshPeriodPollingAllMs: number;
   /** `/depth-tick` requests per depth poll. */
   readonly depthRequestsPerPoll: number;
   /** Depth poll period (ms), or `undefined` without depth codes. */
   readonly depthPeriodMs: number | undefined;
-  /** Live requests per day at those periods. */
+  /** Live requests per day at those periods, every series asked for at every cycle. */
   readonly requestsPerDay: number;
+  /**
+   * Live requests on the busiest day (any 24 hours) of a reference week with close-aware polling:
+   * at the same periods, a cycle asks only for the series whose market may trade (depth polls as
+   * they are). What the plan's daily budget has to hold.
+   */
+  readonly requestsPerDayByCalendar: number;
+  /** `requestsPerDay` minus `requestsPerDayByCalendar`: saved that day by skipping closed markets (quieter days save more). */
+  readonly requestsSavedPerDay: number;
   /**
    * Per market, with close-aware polling (each poll asks only for the series whose market may
    * trade then): how much of a week it trades, and how often its series are refreshed while it
    * does, at the busiest hour it shares with the others.
    */
   readonly markets: readonly MarketLiveEstimate[];
-}
-
-/** Markets as the calendar groups them. */
-export const LIVE_MARKETS = ['US', 'HK', 'CN', 'FX & CFD', 'crypto'] as const;
-export type LiveMarket = (typeof LIVE_MARKETS)[number];
-
-/** One market's part of a {@link LiveEstimate}. */
-export interface MarketLiveEstimate {
-  readonly market: LiveMarket;
-  /** Series (code × kline type) of this market. */
-  readonly series: number;
-  /** Share of a week its market may trade (0..1); the rest of the week its series cost no request. */
-  readonly tradingShare: number;
-  /** Refresh period of its series while it trades (ms), at the busiest hour of the week. */
-  readonly refreshWhileTradingMs: number;
 }
 
 /** What a plan allows for a universe, from the same limit table the scheduler enforces. */
@@ -102,8 +102,10 @@ export interface PlanEstimate {
   readonly series: number;
   readonly backfill: BackfillEstimate;
   readonly live: LiveEstimate;
-  /** Live requests per day as a share of the plan's daily maximum (0..1). */
+  /** Live requests per day as a share of the plan's daily maximum, every series polled at every cycle. */
   readonly dailyShare: number;
+  /** The same with close-aware polling (`live.requestsPerDayByCalendar`): what decides the daily budget (0..1). */
+  readonly dailyShareByCalendar: number;
   /** Backfill requests as a share of the plan's daily maximum (may exceed 1: then it spans days). */
   readonly backfillDailyShare: number;
   /** Whether the plan keeps every series current without skipping a bar and backfills within a day. */
@@ -151,7 +153,9 @@ function combinedRate(limits: PlanLimits): number {
  * What `plan` allows for `universe`, before a single request is sent: backfill requests and
  * duration, the refresh period of every series when live, the share of the daily budget, and
  * whether it fits (every series refreshed at least once per bar period of its kline type, so the
- * two bars of `/batch-kline` never skip a closed bar, and the backfill done within a day).
+ * two bars of `/batch-kline` never skip a closed bar, and the backfill done within a day). The
+ * daily budget is checked by the calendar: close-aware polling spends nothing on a closed market,
+ * so a universe of stocks may refresh faster than one that trades around the clock.
  *
  * @example estimatePlan('basic', { codes: ['AAPL.US'], klineTypes: [1], bars: 100 }).live.refreshPeriodMs // 3125
  */
@@ -197,32 +201,51 @@ export function estimatePlan(
           (depthRequestsPerPoll * 1000) / depthRate +
             depthRequestsPerPoll * (overheadMs / Math.max(1, depthRate)),
         );
+  const week = new LiveWeek(universe.codes, universe.klineTypes.length, limits.batchKlineGroups);
+  const busiestDayCycleRequests = week.busiestDayCycleRequests();
+  const depthLoad = (): number => (depthPeriodMs === undefined ? 0 : depthRequestsPerPoll / depthPeriodMs);
+  // Requests per ms: every series at every cycle; and on the busiest day, closed markets skipped.
   const load = (): number =>
-    (refreshPeriodMs > 0 ? batchRequestsPerCycle / refreshPeriodMs : 0) +
-    (depthPeriodMs === undefined ? 0 : depthRequestsPerPoll / depthPeriodMs);
-  // Together they must stay within the rules that count every endpoint, and within the day.
-  for (const allowedPerMs of [combinedRate(limits) / 1000, limits.perDay / DAY_MS]) {
-    const factor = load() / allowedPerMs;
+    (refreshPeriodMs > 0 ? batchRequestsPerCycle / refreshPeriodMs : 0) + depthLoad();
+  const loadByCalendar = (): number =>
+    (refreshPeriodMs > 0 ? (busiestDayCycleRequests * WEEK_STEP_MS) / refreshPeriodMs / DAY_MS : 0) +
+    depthLoad();
+  // Together they must stay within the rules that count every endpoint (any hour may have every
+  // market open), and within the day, which close-aware polling spends only on markets that trade.
+  const bounds: [() => number, number][] = [
+    [load, combinedRate(limits) / 1000],
+    [loadByCalendar, limits.perDay / DAY_MS],
+  ];
+  for (const [loadOf, allowedPerMs] of bounds) {
+    const factor = loadOf() / allowedPerMs;
     if (factor > 1) {
       refreshPeriodMs *= factor;
       if (depthPeriodMs !== undefined) depthPeriodMs *= factor;
     }
   }
-  refreshPeriodMs = Math.ceil(refreshPeriodMs);
-  if (depthPeriodMs !== undefined) depthPeriodMs = Math.ceil(depthPeriodMs);
+  // Whole milliseconds, up; rounded to the microsecond first so float error adds no millisecond.
+  const ceilMs = (ms: number): number => Math.ceil(Math.round(ms * 1000) / 1000);
+  refreshPeriodMs = ceilMs(refreshPeriodMs);
+  if (depthPeriodMs !== undefined) depthPeriodMs = ceilMs(depthPeriodMs);
   const requestsPerDay = Math.round(load() * DAY_MS);
+  const requestsPerDayByCalendar = Math.round(loadByCalendar() * DAY_MS);
+  // Without the calendar the day's budget left beside depth polling paces every cycle.
+  const batchBudgetPerMs = limits.perDay / DAY_MS - depthLoad();
+  const refreshPeriodPollingAllMs =
+    series === 0
+      ? refreshPeriodMs
+      : ceilMs(Math.max(refreshPeriodMs, batchRequestsPerCycle / Math.max(1e-12, batchBudgetPerMs)));
   const live: LiveEstimate = {
     groups: series,
     batchRequestsPerCycle,
     refreshPeriodMs,
+    refreshPeriodPollingAllMs,
     depthRequestsPerPoll,
     depthPeriodMs,
     requestsPerDay,
-    markets: liveByMarket(
-      universe,
-      limits.batchKlineGroups,
-      refreshPeriodMs / Math.max(1, batchRequestsPerCycle),
-    ),
+    requestsPerDayByCalendar,
+    requestsSavedPerDay: requestsPerDay - requestsPerDayByCalendar,
+    markets: week.byMarket(refreshPeriodMs / Math.max(1, batchRequestsPerCycle)),
   };
 
   const reasons: string[] = [];
@@ -240,6 +263,7 @@ export function estimatePlan(
     backfill,
     live,
     dailyShare: requestsPerDay / limits.perDay,
+    dailyShareByCalendar: requestsPerDayByCalendar / limits.perDay,
     backfillDailyShare: requests / limits.perDay,
     fits: reasons.length === 0,
     reasons,
@@ -252,56 +276,4 @@ export function smallestFittingPlan(universe: Universe): Plan | undefined {
     if (estimatePlan(plan, universe).fits) return plan;
   }
   return undefined;
-}
-
-const MARKET_OF: Record<CalendarId, LiveMarket> = {
-  XNYS: 'US',
-  XNAS: 'US',
-  XHKG: 'HK',
-  XSHG: 'CN',
-  XSHE: 'CN',
-  FX: 'FX & CFD',
-  CRYPTO: 'crypto',
-};
-/** A reference week (Monday 2026-11-16 00:00 UTC), sampled every 5 minutes. */
-const WEEK_START_MS = Date.UTC(2026, 10, 16);
-const WEEK_STEP_MS = 5 * 60_000;
-
-/**
- * Close-aware polling per market over a reference week: at each instant only the series of the
- * markets that may trade are polled, one cycle being their requests at `msPerRequest` each.
- */
-function liveByMarket(
-  universe: Universe,
-  groupsPerRequest: number,
-  msPerRequest: number,
-): MarketLiveEstimate[] {
-  const seriesOf = new Map<LiveMarket, { series: number; calendar: ReturnType<typeof calendarOf> }>();
-  for (const code of universe.codes) {
-    const calendar = calendarOf(code);
-    const market = MARKET_OF[calendar.id];
-    const held = seriesOf.get(market);
-    if (held === undefined) seriesOf.set(market, { series: universe.klineTypes.length, calendar });
-    else held.series += universe.klineTypes.length;
-  }
-  const stats = new Map<LiveMarket, { tradingSteps: number; worstMs: number }>();
-  for (const market of seriesOf.keys()) stats.set(market, { tradingSteps: 0, worstMs: 0 });
-  const steps = (7 * DAY_MS) / WEEK_STEP_MS;
-  for (let i = 0; i < steps; i++) {
-    const t = WEEK_START_MS + i * WEEK_STEP_MS;
-    const open = [...seriesOf].filter(([, m]) => mayTradeAt(m.calendar, t));
-    const groups = open.reduce((n, [, m]) => n + m.series, 0);
-    const cycleMs = Math.ceil(groups / groupsPerRequest) * msPerRequest;
-    for (const [market] of open) {
-      const s = stats.get(market)!;
-      s.tradingSteps++;
-      s.worstMs = Math.max(s.worstMs, cycleMs);
-    }
-  }
-  return LIVE_MARKETS.filter((m) => seriesOf.has(m)).map((market) => ({
-    market,
-    series: seriesOf.get(market)!.series,
-    tradingShare: stats.get(market)!.tradingSteps / steps,
-    refreshWhileTradingMs: Math.ceil(stats.get(market)!.worstMs),
-  }));
 }

@@ -16,6 +16,7 @@ export { KLINE_SYNC_DEFAULTS } from './kline-sync-options.js';
 export type {
   KlineSyncOptions,
   KlineSyncEvent,
+  MissingBars,
   KlineSyncSummary,
   KlineSyncHandle,
   KlineFilesOptions,

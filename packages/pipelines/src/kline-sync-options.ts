@@ -120,12 +120,26 @@ export type KlineSyncEvent =
       readonly type: 'gap';
       readonly code: string;
       readonly klineType: KlineType;
+      /** The newest bar held before the hole, or where a read of history was asked to start (epoch ms). */
       readonly fromMs: number | undefined;
+      /** The first bar held after the hole (epoch ms), if known. */
+      readonly toMs: number | undefined;
+      /** The bars the calendar expects strictly between `fromMs` and `toMs`, when both are known. */
+      readonly missing: MissingBars | undefined;
       readonly reason: string;
     }
   | { readonly type: 'checkpoint'; readonly files: readonly WrittenFile[]; readonly closedBars: number }
   | ({ readonly type: 'compacted' } & CompactedPartition)
   | { readonly type: 'warning'; readonly message: string; readonly error?: unknown };
+
+/** The bars a gap leaves out, by the market calendar (an estimate under core's labelling of bar times). */
+export interface MissingBars {
+  /** Start of the first missing bar (epoch ms). */
+  readonly firstMs: number;
+  /** Start of the last missing bar (epoch ms). */
+  readonly lastMs: number;
+  readonly bars: number;
+}
 
 /** Counts of a sync so far. */
 export interface KlineSyncSummary {

@@ -17,6 +17,7 @@ import {
 } from '@quoteflow/operators';
 import { Subject, type Subscription } from 'rxjs';
 import { collect } from './internal/collect.js';
+import { gapEvent } from './internal/gap-event.js';
 import { isAbort, isFatal } from './internal/error-kinds.js';
 import { KlineDelivery } from './internal/kline-delivery.js';
 import { Checkpoints } from './internal/checkpoints.js';
@@ -71,13 +72,20 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
   const clock = options.clock ?? client.clock;
   // The plan's refresh period for the universe; recomputed when codes are added.
   const universe = [...codes];
-  const refreshPeriodFor = (): number =>
-    options.refreshPeriodMs ??
-    Math.max(
-      1_000,
-      estimatePlan(client.plan, { codes: universe, klineTypes, bars }, limitOverridesOf(client.limits)).live
-        .refreshPeriodMs,
+  const refreshPeriodFor = (): number => {
+    if (options.refreshPeriodMs !== undefined) return options.refreshPeriodMs;
+    const { live } = estimatePlan(
+      client.plan,
+      { codes: universe, klineTypes, bars },
+      limitOverridesOf(client.limits),
     );
+    // The plan's period counts on close-aware polling (no request for a closed market); polling
+    // every series at every cycle has to make the day's budget last all day.
+    return Math.max(
+      1_000,
+      options.closeAwarePolling === false ? live.refreshPeriodPollingAllMs : live.refreshPeriodMs,
+    );
+  };
   let refreshPeriodMs = refreshPeriodFor();
   const checkpointMs = options.checkpointMs ?? KLINE_SYNC_DEFAULTS.checkpointMs;
   const backfillConcurrency = options.backfillConcurrency ?? KLINE_SYNC_DEFAULTS.backfillConcurrency;
@@ -153,7 +161,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       // The pager's own markers were reported when read (noteShortHistory): once is enough.
       const fromPager = Object.values(HISTORY_GAP_REASONS).some((r) => gap.reason.includes(r));
       if (gap.reason !== MERGE_GAP_REASONS.unconfirmed && !fromPager)
-        emitEvent({ type: 'gap', code: gap.code, klineType, fromMs: gap.fromMs, reason: gap.reason });
+        emitEvent(gapEvent(gap.code, klineType, gap));
     };
 
     // The one execution path: every answer of the service goes through mergeBars, in arrival order.
@@ -184,13 +192,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
       // Every read of such a series meets the same limit: it is said once.
       if (truncatedSeries.includes(key)) return;
       truncatedSeries.push(key);
-      emitEvent({
-        type: 'gap',
-        code: s.code,
-        klineType: s.klineType,
-        fromMs: gap.fromMs,
-        reason: gap.reason,
-      });
+      emitEvent(gapEvent(s.code, s.klineType, gap));
     };
 
     /** History of one series from `startMs` (a re-read) or its N + 1 newest bars, into the merger. */

@@ -9,6 +9,7 @@ import type { KlinePipelineStep, PipelineStep } from '../internal/pipeline-file.
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { describeSinks } from '../internal/stop-waits.js';
 import { logClusterEvent } from '../internal/log-cluster-event.js';
+import { gapWarningFields } from '../internal/gap-warning.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
@@ -251,6 +252,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
             stopper.abort(error);
           });
           streams.push(stream);
+          metrics?.expectGaps(s.source.kline.klineTypes);
           handles.push([
             name,
             share(name, s.source.kline.codes, (codes, lease) =>
@@ -289,8 +291,9 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
                   : {}),
                 onEvent: (e) => {
                   if (e.type === 'gap') metrics?.gaps.inc({ kline_type: String(e.klineType) });
-                  if (e.type === 'gap' || e.type === 'warning')
-                    ctx.logger.warn({ pipeline: name, ...e }, e.type);
+                  if (e.type === 'gap')
+                    ctx.logger.warn({ pipeline: name, ...gapWarningFields(e), reason: e.reason }, e.type);
+                  else if (e.type === 'warning') ctx.logger.warn({ pipeline: name, ...e }, e.type);
                   else if (e.type === 'backfill-done' || (e.type === 'checkpoint' && e.files.length > 0))
                     ctx.logger.info({ pipeline: name, event: e.type }, e.type);
                 },

@@ -188,6 +188,14 @@ export class CliMetrics {
       this.#readAt.set(key, { code: u.code, klineType: u.klineType, ms: u.readAtMs });
   };
 
+  /**
+   * Starts `quoteflow_gaps_total` at 0 for each kline type synced: a scrape before the first gap
+   * shows 0, not nothing, which `rate()` and alert rules need.
+   */
+  expectGaps(klineTypes: readonly number[]): void {
+    for (const k of klineTypes) this.gaps.inc({ kline_type: String(k) }, 0);
+  }
+
   /** The pipeline did its first work (a backfill finished, a poll answered): `/ready` may say 200. */
   markStarted(): void {
     this.#started = true;

@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
 import { formatDuration, type KlineSyncEvent } from '@quoteflow/pipelines';
-import { exchangeLocalTime } from './exchange-local-time.js';
+import { gapWarningFields } from './gap-warning.js';
 import type { StderrChannel } from './stderr-channel.js';
 
 /** Most per-series bars drawn at once (the rest show in the overall bar). */
@@ -134,16 +134,7 @@ export class KlineProgress {
         );
         break;
       case 'gap':
-        this.logger.warn(
-          {
-            code: e.code,
-            klineType: e.klineType,
-            from: e.fromMs === undefined ? undefined : new Date(e.fromMs).toISOString(),
-            // The same instant on the exchange's own clock, as its calendar and its people read it.
-            fromLocal: e.fromMs === undefined ? undefined : exchangeLocalTime(e.fromMs, e.code),
-          },
-          e.reason,
-        );
+        this.logger.warn(gapWarningFields(e), e.reason);
         break;
       case 'warning':
         this.logger.warn({ err: e.error instanceof Error ? e.error.message : e.error }, e.message);

@@ -34,9 +34,11 @@ export function renderPlanReport(
       `${formatDuration(e.live.depthPeriodMs)} (${e.live.depthRequestsPerPoll} /depth-tick requests per poll)`,
     ]);
   }
+  const count = (n: number): string => n.toLocaleString('en-US');
   rows.push([
     'daily budget',
-    `${pct(e.dailyShare)} live (${e.live.requestsPerDay.toLocaleString('en-US')} of ${limits.perDay.toLocaleString('en-US')} requests a day)`,
+    `${pct(e.dailyShareByCalendar)} live by the calendar (${count(e.live.requestsPerDayByCalendar)} of ${count(limits.perDay)} requests on the busiest day; ` +
+      `polling every series all day: ${count(e.live.requestsPerDay)}, so ${count(e.live.requestsSavedPerDay)} saved)`,
   ]);
   if (e.backfill.shortSeries > 0) {
     rows.push([
@@ -53,7 +55,7 @@ export function renderPlanReport(
     { header: 'fits', value: (r) => (r.fits ? 'yes' : 'no') },
     { header: 'backfill', value: (r) => formatDuration(r.backfill.durationMs), align: 'right' },
     { header: 'refresh', value: (r) => formatDuration(r.live.refreshPeriodMs), align: 'right' },
-    { header: 'daily share', value: (r) => pct(r.dailyShare), align: 'right' },
+    { header: 'daily share', value: (r) => pct(r.dailyShareByCalendar), align: 'right' },
   ]);
   const markets =
     e.live.markets.length < 2 && e.live.markets.every((m) => m.tradingShare === 1)

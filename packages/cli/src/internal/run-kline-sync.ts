@@ -51,6 +51,7 @@ export interface KlineRun {
 /** Runs the K-line sync pipeline with progress, metrics, `--duration` and SIGINT/SIGTERM handling. */
 export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<KlineSyncSummary> {
   const metrics = run.metricsPort === undefined ? undefined : new CliMetrics();
+  metrics?.expectGaps(run.klineTypes);
   const worker =
     run.redis === undefined
       ? undefined

@@ -91,23 +91,40 @@ export function countBarStarts(
   source: BarKind,
   cal: TradingCalendar,
 ): number {
+  return barStartsIn(startMs, endMs, source, cal).count;
+}
+
+/**
+ * The bar periods of `source` that start in [startMs, endMs): how many (capped at 100,000, where
+ * `lastMs` is the last one counted) and the start of the last (`undefined` when none).
+ */
+export function barStartsIn(
+  startMs: number,
+  endMs: number,
+  source: BarKind,
+  cal: TradingCalendar,
+): { readonly count: number; readonly lastMs: number | undefined } {
   const periodMs = periodOf(source);
   if (periodMs !== undefined) {
     const inOneSegment =
       cal.segments.length === 0 ||
       barPeriodAt(endMs - 1, { periodMs: endMs - startMs }, cal)?.startMs === startMs;
     if (inOneSegment && firstBarStartAtOrAfter(startMs, source, cal) === startMs) {
-      return Math.ceil((endMs - startMs) / periodMs);
+      const count = Math.max(0, Math.ceil((endMs - startMs) / periodMs));
+      return { count, lastMs: count === 0 ? undefined : startMs + (count - 1) * periodMs };
     }
   }
   let n = 0;
+  let lastMs: number | undefined;
   for (
     let t = firstBarStartAtOrAfter(startMs, source, cal);
     t < endMs && n < 100_000;
     t = nextBarStart(t, source, cal)
-  )
+  ) {
     n++;
-  return n;
+    lastMs = t;
+  }
+  return { count: n, lastMs };
 }
 
 /**
