@@ -63,7 +63,8 @@ describe('runCli', () => {
     const r = await run(['plan', '--codes', 'AAPL.US,700.HK,BTCUSDT', '--kline-types', '1', '--bars', '10']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/live polling by market/);
-    expect(r.out).toMatch(/^US\s+1\s+19\.3% of the week\s+\S+/m);
+    // 6.5 hours × 5 days counted in 5-minute steps, the step that starts at the close included: 79 × 5.
+    expect(r.out).toMatch(/^US\s+1\s+19\.6% of the week\s+\S+/m);
     expect(r.out).toMatch(/^crypto\s+1\s+100\.0% of the week/m);
   });
 
