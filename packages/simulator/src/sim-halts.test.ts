@@ -42,7 +42,7 @@ describe('startSimulator halts', () => {
     expect(nyse.some((r) => r.symbol === 'TSLA' && r.haltDateTime === '2026-11-17 12:59:00')).toBe(false);
   });
 
-  it('leaves the halted bars out of K-line answers and keeps the others', async () => {
+  it('leaves the halted bars out of K-line answers, reaching back further for as many', async () => {
     const data = (
       await get('/quote-stock-b-api/kline', {
         trace: 't',
@@ -59,6 +59,7 @@ describe('startSimulator halts', () => {
     expect(starts.some((t) => t < FROM)).toBe(true);
     expect(starts.some((t) => t >= TO)).toBe(true);
     expect(starts.filter((t) => t >= FROM && t < TO)).toEqual([]);
+    expect(starts).toHaveLength(120);
   });
 
   it('refuses a halt of a code no suspension endpoint covers', async () => {

@@ -417,10 +417,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     has: (k: FaultKind) => boolean,
   ): Record<string, string>[] {
     const p = market.product(q.code)!;
-    const bars = market
-      .bars(q.code, q.klineType, mNow, num, q.endTs === 0 ? undefined : q.endTs * 1000)
-      // A halted product trades nothing: its bars in the halt are missing, as the provider's are.
-      .filter((b) => !isHaltedBar(halts, q.code, b.startMs));
+    // A halted product trades nothing: its bars in the halt are missing, and the answer reaches
+    // further back for as many (up to `num` bars while history lasts), as the provider's would.
+    const read = (count: number) =>
+      market.bars(q.code, q.klineType, mNow, count, q.endTs === 0 ? undefined : q.endTs * 1000);
+    let asked = num;
+    let all = read(asked);
+    let bars = all.filter((b) => !isHaltedBar(halts, q.code, b.startMs));
+    while (bars.length < num && all.length === asked) {
+      asked += num - bars.length;
+      all = read(asked);
+      bars = all.filter((b) => !isHaltedBar(halts, q.code, b.startMs));
+    }
     return applyKlineQuirks(
       bars.map((b) => wireBar(b, p)),
       has('kline-newest-first-repeated'),
