@@ -1,15 +1,21 @@
 import {
+  EXCHANGE_CALENDARS,
   EXCHANGES,
+  mayTradeAt,
   POLL_SUSPENSIONS_DEFAULTS,
   stockMarketOf,
   type Clock,
   type Exchange,
+  type ExchangeId,
   type KlineType,
   type QuoteflowClient,
 } from '@quoteflow/core';
 import { haltExplainsGap, type Halt } from '@quoteflow/operators';
 import type { DatasetHalt } from '../read-halts.js';
 import { haltOf, uniqueHalts } from './halt-of.js';
+
+/** The calendar of each suspension endpoint's market. */
+const CALENDAR_OF: Readonly<Record<Exchange, ExchangeId>> = { sse: 'XSHG', nyse: 'XNYS', nasdaq: 'XNAS' };
 
 /**
  * The suspension endpoints that can report a halt of one of `codes`: Shanghai codes on `sse`; a US
@@ -38,8 +44,8 @@ export interface ServiceHaltsOptions {
  * at `start()`, then one a minute after the previous round ended, on the clock. Every query goes
  * through the client, whose scheduler keeps the token's one suspension query a minute over all
  * exchanges (spec: Limits; provider-facts.md reads it per token), so a round of two exchanges takes
- * a minute and each exchange is asked at most once a minute. A failed query keeps what that
- * exchange reported before.
+ * a minute and each exchange is asked at most once a minute; after the first round, only while its
+ * market may trade. A failed query keeps what that exchange reported before.
  */
 export class ServiceHalts {
   readonly #o: ServiceHaltsOptions;
@@ -91,15 +97,18 @@ export class ServiceHalts {
     if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
   }
 
-  async #round(onAnswer: () => void): Promise<void> {
+  async #round(onAnswer: () => void, first = true): Promise<void> {
     for (const exchange of suspensionExchangesOf(this.#o.universe)) {
       if (this.#signal.aborted) return;
+      // After the first round, an exchange whose market cannot trade halts nothing new worth a
+      // year of records (Shanghai's evening notices are read as its market opens): no query.
+      if (!first && !mayTradeAt(EXCHANGE_CALENDARS[CALENDAR_OF[exchange]], this.#o.clock.now())) continue;
       await this.#ask(exchange);
       onAnswer();
     }
     if (this.#signal.aborted) return;
     this.#timer = this.#o.clock.setTimeout(
-      () => void this.#round(() => undefined),
+      () => void this.#round(() => undefined, false),
       POLL_SUSPENSIONS_DEFAULTS.minIntervalMs,
     );
   }
