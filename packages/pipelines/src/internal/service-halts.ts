@@ -62,12 +62,10 @@ export class ServiceHalts {
     this.#signal = AbortSignal.any([options.signal, this.#abort.signal]);
   }
 
-  /** Every halt reported so far, latest answer of each exchange. */
-  get halts(): readonly DatasetHalt[] {
-    return this.#halts;
-  }
-
-  /** Whether one of `others` (the dataset's) or of the service's halts explains the hole (operators' `haltExplainsGap`). */
+  /**
+   * Whether one of `others` (the dataset's) or of the halts the service reported (each exchange's
+   * latest answer) explains the hole: operators' `haltExplainsGap`.
+   */
   explain(
     others: readonly Halt[],
     code: string,
