@@ -56,6 +56,10 @@ it('syncs a week of every class without a false gap, and polls no stock while it
     bars: 3,
     clock,
     checkpointMs: 3_600_000,
+    // At 14,400x a minute of the clock is 4 ms: the suspension rounds (a year of records per answer,
+    // each exchange once a minute while its market trades) would be the run's main load, and the
+    // calendar's gaps are under test here, not halts (those: pipelines' kline-sync-halts.test.ts).
+    serviceHalts: false,
     onEvent: (e) => events.push(e),
     onUpdate: (u) => {
       if (u.final) finals.set(u.code, (finals.get(u.code) ?? 0) + 1);

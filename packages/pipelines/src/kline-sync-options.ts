@@ -58,6 +58,15 @@ export interface KlineSyncOptions {
    * series every `refreshPeriodMs`. @defaultValue true
    */
   readonly closeAwarePolling?: boolean;
+  /**
+   * Ask the service's suspension endpoints for halts of the universe's Shanghai and US stock codes
+   * (at start, then each exchange at most once a minute while its market may trade, through the
+   * client's quota) and let them
+   * explain missing bars, with the halts in the dataset's own suspension records. A failed query is
+   * a `warning` event and the halts known before are kept. No request when no code is covered.
+   * @defaultValue true
+   */
+  readonly serviceHalts?: boolean;
   /** Files flushed and state written this often. @defaultValue 30,000 ms */
   readonly checkpointMs?: number;
   /**

@@ -8,7 +8,6 @@ import {
 } from '@quoteflow/core';
 import {
   MERGE_GAP_REASONS,
-  haltExplainsGap,
   mergeBars,
   type Halt,
   seriesKey,
@@ -27,6 +26,7 @@ import { pollLiveKlines } from './internal/live-kline-poll.js';
 import { LivePollPlanner } from './internal/live-poll-planner.js';
 import { readHalts } from './read-halts.js';
 import { readOlderHistory } from './internal/older-history.js';
+import { ServiceHalts } from './internal/service-halts.js';
 import { runLimited } from './internal/run-limited.js';
 import { settleNewestBars } from './internal/settle-delay.js';
 import { shortOfClosedBars } from './internal/short-of-closed-bars.js';
@@ -131,6 +131,8 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
     // DIR) explain missing bars: no gap reported, nothing re-read. Read again at each checkpoint.
     const filesDir = options.files?.dir;
     let halts: readonly Halt[] = filesDir === undefined ? [] : await readHalts(filesDir);
+    // With those the service reports for the universe's covered codes (asked at start, each minute).
+    const known = new ServiceHalts({ client, clock, signal, universe, emitEvent, on: options.serviceHalts });
     const state = sinks.state;
     const lastClosed = new Map<string, number>();
     for (const s of series.values()) {
@@ -172,7 +174,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
           graceMs,
           lastClosed,
           isHalted: (code, klineType, afterMs, beforeMs) =>
-            halts.length > 0 && haltExplainsGap(halts, code, klineType, afterMs, beforeMs),
+            known.explain(halts, code, klineType, afterMs, beforeMs),
           onReport: (r) => emitEvent({ type: 'warning', message: `bar dropped or corrected: ${r.message}` }),
         }),
       )
@@ -374,6 +376,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
     };
     for (const w of waitingAdds.splice(0)) addToRun(w.more).then(w.resolve, w.reject);
     try {
+      await known.start(); // before the first bar is judged
       const startedAt = clock.now();
       emitEvent({ type: 'backfill-start', series: series.size });
       checkpoints.start();
@@ -399,6 +402,7 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
     } catch (err) {
       if (!signal.aborted || failure === undefined) failure ??= err;
     } finally {
+      known.stop();
       live$?.unsubscribe();
       control.release();
       await Promise.allSettled([...rereads]);

@@ -1,4 +1,5 @@
-import { codeOfSuspendedSymbol, EXCHANGES, type Exchange } from '@quoteflow/core';
+import { EXCHANGES, type Exchange } from '@quoteflow/core';
+import { haltOf, uniqueHalts } from './internal/halt-of.js';
 import { epochMsOf, forEachDatasetRow, listDatasetFiles } from './internal/read-kline-extents.js';
 
 /** One suspension (halt) a dataset's suspension records hold, by product code. */
@@ -19,25 +20,16 @@ const EXCHANGE = /(?:^|\/)exchange=([a-z]+)(?:\/|$)/;
  * skipped, and one record held twice (several polls, several files) counts once. No request.
  */
 export async function readHalts(dir: string): Promise<DatasetHalt[]> {
-  const seen = new Map<string, DatasetHalt>();
+  const halts: DatasetHalt[] = [];
   for (const rel of await listDatasetFiles(dir, 'suspension')) {
     const exchange = EXCHANGE.exec(rel)?.[1] as Exchange | undefined;
     if (exchange === undefined || !EXCHANGES.includes(exchange)) continue;
     await forEachDatasetRow(dir, rel, (value) => {
       const symbol = value('symbol');
-      const fromMs = epochMsOf(value('halt_at'));
-      if (typeof symbol !== 'string' || !Number.isFinite(fromMs)) return;
-      const resume = epochMsOf(value('resume_at'));
-      const halt = {
-        code: codeOfSuspendedSymbol(exchange, symbol),
-        exchange,
-        fromMs,
-        toMs: Number.isFinite(resume) ? resume : undefined,
-      };
-      seen.set(`${halt.code}\u0000${fromMs}`, halt);
+      if (typeof symbol !== 'string') return;
+      const halt = haltOf(exchange, symbol, epochMsOf(value('halt_at')), epochMsOf(value('resume_at')));
+      if (halt !== undefined) halts.push(halt);
     });
   }
-  return [...seen.values()].sort((a, b) =>
-    a.code < b.code ? -1 : a.code > b.code ? 1 : a.fromMs - b.fromMs,
-  );
+  return uniqueHalts(halts);
 }

@@ -48,4 +48,5 @@ export { SimMarket } from './sim-market.js';
 export type { SimBar, SimBook, SimMarketOptions } from './sim-market.js';
 export { SIM_EXCHANGES, SIM_EXCHANGE_TIME_ZONES, suspensionRecords } from './suspension-records.js';
 export type { SimExchange, SimSuspensionRecord } from './suspension-records.js';
+export type { SimHalt } from './sim-halts.js';
 export { parseTokenSpecs } from './parse-token-specs.js';

@@ -29,6 +29,7 @@ import {
   type SimPlan,
   type SimPlanOverrides,
 } from './sim-plans.js';
+import { exchangeOfSimHalt, isHaltedBar, simHaltRecords, type SimHalt } from './sim-halts.js';
 import { suspensionRecords, type SimExchange } from './suspension-records.js';
 
 /**
@@ -98,6 +99,8 @@ export interface SimulatorOptions {
   readonly cfdDepthVolume?: CfdDepthVolume;
   /** Header that injects faults into one request (comma-separated kinds), or `false`. @defaultValue 'x-sim-fault' */
   readonly faultHeader?: string | false;
+  /** Halts to serve: in the suspension records of their exchange, and their bars left out of K-line answers. @defaultValue [] */
+  readonly halts?: readonly SimHalt[];
 }
 
 /** A running simulator. */
@@ -222,6 +225,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(o.seqBase !== undefined ? { seqBase: o.seqBase } : {}),
   });
   const faults = new FaultInjector(o.faults ?? [], o.seed);
+  const halts = o.halts ?? [];
+  for (const h of halts)
+    checkOption(
+      exchangeOfSimHalt(h) !== undefined && Number.isFinite(h.fromMs) && h.toMs > h.fromMs,
+      'halts',
+      'halts of .SH or .US codes (or with an exchange) with fromMs < toMs',
+      h,
+    );
   const log = new RequestLog();
   const tokens = new Map<string, TokenState>();
   const specs = new Map<string, SimPlan | SimTokenSpec>();
@@ -301,7 +312,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (has('rate-limit')) return fail(RET.rateLimit, traceOf(url, body), injected);
 
     if (suspension) {
-      const data = suspensionRecords(route.family as SimExchange, mNow, o.seed);
+      const exchange = route.family as SimExchange;
+      const data = suspensionRecords(exchange, mNow, o.seed, simHaltRecords(halts, exchange, mNow));
       return send(
         res,
         entry,
@@ -405,7 +417,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     has: (k: FaultKind) => boolean,
   ): Record<string, string>[] {
     const p = market.product(q.code)!;
-    const bars = market.bars(q.code, q.klineType, mNow, num, q.endTs === 0 ? undefined : q.endTs * 1000);
+    // A halted product trades nothing: its bars in the halt are missing, and the answer reaches
+    // further back for as many (up to `num` bars while history lasts), as the provider's would.
+    const read = (count: number) =>
+      market.bars(q.code, q.klineType, mNow, count, q.endTs === 0 ? undefined : q.endTs * 1000);
+    let asked = num;
+    let all = read(asked);
+    let bars = all.filter((b) => !isHaltedBar(halts, q.code, b.startMs));
+    while (bars.length < num && all.length === asked) {
+      asked += num - bars.length;
+      all = read(asked);
+      bars = all.filter((b) => !isHaltedBar(halts, q.code, b.startMs));
+    }
     return applyKlineQuirks(
       bars.map((b) => wireBar(b, p)),
       has('kline-newest-first-repeated'),

@@ -102,7 +102,8 @@ const SOURCE: Readonly<Record<'nyse' | 'nasdaq', readonly string[]>> = {
   nasdaq: ['Q', 'Z'],
 };
 
-interface Event {
+/** A record with the instant it was published (the sort key of the list). */
+export interface PublishedRecord {
   publishMs: number;
   record: SimSuspensionRecord;
 }
@@ -117,12 +118,18 @@ function nothing(h: number, i: number): string | null {
  * `seed`, sorted by `publishDate` descending (latest first). Each exchange carries its own fields
  * (spec, Suspension record table); nullable fields are sometimes `null`, sometimes `""`; a halt
  * whose resumption lies after `nowMs` has empty resumption fields, which fill in once it resumes.
+ * `extra` records (the `halts` option's) are sorted in among them.
  */
-export function suspensionRecords(exchange: SimExchange, nowMs: number, seed: number): SimSuspensionRecord[] {
+export function suspensionRecords(
+  exchange: SimExchange,
+  nowMs: number,
+  seed: number,
+  extra: readonly PublishedRecord[] = [],
+): SimSuspensionRecord[] {
   const tz = SIM_EXCHANGE_TIME_ZONES[exchange];
   const today = toLocal(nowMs, tz).dayNumber;
   const oldest = nowMs - 365 * DAY_MS;
-  const events: Event[] = [];
+  const events: PublishedRecord[] = [...extra];
   const wc = (ms: number) => formatWallClock(ms, tz);
   for (let d = today; d >= today - 367; d--) {
     const wd = weekdayOfDay(d);
