@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { suspensionExchangesOf } from './service-halts.js';
+import { ManualClock, type QuoteflowClient } from '@quoteflow/core';
+import { ServiceHalts, START_WAIT_MS, suspensionExchangesOf } from './service-halts.js';
 
 describe('suspensionExchangesOf', () => {
   it('asks both US exchanges for a US code, since the code does not say which one lists it', () => {
@@ -12,5 +13,41 @@ describe('suspensionExchangesOf', () => {
 
   it('asks nothing for codes no suspension endpoint covers', () => {
     expect(suspensionExchangesOf(['BTCUSDT', '700.HK', '000001.SZ', 'EURUSD'])).toEqual([]);
+  });
+});
+
+describe('ServiceHalts.start', () => {
+  const halts = (suspensions: () => Promise<never[]>, clock: ManualClock) =>
+    new ServiceHalts({
+      client: { suspensions } as unknown as QuoteflowClient,
+      clock,
+      signal: new AbortController().signal,
+      universe: ['AAPL.US'],
+      emitEvent: () => undefined,
+      on: true,
+    });
+
+  it('waits for the first answer, not for the rest of the round', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 16, 15));
+    const asked: number[] = [];
+    const known = halts(() => (asked.push(clock.now()), Promise.resolve([])), clock);
+    let started = false;
+    void known.start().then(() => (started = true));
+    await clock.advance(0);
+    expect(started).toBe(true);
+    expect(asked).toHaveLength(2); // nyse, then nasdaq: the scheduler (not this fake) spaces them
+    known.stop();
+  });
+
+  it('stops waiting after START_WAIT_MS when the token keeps its suspension query busy', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 16, 15));
+    const known = halts(() => new Promise<never[]>(() => undefined), clock);
+    let started = false;
+    void known.start().then(() => (started = true));
+    await clock.advance(START_WAIT_MS - 1);
+    expect(started).toBe(false);
+    await clock.advance(1);
+    expect(started).toBe(true);
+    known.stop();
   });
 });

@@ -14,6 +14,9 @@ import { haltExplainsGap, type Halt } from '@quoteflow/operators';
 import type { DatasetHalt } from '../read-halts.js';
 import { haltOf, uniqueHalts } from './halt-of.js';
 
+/** How long a sync's start waits for the service's first answer about halts (ms). */
+export const START_WAIT_MS = 10_000;
+
 /** The calendar of each suspension endpoint's market. */
 const CALENDAR_OF: Readonly<Record<Exchange, ExchangeId>> = { sse: 'XSHG', nyse: 'XNYS', nasdaq: 'XNAS' };
 
@@ -79,13 +82,20 @@ export class ServiceHalts {
 
   /**
    * Starts the rounds; resolves once the first query of the first round is answered (or failed),
-   * at once when no code is on a covered exchange. The rest of that round arrives as the token's
-   * minute allows: waiting for it would hold every sync of US codes a minute before its first bar.
+   * at once when no code is on a covered exchange, and after {@link START_WAIT_MS} at most: another
+   * process of the token may hold its one suspension query a minute, and a sync is not held that
+   * long for a halt (a hole judged before the answer is read again, then reported). The rest of
+   * that round arrives as the token's minute allows.
    */
   start(): Promise<void> {
     if (this.#o.on === false) return Promise.resolve();
     return new Promise<void>((firstAnswered) => {
-      void this.#round(firstAnswered).finally(firstAnswered);
+      const wait = this.#o.clock.setTimeout(firstAnswered, START_WAIT_MS);
+      const answered = () => {
+        this.#o.clock.clearTimeout(wait);
+        firstAnswered();
+      };
+      void this.#round(answered).finally(answered);
     });
   }
 
