@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock, type QuoteflowClient } from '@quoteflow/core';
-import { ServiceHalts, START_WAIT_MS, suspensionExchangesOf } from './service-halts.js';
+import { roundIntervalMs, ServiceHalts, START_WAIT_MS, suspensionExchangesOf } from './service-halts.js';
 
 describe('suspensionExchangesOf', () => {
   it('asks both US exchanges for a US code, since the code does not say which one lists it', () => {
@@ -49,5 +49,16 @@ describe('ServiceHalts.start', () => {
     await clock.advance(1);
     expect(started).toBe(true);
     known.stop();
+  });
+});
+
+describe('roundIntervalMs', () => {
+  it('spends at most 1% of the daily budget on halts, and asks once a minute at most', () => {
+    // Free: 1,000 a day, 1% = 10 queries; two exchanges a round: 5 rounds a day, 4.8 h apart.
+    expect(roundIntervalMs(1_000, 2)).toBe(17_280_000);
+    // Basic: 86,400 a day, 1% = 864 queries: 432 rounds of two, 200 s apart.
+    expect(roundIntervalMs(86_400, 2)).toBe(200_000);
+    expect(roundIntervalMs(864_000, 2)).toBe(60_000);
+    expect(roundIntervalMs(864_000, 1)).toBe(60_000);
   });
 });

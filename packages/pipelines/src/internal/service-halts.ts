@@ -17,6 +17,22 @@ import { haltOf, uniqueHalts } from './halt-of.js';
 /** How long a sync's start waits for the service's first answer about halts (ms). */
 export const START_WAIT_MS = 10_000;
 
+/** The most of the token's daily budget the rounds may spend (they count in it like any request). */
+export const HALTS_BUDGET_SHARE = 0.01;
+
+/**
+ * Time between rounds of `exchanges` queries: a minute at least (the token's one suspension query
+ * a minute), and long enough that a day of rounds spends at most {@link HALTS_BUDGET_SHARE} of a
+ * daily budget of `perDay` requests (the two US exchanges: every 4.8 hours on Free's 1,000 a day,
+ * every 3 minutes 20 s on Basic's 86,400, every minute from Premium's 864,000 up).
+ */
+export function roundIntervalMs(perDay: number, exchanges: number): number {
+  return Math.max(
+    POLL_SUSPENSIONS_DEFAULTS.minIntervalMs,
+    Math.ceil((86_400_000 * exchanges) / (perDay * HALTS_BUDGET_SHARE)),
+  );
+}
+
 /** The calendar of each suspension endpoint's market. */
 const CALENDAR_OF: Readonly<Record<Exchange, ExchangeId>> = { sse: 'XSHG', nyse: 'XNYS', nasdaq: 'XNAS' };
 
@@ -44,7 +60,8 @@ export interface ServiceHaltsOptions {
 
 /**
  * The halts the service's suspension endpoints report for a sync's universe, asked in rounds: one
- * at `start()`, then one a minute after the previous round ended, on the clock. Every query goes
+ * at `start()`, then one {@link roundIntervalMs} after the previous round ended (a minute on most
+ * plans), on the clock. Every query goes
  * through the client, whose scheduler keeps the token's one suspension query a minute over all
  * exchanges (spec: Limits; provider-facts.md reads it per token), so a round of two exchanges takes
  * a minute and each exchange is asked at most once a minute; after the first round, only while its
@@ -117,7 +134,7 @@ export class ServiceHalts {
     if (this.#signal.aborted) return;
     this.#timer = this.#o.clock.setTimeout(
       () => void this.#round(() => undefined, false),
-      POLL_SUSPENSIONS_DEFAULTS.minIntervalMs,
+      roundIntervalMs(this.#o.client.limits.perDay, suspensionExchangesOf(this.#o.universe).length),
     );
   }
 
