@@ -55,7 +55,7 @@ const suspensionQueries = () => sim.log.entries().filter((e) => e.endpoint === '
 
 describe('klineSync with the service’s halts', () => {
   it('reports no gap and reads nothing again for bars a halt the service reports explains', async () => {
-    const events = await sync({});
+    const events = await sync({ serviceHalts: true });
     expect(events.filter((e) => e.type === 'gap')).toEqual([]);
     expect(klineReads()).toBe(1);
     // Asked before the history was read, so before its first bar was judged.
@@ -63,8 +63,8 @@ describe('klineSync with the service’s halts', () => {
     expect([first?.endpoint, first?.family]).toEqual(['suspension', 'nyse']);
   });
 
-  it('reports the hole as a gap and reads it again when turned off (the halt is the only explanation)', async () => {
-    const events = await sync({ serviceHalts: false });
+  it('reports the hole as a gap and reads it again without serviceHalts (off by default)', async () => {
+    const events = await sync({});
     expect(events).toContainEqual(expect.objectContaining({ type: 'gap', code: 'AAPL.US' }));
     expect(klineReads()).toBeGreaterThan(1);
     expect(suspensionQueries()).toEqual([]);
@@ -73,6 +73,7 @@ describe('klineSync with the service’s halts', () => {
   it('asks each exchange at most once a minute while it runs, through the token’s one query a minute', async () => {
     const controller = new AbortController();
     await sync({
+      serviceHalts: true,
       live: true,
       signal: controller.signal,
       // Stop after two and a half minutes of the clock (five real seconds): two rounds begun.
@@ -92,14 +93,14 @@ describe('klineSync with the service’s halts', () => {
   }, 20_000);
 
   it('makes no suspension request when no code is a Shanghai or US stock', async () => {
-    await sync({ codes: ['BTCUSDT', '700.HK'], bars: 5 });
+    await sync({ serviceHalts: true, codes: ['BTCUSDT', '700.HK'], bars: 5 });
     expect(suspensionQueries()).toEqual([]);
     expect(klineReads()).toBeGreaterThan(0);
   });
 
   it('warns once and keeps syncing when the suspension query fails', async () => {
     sim.addFault({ kind: 'http-5xx', endpoint: 'suspension', times: 1 });
-    const events = await sync({});
+    const events = await sync({ serviceHalts: true });
     expect(events.filter((e) => e.type === 'warning' && e.message.includes('suspension'))).toHaveLength(1);
     expect(events).toContainEqual(expect.objectContaining({ type: 'backfill-series-done', code: 'AAPL.US' }));
   });

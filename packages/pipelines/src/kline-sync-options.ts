@@ -60,11 +60,13 @@ export interface KlineSyncOptions {
   readonly closeAwarePolling?: boolean;
   /**
    * Ask the service's suspension endpoints for halts of the universe's Shanghai and US stock codes
-   * (at start, then each exchange at most once a minute while its market may trade, through the
-   * client's quota) and let them
-   * explain missing bars, with the halts in the dataset's own suspension records. A failed query is
-   * a `warning` event and the halts known before are kept. No request when no code is covered.
-   * @defaultValue true
+   * (at start, then in rounds while the market may trade: at most once a minute and 1% of the daily
+   * budget, through the client's quota) and let them explain missing bars, with the halts in the
+   * dataset's own suspension records. A failed query is a `warning` event and the halts known
+   * before are kept. No request when no code is covered. Off by default: the token has one
+   * suspension query a minute, and a sync that takes it keeps `quoteflow suspensions` (or a
+   * suspension pipeline) of the same token waiting.
+   * @defaultValue false
    */
   readonly serviceHalts?: boolean;
   /** Files flushed and state written this often. @defaultValue 30,000 ms */

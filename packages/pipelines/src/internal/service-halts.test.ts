@@ -19,7 +19,7 @@ describe('suspensionExchangesOf', () => {
 describe('ServiceHalts.start', () => {
   const halts = (suspensions: () => Promise<never[]>, clock: ManualClock) =>
     new ServiceHalts({
-      client: { suspensions } as unknown as QuoteflowClient,
+      client: { suspensions, limits: { perDay: 864_000 } } as unknown as QuoteflowClient,
       clock,
       signal: new AbortController().signal,
       universe: ['AAPL.US'],

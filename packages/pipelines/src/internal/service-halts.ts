@@ -54,7 +54,7 @@ export interface ServiceHaltsOptions {
   readonly universe: readonly string[];
   /** A failed query is a `warning`, once per exchange until a query of it succeeds again. */
   readonly emitEvent: (e: { type: 'warning'; message: string; error: unknown }) => void;
-  /** `false`: never asks, and only the halts given to `explain` count. @defaultValue true */
+  /** Only `true` asks; otherwise only the halts given to `explain` count. @defaultValue false */
   readonly on: boolean | undefined;
 }
 
@@ -105,7 +105,7 @@ export class ServiceHalts {
    * that round arrives as the token's minute allows.
    */
   start(): Promise<void> {
-    if (this.#o.on === false) return Promise.resolve();
+    if (this.#o.on !== true) return Promise.resolve();
     return new Promise<void>((firstAnswered) => {
       const wait = this.#o.clock.setTimeout(firstAnswered, START_WAIT_MS);
       const answered = () => {
