@@ -2,16 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { planLimits } from '@quoteflow/core';
-import { RedisQuota, type RedisQuotaEvent, type RedisQuotaOptions } from '@quoteflow/cluster';
+import { RedisWindowStore, type RedisQuotaEvent, type RedisWindowStoreOptions } from '@quoteflow/cluster';
+import { StoreClient } from './support/redis-store-client.js';
 import { startRedisServer, type TestRedis } from './support/redis-server.js';
 
 // Each test stops and restarts its own Redis without persistence: it comes back empty.
 
 const GRACE_MS = 1_000;
 
-function quotaOn(redis: TestRedis, token: string, extra: Partial<RedisQuotaOptions> = {}) {
+function quotaOn(redis: TestRedis, token: string, extra: Partial<RedisWindowStoreOptions> = {}) {
   const events: RedisQuotaEvent[] = [];
-  const quota = new RedisQuota({
+  const options = {
     redis: redis.url,
     token,
     limits: planLimits('premium'), // 10 requests/s, 600/min
@@ -19,19 +20,20 @@ function quotaOn(redis: TestRedis, token: string, extra: Partial<RedisQuotaOptio
     recoveryGraceMs: GRACE_MS,
     watchIntervalMs: 200,
     commandTimeoutMs: 300,
-    onEvent: (e) => events.push(e),
+    onEvent: (e: RedisQuotaEvent) => events.push(e),
     ...extra,
-  });
+  };
+  const quota = new StoreClient(new RedisWindowStore(options), options.limits, options);
   return { quota, events };
 }
 
 /** Makes `n` requests through `quota` (each settled at once); resolves with their local start times. */
-async function requests(quota: RedisQuota, n: number): Promise<number[]> {
+async function requests(quota: StoreClient, n: number): Promise<number[]> {
   const starts: number[] = [];
   for (let i = 0; i < n; i++) {
-    const reservation = await quota.reserve('kline');
+    const ticket = await quota.acquire('kline');
     starts.push(Date.now());
-    await quota.settle(reservation);
+    await quota.settle(ticket);
   }
   return starts;
 }
@@ -80,8 +82,8 @@ describe('shared quota after Redis lost its data', () => {
       expect(busy.events.map((e) => e.type)).toContain('state-reset');
       expect(idle.events.map((e) => e.type)).toContain('state-reset');
     } finally {
-      await busy.quota.close();
-      await idle.quota.close();
+      await busy.quota.store.close();
+      await idle.quota.store.close();
       await redis.close();
     }
   });
@@ -95,7 +97,7 @@ describe('shared quota after Redis lost its data', () => {
     try {
       await requests(survivor.quota, 3);
       await requests(doomed.quota, 5);
-      await doomed.quota.close(); // gone: it can re-seed nothing
+      await doomed.quota.store.close(); // gone: it can re-seed nothing
       await sleep(600); // the survivor's watch saw it active
       const restartedAt = await loseRedisData(redis, 300);
       const [first] = await requests(survivor.quota, 1);
@@ -103,8 +105,8 @@ describe('shared quota after Redis lost its data', () => {
       expect(first! - restartedAt).toBeGreaterThanOrEqual(holdMs - 100);
       expect(first! - restartedAt).toBeLessThan(holdMs + 3_000);
     } finally {
-      await survivor.quota.close();
-      await doomed.quota.close();
+      await survivor.quota.store.close();
+      await doomed.quota.store.close();
       await redis.close();
     }
   });
@@ -127,8 +129,8 @@ describe('shared quota after Redis lost its data', () => {
       expect(counts.minute).toBeGreaterThanOrEqual(before.length + 1);
       expect(counts.day).toBeGreaterThanOrEqual(before.length + 1);
     } finally {
-      await old.quota.close();
-      await newcomer?.quota.close();
+      await old.quota.store.close();
+      await newcomer?.quota.store.close();
       await redis.close();
     }
   });
@@ -140,11 +142,13 @@ describe('shared quota after Redis lost its data', () => {
     const controller = new AbortController();
     try {
       await requests(a.quota, 3);
-      const fourth = a.quota.reserve('kline', { signal: controller.signal });
+      let granted = false;
+      const fourth = a.quota.acquire('kline', controller.signal).then(() => (granted = true));
       await sleep(600); // a watch read the counters
       await loseRedisData(redis, 300);
       await sleep(3_500); // past the hold: only the re-seeded counters can keep the fourth waiting
-      expect(a.quota.stats()).toMatchObject({ reserved: 3, waiting: 1 });
+      expect(granted).toBe(false);
+      expect(a.quota.store.stats()).toMatchObject({ acquired: 3 });
       const probe = new Redis(redis.url);
       const rolling = await probe.hget((await probe.keys('*:quota:rolling-day:n'))[0]!, 'total');
       const day = ((await probe.keys('*:quota:day:*')) as string[]).filter((k) => !k.endsWith(':base'));
@@ -155,7 +159,7 @@ describe('shared quota after Redis lost its data', () => {
       await expect(fourth).rejects.toThrow('enough');
     } finally {
       controller.abort(new Error('enough'));
-      await a.quota.close();
+      await a.quota.store.close();
       await redis.close();
     }
   });
@@ -168,9 +172,11 @@ describe('shared quota after Redis lost its data', () => {
     const controller = new AbortController();
     try {
       await requests(rollingOnly.quota, 2);
-      const third = rollingOnly.quota.reserve('kline', { signal: controller.signal });
+      let granted = false;
+      const third = rollingOnly.quota.acquire('kline', controller.signal).then(() => (granted = true));
       await sleep(300);
-      expect(rollingOnly.quota.stats()).toMatchObject({ reserved: 2, waiting: 1 });
+      expect(granted).toBe(false);
+      expect(rollingOnly.quota.store.stats()).toMatchObject({ acquired: 2 });
       const probe = new Redis(redis.url);
       expect(await probe.keys('r:*:quota:day:*')).toEqual([]);
       const counts = await probe.hgetall((await probe.keys('r:*:quota:rolling-day:n'))[0]!);
@@ -185,7 +191,7 @@ describe('shared quota after Redis lost its data', () => {
       await expect(third).rejects.toThrow('enough');
     } finally {
       controller.abort(new Error('enough'));
-      await rollingOnly.quota.close();
+      await rollingOnly.quota.store.close();
       await redis.close();
     }
   });
@@ -198,7 +204,7 @@ describe('shared quota after Redis lost its data', () => {
       const fresh = quotaOn(redis, `tok-${randomUUID()}`, { lostStateHoldMs: 500 });
       const askedAt = Date.now();
       const [first] = await requests(fresh.quota, 1);
-      await fresh.quota.close();
+      await fresh.quota.store.close();
       expect(first! - askedAt).toBeLessThan(GRACE_MS - 200);
     } finally {
       await redis.close();

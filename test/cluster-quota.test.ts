@@ -6,13 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planLimits, type EndpointKind, type Plan } from '@quoteflow/core';
 import {
   ClusterError,
-  REDIS_QUOTA_DEFAULTS,
-  RedisQuota,
+  REDIS_WINDOW_STORE_DEFAULTS,
+  RedisWindowStore,
   SharedPlanScheduler,
   type RedisQuotaEvent,
-  type Reservation,
+  type RedisStartTicket,
 } from '@quoteflow/cluster';
 import { arrivalBoundBreaches, type TimedRequest } from './support/redis-arrival-check.js';
+import { StoreClient } from './support/redis-store-client.js';
 import { startSimulator } from '@quoteflow/simulator';
 import { startRedisServer, testRedis, type TestRedis } from './support/redis-server.js';
 
@@ -141,12 +142,12 @@ describe('shared quota in Redis', () => {
   it('counts a request of another worker until it settled: in flight it blocks, then from its settle', async () => {
     const prefix = `t${randomUUID().slice(0, 8)}`;
     const options = { redis: redis.url, token: 'tok-settle', limits: planLimits('basic'), keyPrefix: prefix };
-    const a = new RedisQuota(options);
-    const b = new RedisQuota(options);
+    const a = new StoreClient(new RedisWindowStore(options), options.limits);
+    const b = new StoreClient(new RedisWindowStore(options), options.limits);
     try {
-      const first = await a.reserve('kline');
-      let second: Reservation | undefined;
-      const waiting = b.reserve('depth-tick').then((r) => (second = r));
+      const first = await a.acquire('kline');
+      let second: RedisStartTicket | undefined;
+      const waiting = b.acquire('depth-tick').then((r) => (second = r));
       // Basic: one per second. Two seconds after the first start it is still in flight: B waits.
       await sleep(2_000);
       expect(second).toBeUndefined();
@@ -159,12 +160,14 @@ describe('shared quota in Redis', () => {
       expect(settledAt).toBeGreaterThanOrEqual(first.serverMs + 2_000);
       await waiting;
       // The next start waits a window (plus the margin) from the settle, not from the start…
-      expect(second!.serverMs - settledAt).toBeGreaterThanOrEqual(1_000 + REDIS_QUOTA_DEFAULTS.marginMs);
+      expect(second!.serverMs - settledAt).toBeGreaterThanOrEqual(
+        1_000 + REDIS_WINDOW_STORE_DEFAULTS.marginMs,
+      );
       // …and no longer than the settle poll plus a little scheduling.
-      expect(second!.serverMs - settledAt).toBeLessThan(1_000 + REDIS_QUOTA_DEFAULTS.marginMs + 300);
+      expect(second!.serverMs - settledAt).toBeLessThan(1_000 + REDIS_WINDOW_STORE_DEFAULTS.marginMs + 300);
       await b.settle(second!);
     } finally {
-      await Promise.all([a.close(), b.close()]);
+      await Promise.all([a.store.close(), b.store.close()]);
     }
   });
 
@@ -178,23 +181,23 @@ describe('shared quota in Redis', () => {
       staleAfterMs: 100,
       timeouts: { requestMs: 400 },
     };
-    const dead = new RedisQuota(options);
-    const first = await dead.reserve('kline');
-    await dead.close(); // never settles: like a worker killed while its request was out
-    const other = new RedisQuota(options);
+    const dead = new StoreClient(new RedisWindowStore(options), options.limits);
+    const first = await dead.acquire('kline');
+    await dead.store.close(); // never settles: like a worker killed while its request was out
+    const other = new StoreClient(new RedisWindowStore(options), options.limits);
     try {
-      const second = await other.reserve('kline');
+      const second = await other.acquire('kline');
       // Bound = staleAfterMs + timeout + 1 s in transit + margin; then a whole window.
-      const bound = 100 + 400 + 1_000 + REDIS_QUOTA_DEFAULTS.marginMs;
+      const bound = 100 + 400 + 1_000 + REDIS_WINDOW_STORE_DEFAULTS.marginMs;
       expect(second.serverMs - first.serverMs).toBeGreaterThanOrEqual(
-        bound + 1_000 + REDIS_QUOTA_DEFAULTS.marginMs,
+        bound + 1_000 + REDIS_WINDOW_STORE_DEFAULTS.marginMs,
       );
       expect(second.serverMs - first.serverMs).toBeLessThan(
-        bound + 1_000 + REDIS_QUOTA_DEFAULTS.marginMs + 300,
+        bound + 1_000 + REDIS_WINDOW_STORE_DEFAULTS.marginMs + 300,
       );
       await other.settle(second);
     } finally {
-      await other.close();
+      await other.store.close();
     }
   });
 
@@ -263,19 +266,20 @@ describe('shared quota in Redis', () => {
       keyPrefix: prefix,
       dailyResetTimeZone: 'UTC',
     };
-    const a = new RedisQuota(options);
-    const b = new RedisQuota(options);
-    await a.reserve('kline');
-    await b.reserve('depth-tick');
-    await a.reserve('batch-kline');
-    const controller = new AbortController();
-    const waiting = [
-      a.reserve('kline', { signal: controller.signal }),
-      b.reserve('kline', { signal: controller.signal }),
-    ];
-    await sleep(500);
-    expect(a.stats()).toMatchObject({ reserved: 2, waiting: 1 });
-    expect(b.stats()).toMatchObject({ reserved: 1, waiting: 1 });
+    const a = new StoreClient(new RedisWindowStore(options), limits, { dailyResetTimeZone: 'UTC' });
+    const b = new StoreClient(new RedisWindowStore(options), limits, { dailyResetTimeZone: 'UTC' });
+    await a.acquire('kline');
+    await b.acquire('depth-tick');
+    await a.acquire('batch-kline');
+    // The day is used up: neither worker is granted another start, whichever endpoint.
+    const refusedBefore = [a.store.stats().refusedAttempts, b.store.stats().refusedAttempts];
+    await sleep(1_100); // past the per-second rules: only the day refuses
+    expect(await a.tryOnce('kline')).toBeUndefined();
+    expect(await b.tryOnce('static-info')).toBeUndefined();
+    expect(a.store.stats().refusedAttempts - refusedBefore[0]!).toBe(1);
+    expect(b.store.stats().refusedAttempts - refusedBefore[1]!).toBe(1);
+    expect(a.store.stats().acquired).toBe(2);
+    expect(b.store.stats().acquired).toBe(1);
     const probe = new Redis(redis.url);
     const keys = (await probe.keys(`${prefix}:*:quota:day:*`)) as string[];
     expect(keys.length).toBe(1);
@@ -290,23 +294,22 @@ describe('shared quota in Redis', () => {
     expect(ttl).toBeGreaterThan(midnight - now + 55_000);
     expect(ttl).toBeLessThanOrEqual(midnight - now + 60_000);
     await probe.quit();
-    controller.abort(new Error('enough'));
-    for (const w of waiting) await expect(w).rejects.toThrow('enough');
-    await Promise.all([a.close(), b.close()]);
+    await Promise.all([a.store.close(), b.store.close()]);
   });
 
   it('keeps the token out of every Redis key and value', async () => {
     const token = `secret-${randomUUID()}`;
     const prefix = `t${randomUUID().slice(0, 8)}`;
-    const quota = new RedisQuota({
+    const store = new RedisWindowStore({
       redis: redis.url,
       token,
       limits: planLimits('premium'),
       keyPrefix: prefix,
     });
-    await quota.reserve('kline');
-    await quota.reserve('batch-kline', { priority: 'live' });
-    await quota.close();
+    const quota = new StoreClient(store, planLimits('premium'));
+    await quota.settle(await quota.acquire('kline'));
+    await quota.acquire('batch-kline');
+    await store.close();
     const probe = new Redis(redis.url);
     const keys = (await probe.keys(`${prefix}:*`)) as string[];
     expect(keys.length).toBeGreaterThan(3);
@@ -324,27 +327,35 @@ describe('shared quota in Redis', () => {
     await probe.quit();
   });
 
-  it('rejects a waiting reservation on close and on abort, and refuses bad options naming them', async () => {
+  it('rejects a waiting request on close and on abort, and refuses bad options naming them', async () => {
     const prefix = `t${randomUUID().slice(0, 8)}`;
-    const quota = new RedisQuota({
+    const scheduler = new SharedPlanScheduler({
       redis: redis.url,
       token: 'tok-close',
       limits: planLimits('free'),
       keyPrefix: prefix,
     });
-    await quota.reserve('kline'); // Free: the next one waits 10 s
+    let sent = 0;
+    const send = async () => void sent++;
+    await scheduler.schedule({ endpoint: 'kline', priority: 'live' }, send); // Free: the next one waits 10 s
     const controller = new AbortController();
-    const aborted = quota.reserve('kline', { signal: controller.signal });
-    const waiting = quota.reserve('kline');
+    const aborted = scheduler.schedule(
+      { endpoint: 'kline', priority: 'live', signal: controller.signal },
+      send,
+    );
+    const waiting = scheduler.schedule({ endpoint: 'kline', priority: 'live' }, send);
+    await sleep(300);
     controller.abort(new Error('gave up'));
     await expect(aborted).rejects.toThrow('gave up');
-    void quota.close();
-    await expect(waiting).rejects.toMatchObject({ code: 'QF_CLUSTER_CLOSED' });
-    expect(() => new RedisQuota({ redis: 'http://nope', token: 't', limits: planLimits('free') })).toThrow(
-      ClusterError,
-    );
+    void scheduler.close();
+    await expect(waiting).rejects.toMatchObject({ code: 'QF_CLOSED' });
+    expect(sent).toBe(1);
+    expect(scheduler.stats().shared).toMatchObject({ acquired: 1 });
     expect(
-      () => new RedisQuota({ redis: redis.url, token: 't', limits: planLimits('free'), marginMs: -1 }),
+      () => new RedisWindowStore({ redis: 'http://nope', token: 't', limits: planLimits('free') }),
+    ).toThrow(ClusterError);
+    expect(
+      () => new RedisWindowStore({ redis: redis.url, token: 't', limits: planLimits('free'), marginMs: -1 }),
     ).toThrow(/"marginMs"/);
   });
 });

@@ -38,7 +38,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   '@quoteflow/sinks': ['KafkaSink', 'toKafka', 'DatasetWriter', 'writeDataset'],
   '@quoteflow/simulator': ['startSimulator'],
   '@quoteflow/pipelines': ['klineSync', 'depthCapture', 'suspensionWatch', 'estimatePlan'],
-  '@quoteflow/cluster': ['RedisQuota', 'SharedPlanScheduler', 'ClusterMembership'],
+  '@quoteflow/cluster': ['RedisWindowStore', 'SharedPlanScheduler', 'ClusterMembership'],
   '@quoteflow/report': ['collectReportData', 'renderReport', 'coverageOf'],
   '@quoteflow/cli': ['runCli'],
 };

@@ -41,7 +41,7 @@ if (env('QF_BENCH_MODE') === 'quota') {
       }
     }),
   );
-  print({ type: 'done', requests, stale: scheduler.stats().staleReservations });
+  print({ type: 'done', requests, stale: scheduler.stats().local.unusedStarts });
   await client.close();
   await scheduler.close();
 } else {

@@ -20,7 +20,7 @@ import {
   planLimits,
   sustainedRate,
 } from '@quoteflow/core';
-import { REDIS_QUOTA_DEFAULTS, RedisQuota } from '@quoteflow/cluster';
+import { REDIS_WINDOW_STORE_DEFAULTS, RedisWindowStore } from '@quoteflow/cluster';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,7 +121,7 @@ async function utilisation(sim: Simulator, redisUrl: string): Promise<void> {
     await Promise.all(workers.map((w) => w.exited));
     const done = workers.map((w) => w.lines.find((l) => l.type === 'done') ?? {});
     return {
-      margin: marginMs ?? REDIS_QUOTA_DEFAULTS.marginMs,
+      margin: marginMs ?? REDIS_WINDOW_STORE_DEFAULTS.marginMs,
       shares: done.map((d) => Number(d.requests ?? 0)),
       stale: done.reduce((n, d) => n + Number(d.stale ?? 0), 0),
       ...rateOf(sim, token, burst),
@@ -130,7 +130,7 @@ async function utilisation(sim: Simulator, redisUrl: string): Promise<void> {
   const clusters = [await runCluster(undefined), await runCluster(25)];
 
   console.log(
-    `Plan ${PLAN}, /kline, binding limit ${binding} req/s, ${DURATION_MS / 1000} s runs. Both count each request until it settles, so a window's slot is held for window + margin + the request's round trip: ceilings below 1000 / (1000 + margin), i.e. in-process margin 25 ms → ${(1000 / 1025).toFixed(3)}, cluster margin ${REDIS_QUOTA_DEFAULTS.marginMs} ms → ${(1000 / (1000 + REDIS_QUOTA_DEFAULTS.marginMs)).toFixed(3)}.\n`,
+    `Plan ${PLAN}, /kline, binding limit ${binding} req/s, ${DURATION_MS / 1000} s runs. Both count each request until it settles, so a window's slot is held for window + margin + the request's round trip: ceilings below 1000 / (1000 + margin), i.e. in-process margin 25 ms → ${(1000 / 1025).toFixed(3)}, cluster margin ${REDIS_WINDOW_STORE_DEFAULTS.marginMs} ms → ${(1000 / (1000 + REDIS_WINDOW_STORE_DEFAULTS.marginMs)).toFixed(3)}.\n`,
   );
   console.log('| setup | requests | refused | steady rate (req/s) | utilisation |');
   console.log('|---|---:|---:|---:|---:|');
@@ -139,7 +139,7 @@ async function utilisation(sim: Simulator, redisUrl: string): Promise<void> {
   );
   for (const c of clusters) {
     console.log(
-      `| 3 processes, shared quota in Redis, margin ${c.margin} ms (per worker ${c.shares.join(' / ')}; stale reservations ${c.stale}) | ${c.requests} | ${c.refused} | ${c.rate.toFixed(2)} | ${(c.rate / binding).toFixed(3)} |`,
+      `| 3 processes, shared quota in Redis, margin ${c.margin} ms (per worker ${c.shares.join(' / ')}; grants too late to send ${c.stale}) | ${c.requests} | ${c.refused} | ${c.rate.toFixed(2)} | ${(c.rate / binding).toFixed(3)} |`,
     );
   }
   console.log(
@@ -299,7 +299,7 @@ async function redisRecovery(
 }
 
 /**
- * Per-request cost of the shared quota in Redis (reserve, then settle: two scripts, two round
+ * Per-request cost of the shared store in Redis (tryAcquire, then settle: two scripts, two round
  * trips on 127.0.0.1) against the in-process store's calls for the same windows, same run. Limits
  * raised so that nothing waits: this is the cost of the check itself. Client-side only (Redis's
  * own CPU is another process).
@@ -323,13 +323,21 @@ async function storeCost(redisUrl: string, n: number): Promise<void> {
     if (got.acquired) store.settle(got.ticket, now);
   }
   const memory = { wallUs: ((performance.now() - t) * 1000) / n, cpuUs: cpuPer(cpu, n) };
-  const quota = new RedisQuota({ redis: redisUrl, token: `bench-store-${randomUUID()}`, limits });
-  await quota.settle(await quota.reserve('kline')); // connection and script load
+  const shared = new RedisWindowStore({ redis: redisUrl, token: `bench-store-${randomUUID()}`, limits });
+  const once = async () => {
+    const now = Date.now();
+    const specs = windows.specsFor('kline', now);
+    shared.earliestStart(specs, now);
+    const got = await shared.tryAcquire(specs, now);
+    if (!got.acquired) throw new Error('bench: the shared store refused a start with limits raised');
+    await shared.settle(got.ticket, Date.now());
+  };
+  await once(); // connection and script load
   cpu = process.cpuUsage();
   t = performance.now();
-  for (let i = 0; i < n; i++) await quota.settle(await quota.reserve('kline'));
+  for (let i = 0; i < n; i++) await once();
   const redis = { wallUs: ((performance.now() - t) * 1000) / n, cpuUs: cpuPer(cpu, n) };
-  await quota.close();
+  await shared.close();
   console.log(`Per-request cost of the quota check, ${n} requests in sequence, windows of professional:\n`);
   console.log('| store | wall per request (µs) | client CPU per request (µs) |');
   console.log('|---|---:|---:|');
@@ -337,7 +345,7 @@ async function storeCost(redisUrl: string, n: number): Promise<void> {
     `| MemoryWindowStore, in process (baseline) | ${memory.wallUs.toFixed(1)} | ${memory.cpuUs.toFixed(1)} |`,
   );
   console.log(
-    `| RedisQuota on 127.0.0.1 (reserve + settle) | ${redis.wallUs.toFixed(1)} | ${redis.cpuUs.toFixed(1)} |`,
+    `| RedisWindowStore on 127.0.0.1 (tryAcquire + settle) | ${redis.wallUs.toFixed(1)} | ${redis.cpuUs.toFixed(1)} |`,
   );
   console.log('');
 }
@@ -356,7 +364,7 @@ try {
   }
   if (process.env['BENCH_CLUSTER_ONLY'] === 'recovery' || process.env['BENCH_CLUSTER_ONLY'] === undefined) {
     console.log(
-      `Recovery after Redis restarts without its data (three workers saturating /kline, Redis away 1 s; grace ${REDIS_QUOTA_DEFAULTS.recoveryGraceMs} ms): from Redis answering again to the next request at the service.\n`,
+      `Recovery after Redis restarts without its data (three workers saturating /kline, Redis away 1 s; grace ${REDIS_WINDOW_STORE_DEFAULTS.recoveryGraceMs} ms): from Redis answering again to the next request at the service.\n`,
     );
     console.log('| trial | recovery (ms) | refused |');
     console.log('|---:|---:|---:|');

@@ -12,7 +12,7 @@ import {
 } from './cluster-sync.js';
 import { redactRedisUrl } from './internal/redact-redis-url.js';
 import { SharedPlanScheduler } from './shared-plan-scheduler.js';
-import type { RedisQuotaEvent, RedisQuotaOptions } from './redis-quota-options.js';
+import type { RedisQuotaEvent, RedisWindowStoreOptions } from './redis-window-store-options.js';
 
 /** Options of {@link ClusterWorker}. */
 export interface ClusterWorkerOptions {
@@ -29,9 +29,9 @@ export interface ClusterWorkerOptions {
   readonly marginMs?: number;
   /**
    * The client's request timeouts, if not `QuoteflowClient`'s defaults: they bound how long an
-   * unsettled request of a dead worker counts (see `RedisQuota`).
+   * unsettled request of a dead worker counts (see `RedisWindowStore`).
    */
-  readonly timeouts?: RedisQuotaOptions['timeouts'];
+  readonly timeouts?: RedisWindowStoreOptions['timeouts'];
   readonly dailyResetTimeZone?: string;
   readonly workerId?: string;
   readonly keyPrefix?: string;
@@ -99,7 +99,7 @@ export class ClusterWorker implements AsyncDisposable {
     for (;;) {
       options.signal?.throwIfAborted();
       try {
-        await this.scheduler.quota.ping();
+        await this.scheduler.store.ping();
         return;
       } catch (error) {
         lastError = error;

@@ -1,13 +1,13 @@
 export { ClusterError, CLUSTER_ERROR_CODES } from './cluster-error.js';
 export type { ClusterErrorCode } from './cluster-error.js';
-export { RedisQuota } from './redis-quota.js';
-export { REDIS_QUOTA_DEFAULTS, REDIS_UNAVAILABLE_REMINDER_MS } from './redis-quota-options.js';
+export { RedisWindowStore } from './redis-window-store.js';
+export type { RedisStartTicket } from './redis-window-store.js';
+export { REDIS_WINDOW_STORE_DEFAULTS, REDIS_UNAVAILABLE_REMINDER_MS } from './redis-window-store-options.js';
 export type {
-  RedisQuotaOptions,
+  RedisWindowStoreOptions,
   RedisQuotaEvent,
-  RedisQuotaStats,
-  Reservation,
-} from './redis-quota-options.js';
+  RedisWindowStoreStats,
+} from './redis-window-store-options.js';
 export { SharedPlanScheduler } from './shared-plan-scheduler.js';
 export type { SharedPlanSchedulerOptions, SharedPlanSchedulerStats } from './shared-plan-scheduler.js';
 export { rendezvousOwner, rendezvousShare, balancedShares } from './rendezvous.js';

@@ -7,36 +7,37 @@ import {
   type RequestScheduler,
   type ScheduledRequest,
 } from '@quoteflow/core';
-import { ClusterError } from './cluster-error.js';
-import { RedisQuota } from './redis-quota.js';
-import { REDIS_QUOTA_DEFAULTS, type RedisQuotaOptions, type RedisQuotaStats } from './redis-quota-options.js';
+import { RedisWindowStore } from './redis-window-store.js';
+import {
+  REDIS_WINDOW_STORE_DEFAULTS,
+  type RedisWindowStoreOptions,
+  type RedisWindowStoreStats,
+} from './redis-window-store-options.js';
 
-/** Options of {@link SharedPlanScheduler}: the shared quota's, plus the local scheduler's. */
-export interface SharedPlanSchedulerOptions extends RedisQuotaOptions {
+/** Options of {@link SharedPlanScheduler}: the shared store's, plus the scheduler's. */
+export interface SharedPlanSchedulerOptions extends Omit<RedisWindowStoreOptions, 'clock'> {
   /**
-   * Options of the local `PlanScheduler` (ordering, fairness, in-flight cap, rate-limit pause).
-   * Its `countFrom` defaults to `'start'` here: the shared quota already counts every request
-   * until it settled, and the local windows only order this process's jobs.
+   * Options of the `PlanScheduler` (ordering, fairness, in-flight cap, rate-limit pause, clock).
+   * The windows' margin, reset zone and daily reading are the store's (`marginMs`, …).
    */
-  readonly local?: Omit<PlanSchedulerOptions, 'marginMs' | 'dailyResetTimeZone' | 'dailyWindow'>;
+  readonly local?: Omit<PlanSchedulerOptions, 'marginMs' | 'dailyResetTimeZone' | 'dailyWindow' | 'store'>;
 }
 
-/** Local and shared statistics of a {@link SharedPlanScheduler}. */
+/** Statistics of a {@link SharedPlanScheduler}: its scheduler's, and its share of the store. */
 export interface SharedPlanSchedulerStats {
+  /** The scheduler (queues, waits, this process's starts; `unusedStarts`: grants too late to send). */
   readonly local: PlanSchedulerStats;
-  readonly shared: RedisQuotaStats;
-  /** Reservations not used because they were stale by the time `send` could run. */
-  readonly staleReservations: number;
+  readonly shared: RedisWindowStoreStats;
 }
 
 /**
- * A {@link RequestScheduler} for one of several workers on one token: the local `PlanScheduler`
- * orders this process's requests (live before backfill, round-robin across sources, the in-flight
- * cap, the pause after a rate-limit answer), and every request additionally needs a reservation in
- * the {@link RedisQuota} shared by all workers before `send` runs, and is settled in it when `send`
- * settles. No request leaves without a successful atomic reservation, and each counts in the
- * shared windows until its answer came back, so the workers together respect every limit of the
- * plan whatever the network does; while Redis is away, requests wait.
+ * A {@link RequestScheduler} for one of several workers on one token: core's `PlanScheduler`
+ * (live before backfill, round-robin across sources, the in-flight cap, the pause after a
+ * rate-limit answer) over a {@link RedisWindowStore}, the plan's windows shared by every worker in
+ * Redis. The same engine as one process's, with the third store: no request leaves without an
+ * atomic check-and-record in Redis, and each counts in the shared windows until its answer came
+ * back, so the workers together respect every limit of the plan whatever the network does; while
+ * Redis is away, requests wait. A rate-limit answer pauses every worker (a shared pause in Redis).
  *
  * @example
  * ```ts
@@ -48,17 +49,16 @@ export interface SharedPlanSchedulerStats {
  */
 export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
   readonly local: PlanScheduler;
-  readonly quota: RedisQuota;
-  private staleReservations = 0;
+  readonly store: RedisWindowStore;
   private closing: Promise<void> | undefined;
-  private readonly closeController = new AbortController();
 
   constructor(options: SharedPlanSchedulerOptions) {
-    this.quota = new RedisQuota(options);
+    const clock = options.local?.clock;
+    this.store = new RedisWindowStore({ ...options, ...(clock === undefined ? {} : { clock }) });
     this.local = new PlanScheduler(options.limits, {
-      countFrom: 'start',
       ...options.local,
-      marginMs: options.marginMs ?? REDIS_QUOTA_DEFAULTS.marginMs,
+      store: this.store,
+      marginMs: options.marginMs ?? REDIS_WINDOW_STORE_DEFAULTS.marginMs,
       dailyResetTimeZone: options.dailyResetTimeZone ?? PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
       dailyWindow: options.dailyWindow ?? PLAN_SCHEDULER_DEFAULTS.dailyWindow,
     });
@@ -68,69 +68,32 @@ export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
     return this.closing !== undefined;
   }
 
-  /**
-   * Runs `send` once the local scheduler lets the job start and the shared quota has reserved the
-   * start. Rejects like `PlanScheduler.schedule`, and with `ClusterError` `QF_CLUSTER_CLOSED` when
-   * closed while waiting for the reservation.
-   */
+  /** Runs `send` once every shared window allows it; rejects like `PlanScheduler.schedule`. */
   schedule<T>(request: ScheduledRequest, send: () => Promise<T>): Promise<T> {
-    return this.local.schedule(request, async () => {
-      const signal =
-        request.signal === undefined
-          ? this.closeController.signal
-          : AbortSignal.any([request.signal, this.closeController.signal]);
-      for (;;) {
-        const reservation = await this.quota.reserve(request.endpoint, {
-          priority: request.priority,
-          signal,
-        });
-        // Nothing may run between this check and `send` (same synchronous continuation).
-        if (this.quota.lagMs(reservation) <= this.quota.staleAfterMs) {
-          let sent: Promise<T>;
-          try {
-            sent = send();
-          } catch (error) {
-            void this.quota.settle(reservation);
-            throw error;
-          }
-          // The answer (or failure) is back: the request has arrived by now.
-          return sent.finally(() => void this.quota.settle(reservation));
-        }
-        this.staleReservations++;
-        void this.quota.settle(reservation); // never sent
-      }
-    });
+    return this.local.schedule(request, send);
   }
 
-  /** Pauses this process (local backoff) and every worker of the token (shared pause). */
+  /** Pauses this process (its scheduler's backoff) and every worker of the token (shared pause). */
   reportRateLimited(endpoint: EndpointKind): void {
     this.local.reportRateLimited(endpoint);
-    const until = this.local.stats().pausedUntilMs;
-    const pauseMs = until === undefined ? (this.local.options.rateLimitBackoffMs ?? 0) : until - Date.now();
-    void this.quota.reportRateLimited(pauseMs);
+    const stats = this.local.stats();
+    const until = stats.pausedUntilMs;
+    const pauseMs = until === undefined ? this.local.options.rateLimitBackoffMs : until - stats.atMs;
+    void this.store.reportRateLimited(pauseMs);
   }
 
   stats(): SharedPlanSchedulerStats {
-    return {
-      local: this.local.stats(),
-      shared: this.quota.stats(),
-      staleReservations: this.staleReservations,
-    };
+    return { local: this.local.stats(), shared: this.store.stats() };
   }
 
   /**
-   * Rejects queued jobs and waiting reservations (`QF_CLOSED` / `QF_CLUSTER_CLOSED`), waits for the
-   * requests in flight to settle (and their settles to reach Redis), then closes the shared
-   * quota. Idempotent.
+   * Rejects queued jobs (`QF_CLOSED`), waits for the requests in flight to settle (and their
+   * settles to reach Redis), then closes the store. Idempotent.
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      const local = this.local.close();
-      this.closeController.abort(
-        new ClusterError('QF_CLUSTER_CLOSED', 'shared quota: closed before the request could be reserved'),
-      );
-      await local;
-      await this.quota.close();
+      await this.local.close();
+      await this.store.close();
     })();
     return this.closing;
   }

@@ -50,7 +50,7 @@ const specsAt = (nowMs: number): WindowSpec[] =>
   SPECS.filter((s) => s.kind !== 'bucket' || nowMs < s.endsAtMs);
 
 /** A store driven on virtual time: each call is one request `STEP_MS` after the previous one. */
-function driver(store: WindowStore, clock: { nowMs: number }): () => void {
+function driver(store: MemoryWindowStore | SqliteWindowStore, clock: { nowMs: number }): () => void {
   return () => {
     clock.nowMs += STEP_MS;
     const specs = specsAt(clock.nowMs);

@@ -76,6 +76,7 @@ export {
   quoteflowStateDir,
   IN_FLIGHT_BOUND_MS,
   PlanWindows,
+  DAILY_WINDOWS,
 } from './scheduler/index.js';
 export type {
   PlanSchedulerOptions,

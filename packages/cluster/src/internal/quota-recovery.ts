@@ -1,4 +1,4 @@
-import type { BucketSpec, EndpointKind, RollingWindowSpec } from '@quoteflow/core';
+import type { BucketSpec, RollingWindowSpec, SlidingWindowSpec } from '@quoteflow/core';
 import type { Redis } from 'ioredis';
 import { RESEED_SCRIPT, WATCH_SCRIPT } from './quota-recovery-scripts.js';
 import type { SharedSpecs, SharedWindows } from './shared-windows.js';
@@ -23,7 +23,8 @@ export interface QuotaRecoveryOptions {
 
 /** One of this worker's entries in the sliding windows. */
 interface OwnEntry {
-  readonly endpoint: EndpointKind;
+  /** The sliding windows it counts in (Redis keys). */
+  readonly sliding: readonly SlidingWindowSpec[];
   /** The entry's score: its in-flight bound, then its settle time. */
   scoreMs: number;
 }
@@ -63,14 +64,8 @@ export class QuotaRecovery {
   }
 
   /** A start of this worker, recorded by Redis at `serverMs` under `specs`. */
-  recordStart(
-    endpoint: EndpointKind,
-    id: string,
-    serverMs: number,
-    specs: SharedSpecs,
-    boundMs: number,
-  ): void {
-    this.history.set(id, { endpoint, scoreMs: serverMs + boundMs });
+  recordStart(id: string, serverMs: number, specs: SharedSpecs, boundMs: number): void {
+    this.history.set(id, { sliding: specs.sliding, scoreMs: serverMs + boundMs });
     const horizon = serverMs - this.options.windows.longestSlidingMs;
     // Oldest first: stop at the first entry still in a window (a few settled ones may linger).
     for (const [key, entry] of this.history) {
@@ -99,8 +94,7 @@ export class QuotaRecovery {
    * lost); returns the generation Redis holds now. Remembers the active participants and the
    * counters only while the generation is still `epoch`.
    */
-  async watch(epoch: string): Promise<string> {
-    const now = Date.now();
+  async watch(epoch: string, now: number): Promise<string> {
     const specs = this.options.windows.at('kline', now);
     const ns = this.options.namespace;
     const keys = [
@@ -159,7 +153,7 @@ export class QuotaRecovery {
     let newestStartMs = 0;
     for (const h of this.history.values()) {
       newestStartMs = Math.max(newestStartMs, h.scoreMs);
-      for (const s of this.options.windows.sliding(h.endpoint)) {
+      for (const s of h.sliding) {
         let entry = bySliding.get(s.key);
         if (entry === undefined)
           bySliding.set(s.key, (entry = { ttlMs: s.windowMs + this.options.keyTtlExtraMs, times: [] }));

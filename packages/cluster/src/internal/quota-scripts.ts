@@ -19,9 +19,10 @@ import { RECOVERY_LUA } from './quota-recovery-scripts.js';
 /**
  * Atomic check-and-record of one request start across every rule.
  *
- * A sorted set holds one member per request, scored with the latest instant the request can have
- * arrived at the service: while it is in flight, its start plus `boundMs` (the longest it can take
- * to arrive: see `RedisQuota`), a score in the future; once settled ({@link SETTLE_SCRIPT}), the
+ * A sorted set holds one member per request. A start-anchored window (`anchor` 0: pacing, where
+ * jitter cannot cause a refusal) scores it with the start. A settle-anchored one (`anchor` 1: the
+ * plan's rules) scores it with the latest instant the request can have arrived at the service: while it is in flight, its start plus `boundMs` (the longest it can take
+ * to arrive: see `RedisWindowStore`), a score in the future; once settled ({@link SETTLE_SCRIPT}), the
  * Redis time of the settle. So an entry scored after `now` is in flight and blocks as if it were
  * arriving "now" (answered with a wait of at most `pollMs`: the settle of another worker is not
  * announced, it is polled for); an entry whose bound has passed without a settle (its worker died
@@ -36,7 +37,7 @@ import { RECOVERY_LUA } from './quota-recovery-scripts.js';
  * `nBucket` counter keys, then per rolling window its slot set and its count hash.
  * ARGV: clientEpoch ('' when the client has none yet), holdMs, nSliding, nBucket, member (unique
  * per request), boundMs, pollMs, participant, graceMs, horizonMs, nRolling, then per sliding key
- * `windowMs limit ttlMs`, then per bucket key `limit endsAtMs`, then per rolling window
+ * `windowMs limit ttlMs anchor`, then per bucket key `limit endsAtMs`, then per rolling window
  * `windowMs limit slotMs`.
  *
  * Returns `{1, 0, now, 0}` when recorded, `{0, waitMs, now, inFlight}` when a rule, the pause or
@@ -65,14 +66,14 @@ local slidingKey = 6
 local bucketKey = slidingKey + nSliding
 local rollingKey = bucketKey + nBucket
 local slidingArg = 11
-local bucketArg = slidingArg + 3 * nSliding
+local bucketArg = slidingArg + 4 * nSliding
 local rollingArg = bucketArg + 2 * nBucket
 local earliest = now
 local inFlight = 0
 for i = 1, nSliding do
   local key = KEYS[slidingKey + i]
-  local windowMs = tonumber(ARGV[slidingArg + 3 * i - 2])
-  local limit = tonumber(ARGV[slidingArg + 3 * i - 1])
+  local windowMs = tonumber(ARGV[slidingArg + 4 * i - 3])
+  local limit = tonumber(ARGV[slidingArg + 4 * i - 2])
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - windowMs)
   local blocking = redis.call('ZREVRANGE', key, limit - 1, limit - 1, 'WITHSCORES')
   if blocking[2] then
@@ -122,8 +123,10 @@ end
 if earliest > now then return {0, earliest - now, now, inFlight} end
 for i = 1, nSliding do
   local key = KEYS[slidingKey + i]
-  redis.call('ZADD', key, now + boundMs, member)
-  redis.call('PEXPIRE', key, tonumber(ARGV[slidingArg + 3 * i]))
+  local score = now
+  if ARGV[slidingArg + 4 * i] == '1' then score = now + boundMs end
+  redis.call('ZADD', key, score, member)
+  redis.call('PEXPIRE', key, tonumber(ARGV[slidingArg + 4 * i - 1]))
 end
 for j = 1, nBucket do
   local key = KEYS[bucketKey + j]

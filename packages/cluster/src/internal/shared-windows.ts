@@ -6,6 +6,7 @@ import {
   type PlanLimits,
   type RollingWindowSpec,
   type SlidingWindowSpec,
+  type WindowSpec,
 } from '@quoteflow/core';
 
 /** The windows one start of an endpoint must fit, with their Redis keys. */
@@ -23,7 +24,6 @@ export interface SharedSpecs {
  */
 export class SharedWindows {
   private readonly windows: PlanWindows;
-  private readonly slidingByEndpoint = new Map<EndpointKind, SlidingWindowSpec[]>();
   /** The longest sliding window (margin included): how long a lost start can still matter to one. */
   readonly longestSlidingMs: number;
 
@@ -41,25 +41,20 @@ export class SharedWindows {
 
   /** The specs of one start of `endpoint` at `nowMs`. */
   at(endpoint: EndpointKind, nowMs: number): SharedSpecs {
+    return this.shared(this.windows.specsFor(endpoint, nowMs));
+  }
+
+  /** `specs` (a scheduler's, for one start) under their Redis keys, by kind. */
+  shared(specs: readonly WindowSpec[]): SharedSpecs {
     const sliding: SlidingWindowSpec[] = [];
     const buckets: BucketSpec[] = [];
     const rolling: RollingWindowSpec[] = [];
-    for (const spec of this.windows.specsFor(endpoint, nowMs)) {
+    for (const spec of specs) {
       const key = `${this.namespace}:quota:${spec.key}`;
       if (spec.kind === 'sliding') sliding.push({ ...spec, key });
       else if (spec.kind === 'bucket') buckets.push({ ...spec, key });
       else rolling.push({ ...spec, key });
     }
     return { sliding, buckets, rolling };
-  }
-
-  /** The sliding rules that count a request of `endpoint` (they do not change with time). */
-  sliding(endpoint: EndpointKind): readonly SlidingWindowSpec[] {
-    let specs = this.slidingByEndpoint.get(endpoint);
-    if (specs === undefined) {
-      specs = [...this.at(endpoint, Date.now()).sliding];
-      this.slidingByEndpoint.set(endpoint, specs);
-    }
-    return specs;
   }
 }

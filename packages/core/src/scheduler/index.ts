@@ -17,7 +17,7 @@ export { SqliteWindowStore, SQLITE_WINDOW_STORE_DEFAULTS } from './sqlite-window
 export type { SqliteWindowStoreOptions } from './sqlite-window-store.js';
 export { quoteflowStateDir } from './quoteflow-state-dir.js';
 export { IN_FLIGHT_BOUND_MS } from './in-flight-bound.js';
-export { PlanWindows } from './internal/plan-windows.js';
+export { PlanWindows, DAILY_WINDOWS } from './internal/plan-windows.js';
 export type { DailyWindow, CalendarDay } from './internal/plan-windows.js';
 export type { MachineTime } from './internal/machine-time.js';
 export type {

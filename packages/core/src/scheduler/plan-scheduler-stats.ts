@@ -50,6 +50,11 @@ export interface PlanSchedulerStats {
   readonly sources: readonly SourceStats[];
   /** The window of {@link SourceStats.recentShare}, in ms. */
   readonly sourceShareWindowMs: number;
+  /**
+   * Starts an asynchronous store granted too late to be sent (`WindowStore.sendWithinMs`: the event
+   * loop or the store stalled), given back unused and acquired again.
+   */
+  readonly unusedStarts: number;
 }
 
 /** Starts of one source to one endpoint at one priority. */
@@ -146,6 +151,7 @@ export interface PlanSchedulerState {
   readonly tally: StartTally;
   readonly backoff: RateLimitBackoff;
   readonly sources: readonly SourceStats[];
+  readonly unusedStarts: number;
 }
 
 /**
@@ -189,5 +195,6 @@ export function planSchedulerStats(atMs: number, state: PlanSchedulerState): Pla
     utilisation: Math.max(0, ...rules.map((r) => r.fill)),
     sources: state.sources,
     sourceShareWindowMs: SOURCE_SHARE_WINDOW_MS,
+    unusedStarts: state.unusedStarts,
   };
 }

@@ -18,7 +18,7 @@ import {
   StartTally,
   type PlanSchedulerStats,
 } from './plan-scheduler-stats.js';
-import type { StartTicket, WindowStore } from './window-store.js';
+import type { AcquireResult, StartTicket, WindowStore } from './window-store.js';
 
 export { PLAN_SCHEDULER_DEFAULTS } from './plan-scheduler-options.js';
 export type { PlanSchedulerOptions } from './plan-scheduler-options.js';
@@ -33,6 +33,8 @@ export type {
 } from './plan-scheduler-stats.js';
 
 const DEFAULT_SOURCE = '';
+/** After an asynchronous store failed to answer (it should answer a refusal instead), in ms. */
+const STORE_FAILED_RETRY_MS = 1_000;
 
 /**
  * The plan scheduler: every request of one token goes through {@link PlanScheduler.schedule},
@@ -77,6 +79,8 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
   private readonly limiter: Bottleneck;
   private readonly wake: WakeTimer;
   private inFlight = 0;
+  /** Starts acquired too late to be sent (an asynchronous store), given back unused. */
+  private unusedStarts = 0;
   private lastNowMs = Number.NEGATIVE_INFINITY;
   private readonly tally = new StartTally();
   private readonly ledger = new SourceLedger(SOURCE_SHARE_WINDOW_MS);
@@ -99,6 +103,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       this.options.smoothing,
       this.options.countFrom,
       this.options.dailyWindow,
+      this.store.arrivalSpanMs ?? this.options.marginMs,
     );
     this.backoff = new RateLimitBackoff(
       this.options.rateLimitBackoffMs,
@@ -187,6 +192,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       inFlight: this.inFlight,
       tally: this.tally,
       backoff: this.backoff,
+      unusedStarts: this.unusedStarts,
       sources: this.ledger.snapshot(now, (id) => this.shares.queuedOf(id), [
         ...live.busySources(),
         ...backfill.busySources(),
@@ -262,9 +268,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
   private run(job: SchedulerJob, done: () => void): void {
     job.waiting = undefined;
     if (job.state !== 'dispatching') {
-      this.shares.pending.delete(job);
-      done();
-      this.pump();
+      this.release(job, done);
       return;
     }
     const now = this.now();
@@ -274,25 +278,61 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       !job.viaFloor &&
       this.shares.yieldsToLive(job.endpoint, now, 0, new Map(), exact);
     const at = yields ? Number.POSITIVE_INFINITY : exact(job.endpoint);
-    const acquired = at > now ? undefined : this.gate.tryAcquire(job.endpoint, now);
-    if (acquired === undefined || !acquired.acquired) {
-      // A refusal after the store said yes: another process on the token took the start in
-      // between (a shared store). Its retry instant is exact; nothing was sent.
-      const retryAt = acquired === undefined ? at : Math.max(at, acquired.retryAtMs);
-      if (retryAt - now <= 2 * DISPATCH_LEAD_MS) {
-        job.waiting = {
-          handle: this.clock.setTimeout(() => this.run(job, done), Math.max(1, Math.ceil(retryAt - now))),
-          done,
-        };
+    if (at > now) {
+      this.retryOrRequeue(job, done, now, at);
+      return;
+    }
+    const acquired = this.gate.tryAcquire(job.endpoint, now);
+    if (acquired instanceof Promise) {
+      // A store across the network: the job keeps its place in bottleneck while the store answers.
+      void acquired
+        .catch((): AcquireResult => ({ acquired: false, retryAtMs: this.now() + STORE_FAILED_RETRY_MS }))
+        .then((result) => this.acquiredLater(job, done, now, at, result));
+      return;
+    }
+    this.afterAcquire(job, done, now, at, acquired);
+  }
+
+  /**
+   * The answer of an asynchronous store to the acquisition called at `calledAtMs`. A start that came
+   * too late to be sent (`sendWithinMs`), or for a job aborted or closed meanwhile, is given back
+   * unused (settled now: it never arrives).
+   */
+  private acquiredLater(
+    job: SchedulerJob,
+    done: () => void,
+    calledAtMs: number,
+    at: number,
+    result: AcquireResult,
+  ): void {
+    const now = this.now();
+    const stale = now - calledAtMs > (this.store.sendWithinMs ?? Number.POSITIVE_INFINITY);
+    if (result.acquired && (job.state !== 'dispatching' || stale)) {
+      void this.store.settle(result.ticket, now);
+      if (job.state === 'dispatching') {
+        this.unusedStarts++;
+        this.run(job, done);
         return;
       }
-      // The instant moved away (a pause, live work, the day is full): queue again, to be chosen anew.
-      this.shares.pending.delete(job);
-      job.viaFloor = false;
-      job.state = 'queued';
-      this.shares.queues[job.priority].pushFront(job);
-      done();
-      this.pump();
+    }
+    if (job.state !== 'dispatching') {
+      this.release(job, done);
+      return;
+    }
+    this.afterAcquire(job, done, now, at, result);
+  }
+
+  private afterAcquire(
+    job: SchedulerJob,
+    done: () => void,
+    now: number,
+    at: number,
+    acquired: AcquireResult,
+  ): void {
+    if (!acquired.acquired) {
+      // A refusal after the store said yes: another process on the token took the start in
+      // between (a shared store). Its retry instant is exact; nothing was sent.
+      this.retryOrRequeue(job, done, now, Math.max(at, acquired.retryAtMs));
       return;
     }
     this.shares.pending.delete(job);
@@ -315,6 +355,31 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
       .then(done);
   }
 
+  /** Waits on our own timer for a start instant `retryAt` that is near; else queues the job again. */
+  private retryOrRequeue(job: SchedulerJob, done: () => void, now: number, retryAt: number): void {
+    if (retryAt - now <= 2 * DISPATCH_LEAD_MS) {
+      job.waiting = {
+        handle: this.clock.setTimeout(() => this.run(job, done), Math.max(1, Math.ceil(retryAt - now))),
+        done,
+      };
+      return;
+    }
+    // The instant moved away (a pause, live work, the day is full): queue again, to be chosen anew.
+    this.shares.pending.delete(job);
+    job.viaFloor = false;
+    job.state = 'queued';
+    this.shares.queues[job.priority].pushFront(job);
+    done();
+    this.pump();
+  }
+
+  /** A job that left the dispatch (aborted, closed) frees its place in bottleneck. */
+  private release(job: SchedulerJob, done: () => void): void {
+    this.shares.pending.delete(job);
+    done();
+    this.pump();
+  }
+
   /** The bookkeeping of a start at `now`: backfill's shares, the abort listener, waits, the ledger. */
   private recordStart(job: SchedulerJob, now: number): void {
     this.shares.recordShare(job);
@@ -326,7 +391,7 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
 
   private finish(job: SchedulerJob, ticket: StartTicket, settle: () => void): void {
     // The request has arrived by now, whatever the network did: its windows count from here.
-    this.store.settle(ticket, this.now());
+    void this.store.settle(ticket, this.now());
     this.inFlight--;
     this.ledger.settled(job.sourceId);
     job.state = 'settled';

@@ -8,7 +8,7 @@ import { InvalidOptionError } from '../errors.js';
 import { systemMachineTime, type MachineTime } from './internal/machine-time.js';
 import { MemoryWindowStore } from './memory-window-store.js';
 import { DEAD_OWNER_GRACE_MS, SqliteWindowStore } from './sqlite-window-store.js';
-import type { StartTicket, WindowSpec, WindowStore } from './window-store.js';
+import type { StartTicket, WindowSpec } from './window-store.js';
 
 const TOKEN = 'sqlite-store-test-token-5e1f';
 
@@ -177,7 +177,10 @@ describe('SqliteWindowStore', () => {
           sqlite.clear();
           const memory = new MemoryWindowStore();
           const open: [StartTicket, StartTicket][] = [];
-          const both = <T>(f: (s: WindowStore) => T): [T, T] => [f(memory), f(sqlite)];
+          const both = <T>(f: (s: MemoryWindowStore | SqliteWindowStore) => T): [T, T] => [
+            f(memory),
+            f(sqlite),
+          ];
           try {
             for (const { gapMs, op } of steps) {
               machine.monotonicMs += gapMs;

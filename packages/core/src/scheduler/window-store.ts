@@ -1,3 +1,5 @@
+import type { EndpointKind } from '../plans.js';
+
 /**
  * A sliding window: at most `limit` requests in any window of `windowMs` (the scheduler passes
  * the rule's window plus its safety margin).
@@ -63,10 +65,15 @@ export type AcquireResult =
 /**
  * Where the scheduler keeps its start-time logs. The in-process {@link MemoryWindowStore} is the
  * default; {@link SqliteWindowStore} shares one plan among every process of a token on a machine
- * (one database file, `tryAcquire` in one immediate transaction). A store may answer
+ * (one database file, `tryAcquire` in one immediate transaction); the cluster package's
+ * `RedisWindowStore` shares it among machines (one Lua script). A store may answer
  * {@link earliestStart} early (a lower bound, e.g. while another process's request is in flight:
  * it cannot tell when that one settles); `tryAcquire` is exact and the scheduler retries at its
  * `retryAtMs`.
+ *
+ * `tryAcquire` and `settle` may answer asynchronously (a store across the network). The scheduler
+ * then sends an acquired start only if the answer came within {@link sendWithinMs} of the call;
+ * otherwise it settles the start unused and acquires again.
  *
  * @example
  * ```ts
@@ -86,13 +93,31 @@ export interface WindowStore {
   ): number;
   /**
    * Checks every spec and, only when all allow a start at `nowMs`, records it under every key
-   * (settle-anchored keys as in flight until {@link settle}).
+   * (settle-anchored keys as in flight until {@link settle}). `endpoint` names what the start is
+   * for (a store whose in-flight bound depends on the request's timeout reads it).
    */
-  tryAcquire(specs: readonly WindowSpec[], nowMs: number): AcquireResult;
-  /** The request of `ticket` settled at `atMs`: it had arrived by then. Call exactly once. */
-  settle(ticket: StartTicket, atMs: number): void;
+  tryAcquire(
+    specs: readonly WindowSpec[],
+    nowMs: number,
+    endpoint?: EndpointKind,
+  ): AcquireResult | Promise<AcquireResult>;
+  /**
+   * The request of `ticket` settled at `atMs`: it had arrived by then (or was never sent). Call
+   * exactly once. An asynchronous store's promise never rejects.
+   */
+  settle(ticket: StartTicket, atMs: number): void | Promise<void>;
   /** Starts recorded under `spec.key` in the window `(nowMs - windowMs, nowMs]` (or in the bucket). */
   count(spec: WindowSpec, nowMs: number): number;
   /** Forgets everything. */
   clear(): void;
+  /**
+   * For an asynchronous store: a start acquired by a call that answered later than this, in ms
+   * after the call, is not sent (the store's in-flight bound counts from the acquisition).
+   */
+  readonly sendWithinMs?: number;
+  /**
+   * How long after its start a request may still arrive, in ms, by this store's in-flight bound:
+   * a start this close to midnight counts in the next day too. Defaults to the scheduler's margin.
+   */
+  readonly arrivalSpanMs?: number;
 }

@@ -8,7 +8,6 @@ import { planLimits } from '../../plans.js';
 import { IN_FLIGHT_BOUND_MS } from '../in-flight-bound.js';
 import { MemoryWindowStore } from '../memory-window-store.js';
 import { SqliteWindowStore } from '../sqlite-window-store.js';
-import type { WindowStore } from '../window-store.js';
 import { PlanWindows, type DailyWindow } from './plan-windows.js';
 
 const DAY_MS = 86_400_000;
@@ -27,7 +26,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const stores: Record<string, (clock: ManualClock) => WindowStore> = {
+const stores: Record<string, (clock: ManualClock) => MemoryWindowStore | SqliteWindowStore> = {
   memory: () => new MemoryWindowStore(),
   sqlite: (clock) =>
     new SqliteWindowStore({
@@ -41,7 +40,10 @@ const stores: Record<string, (clock: ManualClock) => WindowStore> = {
  * Four /kline starts on basic with two a day, each as early as the windows allow, on a ManualClock
  * that moves to each allowed instant (requests answered at once); the instants, from START.
  */
-async function fourStarts(dailyWindow: DailyWindow, makeStore: (clock: ManualClock) => WindowStore) {
+async function fourStarts(
+  dailyWindow: DailyWindow,
+  makeStore: (clock: ManualClock) => MemoryWindowStore | SqliteWindowStore,
+) {
   const clock = new ManualClock(START);
   const store = makeStore(clock);
   store.clear(); // the database file outlives the store: each run starts empty

@@ -48,7 +48,7 @@ export class StartGate {
   }
 
   /** Checks and records one start of `endpoint` at `now` as one step ({@link WindowStore.tryAcquire}). */
-  tryAcquire(endpoint: EndpointKind, now: number): AcquireResult {
-    return this.store.tryAcquire(this.specsFor(endpoint, now), now);
+  tryAcquire(endpoint: EndpointKind, now: number): AcquireResult | Promise<AcquireResult> {
+    return this.store.tryAcquire(this.specsFor(endpoint, now), now, endpoint);
   }
 }

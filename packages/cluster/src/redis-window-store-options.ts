@@ -1,14 +1,16 @@
 import {
   CLIENT_DEFAULTS,
+  DAILY_WINDOWS,
   PLAN_SCHEDULER_DEFAULTS,
+  type Clock,
   type DailyWindow,
-  type EndpointKind,
   type PlanLimits,
 } from '@quoteflow/core';
+import { ClusterError } from './cluster-error.js';
 import type { RedisLike } from './internal/redis-connection.js';
 
-/** Options of {@link RedisQuota}; defaults in {@link REDIS_QUOTA_DEFAULTS}. */
-export interface RedisQuotaOptions {
+/** Options of {@link RedisWindowStore}; defaults in {@link REDIS_WINDOW_STORE_DEFAULTS}. */
+export interface RedisWindowStoreOptions {
   /** A `redis://` URL (the quota opens and owns a connection) or an ioredis client (adopted, not closed). */
   readonly redis: RedisLike;
   /** The token whose plan is shared. Only a SHA-256 of it reaches Redis (as the key namespace). */
@@ -18,8 +20,8 @@ export interface RedisQuotaOptions {
   /** Safety margin added to every window, in ms (same meaning as `PlanScheduler`'s). */
   readonly marginMs?: number;
   /**
-   * A reservation older than this when the request would leave (the event loop stalled in
-   * between) must not be used: {@link RedisQuota.lagMs} tells. Part of the in-flight bound. In ms.
+   * A start granted later than this after the scheduler asked for it (Redis or the event loop
+   * stalled in between) is not sent (`WindowStore.sendWithinMs`). Part of the in-flight bound. In ms.
    */
   readonly staleAfterMs?: number;
   /**
@@ -63,9 +65,14 @@ export interface RedisQuotaOptions {
   readonly watchIntervalMs?: number;
   /** Called on state changes (Redis lost, back, data lost); never with the token. */
   readonly onEvent?: (event: RedisQuotaEvent) => void;
+  /**
+   * The clock of this process's side (the scheduler's: waits after a refusal, outage times). The
+   * windows themselves run on the Redis server's clock, which every host shares.
+   */
+  readonly clock?: Clock;
 }
 
-/** What {@link RedisQuotaOptions.onEvent} reports. */
+/** What {@link RedisWindowStoreOptions.onEvent} reports. */
 export type RedisQuotaEvent =
   | {
       readonly type: 'redis-unavailable';
@@ -78,9 +85,9 @@ export type RedisQuotaEvent =
   | { readonly type: 'state-reset'; readonly atMs: number; readonly epoch: string };
 
 /**
- * Defaults of {@link RedisQuotaOptions}.
+ * Defaults of {@link RedisWindowStoreOptions}.
  *
- * - `marginMs: 10`: every request counts until it settled (see {@link RedisQuota}), so no network
+ * - `marginMs: 10`: every request counts until it settled (see `RedisWindowStore`), so no network
  *   or event-loop delay needs covering; the margin only absorbs millisecond rounding and the
  *   drift between the Redis host's clock and the service's over one window.
  * - `staleAfterMs: 1_000`: a reservation not used within a second is not used at all (it is
@@ -89,7 +96,7 @@ export type RedisQuotaEvent =
  * - `settlePollMs: 10`: what a request in flight of another worker can add to the next start
  *   (half of it on average: 0.5 % of a 1 s window).
  */
-export const REDIS_QUOTA_DEFAULTS = {
+export const REDIS_WINDOW_STORE_DEFAULTS = {
   marginMs: 10,
   staleAfterMs: 1_000,
   timeouts: CLIENT_DEFAULTS.timeouts,
@@ -105,11 +112,11 @@ export const REDIS_QUOTA_DEFAULTS = {
 /** While Redis stays away, `redis-unavailable` is reported again this often, in ms. */
 export const REDIS_UNAVAILABLE_REMINDER_MS = 5_000;
 
-/** A snapshot of {@link RedisQuota.stats}. */
-export interface RedisQuotaStats {
-  readonly reserved: number;
-  readonly waiting: number;
-  /** Reservation attempts that Redis refused for now (a rule, a pause or a hold). */
+/** A snapshot of `RedisWindowStore.stats()`. */
+export interface RedisWindowStoreStats {
+  /** Starts Redis granted to this process. */
+  readonly acquired: number;
+  /** Attempts that Redis refused for now (a rule, a pause or a hold). */
   readonly refusedAttempts: number;
   readonly redisAvailable: boolean;
   /** Periods in which Redis could not be reached, and their total length in ms. */
@@ -118,14 +125,67 @@ export interface RedisQuotaStats {
   readonly epoch: string | undefined;
 }
 
-/**
- * A successful reservation: when Redis recorded the start (server clock). Hand it back to
- * {@link RedisQuota.settle} exactly once, when the request's answer (or failure) came back, or at
- * once when the request is not sent.
- */
-export interface Reservation {
-  readonly serverMs: number;
-  readonly endpoint: EndpointKind;
-  /** Unique id of the reservation (its member in Redis); carries nothing of the token. */
-  readonly id: string;
+/** The options with defaults applied, checked. */
+export interface ResolvedRedisWindowStoreOptions {
+  readonly marginMs: number;
+  readonly staleAfterMs: number;
+  readonly settlePollMs: number;
+  readonly timeouts: { readonly requestMs: number; readonly suspensionMs: number };
+  readonly dailyResetTimeZone: string;
+  readonly dailyWindow: DailyWindow;
+  readonly keyPrefix: string;
+  readonly commandTimeoutMs: number;
+  readonly recoveryGraceMs: number;
+  readonly watchIntervalMs: number;
+}
+
+/** @throws ClusterError `QF_INVALID_OPTION` naming the option that is out of range. */
+export function resolveRedisWindowStoreOptions(
+  options: RedisWindowStoreOptions,
+): ResolvedRedisWindowStoreOptions {
+  const d = REDIS_WINDOW_STORE_DEFAULTS;
+  const resolved: ResolvedRedisWindowStoreOptions = {
+    marginMs: options.marginMs ?? d.marginMs,
+    staleAfterMs: options.staleAfterMs ?? d.staleAfterMs,
+    settlePollMs: options.settlePollMs ?? d.settlePollMs,
+    timeouts: {
+      requestMs: options.timeouts?.requestMs ?? d.timeouts.requestMs,
+      suspensionMs: options.timeouts?.suspensionMs ?? d.timeouts.suspensionMs,
+    },
+    dailyResetTimeZone: options.dailyResetTimeZone ?? d.dailyResetTimeZone,
+    dailyWindow: options.dailyWindow ?? d.dailyWindow,
+    keyPrefix: options.keyPrefix ?? d.keyPrefix,
+    commandTimeoutMs: options.commandTimeoutMs ?? d.commandTimeoutMs,
+    recoveryGraceMs: options.recoveryGraceMs ?? d.recoveryGraceMs,
+    watchIntervalMs: options.watchIntervalMs ?? d.watchIntervalMs,
+  };
+  const fail = (message: string): never => {
+    throw new ClusterError('QF_INVALID_OPTION', `RedisWindowStore: ${message}`);
+  };
+  const finite = (name: string, value: number, min: number, strict = false) => {
+    if (!Number.isFinite(value) || (strict ? !(value > min) : !(value >= min)))
+      fail(`"${name}" must be a finite number ${strict ? '>' : '>='} ${min}, got ${value}`);
+  };
+  if (typeof options.token !== 'string' || options.token === '') fail('"token" must be a non-empty string');
+  finite('marginMs', resolved.marginMs, 0);
+  if (!(resolved.commandTimeoutMs > 0))
+    fail(`"commandTimeoutMs" must be > 0, got ${resolved.commandTimeoutMs}`);
+  finite('staleAfterMs', resolved.staleAfterMs, 0);
+  finite('settlePollMs', resolved.settlePollMs, 1);
+  finite('timeouts.requestMs', resolved.timeouts.requestMs, 0, true);
+  finite('timeouts.suspensionMs', resolved.timeouts.suspensionMs, 0, true);
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: resolved.dailyResetTimeZone });
+  } catch {
+    fail(
+      `"dailyResetTimeZone" must be an IANA time zone, got ${JSON.stringify(resolved.dailyResetTimeZone)}`,
+    );
+  }
+  if (!(DAILY_WINDOWS as readonly string[]).includes(resolved.dailyWindow))
+    fail(
+      `"dailyWindow" must be 'calendar', 'rolling' or 'both', got ${JSON.stringify(resolved.dailyWindow)}`,
+    );
+  finite('recoveryGraceMs', resolved.recoveryGraceMs, 0);
+  finite('watchIntervalMs', resolved.watchIntervalMs, 10);
+  return resolved;
 }
