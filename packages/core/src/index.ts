@@ -40,6 +40,7 @@ export {
   KLINE_PERIOD_MS,
   stockMarketOf,
   codeOfSuspendedSymbol,
+  marketOfExchange,
   familyOf,
   classifyCode,
   canPageBackwards,

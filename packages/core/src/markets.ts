@@ -46,13 +46,21 @@ export function stockMarketOf(code: string): StockMarket | undefined {
 }
 
 /**
+ * The stock market whose codes a suspension endpoint lists: `sse` → `SH`; `nyse` and `nasdaq` →
+ * `US` (a US code does not say which of the two it trades on).
+ */
+export function marketOfExchange(exchange: Exchange): StockMarket {
+  return exchange === 'sse' ? 'SH' : 'US';
+}
+
+/**
  * The product code a suspension record's `symbol` names: Shanghai's `600000` is `600000.SH`, New
  * York's and the electronic exchange's `AAPL` is `AAPL.US` (a symbol that already carries a market
  * suffix is kept).
  */
 export function codeOfSuspendedSymbol(exchange: Exchange, symbol: string): string {
   if (stockMarketOf(symbol) !== undefined) return symbol;
-  return `${symbol}.${exchange === 'sse' ? 'SH' : 'US'}`;
+  return `${symbol}.${marketOfExchange(exchange)}`;
 }
 
 /** The endpoint family that serves `code`: codes with a stock market suffix go to the stock family. */

@@ -1,6 +1,7 @@
 import {
   EXCHANGE_CALENDARS,
   EXCHANGES,
+  marketOfExchange,
   mayTradeAt,
   POLL_SUSPENSIONS_DEFAULTS,
   stockMarketOf,
@@ -42,7 +43,7 @@ const CALENDAR_OF: Readonly<Record<Exchange, ExchangeId>> = { sse: 'XSHG', nyse:
  */
 export function suspensionExchangesOf(codes: Iterable<string>): Exchange[] {
   const markets = new Set([...codes].map(stockMarketOf));
-  return EXCHANGES.filter((e) => markets.has(e === 'sse' ? 'SH' : 'US'));
+  return EXCHANGES.filter((e) => markets.has(marketOfExchange(e)));
 }
 
 /** Options of {@link ServiceHalts}. */
