@@ -111,6 +111,35 @@ describe('shared quota after Redis lost its data', () => {
     }
   });
 
+  it('holds for the whole window when a newcomer made its first starts and died just before the loss', async () => {
+    const redis = await startRedisServer();
+    const token = `tok-${randomUUID()}`;
+    const holdMs = 5_000;
+    // One watch a second: without the newcomer waiting to be seen, its starts and the loss would
+    // mostly fall between two of the survivor's watches, and the hold would end after the grace.
+    const options = { lostStateHoldMs: holdMs, watchIntervalMs: 1_000 };
+    const survivor = quotaOn(redis, token, options);
+    const newcomer = quotaOn(redis, token, options);
+    try {
+      await requests(survivor.quota, 3);
+      await sleep(1_200); // the survivor watches
+      const askedAt = Date.now();
+      await requests(newcomer.quota, 3);
+      const firstStartAfterMs = Date.now() - askedAt;
+      await newcomer.quota.store.close(); // dies with what it sent
+      const restartedAt = await loseRedisData(redis, 200);
+      const [first] = await requests(survivor.quota, 1);
+      // The newcomer's first start waited for the survivor's next watch (at most a watch period)…
+      expect(firstStartAfterMs).toBeLessThan(3_000);
+      // …so the survivor expects it to re-seed; it never does, and the full hold applies.
+      expect(first! - restartedAt).toBeGreaterThanOrEqual(holdMs - 300);
+    } finally {
+      await survivor.quota.store.close();
+      await newcomer.quota.store.close();
+      await redis.close();
+    }
+  });
+
   it('makes a newcomer that opens the new generation wait for the old participants to re-seed', async () => {
     const redis = await startRedisServer();
     const token = `tok-${randomUUID()}`;

@@ -37,13 +37,15 @@ async function attempt(ns: string, epoch: string, w: Windows, member: string, en
     `${ns}:members`,
     `${ns}:expected`,
     `${ns}:reseeded`,
+    `${ns}:joins`,
+    `${ns}:watchers`,
     `${ns}:rule`,
     `${ns}:day`,
     `${ns}:rolling`,
     `${ns}:rolling:n`,
   ];
   // No hold, no grace, settled at once (bound 0): every start counts from the instant recorded.
-  const args = [epoch, 0, 1, 1, member, 0, 10, 'p1', 0, 60_000, 1];
+  const args = [epoch, 0, 1, 1, member, 0, 10, 'p1', 0, 60_000, 1, 1_500];
   args.push(w.sliding.windowMs, w.sliding.limit, w.sliding.windowMs + 60_000, 1);
   args.push(w.bucketLimit, endsAtMs);
   args.push(w.rolling.windowMs, w.rolling.limit, w.rolling.slotMs);

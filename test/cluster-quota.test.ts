@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planLimits, type EndpointKind, type Plan } from '@quoteflow/core';
+import { ManualClock, PlanWindows, planLimits, type EndpointKind, type Plan } from '@quoteflow/core';
 import {
   ClusterError,
   REDIS_WINDOW_STORE_DEFAULTS,
@@ -246,7 +246,8 @@ describe('shared quota in Redis', () => {
       expect(events.map((e) => e.type)).toEqual(['redis-unavailable', 'redis-available', 'state-reset']);
       // The worker re-seeded its own starts of the day into the new generation.
       const probe = new Redis(own.url);
-      const dayKeys = (await probe.keys('*:quota:day:*')) as string[];
+      // The day's counter, not the `:base` a re-seed leaves beside it (what the worker last read).
+      const dayKeys = ((await probe.keys('*:quota:day:*')) as string[]).filter((k) => !k.endsWith(':base'));
       const dayCount = Number(await probe.get(dayKeys[0]!));
       await probe.quit();
       expect(dayCount).toBe(starts.length);
@@ -327,6 +328,41 @@ describe('shared quota in Redis', () => {
     await probe.quit();
   });
 
+  it("measures a refusal's wait from the latest instant it saw, though the wall clock stepped back", async () => {
+    const limits = planLimits('free');
+    const stepped = new ManualClock(Date.now() - 60_000); // the store's clock is a minute behind
+    const store = new RedisWindowStore({
+      redis: redis.url,
+      token: `tok-${randomUUID()}`,
+      limits,
+      keyPrefix: `t${randomUUID().slice(0, 8)}`,
+      clock: stepped,
+    });
+    const windows = new PlanWindows(limits, REDIS_WINDOW_STORE_DEFAULTS.marginMs, 'UTC');
+    try {
+      const nowMs = Date.now(); // the scheduler's time, which never goes back
+      const specs = windows.specsFor('kline', nowMs);
+      let first = await store.tryAcquire(specs, nowMs, 'kline');
+      for (let i = 0; !first.acquired && i < 40; i++) {
+        await sleep(100); // a Redis started lately holds a newcomer for the grace
+        first = await store.tryAcquire(specs, nowMs, 'kline');
+      }
+      expect(first.acquired).toBe(true);
+      if (first.acquired) await store.settle(first.ticket, nowMs);
+      // The settle is stamped at the next millisecond (never early): past it, the start counts as
+      // arrived, not as in flight.
+      await sleep(5);
+      const refused = await store.tryAcquire(specs, nowMs, 'kline');
+      // Free allows one request per 10 s: the retry lies seconds after the scheduler's now, not
+      // a minute before it (which made the scheduler ask Redis again every millisecond).
+      expect(refused).toMatchObject({ acquired: false });
+      if (!refused.acquired) expect(refused.retryAtMs).toBeGreaterThan(nowMs + 1_000);
+      expect(store.earliestStart(specs, nowMs)).toBeGreaterThan(nowMs + 1_000);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('rejects a waiting request on close and on abort, and refuses bad options naming them', async () => {
     const prefix = `t${randomUUID().slice(0, 8)}`;
     const scheduler = new SharedPlanScheduler({
@@ -357,6 +393,14 @@ describe('shared quota in Redis', () => {
     expect(
       () => new RedisWindowStore({ redis: redis.url, token: 't', limits: planLimits('free'), marginMs: -1 }),
     ).toThrow(/"marginMs"/);
+    expect(
+      () =>
+        new RedisWindowStore({ redis: redis.url, token: 't', limits: planLimits('free'), staleAfterMs: 50 }),
+    ).toThrow(/"staleAfterMs" must be a finite number >= 100/);
+    // A closed store makes a scheduler still using it wait, not spin.
+    const closedStore = new RedisWindowStore({ redis: redis.url, token: 't', limits: planLimits('free') });
+    await closedStore.close();
+    expect(closedStore.earliestStart([], Date.now())).toBe(Number.POSITIVE_INFINITY);
   });
 });
 

@@ -109,6 +109,9 @@ export const REDIS_WINDOW_STORE_DEFAULTS = {
   watchIntervalMs: 500,
 } as const;
 
+/** The shortest `staleAfterMs` accepted, in ms. */
+const MIN_STALE_AFTER_MS = 100;
+
 /** While Redis stays away, `redis-unavailable` is reported again this often, in ms. */
 export const REDIS_UNAVAILABLE_REMINDER_MS = 5_000;
 
@@ -170,7 +173,8 @@ export function resolveRedisWindowStoreOptions(
   finite('marginMs', resolved.marginMs, 0);
   if (!(resolved.commandTimeoutMs > 0))
     fail(`"commandTimeoutMs" must be > 0, got ${resolved.commandTimeoutMs}`);
-  finite('staleAfterMs', resolved.staleAfterMs, 0);
+  // Shorter than a loaded round trip to Redis, every grant would come too late to be sent.
+  finite('staleAfterMs', resolved.staleAfterMs, MIN_STALE_AFTER_MS);
   finite('settlePollMs', resolved.settlePollMs, 1);
   finite('timeouts.requestMs', resolved.timeouts.requestMs, 0, true);
   finite('timeouts.suspensionMs', resolved.timeouts.suspensionMs, 0, true);

@@ -104,13 +104,20 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
   private readonly keyTtlExtraMs: number;
   /** How long a start matters to a sliding window, in ms (longest window plus in-flight bound). */
   private readonly horizonMs: number;
+  /**
+   * A participant that watched within this long counts as alive: a newcomer's first start waits
+   * for its next watch (three watch periods).
+   */
+  private readonly watcherAliveMs: number;
   private readonly onEvent: (event: RedisQuotaEvent) => void;
   /** This process's own starts: a lower bound of everyone's. */
   private readonly own = new MemoryWindowStore();
   /** The last refusal per set of windows: no start before `untilMs`; `inFlight` when a request in flight blocked. */
   private readonly blocked = new Map<string, { untilMs: number; inFlight: boolean }>();
-  /** No attempt before this while Redis does not answer. */
+  /** No attempt before this while Redis does not answer (for ever once closed). */
   private unavailableUntilMs = Number.NEGATIVE_INFINITY;
+  /** The latest instant seen on our side: waits are measured from it (a wall clock may step back). */
+  private lastNowMs = Number.NEGATIVE_INFINITY;
   /** Starts whose settle (or whose lost acquire reply) still has to reach Redis. */
   private readonly orphans = new Map<string, { slidingKeys: readonly string[]; epoch: string }>();
   private flushing: Promise<void> | undefined;
@@ -167,6 +174,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
       );
     this.graceMs = resolved.recoveryGraceMs;
     this.horizonMs = this.windows.longestSlidingMs + longestBoundMs;
+    this.watcherAliveMs = 3 * resolved.watchIntervalMs;
     this.onEvent = options.onEvent ?? (() => undefined);
     this.handle = openRedis(options.redis, resolved.commandTimeoutMs);
     const client = this.handle.client as Redis & Record<string, unknown>;
@@ -218,6 +226,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
     endpoint?: EndpointKind,
   ): Promise<AcquireResult> {
     if (this.closed) return { acquired: false, retryAtMs: Number.POSITIVE_INFINITY };
+    this.lastNowMs = Math.max(this.lastNowMs, nowMs);
     const shared = this.windows.shared(specs);
     const signature = signatureOf(specs);
     // A suspension query may take longest; a start of unknown purpose gets the longest bound.
@@ -257,7 +266,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
       if (reply[0] === 0) {
         this.refusedAttempts++;
         // The wait is measured on the server's clock; the same length on ours is enough.
-        const untilMs = this.clock.now() + reply[1] + (reply[3] === 1 ? 0 : 1);
+        const untilMs = this.now() + reply[1] + (reply[3] === 1 ? 0 : 1);
         this.blocked.set(signature, { untilMs, inFlight: reply[3] === 1 });
         return { acquired: false, retryAtMs: untilMs };
       }
@@ -267,7 +276,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
         return this.unavailable(error);
       }
     }
-    return { acquired: false, retryAtMs: this.clock.now() + UNAVAILABLE_RETRY_MS };
+    return { acquired: false, retryAtMs: this.now() + UNAVAILABLE_RETRY_MS };
   }
 
   /**
@@ -333,6 +342,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
   close(): Promise<void> {
     if (this.closing !== undefined) return this.closing;
     clearInterval(this.watchTimer);
+    this.unavailableUntilMs = Number.POSITIVE_INFINITY; // a scheduler still open waits, never spins
     this.closing = (async () => {
       await Promise.all([...this.settling]);
       if (this.orphans.size > 0) await this.flushOrphans();
@@ -354,6 +364,8 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
       `${this.namespace}:quota:members`,
       `${this.namespace}:quota:expected`,
       `${this.namespace}:quota:reseeded`,
+      `${this.namespace}:quota:joins`,
+      `${this.namespace}:quota:watchers`,
       ...sliding.map((s) => s.key),
       ...buckets.map((b) => b.key),
       ...rolling.flatMap((r) => [r.key, `${r.key}:n`]),
@@ -370,6 +382,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
       Math.ceil(this.graceMs),
       Math.ceil(this.horizonMs),
       rolling.length,
+      this.watcherAliveMs,
     ];
     for (const s of sliding)
       args.push(s.windowMs, s.limit, s.windowMs + this.keyTtlExtraMs, s.anchor === 'settle' ? 1 : 0);
@@ -453,6 +466,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
     this.watching = true;
     try {
       const epoch = await this.recovery.watch(this.epoch, this.clock.now());
+      this.redisAvailable(); // it answered: say so before a re-seed reports the lost state
       if (epoch !== this.epoch) await this.reseed(epoch);
     } catch {
       // Redis away or the reply lost: the next look, or an acquisition, deals with it.
@@ -463,7 +477,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
 
   /** Redis did not answer: no attempt for a while, and say so (at once, then every few seconds). */
   private unavailable(error: unknown): AcquireResult {
-    const now = this.clock.now();
+    const now = this.now();
     this.unavailableUntilMs = now + UNAVAILABLE_RETRY_MS;
     if (!this.closed) {
       if (this.available) {
@@ -483,6 +497,12 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
       }
     }
     return { acquired: false, retryAtMs: this.unavailableUntilMs };
+  }
+
+  /** Our side's time, never going backwards. */
+  private now(): number {
+    this.lastNowMs = Math.max(this.lastNowMs, this.clock.now());
+    return this.lastNowMs;
   }
 
   private redisAvailable(): void {

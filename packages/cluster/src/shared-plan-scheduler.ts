@@ -18,9 +18,13 @@ import {
 export interface SharedPlanSchedulerOptions extends Omit<RedisWindowStoreOptions, 'clock'> {
   /**
    * Options of the `PlanScheduler` (ordering, fairness, in-flight cap, rate-limit pause, clock).
-   * The windows' margin, reset zone and daily reading are the store's (`marginMs`, …).
+   * The windows' margin, reset zone and daily reading are the store's (`marginMs`, …); every
+   * request counts until it settled (`countFrom: 'settle'`, not an option here).
    */
-  readonly local?: Omit<PlanSchedulerOptions, 'marginMs' | 'dailyResetTimeZone' | 'dailyWindow' | 'store'>;
+  readonly local?: Omit<
+    PlanSchedulerOptions,
+    'marginMs' | 'dailyResetTimeZone' | 'dailyWindow' | 'store' | 'countFrom'
+  >;
 }
 
 /** Statistics of a {@link SharedPlanScheduler}: its scheduler's, and its share of the store. */
@@ -58,6 +62,7 @@ export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
     this.local = new PlanScheduler(options.limits, {
       ...options.local,
       store: this.store,
+      countFrom: 'settle',
       marginMs: options.marginMs ?? REDIS_WINDOW_STORE_DEFAULTS.marginMs,
       dailyResetTimeZone: options.dailyResetTimeZone ?? PLAN_SCHEDULER_DEFAULTS.dailyResetTimeZone,
       dailyWindow: options.dailyWindow ?? PLAN_SCHEDULER_DEFAULTS.dailyWindow,

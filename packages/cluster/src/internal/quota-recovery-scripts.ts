@@ -68,6 +68,38 @@ local function addToSlot(slots, counts, slotEnd, n, ttlMs)
   redis.call('PEXPIRE', counts, ttlMs)
 end
 
+-- A participant's first start in a generation waits until the watch of every other live
+-- participant (one that watched within aliveMs) has run since it joined: its join is in members
+-- from the first attempt, so once seen, it is in their view of the active participants, and after
+-- a loss of the data they expect it to re-seed (if it died meanwhile, the full hold applies).
+-- One the generation expects (it had starts in a window when the data was lost) is known to the
+-- others already (a second loss within a watch period aside). Returns 0 when it may start, else
+-- how long to wait.
+local function joinUnseen(membersKey, expectedKey, joinsKey, watchersKey, participant, aliveMs, horizonMs, now)
+  local joinedAt = redis.call('HGET', joinsKey, participant)
+  if joinedAt == '0' or redis.call('SISMEMBER', expectedKey, participant) == 1 then return 0 end
+  if not joinedAt then
+    joinedAt = now
+    redis.call('HSET', joinsKey, participant, now)
+    redis.call('PEXPIRE', joinsKey, horizonMs)
+    if not redis.call('HGET', membersKey, participant) then
+      redis.call('HSET', membersKey, participant, now)
+      redis.call('PEXPIRE', membersKey, horizonMs)
+    end
+  else
+    joinedAt = tonumber(joinedAt)
+  end
+  local watchers = redis.call('HGETALL', watchersKey)
+  for i = 1, #watchers, 2 do
+    local watchedAt = tonumber(watchers[i + 1])
+    if watchers[i] ~= participant and watchedAt >= now - aliveMs and watchedAt <= joinedAt then
+      return HOLD_RECHECK_MS
+    end
+  end
+  redis.call('HSET', joinsKey, participant, 0)
+  return 0
+end
+
 local function liftHold(epochKey, expectedKey, reseededKey, epoch, graceMs, now)
   local slash = string.find(epoch, '/', 1, true)
   local id = string.sub(epoch, 1, slash - 1)
@@ -85,8 +117,9 @@ end
  * left every window, and returns the active ones, the day counters and each rolling window's
  * counts summed per `aggregateMs` (what a re-seed needs, small enough to read every time).
  *
- * KEYS: epoch, members, expected, reseeded, then `nBucket` day counter keys, then per rolling
- * window its slot set and its count hash.
+ * KEYS: epoch, members, expected, reseeded, watchers (participant → its last watch: a
+ * participant's first start waits for every live one's), then `nBucket` day counter keys, then
+ * per rolling window its slot set and its count hash.
  * ARGV: clientEpoch (never ''), holdMs, graceMs, participant, horizonMs, nBucket, nRolling, then
  * per rolling window `windowMs aggregateMs`.
  * Returns `{now, epochId, {id, newestStart, …}, {dayCount, …}, {{aggregateEnd, count, …}, …}}`.
@@ -97,6 +130,8 @@ local graceMs = tonumber(ARGV[3])
 local epoch = currentEpoch(KEYS[1], KEYS[3], KEYS[4], ARGV[1], ARGV[4], tonumber(ARGV[2]), graceMs, now)
 local epochId = liftHold(KEYS[1], KEYS[3], KEYS[4], epoch, graceMs, now)
 local horizon = now - tonumber(ARGV[5])
+redis.call('HSET', KEYS[5], ARGV[4], now)
+redis.call('PEXPIRE', KEYS[5], tonumber(ARGV[5]))
 local flat = redis.call('HGETALL', KEYS[2])
 local active = {}
 for i = 1, #flat, 2 do
@@ -110,11 +145,11 @@ end
 local nBucket = tonumber(ARGV[6])
 local nRolling = tonumber(ARGV[7])
 local days = {}
-for j = 1, nBucket do days[j] = tonumber(redis.call('GET', KEYS[4 + j]) or '0') end
+for j = 1, nBucket do days[j] = tonumber(redis.call('GET', KEYS[5 + j]) or '0') end
 local rolling = {}
 for r = 1, nRolling do
-  local slots = KEYS[4 + nBucket + 2 * r - 1]
-  local counts = KEYS[4 + nBucket + 2 * r]
+  local slots = KEYS[5 + nBucket + 2 * r - 1]
+  local counts = KEYS[5 + nBucket + 2 * r]
   local aggregateMs = tonumber(ARGV[7 + 2 * r])
   dropOldSlots(slots, counts, now - tonumber(ARGV[6 + 2 * r]))
   local pairs_ = redis.call('HGETALL', counts)

@@ -102,6 +102,7 @@ export class QuotaRecovery {
       `${ns}:quota:members`,
       `${ns}:quota:expected`,
       `${ns}:quota:reseeded`,
+      `${ns}:quota:watchers`,
       ...specs.buckets.map((b) => b.key),
       ...specs.rolling.flatMap((r) => [r.key, `${r.key}:n`]),
     ];

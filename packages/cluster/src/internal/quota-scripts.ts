@@ -11,8 +11,10 @@ import { RECOVERY_LUA } from './quota-recovery-scripts.js';
  * `ns:quota:day:<start ms>` (the day's counter, expiring after the day's reset),
  * `ns:quota:rolling-day` and `ns:quota:rolling-day:n` (the rolling 24 hours: slot ends, and counts
  * per slot plus `total`); for recovering from a loss of the data: `ns:quota:members` (participant →
- * newest start), `ns:quota:expected` and `ns:quota:reseeded` (participants), and the `:base` of
- * each counter (see `quota-recovery-scripts.ts`). The windows themselves come from core's
+ * newest start, or join), `ns:quota:expected` and `ns:quota:reseeded` (participants),
+ * `ns:quota:joins` (participant → when it first asked, 0 once every live participant saw it),
+ * `ns:quota:watchers` (participant → its last watch), and the `:base` of each counter (see
+ * `quota-recovery-scripts.ts`). The windows themselves come from core's
  * `PlanWindows`, as `PlanScheduler`'s do.
  */
 
@@ -33,10 +35,14 @@ import { RECOVERY_LUA } from './quota-recovery-scripts.js';
  * The rolling 24 hours keep one counter per slot (`slotMs`): a sorted set of slot ends and a hash
  * of their counts plus `total`; a start counts at the end of its slot (later, never earlier).
  *
- * KEYS: epoch, pause, seq, members, expected, reseeded, then `nSliding` sorted-set keys, then
- * `nBucket` counter keys, then per rolling window its slot set and its count hash.
+ * A participant's first start waits until every other live participant's watch has seen it
+ * (see `joinUnseen` in {@link RECOVERY_LUA}).
+ *
+ * KEYS: epoch, pause, seq, members, expected, reseeded, joins, watchers, then `nSliding`
+ * sorted-set keys, then `nBucket` counter keys, then per rolling window its slot set and its count
+ * hash.
  * ARGV: clientEpoch ('' when the client has none yet), holdMs, nSliding, nBucket, member (unique
- * per request), boundMs, pollMs, participant, graceMs, horizonMs, nRolling, then per sliding key
+ * per request), boundMs, pollMs, participant, graceMs, horizonMs, nRolling, watcherAliveMs, then per sliding key
  * `windowMs limit ttlMs anchor`, then per bucket key `limit endsAtMs`, then per rolling window
  * `windowMs limit slotMs`.
  *
@@ -56,16 +62,18 @@ if epochId ~= clientEpoch then return {-1, epochId, now, 0} end
 if holdUntil > now then return {0, math.min(holdUntil - now, HOLD_RECHECK_MS), now, 0} end
 local pause = redis.call('PTTL', KEYS[2])
 if pause > 0 then return {0, pause, now, 0} end
+local unseen = joinUnseen(KEYS[4], KEYS[5], KEYS[7], KEYS[8], participant, tonumber(ARGV[12]), tonumber(ARGV[10]), now)
+if unseen > 0 then return {0, unseen, now, 0} end
 local nSliding = tonumber(ARGV[3])
 local nBucket = tonumber(ARGV[4])
 local nRolling = tonumber(ARGV[11])
 local member = ARGV[5]
 local boundMs = tonumber(ARGV[6])
 local pollMs = tonumber(ARGV[7])
-local slidingKey = 6
+local slidingKey = 8
 local bucketKey = slidingKey + nSliding
 local rollingKey = bucketKey + nBucket
-local slidingArg = 11
+local slidingArg = 12
 local bucketArg = slidingArg + 4 * nSliding
 local rollingArg = bucketArg + 2 * nBucket
 local earliest = now
