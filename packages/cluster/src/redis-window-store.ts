@@ -16,10 +16,10 @@ import { QuotaRecovery } from './internal/quota-recovery.js';
 import { ACQUIRE_SCRIPT, PAUSE_SCRIPT, SETTLE_SCRIPT } from './internal/quota-scripts.js';
 import { SharedWindows, type SharedSpecs } from './internal/shared-windows.js';
 import { closeRedis, openRedis, type RedisHandle } from './internal/redis-connection.js';
+import { RedisOutages } from './internal/redis-outages.js';
 import { tokenNamespace } from './internal/token-namespace.js';
 import {
   resolveRedisWindowStoreOptions,
-  REDIS_UNAVAILABLE_REMINDER_MS,
   type RedisQuotaEvent,
   type RedisWindowStoreOptions,
   type RedisWindowStoreStats,
@@ -134,11 +134,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
   private closing: Promise<void> | undefined;
   private acquired = 0;
   private refusedAttempts = 0;
-  private available = true;
-  private downSinceMs = 0;
-  private remindedAtMs = 0;
-  private outages = 0;
-  private outageMs = 0;
+  private readonly outages: RedisOutages;
 
   /** @throws ClusterError `QF_INVALID_OPTION` for a bad option. */
   constructor(options: RedisWindowStoreOptions) {
@@ -176,6 +172,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
     this.horizonMs = this.windows.longestSlidingMs + longestBoundMs;
     this.watcherAliveMs = 3 * resolved.watchIntervalMs;
     this.onEvent = options.onEvent ?? (() => undefined);
+    this.outages = new RedisOutages(this.onEvent);
     this.handle = openRedis(options.redis, resolved.commandTimeoutMs);
     const client = this.handle.client as Redis & Record<string, unknown>;
     if (typeof client.qfQuotaAcquire !== 'function') {
@@ -212,7 +209,12 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
     nowMs: number,
     extraStarts?: ReadonlyMap<string, number>,
   ): number {
-    const blocked = this.blocked.get(signatureOf(specs))?.untilMs ?? nowMs;
+    const signature = signatureOf(specs);
+    let blocked = this.blocked.get(signature)?.untilMs ?? nowMs;
+    if (blocked <= nowMs) {
+      this.blocked.delete(signature); // past: keys of past days would pile up otherwise
+      blocked = nowMs;
+    }
     return Math.max(this.own.earliestStart(specs, nowMs, extraStarts), blocked, this.unavailableUntilMs);
   }
 
@@ -229,10 +231,11 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
     this.lastNowMs = Math.max(this.lastNowMs, nowMs);
     const shared = this.windows.shared(specs);
     const signature = signatureOf(specs);
+    const slidingKeys = settleAnchored(shared);
     // A suspension query may take longest; a start of unknown purpose gets the longest bound.
     const boundMs =
       endpoint === undefined
-        ? Math.max(this.boundMs.request, this.boundMs.suspension)
+        ? this.arrivalSpanMs
         : endpoint === 'suspension'
           ? this.boundMs.suspension
           : this.boundMs.request;
@@ -243,7 +246,6 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
         reply = await this.acquire(id, shared, boundMs);
       } catch (error) {
         // The reply may be lost after the script recorded the start: settle it once Redis is back.
-        const slidingKeys = settleAnchored(shared);
         if (this.epoch !== '') this.orphans.set(id, { slidingKeys, epoch: this.epoch });
         return this.unavailable(error);
       }
@@ -258,7 +260,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
           id,
           serverMs: reply[2],
           epoch: this.epoch,
-          slidingKeys: settleAnchored(shared),
+          slidingKeys,
           own: recordOwn(this.own, specs, nowMs),
         };
         return { acquired: true, ticket };
@@ -328,9 +330,9 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
     return {
       acquired: this.acquired,
       refusedAttempts: this.refusedAttempts,
-      redisAvailable: this.available,
-      outages: this.outages,
-      outageMs: this.outageMs + (this.available ? 0 : now - this.downSinceMs),
+      redisAvailable: this.outages.available,
+      outages: this.outages.count,
+      outageMs: this.outages.totalMs(now),
       epoch: this.epoch === '' ? undefined : this.epoch,
     };
   }
@@ -479,23 +481,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
   private unavailable(error: unknown): AcquireResult {
     const now = this.now();
     this.unavailableUntilMs = now + UNAVAILABLE_RETRY_MS;
-    if (!this.closed) {
-      if (this.available) {
-        this.available = false;
-        this.downSinceMs = this.remindedAtMs = now;
-        this.outages++;
-        this.onEvent({ type: 'redis-unavailable', atMs: now, error: describe(error) });
-      } else if (now - this.remindedAtMs >= REDIS_UNAVAILABLE_REMINDER_MS) {
-        // Requests wait while Redis is away: say so every few seconds, not once.
-        this.remindedAtMs = now;
-        this.onEvent({
-          type: 'redis-unavailable',
-          atMs: now,
-          error: describe(error),
-          downMs: now - this.downSinceMs,
-        });
-      }
-    }
+    if (!this.closed) this.outages.down(error, now);
     return { acquired: false, retryAtMs: this.unavailableUntilMs };
   }
 
@@ -506,11 +492,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
   }
 
   private redisAvailable(): void {
-    if (this.available) return;
-    this.available = true;
-    const now = this.clock.now();
-    this.outageMs += now - this.downSinceMs;
-    this.onEvent({ type: 'redis-available', atMs: now, downMs: now - this.downSinceMs });
+    this.outages.up(this.clock.now());
   }
 }
 
@@ -536,9 +518,4 @@ function recordOwn(own: MemoryWindowStore, specs: readonly WindowSpec[], nowMs: 
   // Redis allowed it with everyone's starts counted; our own are a subset, unless our clock and
   // Redis's disagree on a window's edge. Then the copy only records what settle must release.
   return result.acquired ? result.ticket : { settleKeys: [] };
-}
-
-/** An error's message without anything that could carry a secret (ioredis messages name host:port only). */
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
