@@ -193,4 +193,5 @@ export type {
   PlanTiming,
 } from './estimate-plan.js';
 export { formatDuration } from './format-duration.js';
+export { seriesKey } from './series-key.js';
 export { suspensionInstant } from './suspension-instant.js';

@@ -1,4 +1,6 @@
 export {};
+// Sinks that commit in checkpoints and know how far each series reached (exactly once in any composition).
+export type { CommittingSink, SinkCheckpoint } from './committing-sink.js';
 // Files: Hive-partitioned Parquet / Arrow IPC / NDJSON datasets (contract.md "Datasets on disk").
 export { DatasetWriter, DATASET_FORMATS, DATASET_WRITER_DEFAULTS } from './files/dataset-writer.js';
 export type { DatasetFormat, DatasetWriterOptions, WrittenFile } from './files/dataset-writer.js';
