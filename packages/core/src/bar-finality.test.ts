@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { barFinalAfterMs, barsMissingBetween, tradingDateOf } from './bar-finality.js';
+import { barFinalAfterMs, barsMissingBetween, finalReadFromMs, tradingDateOf } from './bar-finality.js';
 import { barPeriodAt } from './calendar/bar-period-at.js';
 import { calendarOf } from './markets.js';
 
@@ -45,6 +45,21 @@ describe('bars by the exchange calendar', () => {
     });
     expect(barPeriodAt(t('2025-11-24T04:30:00Z'), 1, HK)).toBeUndefined();
     expect(barPeriodAt(t('2025-11-24T05:10:00Z'), 4, HK)?.startMs).toBe(t('2025-11-24T05:00:00Z'));
+  });
+});
+
+describe('finalReadFromMs: the one rule of closed by the calendar', () => {
+  it('is the session close plus the grace for stocks, the label plus a period around the clock', () => {
+    // A US daily bar, whatever its label: 16:00 New York (20:00 UTC in March) plus 15 s.
+    expect(iso(finalReadFromMs(t('2026-03-13T00:00:00Z'), 8, US, 15_000))).toBe('2026-03-13T20:00:15.000Z');
+    // An intraday stock bar waits for the day's last close (its own end depends on the labelling).
+    expect(iso(finalReadFromMs(t('2026-03-13T14:30:00Z'), 1, US, 0))).toBe('2026-03-13T20:00:00.000Z');
+    // Crypto: one period after the label, then the grace.
+    const btc = calendarOf('BTCUSDT');
+    expect(iso(finalReadFromMs(t('2026-03-13T10:00:00Z'), 1, btc, 5_000))).toBe('2026-03-13T10:01:05.000Z');
+    expect(finalReadFromMs(t('2026-03-13T10:00:00Z'), 1, btc, 0)).toBe(
+      barFinalAfterMs(t('2026-03-13T10:00:00Z'), 1, btc),
+    );
   });
 });
 

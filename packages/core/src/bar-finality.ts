@@ -89,6 +89,29 @@ export function barFinalAfterMs(tsMs: number, klineType: KlineType, calendar: Tr
 }
 
 /**
+ * The instant from which a read of the bar labelled `tsMs` proves its values final by the calendar:
+ * {@link barFinalAfterMs} plus `graceMs` (our clock against the service's, and the service's own
+ * delay in settling a bar). This is the one rule of "closed by the calendar": the merger's proofs,
+ * the live planner's final reads and the pipelines' counts of closed bars all ask it, never the
+ * calendar directly. (The other proof, a newer bar of the series seen in the same answer or before
+ * the read, is the merger's alone.)
+ *
+ * @example
+ * ```ts
+ * const cal = calendarOf('AAPL.US');
+ * finalReadFromMs(Date.parse('2026-03-13T00:00:00Z'), 8, cal, 15_000); // 2026-03-13T20:00:15Z
+ * ```
+ */
+export function finalReadFromMs(
+  tsMs: number,
+  klineType: KlineType,
+  calendar: TradingCalendar,
+  graceMs: number,
+): number {
+  return barFinalAfterMs(tsMs, klineType, calendar) + graceMs;
+}
+
+/**
  * The exchange's own trading date (`YYYY-MM-DD`) of the bar labelled `tsMs`: for stocks the trading
  * day that holds the label or opens next after it (so a daily bar labelled midnight UTC, local
  * midnight or at the open all name the same date); for around-the-clock markets the UTC date.

@@ -63,7 +63,7 @@ export { isWeeklyMarketOpenAt, surelyTradingMsBetween } from './calendar/weekly-
 export { mayTradeAt } from './calendar/may-trade-at.js';
 export { sessionOn, sessionAtOrAfter, lastSessionOnOrBefore, localDateOf } from './trading-sessions.js';
 export type { TradingSession, LocalDate } from './trading-sessions.js';
-export { barFinalAfterMs, tradingDateOf, barsMissingBetween } from './bar-finality.js';
+export { barFinalAfterMs, finalReadFromMs, tradingDateOf, barsMissingBetween } from './bar-finality.js';
 export { zonedToUtcMs, utcToZoned, parseWallClock } from './internal/zoned-time.js';
 export { PRIORITIES } from './request-scheduler.js';
 export type { Priority, ScheduledRequest, RequestScheduler } from './request-scheduler.js';

@@ -13,6 +13,8 @@ export interface SeriesReset {
   readonly klineType: KlineType;
   /** The newest closed bar start already written, if any. */
   readonly lastClosedMs?: number;
+  /** The oldest closed bar start already written, if any (see {@link BarMergerOptions.firstHeld}). */
+  readonly firstHeldMs?: number;
 }
 
 /** What a merger takes: one bar, a batch of bars (any order, any series), a gap marker, or a reset. */
@@ -47,6 +49,16 @@ export interface BarMergerOptions {
    * duplicates nor loses bars.
    */
   readonly lastClosed?: ReadonlyMap<string, number>;
+  /**
+   * The oldest closed bar start held per series (`seriesKey` → epoch ms), with `lastClosed`: a
+   * dataset that holds fewer bars than wanted grows backwards through the same merger. A bar older
+   * than it, read later, is final by evidence (the held bar is newer and was read before it): it is
+   * emitted `final: true` once, oldest first, before the bars of its push that are newer than
+   * `lastClosed`. So finals of a series come in order within each direction; older history is the
+   * only thing emitted below a series' newest final. Without it, bars at or before `lastClosed`
+   * are never emitted.
+   */
+  readonly firstHeld?: ReadonlyMap<string, number>;
   /** The trading calendar of a code. @defaultValue core's `calendarOf` */
   readonly calendarOf?: (code: string) => TradingCalendar;
   /** Receives invalid input rows (dropped) and late changes of an already closed bar. */

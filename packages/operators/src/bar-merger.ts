@@ -1,4 +1,4 @@
-import { barFinalAfterMs, barsMissingBetween, calendarOf as coreCalendarOf } from '@quoteflow/core';
+import { barsMissingBetween, calendarOf as coreCalendarOf, finalReadFromMs } from '@quoteflow/core';
 import type { Bar, GapMarker, KlineType, TradingCalendar } from '@quoteflow/core';
 import {
   MERGE_BARS_DEFAULTS,
@@ -48,6 +48,7 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
   return new SeriesMerger(
     graceMs,
     options.lastClosed,
+    options.firstHeld,
     options.calendarOf ?? coreCalendarOf,
     options.onReport,
     options.isHalted,
@@ -58,13 +59,14 @@ export function createBarMerger(options: BarMergerOptions = {}): BarMerger {
 class SeriesMerger implements BarMerger {
   private readonly byCode = new Map<string, (Series | undefined)[]>();
   /** Watermarks given by resets, which replace the seeded ones. */
-  private readonly resetTo = new Map<string, number | undefined>();
+  private readonly resetTo = new Map<string, SeriesReset>();
   /** Numbers the pushes, to tell which entries a push touched. */
   private epoch = 0;
 
   constructor(
     private readonly graceMs: number,
     private readonly seeded: ReadonlyMap<string, number> | undefined,
+    private readonly seededFirst: ReadonlyMap<string, number> | undefined,
     private readonly calendarOf: (code: string) => TradingCalendar,
     private readonly onReport: ((report: BarReport) => void) | undefined,
     private readonly isHalted: BarMergerOptions['isHalted'],
@@ -113,22 +115,22 @@ class SeriesMerger implements BarMerger {
       for (const s of types)
         if (s !== undefined && s.closedTs !== -Infinity) out.set(seriesKey(s.code, s.klineType), s.closedTs);
     }
-    for (const [k, v] of this.resetTo) if (v !== undefined && !out.has(k)) out.set(k, v);
+    for (const [k, r] of this.resetTo)
+      if (r.lastClosedMs !== undefined && !out.has(k)) out.set(k, r.lastClosedMs);
     if (this.seeded !== undefined)
       for (const [k, v] of this.seeded) if (!out.has(k) && !this.resetTo.has(k)) out.set(k, v);
     return out;
   }
 
   private reset(r: SeriesReset): void {
-    const lastClosedMs = r.lastClosedMs;
-    if (lastClosedMs !== undefined && !Number.isFinite(lastClosedMs))
-      invalidOption(
-        'lastClosedMs',
-        `mergeBars: a reset's "lastClosedMs" must be finite, got ${lastClosedMs}`,
-      );
+    for (const name of ['lastClosedMs', 'firstHeldMs'] as const) {
+      const ms = r[name];
+      if (ms !== undefined && !Number.isFinite(ms))
+        invalidOption(name, `mergeBars: a reset's "${name}" must be finite, got ${ms}`);
+    }
     const types = this.byCode.get(r.code);
     if (types !== undefined) types[r.klineType] = undefined;
-    this.resetTo.set(seriesKey(r.code, r.klineType), lastClosedMs);
+    this.resetTo.set(seriesKey(r.code, r.klineType), r);
   }
 
   pending(): PendingBar[] {
@@ -143,7 +145,7 @@ class SeriesMerger implements BarMerger {
             tsMs: e.tsMs,
             readAtMs: e.bar.readAtMs,
             unconfirmed: i < s.entries.length - 1 && !this.isProven(s, e, i),
-            finalByCalendarAtMs: barFinalAfterMs(e.tsMs, s.klineType, s.calendar) + this.graceMs,
+            finalByCalendarAtMs: finalReadFromMs(e.tsMs, s.klineType, s.calendar, this.graceMs),
           }),
         );
       }
@@ -160,12 +162,15 @@ class SeriesMerger implements BarMerger {
       this.byCode.set(code, types);
     }
     const key = seriesKey(code, klineType);
-    const seed = this.resetTo.has(key) ? this.resetTo.get(key) : this.seeded?.get(key);
+    const reset = this.resetTo.get(key);
+    const seed = reset === undefined ? this.seeded?.get(key) : reset.lastClosedMs;
+    const seedFirst = reset === undefined ? this.seededFirst?.get(key) : reset.firstHeldMs;
     const s: Series = {
       code,
       klineType,
       calendar: this.calendarOf(code),
       closedTs: seed ?? -Infinity,
+      heldFirstTs: seedFirst,
       closedBar: undefined,
       entries: [],
       newestTs: seed,
@@ -185,6 +190,8 @@ class SeriesMerger implements BarMerger {
     emit: (o: MergeBarsOutput) => void,
   ): void {
     const touched = ++this.epoch;
+    if (s.heldFirstTs !== undefined && bars[from]!.tsMs < s.heldFirstTs)
+      from = this.emitOlder(s, bars, from, to, emit);
     for (let i = from; i < to; i++) {
       const bar = bars[i]!;
       const next = bars[i + 1];
@@ -201,6 +208,30 @@ class SeriesMerger implements BarMerger {
     if (s.holes.length > 0) resolveHoles(s, bars.slice(from, to));
     this.dropVanished(s, bars, from, to);
     this.settle(s, touched, emit);
+  }
+
+  /**
+   * Emits the bars of a run (sorted) older than the oldest bar held: final by evidence, since the
+   * held bar is newer and was read before them. Of two rows with one start the later one wins.
+   * Returns where the run's other bars begin.
+   */
+  private emitOlder(
+    s: Series,
+    bars: readonly Bar[],
+    from: number,
+    to: number,
+    emit: (o: MergeBarsOutput) => void,
+  ): number {
+    const heldFirst = s.heldFirstTs!;
+    let end = from;
+    while (end < to && bars[end]!.tsMs < heldFirst) end++;
+    for (let i = from; i < end; i++) {
+      const bar = bars[i]!;
+      if (i + 1 < end && bars[i + 1]!.tsMs === bar.tsMs) continue;
+      emit(toUpdate(bar, true, 0));
+    }
+    s.heldFirstTs = bars[from]!.tsMs;
+    return end;
   }
 
   /**
@@ -337,7 +368,7 @@ class SeriesMerger implements BarMerger {
   private finalByCalendarAt(s: Series, entry: Entry): number {
     // Calendar arithmetic is the costly part of a proof: once per bar.
     if (Number.isNaN(entry.finalByCalendarAtMs))
-      entry.finalByCalendarAtMs = barFinalAfterMs(entry.tsMs, s.klineType, s.calendar) + this.graceMs;
+      entry.finalByCalendarAtMs = finalReadFromMs(entry.tsMs, s.klineType, s.calendar, this.graceMs);
     return entry.finalByCalendarAtMs;
   }
 

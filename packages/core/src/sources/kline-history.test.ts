@@ -135,40 +135,6 @@ describe('klineHistory', () => {
     expect(out.some((x) => x.type === 'gap')).toBe(false);
   });
 
-  it('drops the forming bar with closedOnly and still returns N closed bars', async () => {
-    const { client } = series(LATEST - 5_000 * MIN);
-    const out = (await collect(
-      klineHistory(client, {
-        code: 'BTCUSDT',
-        klineType: 1,
-        bars: 10,
-        closedOnly: true,
-      }),
-    )) as Bar[];
-    expect(out).toHaveLength(10);
-    expect(out.at(-1)!.tsMs).toBe(LATEST - MIN);
-  });
-
-  it('keeps the newest bar with closedOnly only once a read after its end plus the grace proves it', async () => {
-    const { client } = series(LATEST - 5_000 * MIN);
-    const clock = client.clock as ManualClock;
-    const history = klineHistory(client, { code: 'BTCUSDT', klineType: 1, bars: 3, closedOnly: true });
-    await clock.advanceTo(LATEST + 30_000); // the bar at LATEST is still forming
-    expect(((await collect(history)) as Bar[]).map((b) => b.tsMs)).toEqual([
-      LATEST - 3 * MIN,
-      LATEST - 2 * MIN,
-      LATEST - MIN,
-    ]);
-    await clock.advanceTo(LATEST + MIN + 14_999); // closed, but not proven: within the grace
-    expect(((await collect(history)) as Bar[]).at(-1)!.tsMs).toBe(LATEST - MIN);
-    await clock.advanceTo(LATEST + MIN + 15_000); // a read now proves it
-    expect(((await collect(history)) as Bar[]).map((b) => b.tsMs)).toEqual([
-      LATEST - 2 * MIN,
-      LATEST - MIN,
-      LATEST,
-    ]);
-  });
-
   it('aborts the page in flight on unsubscribe and checks options up front', async () => {
     let signal: AbortSignal | undefined;
     const { client } = series(0);

@@ -3,8 +3,6 @@ import { isKlineType, type Bar, type GapMarker, type KlineType } from '../domain
 import { InvalidOptionError } from '../errors.js';
 import { fromAbortable } from '../internal/from-abortable.js';
 import { nextSourceId } from '../internal/next-source-id.js';
-import { barFinalAfterMs } from '../bar-finality.js';
-import { calendarOf } from '../markets.js';
 import { MAX_KLINE_PER_REQUEST } from '../plans.js';
 import type { SourceClient } from './source-client.js';
 
@@ -18,15 +16,6 @@ export interface KlineHistoryOptions {
   readonly startMs?: number;
   /** Page backwards from this instant (epoch ms) instead of the latest bar; only for codes that can page. */
   readonly endMs?: number;
-  /**
-   * Leave out the newest bar unless it is proven closed (so `bars` counts closed bars only): its
-   * values were read after the calendar closed its session plus `graceMs` (core's
-   * `barFinalAfterMs`; every older bar is proven by the newer one in the same answer). No
-   * labelling of bar timestamps is assumed. @defaultValue false
-   */
-  readonly closedOnly?: boolean;
-  /** See `closedOnly`. @defaultValue 15,000 ms */
-  readonly graceMs?: number;
   readonly sourceId?: string;
 }
 
@@ -45,7 +34,8 @@ export const HISTORY_GAP_REASONS = {
  * page was read at or after it) and `receivedAtMs` of the last, so `mergeBars` can tell that they
  * leave nothing out between the oldest and the newest. When the service cannot reach back that far (stock codes accept only the latest
  * page; or it has no older bars) a {@link GapMarker} saying so is emitted first, never a silent
- * shortfall. Cold; unsubscribing aborts the request in flight; failures error the stream.
+ * shortfall. The newest bar may still be forming: which bars are final is `mergeBars`' decision
+ * (operators), never the pager's. Cold; unsubscribing aborts the request in flight; failures error the stream.
  *
  * @example
  * klineHistory(client, { code: 'BTCUSDT', klineType: 1, bars: 2_000 }).subscribe((x) => x.type === 'bar' && console.log(x.tsMs));
@@ -104,11 +94,7 @@ async function collectHistory(
       `klineHistory: ${code} cannot page backwards, so "endMs" is not accepted (stock codes accept only the latest page)`,
     );
   }
-  // One more bar than asked when the forming bar will be dropped, so `bars` closed bars remain.
-  const want =
-    options.bars === undefined
-      ? Number.POSITIVE_INFINITY
-      : options.bars + (options.closedOnly === true ? 1 : 0);
+  const want = options.bars ?? Number.POSITIVE_INFINITY;
   const byTs = new Map<number, Bar>();
   let end = options.endMs ?? 0;
   let gap: string | undefined;
@@ -161,15 +147,6 @@ async function collectHistory(
         ? bar
         : { ...bar, readAtMs, receivedAtMs },
     );
-  if (options.closedOnly === true) {
-    const last = sorted.at(-1);
-    const graceMs = options.graceMs ?? 15_000;
-    if (
-      last !== undefined &&
-      last.readAtMs < barFinalAfterMs(last.tsMs, klineType, calendarOf(code)) + graceMs
-    )
-      sorted = sorted.slice(0, -1);
-  }
   if (startMs !== undefined) sorted = sorted.filter((b) => b.tsMs >= startMs);
   const target = options.bars;
   if (target !== undefined && sorted.length > target) sorted = sorted.slice(sorted.length - target);

@@ -27,6 +27,12 @@ export interface Series {
   readonly calendar: TradingCalendar;
   /** Newest closed bar start, -Infinity if none. */
   closedTs: number;
+  /**
+   * Oldest closed bar start held downstream, when known: older bars read later are final (that
+   * bar, read before them, proves them) and emitted once, oldest first. Undefined: older bars are
+   * dropped like any bar at or before `closedTs`.
+   */
+  heldFirstTs: number | undefined;
   closedBar: Bar | undefined;
   /** Bars newer than `closedTs`, oldest first. */
   readonly entries: Entry[];

@@ -1,6 +1,6 @@
 import {
-  barFinalAfterMs,
   calendarOf,
+  finalReadFromMs,
   KLINE_PERIOD_MS,
   mayTradeAt,
   type Bar,
@@ -113,7 +113,7 @@ export class LivePollPlanner {
       const s = this.#series.get(seriesKey(b.code, b.klineType));
       if (s === undefined || (s.newestBarMs !== undefined && b.tsMs <= s.newestBarMs)) continue;
       s.newestBarMs = b.tsMs;
-      s.finalReadDueMs = barFinalAfterMs(b.tsMs, b.klineType, s.calendar) + this.graceMs;
+      s.finalReadDueMs = finalReadFromMs(b.tsMs, b.klineType, s.calendar, this.graceMs);
     }
   }
 }
