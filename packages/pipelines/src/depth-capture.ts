@@ -143,7 +143,7 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
             : {
                 dir: options.files.dir,
                 format: options.files.format ?? 'parquet',
-                now: () => clock.now(),
+                clock,
                 ...(options.files.maxFileAgeMs === undefined
                   ? {}
                   : { maxFileAgeMs: options.files.maxFileAgeMs }),

@@ -8,7 +8,7 @@ import {
 } from '@quoteflow/core';
 import { expectedBarsBetween, haltExplainsGap } from '@quoteflow/operators';
 import { PipelineError } from './pipeline-error.js';
-import { listDatasetFiles, readKlineStarts } from './internal/read-kline-extents.js';
+import { listDataFiles, readKlineStarts } from '@quoteflow/sinks';
 import { readHalts, type DatasetHalt } from './read-halts.js';
 import type { SeriesStarts } from './read-kline-bars.js';
 
@@ -75,7 +75,7 @@ export async function inspectDataset(
       'QF_PIPELINE_CONFIG',
       `inspectDataset: ${JSON.stringify(dir)} is not a directory`,
     );
-  const klineFiles = await listDatasetFiles(dir, 'kline');
+  const klineFiles = await listDataFiles(dir, 'kline');
   const startsBySeries: ReadonlyMap<string, { code: string; klineType: KlineType; starts: number[] }> =
     options.starts ?? (await readStarts(dir, klineFiles));
   const halts = await readHalts(dir);
@@ -91,8 +91,8 @@ export async function inspectDataset(
     .sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : a.klineType - b.klineType));
   return {
     kline: { files: klineFiles.length, series },
-    depth: { files: (await listDatasetFiles(dir, 'depth')).length },
-    suspension: { files: (await listDatasetFiles(dir, 'suspension')).length },
+    depth: { files: (await listDataFiles(dir, 'depth')).length },
+    suspension: { files: (await listDataFiles(dir, 'suspension')).length },
   };
 }
 

@@ -1,6 +1,6 @@
 import type { BarUpdate, Clock, KlineType, QuoteflowClient } from '@quoteflow/core';
 import { MERGE_BARS_DEFAULTS } from '@quoteflow/operators';
-import type { CompactedPartition, DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
+import type { CompactedPartition, DatasetFormat, KafkaSinkOptions } from '@quoteflow/sinks';
 import type { PipelineHandle } from './pipeline-handle.js';
 
 /** Where closed bars go on disk. */
@@ -33,21 +33,16 @@ export interface KlineFilesOptions {
   readonly compactEveryMs?: number;
 }
 
-/** Options of {@link klineSync}. */
-export interface KlineSyncOptions {
-  /** The client (its plan decides the refresh period; its scheduler paces every request). */
-  readonly client: QuoteflowClient;
+/**
+ * How a K-line run reads: the universe, how much history, and the live poll. Shared by
+ * {@link klineUpdates} (the source) and {@link klineSync} (the source into committing sinks).
+ */
+export interface KlineReadOptions {
   readonly codes: readonly string[];
   readonly klineTypes: readonly KlineType[];
-  /** Closed bars of history per series on the first run. @defaultValue 100 */
+  /** Closed bars of history per series where no sink holds it yet. @defaultValue 100 */
   readonly bars?: number;
-  /** Closed bars go to these dataset files, exactly once per (code, kline type, start). */
-  readonly files?: KlineFilesOptions;
-  /** Forming and closed bars go to `<prefix>.kline` (value `final: false|true`). */
-  readonly kafka?: KafkaSinkOptions;
-  /** State file: last closed bar per series; with it a restart backfills the gap first. */
-  readonly statePath?: string;
-  /** Keep the dataset current through `/batch-kline` after the backfill. @defaultValue true */
+  /** Keep the series current through `/batch-kline` after the backfill. @defaultValue true */
   readonly live?: boolean;
   /** How often every series is polled. @defaultValue the plan's refresh period (`estimatePlan`) */
   readonly refreshPeriodMs?: number;
@@ -58,19 +53,6 @@ export interface KlineSyncOptions {
    * series every `refreshPeriodMs`. @defaultValue true
    */
   readonly closeAwarePolling?: boolean;
-  /**
-   * Ask the service's suspension endpoints for halts of the universe's Shanghai and US stock codes
-   * (at start, then in rounds while the market may trade: at most once a minute and 1% of the daily
-   * budget, through the client's quota) and let them explain missing bars, with the halts in the
-   * dataset's own suspension records. A failed query is a `warning` event and the halts known
-   * before are kept. No request when no code is covered. Off by default: the token has one
-   * suspension query a minute, and a sync that takes it keeps `quoteflow suspensions` (or a
-   * suspension pipeline) of the same token waiting.
-   * @defaultValue false
-   */
-  readonly serviceHalts?: boolean;
-  /** Files flushed and state written this often. @defaultValue 30,000 ms */
-  readonly checkpointMs?: number;
   /**
    * A read this long after the calendar closed a bar's session proves its values final (see
    * `mergeBars`). @defaultValue 15,000 ms
@@ -86,12 +68,44 @@ export interface KlineSyncOptions {
   readonly backfillConcurrency?: number;
   /** The clock of waits and timers. @defaultValue the client's clock */
   readonly clock?: Clock;
+  /** Progress and status events (for progress bars, logs and metrics). */
+  readonly onEvent?: (event: KlineSyncEvent) => void;
+}
+
+/** Options of {@link klineSync}. */
+export interface KlineSyncOptions extends KlineReadOptions {
+  /** The client (its plan decides the refresh period; its scheduler paces every request). */
+  readonly client: QuoteflowClient;
+  /** Closed bars go to these dataset files, exactly once per (code, kline type, start). */
+  readonly files?: KlineFilesOptions;
+  /**
+   * Forming and closed bars go to `<prefix>.kline` (value `final: false|true`), exactly once per
+   * final bar for `read_committed` consumers with `delivery: 'exactly-once'` (see the sinks'
+   * `KafkaKlineSink`).
+   */
+  readonly kafka?: KafkaSinkOptions;
+  /**
+   * State file: per series the first and last closed bar delivered, written at each checkpoint. Read
+   * at start only without `files` (the dataset's commit log is the truth where there is one).
+   */
+  readonly statePath?: string;
+  /**
+   * Ask the service's suspension endpoints for halts of the universe's Shanghai and US stock codes
+   * (at start, then in rounds while the market may trade: at most once a minute and 1% of the daily
+   * budget, through the client's quota) and let them explain missing bars, with the halts in the
+   * dataset's own suspension records. A failed query is a `warning` event and the halts known
+   * before are kept. No request when no code is covered. Off by default: the token has one
+   * suspension query a minute, and a sync that takes it keeps `quoteflow suspensions` (or a
+   * suspension pipeline) of the same token waiting.
+   * @defaultValue false
+   */
+  readonly serviceHalts?: boolean;
+  /** Files committed and the state file written this often. @defaultValue 30,000 ms */
+  readonly checkpointMs?: number;
   /** Stops the pipeline like `stop()`. */
   readonly signal?: AbortSignal;
   /** Every bar update (forming `final: false`, closed `final: true`), for embedding in an analytics job. */
   readonly onUpdate?: (update: BarUpdate) => void;
-  /** Progress and status events (for progress bars, logs and metrics). */
-  readonly onEvent?: (event: KlineSyncEvent) => void;
 }
 
 /** Defaults of {@link KlineSyncOptions}. */
@@ -139,7 +153,17 @@ export type KlineSyncEvent =
       readonly missing: MissingBars | undefined;
       readonly reason: string;
     }
-  | { readonly type: 'checkpoint'; readonly files: readonly WrittenFile[]; readonly closedBars: number }
+  | {
+      readonly type: 'checkpoint';
+      /** The sink that committed (`files DIR`, `kafka P.kline`, `state FILE`). */
+      readonly sink: string;
+      /** Files this checkpoint committed (relative to the dataset directory). */
+      readonly files: readonly string[];
+      /** Closed bars this checkpoint committed to the sink. */
+      readonly committed: number;
+      /** Closed bars the sync delivered so far (to every sink, before each drops what it holds). */
+      readonly closedBars: number;
+    }
   | ({ readonly type: 'compacted' } & CompactedPartition)
   | { readonly type: 'warning'; readonly message: string; readonly error?: unknown };
 
@@ -159,7 +183,8 @@ export interface KlineSyncSummary {
   readonly closedBars: number;
   /** Forming-bar updates emitted. */
   readonly formingUpdates: number;
-  readonly files: readonly WrittenFile[];
+  /** Dataset files committed by this run (relative to the dataset directory). */
+  readonly files: readonly string[];
   /** Series whose history is shorter than asked because the class cannot page back (stocks). */
   readonly truncatedSeries: readonly string[];
   readonly liveCycles: number;

@@ -1,6 +1,6 @@
 import { EXCHANGES, type Exchange } from '@quoteflow/core';
 import { haltOf, uniqueHalts } from './internal/halt-of.js';
-import { epochMsOf, forEachDatasetRow, listDatasetFiles } from './internal/read-kline-extents.js';
+import { epochMsOf, forEachDatasetRow, listDataFiles } from '@quoteflow/sinks';
 
 /** One suspension (halt) a dataset's suspension records hold, by product code. */
 export interface DatasetHalt {
@@ -21,7 +21,7 @@ const EXCHANGE = /(?:^|\/)exchange=([a-z]+)(?:\/|$)/;
  */
 export async function readHalts(dir: string): Promise<DatasetHalt[]> {
   const halts: DatasetHalt[] = [];
-  for (const rel of await listDatasetFiles(dir, 'suspension')) {
+  for (const rel of await listDataFiles(dir, 'suspension')) {
     const exchange = EXCHANGE.exec(rel)?.[1] as Exchange | undefined;
     if (exchange === undefined || !EXCHANGES.includes(exchange)) continue;
     await forEachDatasetRow(dir, rel, (value) => {

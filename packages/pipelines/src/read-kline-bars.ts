@@ -1,5 +1,5 @@
 import { isKlineType, type Bar, type KlineType } from '@quoteflow/core';
-import { epochMsOf, forEachKlineRow, listKlineFiles } from './internal/read-kline-extents.js';
+import { epochMsOf, forEachKlineRow, listDataFiles } from '@quoteflow/sinks';
 
 /** One row of a kline dataset, as {@link readKlineBars} returns it: a bar's values as written. */
 export type DatasetBar = Pick<
@@ -123,7 +123,7 @@ async function filesOf(
   toMs: number,
 ): Promise<{ rel: string; type: KlineType }[]> {
   const files: { rel: string; type: KlineType }[] = [];
-  for (const rel of await listKlineFiles(dir)) {
+  for (const rel of await listDataFiles(dir, 'kline')) {
     const type = Number(TYPE.exec(rel)?.[1]);
     if (!isKlineType(type) || (types !== undefined && !types.has(type))) continue;
     const month = MONTH.exec(rel);

@@ -154,7 +154,7 @@ export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle
             : {
                 dir: options.files.dir,
                 format: options.files.format ?? 'parquet',
-                now: () => clock.now(),
+                clock,
                 ...(options.files.maxFileAgeMs === undefined
                   ? {}
                   : { maxFileAgeMs: options.files.maxFileAgeMs }),

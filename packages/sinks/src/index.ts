@@ -1,6 +1,11 @@
 export {};
 // Sinks that commit in checkpoints and know how far each series reached (exactly once in any composition).
 export type { CommittingSink, SinkCheckpoint } from './committing-sink.js';
+export { commitTo, CommitControl } from './commit-to.js';
+export { SeriesIntake } from './series-intake.js';
+export type { CommitToOptions } from './commit-to.js';
+export { DatasetSink, DATASET_SINK_DEFAULTS, OPEN_PARTITION_MIN_FILES } from './files/dataset-sink.js';
+export type { DatasetSinkOptions } from './files/dataset-sink.js';
 // Files: Hive-partitioned Parquet / Arrow IPC / NDJSON datasets (contract.md "Datasets on disk").
 export { DatasetWriter, DATASET_FORMATS, DATASET_WRITER_DEFAULTS } from './files/dataset-writer.js';
 export type { DatasetFormat, DatasetWriterOptions, WrittenFile } from './files/dataset-writer.js';
@@ -22,6 +27,13 @@ export type {
   KlineSubPartition,
 } from './files/dataset-columns.js';
 export { DatasetLog, DATASET_LOG_DIR, listDataFiles } from './files/dataset-log.js';
+export {
+  forEachDatasetRow,
+  forEachKlineRow,
+  epochMsOf,
+  readKlineStarts,
+  summarizeKlineFile,
+} from './files/read-dataset-rows.js';
 export type { DatasetLogOptions, DatasetTransaction, FileSummary, LogChange } from './files/dataset-log.js';
 export { LOG_OPERATIONS, addWatermark } from './files/dataset-log-format.js';
 export type {

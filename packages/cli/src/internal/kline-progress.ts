@@ -123,9 +123,12 @@ export class KlineProgress {
       case 'checkpoint':
         this.#closedBars = e.closedBars;
         this.#files += e.files.length;
-        for (const f of e.files) this.logger.debug({ file: f.relativePath, rows: f.rows }, 'file written');
-        if (e.files.length > 0)
-          this.logger.info({ files: e.files.length, closedBars: e.closedBars }, 'checkpoint');
+        for (const f of e.files) this.logger.debug({ file: f }, 'file committed');
+        if (e.committed > 0)
+          this.logger.info(
+            { sink: e.sink, files: e.files.length, committed: e.committed, closedBars: e.closedBars },
+            'checkpoint',
+          );
         break;
       case 'compacted':
         this.logger.info(

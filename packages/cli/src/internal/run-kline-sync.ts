@@ -151,7 +151,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
         onEvent: (e) => {
           progress.handle(e);
           if (metrics !== undefined) {
-            if (e.type === 'checkpoint') for (const f of e.files) metrics.files.inc({ dataset: f.kind });
+            if (e.type === 'checkpoint') metrics.files.inc({ dataset: 'kline' }, e.files.length);
             if (e.type === 'gap') metrics.gaps.inc({ kline_type: String(e.klineType) });
             if (e.type === 'backfill-done' || e.type === 'live-cycle') metrics.markStarted();
           }

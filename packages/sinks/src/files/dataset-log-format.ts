@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 /**
- * What a dataset holds of one series (`code:klineType` for K-lines): the oldest and the newest
+ * What a dataset holds of one series (keyed by core's `seriesKey`, `CODE|K`; logs written before
+ * 2026-11 say `CODE:K`, read as the same key): the oldest and the newest
  * closed bar (epoch ms of the bar start) and the rows. In a commit it is what the commit added.
  */
 export interface SeriesWatermark {
@@ -103,4 +104,14 @@ export function parseLogFileName(name: string): { version: number; snapshot: boo
   const m = /^(\d{20})(\.snapshot)?\.json$/.exec(name);
   if (m === null) return undefined;
   return { version: Number(m[1]), snapshot: m[2] !== undefined };
+}
+
+/**
+ * A series key as core's `seriesKey` spells it (`CODE|K`), also from a log written before the keys
+ * changed (`CODE:K`). Codes contain neither `|` nor `:`.
+ */
+export function normalizeSeriesKey(key: string): string {
+  if (key.includes('|')) return key;
+  const colon = key.lastIndexOf(':');
+  return colon <= 0 ? key : `${key.slice(0, colon)}|${key.slice(colon + 1)}`;
 }

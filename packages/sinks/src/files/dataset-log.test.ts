@@ -22,6 +22,7 @@ async function commitMany(log: DatasetLog, n: number, from = 0): Promise<void> {
       tx.commit({
         operation: 'checkpoint',
         add: [{ path: `kline/kline_type=1/part-${i}.parquet`, rows: 1, bytes: 10 }],
+        // Spelled as logs written before 2026-11 spell series keys: read as 'A.US|1'.
         series: { 'A.US:1': { first: i * 60_000, last: i * 60_000, rows: 1 } },
       }),
     );
@@ -33,11 +34,11 @@ describe('DatasetLog', () => {
     const log = await DatasetLog.open(dir, 'kline');
     await commitMany(log, 3);
     expect(log.version).toBe(3);
-    expect(log.series.get('A.US:1')).toEqual({ first: 0, last: 120_000, rows: 3 });
+    expect(log.series.get('A.US|1')).toEqual({ first: 0, last: 120_000, rows: 3 });
     const other = await DatasetLog.open(dir, 'kline');
     expect(other.version).toBe(3);
     expect([...other.files.keys()]).toEqual([...log.files.keys()]);
-    expect(other.series.get('A.US:1')).toEqual({ first: 0, last: 120_000, rows: 3 });
+    expect(other.series.get('A.US|1')).toEqual({ first: 0, last: 120_000, rows: 3 });
   });
 
   it('snapshots every N versions and prunes older entries; a reader behind the prune starts from the snapshot', async () => {
@@ -56,20 +57,20 @@ describe('DatasetLog', () => {
     await behind.refresh();
     expect(behind.version).toBe(23);
     expect(behind.files.size).toBe(23);
-    expect(behind.series.get('A.US:1')).toEqual({ first: 0, last: 22 * 60_000, rows: 23 });
+    expect(behind.series.get('A.US|1')).toEqual({ first: 0, last: 22 * 60_000, rows: 23 });
     const fresh = await DatasetLog.open(dir, 'kline', { snapshotEvery: 5 });
-    expect(fresh.series.get('A.US:1')).toEqual(behind.series.get('A.US:1'));
+    expect(fresh.series.get('A.US|1')).toEqual(behind.series.get('A.US|1'));
   });
 
   it('adopts files on disk that no commit names, with what summarize reads from them', async () => {
     await mkdir(join(dir, 'kline/kline_type=1'), { recursive: true });
     await writeFile(join(dir, 'kline/kline_type=1/part-old.ndjson'), '{}\n');
     const log = await DatasetLog.open(dir, 'kline', {
-      summarize: async () => ({ rows: 7, series: { 'B.US:1': { first: 1, last: 9, rows: 7 } } }),
+      summarize: async () => ({ rows: 7, series: { 'B.US|1': { first: 1, last: 9, rows: 7 } } }),
     });
     await log.transaction(async () => undefined, { adoptOrphans: true });
     expect(log.files.get('kline/kline_type=1/part-old.ndjson')?.rows).toBe(7);
-    expect(log.series.get('B.US:1')).toEqual({ first: 1, last: 9, rows: 7 });
+    expect(log.series.get('B.US|1')).toEqual({ first: 1, last: 9, rows: 7 });
     // Adopted once: the next transaction commits nothing.
     const version = log.version;
     await log.transaction(async () => undefined, { adoptOrphans: true });

@@ -6,6 +6,7 @@ import type { DatasetKind } from './dataset-columns.js';
 import {
   addWatermark,
   LogEntrySchema,
+  normalizeSeriesKey,
   LogSnapshotSchema,
   parseLogFileName,
   snapshotFileName,
@@ -111,7 +112,7 @@ export class DatasetLog {
     return this.#files;
   }
 
-  /** Per series key, what the dataset holds. */
+  /** Per series (core's `seriesKey`), what the dataset holds. */
   get series(): ReadonlyMap<string, SeriesWatermark> {
     return this.#series;
   }
@@ -247,8 +248,10 @@ export class DatasetLog {
   private fold(entry: LogEntry): void {
     for (const path of entry.remove) this.#files.delete(path);
     for (const f of entry.add) this.#files.set(f.path, { path: f.path, rows: f.rows, bytes: f.bytes });
-    for (const [key, w] of Object.entries(entry.series ?? {}))
+    for (const [raw, w] of Object.entries(entry.series ?? {})) {
+      const key = normalizeSeriesKey(raw);
       this.#series.set(key, addWatermark(this.#series.get(key), w));
+    }
     this.#version = entry.version;
   }
 
@@ -256,7 +259,7 @@ export class DatasetLog {
     this.#files.clear();
     this.#series.clear();
     for (const f of snapshot.files) this.#files.set(f.path, f);
-    for (const [key, w] of Object.entries(snapshot.series)) this.#series.set(key, w);
+    for (const [key, w] of Object.entries(snapshot.series)) this.#series.set(normalizeSeriesKey(key), w);
     this.#version = snapshot.version;
   }
 

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DatasetWriter, type DatasetWriterOptions } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
-import type { Level } from '@quoteflow/core';
+import { ManualClock, type Level } from '@quoteflow/core';
 import { bar, barUpdate, depth, level, suspension, warmEncoderThread } from './internal/test-records.js';
 
 let dir: string;
@@ -237,16 +237,15 @@ describe.each([0, 1, 2])('DatasetWriter (encoderThreads %i)', (encoderThreads) =
 });
 
 describe('DatasetWriter', () => {
-  it('finishes a partition file maxFileAgeMs after its first row', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
-    vi.setSystemTime(T0);
+  it('finishes a partition file maxFileAgeMs after its first row, on the clock it is given', async () => {
+    const clock = new ManualClock(T0);
     const onFile = vi.fn();
-    await using w = new DatasetWriter({ dir, encoderThreads: 0, maxFileAgeMs: 1000, onFile });
+    await using w = new DatasetWriter({ dir, encoderThreads: 0, maxFileAgeMs: 1000, onFile, clock });
     w.append(bar('AAPL.US', minute(0)));
-    vi.advanceTimersByTime(750);
+    await clock.advance(750);
     w.append(bar('AAPL.US', minute(1)));
     expect(onFile).not.toHaveBeenCalled();
-    vi.advanceTimersByTime(250);
+    await clock.advance(250);
     await vi.waitFor(() => expect(onFile).toHaveBeenCalledTimes(1));
     expect(onFile.mock.calls[0]?.[0]).toMatchObject({ rows: 2, kind: 'kline' });
     expect(onFile.mock.calls[0]?.[0].relativePath).toMatch(/part-20260105T013001000Z-/); // named when finished;

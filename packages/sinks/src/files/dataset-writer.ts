@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { systemClock, type Clock } from '@quoteflow/core';
 import { join, relative, resolve, sep } from 'node:path';
 import {
   datasetKindOf,
@@ -67,8 +68,11 @@ export interface DatasetWriterOptions {
   readonly onFile?: (file: WrittenFile) => void;
   /** Called once when a file fails in the background; the error is also raised by the next call. */
   readonly onError?: (err: FileSinkError) => void;
-  /** The clock (epoch ms) for file names, file age and depth ticks without a tick time. */
-  readonly now?: () => number;
+  /**
+   * The pipeline's clock: file names, file age (`maxFileAgeMs` runs on its timers) and depth ticks
+   * without a tick time. @defaultValue core's `systemClock`
+   */
+  readonly clock?: Clock;
 }
 
 /** Defaults of {@link DatasetWriterOptions}. */
@@ -155,7 +159,7 @@ export class DatasetWriter implements AsyncDisposable {
   private readonly maxAgeMs: number;
   private readonly maxPending: number;
   private readonly staleMs: number;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly onFile: ((f: WrittenFile) => void) | undefined;
   private readonly fence: (() => boolean) | undefined;
   private readonly publishOnCommit: boolean;
@@ -171,7 +175,7 @@ export class DatasetWriter implements AsyncDisposable {
   private readonly ready: Promise<void>;
   private cleanupError: unknown;
   private failure: FileSinkError | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
   private closing: Promise<void> | undefined;
 
   constructor(options: DatasetWriterOptions) {
@@ -199,7 +203,7 @@ export class DatasetWriter implements AsyncDisposable {
     this.partitioner = new DatasetPartitioner(o.klineSubPartition);
     this.maxPending = positiveInt('maxPendingFiles', o.maxPendingFiles);
     this.staleMs = positiveInt('staleStagingMs', o.staleStagingMs, 0);
-    this.now = o.now ?? Date.now;
+    this.clock = o.clock ?? systemClock;
     this.onFile = o.onFile;
     this.fence = o.fence;
     this.publishOnCommit = o.publish === 'on-commit';
@@ -229,7 +233,7 @@ export class DatasetWriter implements AsyncDisposable {
    */
   append(record: DatasetRecord): void {
     this.check();
-    this.add(record, this.now());
+    this.add(record, this.clock.now());
   }
 
   /**
@@ -242,7 +246,7 @@ export class DatasetWriter implements AsyncDisposable {
     else {
       this.check();
       // Records delivered together arrive at one instant: one clock reading for all of them.
-      const nowMs = this.now();
+      const nowMs = this.clock.now();
       for (const r of records) this.add(r, nowMs);
     }
     while (this.pending.size > this.maxPending) await Promise.race(this.pending);
@@ -269,7 +273,8 @@ export class DatasetWriter implements AsyncDisposable {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      if (this.timer !== undefined) clearInterval(this.timer);
+      if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+      this.timer = undefined;
       try {
         for (const [key, file] of [...this.open]) this.finish(key, file);
         while (this.pending.size > 0) await Promise.all(this.pending);
@@ -325,19 +330,19 @@ export class DatasetWriter implements AsyncDisposable {
     }
   }
 
+  /** Finishes files older than `maxFileAgeMs` on the clock's timers while any file is open. */
   private startTimer(): void {
-    if (this.timer !== undefined) return;
+    if (this.timer !== undefined || this.closing !== undefined) return;
     const everyMs = Math.min(1000, Math.max(10, Math.floor(this.maxAgeMs / 4)));
-    this.timer = setInterval(() => {
-      const now = this.now();
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      const now = this.clock.now();
       for (const [key, file] of [...this.open])
         if (now - file.openedAtMs >= this.maxAgeMs) this.finish(key, file);
-      if (this.open.size === 0 && this.timer !== undefined) {
-        clearInterval(this.timer);
-        this.timer = undefined;
-      }
+      if (this.open.size > 0) this.startTimer();
     }, everyMs);
-    this.timer.unref();
+    // A writer left open must not keep the process alive (Node's timers; other clocks have none).
+    (this.timer as { unref?: () => void } | undefined)?.unref?.();
   }
 
   /**
@@ -373,7 +378,7 @@ export class DatasetWriter implements AsyncDisposable {
     this.open.delete(key);
     const rows = file.shippedRows + file.builder.rows;
     if (rows === 0) return;
-    const nowMs = this.now();
+    const nowMs = this.clock.now();
     const name = partFileName(nowMs, this.writerId, ++this.seq, EXTENSIONS[this.format]);
     const relativePath = `${file.partition}/${name}`;
     const finalPath = join(this.dir, relativePath);

@@ -2,19 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { readParquet } from 'parquet-wasm';
-import { listDataFiles, type FileSummary } from '@quoteflow/sinks';
-import { stateKey, type SeriesExtent } from '../sync-state.js';
-import { isKlineType } from '@quoteflow/core';
-
-/** Every finished file of one dataset (`dir/<dataset>/…`, never the staging area), as paths relative to `dir`. */
-export function listDatasetFiles(dir: string, dataset: 'kline' | 'depth' | 'suspension'): Promise<string[]> {
-  return listDataFiles(dir, dataset);
-}
-
-/** Every finished file of the kline dataset under `dir`, relative to `dir`. */
-export function listKlineFiles(dir: string): Promise<string[]> {
-  return listDatasetFiles(dir, 'kline');
-}
+import { isKlineType, seriesKey } from '@quoteflow/core';
+import type { FileSummary } from './dataset-log.js';
+import type { SeriesWatermark } from './dataset-log-format.js';
 
 /**
  * Calls `onRow(value)` for every row of one dataset file (Parquet, Arrow IPC or NDJSON), in file
@@ -130,17 +120,17 @@ export async function readKlineStarts(
 export async function readKlineExtents(
   dir: string,
   relativePath: string,
-): Promise<{ klineType: number; extents: Map<string, SeriesExtent> }> {
-  const extents = new Map<string, { firstMs: number; lastMs: number; rows: number }>();
+): Promise<{ klineType: number; extents: Map<string, SeriesWatermark> }> {
+  const extents = new Map<string, { first: number; last: number; rows: number }>();
   const klineType = await forEachKlineRow(
     dir,
     relativePath,
     (code, ms) => {
       const held = extents.get(code);
-      if (held === undefined) extents.set(code, { firstMs: ms, lastMs: ms, rows: 1 });
+      if (held === undefined) extents.set(code, { first: ms, last: ms, rows: 1 });
       else {
-        if (ms < held.firstMs) held.firstMs = ms;
-        if (ms > held.lastMs) held.lastMs = ms;
+        if (ms < held.first) held.first = ms;
+        if (ms > held.last) held.last = ms;
         held.rows++;
       }
     },
@@ -149,15 +139,14 @@ export async function readKlineExtents(
   return { klineType, extents };
 }
 
-/** One kline file as the dataset's commit log records it: its rows, and per series what they hold. */
+/** One kline file as the dataset's commit log records it (series keyed by core's `seriesKey`): its rows, and per series what they hold. */
 export async function summarizeKlineFile(dir: string, relativePath: string): Promise<FileSummary> {
   const { klineType, extents } = await readKlineExtents(dir, relativePath);
   let rows = 0;
-  const series: Record<string, { first: number; last: number; rows: number }> = {};
+  const series: Record<string, SeriesWatermark> = {};
   for (const [code, e] of extents) {
     rows += e.rows;
-    if (isKlineType(klineType))
-      series[stateKey(code, klineType)] = { first: e.firstMs, last: e.lastMs, rows: e.rows };
+    if (isKlineType(klineType)) series[seriesKey(code, klineType)] = e;
   }
   return { rows, series };
 }

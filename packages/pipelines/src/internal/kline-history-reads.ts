@@ -1,0 +1,163 @@
+import {
+  HISTORY_GAP_REASONS,
+  klineHistory,
+  type Bar,
+  type GapMarker,
+  type QuoteflowClient,
+} from '@quoteflow/core';
+import type { MergeBarsInput } from '@quoteflow/operators';
+import type { KlineSyncEvent } from '../kline-sync-options.js';
+import { collect } from './collect.js';
+import { isFatal } from './error-kinds.js';
+import { gapEvent } from './gap-event.js';
+import type { KlineSeriesState } from './kline-series-state.js';
+import { readOlderHistory } from './older-history.js';
+import type { ResumePoint } from './resume-points.js';
+import { shortOfClosedBars } from './short-of-closed-bars.js';
+
+/** What {@link KlineHistoryReads} needs from the run around it. */
+export interface HistoryReadsContext {
+  readonly client: QuoteflowClient;
+  /** Closed bars per series wanted on a first read. */
+  readonly bars: number;
+  readonly graceMs: number;
+  readonly signal: AbortSignal;
+  /** Into the merger, in arrival order. */
+  readonly push: (input: MergeBarsInput) => void;
+  /** Whether `s` is still the run's state of its series (a read that outlived a removal goes nowhere). */
+  readonly isCurrent: (s: KlineSeriesState) => boolean;
+  readonly emitEvent: (e: KlineSyncEvent) => void;
+  readonly fail: (err: unknown) => void;
+}
+
+/**
+ * Every history read of a K-line run, through core's one pager (`klineHistory`) into the merger:
+ * a series' first read (its N newest bars, or from where its sinks resume), older history where
+ * its sinks hold fewer than N bars, and re-reads the merger asks for. Shortfalls (a stock's one
+ * page, a service out of history) are said once per series.
+ */
+export class KlineHistoryReads {
+  readonly truncated: string[] = [];
+  readonly #rereads = new Set<Promise<void>>();
+
+  constructor(private readonly ctx: HistoryReadsContext) {}
+
+  /** Re-reads still running. */
+  get pendingRereads(): number {
+    return this.#rereads.size;
+  }
+
+  /** Waits for every re-read, including those they start. */
+  async settled(): Promise<void> {
+    while (this.#rereads.size > 0) await Promise.allSettled([...this.#rereads]);
+  }
+
+  /**
+   * A series' first read of this run, from its resume point; returns the bars read (newest last)
+   * and how many it wanted (N + 1 on a fresh read: the newest may still be forming).
+   */
+  async first(s: KlineSeriesState, resume: ResumePoint): Promise<{ got: readonly Bar[]; wanted: number }> {
+    const { bars } = this.ctx;
+    if (resume.kind === 'none') {
+      const wanted = bars + 1;
+      const got = await this.read(s, { bars: wanted }, (history) => {
+        // N + 1 bars: the newest may still be forming. The oldest waits until that is known.
+        if (history.length === wanted) s.beginBackfillWindow(history);
+      });
+      return { got, wanted };
+    }
+    if (resume.kind === 'all') {
+      const got = await this.read(s, { startMs: resume.lastMs });
+      return { got, wanted: got.length };
+    }
+    // A sink lacks the series: it gets the N newest bars, the others what they miss since lastMs.
+    const since = await this.read(s, { startMs: resume.lastMs });
+    if (since.length > bars) return { got: since, wanted: since.length };
+    const got = await this.read(s, { bars: bars + 1 });
+    return { got, wanted: bars + 1 };
+  }
+
+  /** Older bars where every sink holds fewer than N: through the merger, final by the bar held. */
+  async grow(s: KlineSeriesState, resume: ResumePoint): Promise<number> {
+    if (resume.kind !== 'all' || resume.rows >= this.ctx.bars) return 0;
+    const { client, bars, signal } = this.ctx;
+    const held = { firstMs: resume.firstMs, lastMs: resume.lastMs, rows: resume.rows };
+    const older = await readOlderHistory(client, s, held, bars, signal);
+    if (!this.ctx.isCurrent(s)) return 0;
+    if (older.shortBecause !== undefined) this.#noteShort(s, older.shortBecause);
+    if (older.bars.length > 0) this.ctx.push(older.bars);
+    return older.bars.length;
+  }
+
+  /** The merger asks for the history of `s` from `fromMs` again (a bar unproven, bars missing). */
+  reread(s: KlineSeriesState, fromMs: number): void {
+    s.rereadFromMs = Math.min(s.rereadFromMs ?? fromMs, fromMs);
+    if (s.rereading) return;
+    s.rereading = true;
+    const p = this.#rereadLoop(s)
+      .catch((err: unknown) => {
+        if (this.ctx.signal.aborted) return;
+        if (isFatal(err)) this.ctx.fail(err);
+        else
+          this.ctx.emitEvent({
+            type: 'warning',
+            message: `re-reading ${s.code}:${s.klineType} failed; retried on the next gap`,
+            error: err,
+          });
+      })
+      .finally(() => {
+        s.rereading = false;
+        this.#rereads.delete(p);
+      });
+    this.#rereads.add(p);
+  }
+
+  async #rereadLoop(s: KlineSeriesState): Promise<void> {
+    while (s.rereadFromMs !== undefined && !this.ctx.signal.aborted && this.ctx.isCurrent(s)) {
+      const from = s.rereadFromMs;
+      s.rereadFromMs = undefined;
+      await this.read(s, { startMs: from });
+    }
+  }
+
+  /** History of one series from `startMs` or its `bars` newest, into the merger. */
+  async read(
+    s: KlineSeriesState,
+    query: { readonly startMs: number } | { readonly bars: number },
+    beforePush?: (bars: readonly Bar[]) => void,
+  ): Promise<readonly Bar[]> {
+    const items = await collect(
+      klineHistory(this.ctx.client, {
+        code: s.code,
+        klineType: s.klineType,
+        ...query,
+        sourceId: `${s.code}:${s.klineType}`,
+      }),
+      this.ctx.signal,
+    );
+    if (!this.ctx.isCurrent(s)) return [];
+    const got = items.filter((x): x is Bar => x.type === 'bar');
+    for (const gap of items.filter((x): x is GapMarker => x.type === 'gap')) {
+      // A first read asks for N + 1 bars: said in the N closed bars asked for, if short of them.
+      const short = 'bars' in query ? shortOfClosedBars(gap, got, query.bars - 1, this.ctx.graceMs) : gap;
+      if (short !== undefined) this.#noteShort(s, short);
+      this.ctx.push(gap);
+    }
+    beforePush?.(got);
+    if (got.length > 0) this.ctx.push(got);
+    return got;
+  }
+
+  /** The service had fewer bars than asked for (or the code cannot page back): said once. */
+  #noteShort(s: KlineSeriesState, gap: GapMarker): void {
+    const key = `${s.code}:${s.klineType}`;
+    if (this.truncated.includes(key)) return;
+    this.truncated.push(key);
+    this.ctx.emitEvent(gapEvent(s.code, s.klineType, gap));
+  }
+}
+
+/** Whether a gap marker is the pager's own shortfall (reported when read, once). */
+export function isPagerGap(gap: GapMarker): boolean {
+  return Object.values(HISTORY_GAP_REASONS).some((r) => gap.reason.includes(r));
+}

@@ -1,0 +1,213 @@
+import { seriesKey, type BarUpdate, type Clock, type GapMarker, type QuoteflowClient } from '@quoteflow/core';
+import {
+  MERGE_GAP_REASONS,
+  mergeBars,
+  type BarMergerOptions,
+  type MergeBarsInput,
+  type MergeBarsOutput,
+} from '@quoteflow/operators';
+import { Subject, type Subscription } from 'rxjs';
+import type { KlineSyncEvent } from '../kline-sync-options.js';
+import { gapEvent } from './gap-event.js';
+import { isPagerGap, KlineHistoryReads } from './kline-history-reads.js';
+import type { KlineSeriesState } from './kline-series-state.js';
+import { pollLiveKlines } from './live-kline-poll.js';
+import { LivePollPlanner } from './live-poll-planner.js';
+import type { ResumePoint } from './resume-points.js';
+import { runLimited } from './run-limited.js';
+import { settleNewestBars } from './settle-delay.js';
+
+/** What a {@link KlineSource} takes. */
+export interface KlineSourceOptions {
+  readonly client: QuoteflowClient;
+  readonly bars: number;
+  readonly live: boolean;
+  readonly graceMs: number;
+  readonly settleWaitMs: number;
+  readonly backfillConcurrency: number;
+  readonly closeAwarePolling: boolean;
+  /** The poll period: a number, or recomputed for the series of each (re)start of the live poll. */
+  readonly refreshPeriodMs: (codes: readonly string[]) => number;
+  /** Whether the caller fixed the period (then polls keep it instead of the plan's pace). */
+  readonly fixedPeriod: boolean;
+  readonly clock: Clock;
+  readonly signal: AbortSignal;
+  /** Where a series resumes (its sinks' watermarks), asked when the series joins the run. */
+  readonly resume: (code: string, klineType: BarUpdate['klineType']) => ResumePoint;
+  readonly isHalted?: BarMergerOptions['isHalted'];
+  readonly emitEvent: (e: KlineSyncEvent) => void;
+  /** Every update the merger proves or sees forming, and the gap markers it reports. */
+  readonly emit: (out: BarUpdate | GapMarker) => void;
+  readonly fail: (err: unknown) => void;
+}
+
+/**
+ * The reading half of a K-line run, composed of core's two sources and the one merger: each
+ * series' history through the pager (`klineHistory`), then the live poll (`pollLatestBatches`),
+ * every answer in arrival order into `mergeBars`, which alone decides what is final (older history
+ * included); the re-reads it asks for go back through the pager. Series join and leave while it
+ * runs (a cluster's takeovers).
+ */
+export class KlineSource {
+  readonly series = new Map<string, KlineSeriesState>();
+  readonly reads: KlineHistoryReads;
+  liveCycles = 0;
+  readonly #input = new Subject<MergeBarsInput>();
+  readonly #output: Subscription;
+  #live: Subscription | undefined;
+
+  constructor(private readonly o: KlineSourceOptions) {
+    this.reads = new KlineHistoryReads({
+      client: o.client,
+      bars: o.bars,
+      graceMs: o.graceMs,
+      signal: o.signal,
+      push: (input) => this.#push(input),
+      isCurrent: (s) => this.series.get(seriesKey(s.code, s.klineType)) === s,
+      emitEvent: o.emitEvent,
+      fail: o.fail,
+    });
+    this.#output = this.#input
+      .pipe(mergeBars({ graceMs: o.graceMs, ...(o.isHalted === undefined ? {} : { isHalted: o.isHalted }) }))
+      .subscribe({ next: (out) => this.#onOutput(out), error: o.fail });
+  }
+
+  /**
+   * Adds series (not yet in the run), each starting from its resume point (a reset of the merger),
+   * then backfills them; the live poll takes them in once it (re)starts.
+   */
+  async add(fresh: readonly KlineSeriesState[]): Promise<void> {
+    const resumes = new Map<KlineSeriesState, ResumePoint>();
+    for (const s of fresh) {
+      const resume = this.o.resume(s.code, s.klineType);
+      resumes.set(s, resume);
+      this.series.set(seriesKey(s.code, s.klineType), s);
+      this.#push({
+        type: 'series-reset',
+        code: s.code,
+        klineType: s.klineType,
+        ...(resume.kind === 'all' ? { lastClosedMs: resume.lastMs, firstHeldMs: resume.firstMs } : {}),
+      });
+    }
+    this.o.emitEvent({ type: 'backfill-start', series: fresh.length });
+    await runLimited(
+      fresh,
+      this.o.backfillConcurrency,
+      (s) => this.#backfill(s, resumes.get(s)!),
+      this.o.signal,
+    );
+  }
+
+  /** Series leave the run: their bars not yet final are dropped, reads in flight go nowhere. */
+  remove(keys: readonly { code: string; klineType: BarUpdate['klineType'] }[]): void {
+    for (const { code, klineType } of keys) {
+      this.series.delete(seriesKey(code, klineType));
+      this.#push({ type: 'series-reset', code, klineType });
+    }
+  }
+
+  /** (Re)starts the live poll over the series of the run now. */
+  startLive(): void {
+    this.#live?.unsubscribe();
+    const polled = [...this.series.values()];
+    const { o } = this;
+    this.#live = pollLiveKlines({
+      client: o.client,
+      series: polled,
+      refreshPeriodMs: o.refreshPeriodMs([...new Set(polled.map((s) => s.code))]),
+      ...(o.closeAwarePolling
+        ? { planner: new LivePollPlanner(polled, o.graceMs, o.client.limits.batchKlineGroups) }
+        : {}),
+      fixedPeriod: o.fixedPeriod,
+      clock: o.clock,
+      emitEvent: o.emitEvent,
+      onBars: (bars) => this.#push(bars),
+      onCycle: (newestBarMs, durationMs) => {
+        this.liveCycles++;
+        o.emitEvent({ type: 'live-cycle', groups: this.series.size, durationMs, newestBarMs });
+      },
+      onFatal: o.fail,
+    });
+  }
+
+  get clock(): Clock {
+    return this.o.clock;
+  }
+
+  /** Reports an event of the run. */
+  event(e: KlineSyncEvent): void {
+    this.o.emitEvent(e);
+  }
+
+  get isLive(): boolean {
+    return this.#live !== undefined;
+  }
+
+  /**
+   * A backfill-only run's end: re-reads done, the newest bars that may have just closed read again
+   * once that can prove them, and each first read's window of exactly N closed bars completed.
+   */
+  async finishBackfill(): Promise<void> {
+    await this.reads.settled();
+    await settleNewestBars([...this.series.values()], {
+      clock: this.o.clock,
+      graceMs: this.o.graceMs,
+      settleWaitMs: this.o.settleWaitMs,
+      concurrency: this.o.backfillConcurrency,
+      signal: this.o.signal,
+      reread: (s, startMs) => this.reads.read(s, { startMs }),
+    });
+    await this.reads.settled();
+    for (const s of this.series.values()) {
+      // Exactly N closed bars: the oldest of N + 1 goes in only if the newest did not close.
+      const oldest = s.endBackfillWindow();
+      if (oldest !== undefined) this.o.emit(oldest);
+    }
+  }
+
+  /** Stops polling and reading; what the merger holds unproven is dropped. */
+  async close(): Promise<void> {
+    this.#live?.unsubscribe();
+    await Promise.allSettled([this.reads.settled()]);
+    this.#input.complete();
+    this.#output.unsubscribe();
+  }
+
+  async #backfill(s: KlineSeriesState, resume: ResumePoint): Promise<void> {
+    if (resume.kind === 'none' && this.o.bars === 0) return;
+    const grown = await this.reads.grow(s, resume);
+    const { got, wanted } = await this.reads.first(s, resume);
+    const { code, klineType } = s;
+    this.o.emitEvent({ type: 'backfill-progress', code, klineType, bars: got.length, wanted });
+    this.o.emitEvent({
+      type: 'backfill-series-done',
+      code,
+      klineType,
+      bars: Math.min(got.length + grown, this.o.bars),
+      truncated: this.reads.truncated.includes(`${code}:${klineType}`),
+    });
+  }
+
+  #push(input: MergeBarsInput): void {
+    if (!this.o.signal.aborted) this.#input.next(input);
+  }
+
+  #onOutput(out: MergeBarsOutput): void {
+    if (out.type === 'gap') {
+      this.#onGap(out);
+      return;
+    }
+    const s = this.series.get(seriesKey(out.code, out.klineType));
+    if (s !== undefined && s.note(out, !this.o.live)) this.o.emit(out);
+  }
+
+  #onGap(gap: GapMarker): void {
+    const s = gap.klineType === undefined ? undefined : this.series.get(seriesKey(gap.code, gap.klineType));
+    const ours = gap.reason === MERGE_GAP_REASONS.unconfirmed || gap.reason === MERGE_GAP_REASONS.missingBars;
+    if (ours && s !== undefined && gap.fromMs !== undefined) this.reads.reread(s, gap.fromMs);
+    // The pager's own markers were reported when read: once is enough.
+    if (gap.reason === MERGE_GAP_REASONS.unconfirmed || isPagerGap(gap) || s === undefined) return;
+    this.o.emitEvent(gapEvent(gap.code, s.klineType, gap));
+    this.o.emit(gap);
+  }
+}

@@ -1,0 +1,222 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { systemClock, type BarUpdate, type Clock } from '@quoteflow/core';
+import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
+import { compactDataset, type CompactedPartition } from './compact-dataset.js';
+import type { SeriesWatermark } from './dataset-log-format.js';
+import { DatasetLog } from './dataset-log.js';
+import { DatasetWriter, type DatasetFormat, type WrittenFile } from './dataset-writer.js';
+import { FileSinkError } from './file-sink-error.js';
+import { isPartitionClosed } from './internal/closed-partitions.js';
+import { SeriesIntake } from '../series-intake.js';
+import { summarizeKlineFile } from './read-dataset-rows.js';
+
+/** Options of {@link DatasetSink.open}; defaults in {@link DATASET_SINK_DEFAULTS}. */
+export interface DatasetSinkOptions {
+  /** The dataset root `DIR` (closed bars go to `DIR/kline/kline_type=K/month=YYYY-MM/`). */
+  readonly dir: string;
+  readonly format?: DatasetFormat;
+  /** The pipeline's clock: checkpoints, file age and which partitions are closed run on it. */
+  readonly clock?: Clock;
+  /** How often a pipeline should checkpoint this sink (one commit of the dataset's log each). */
+  readonly checkpointEveryMs?: number;
+  /** A file is finished this long after its first row at the latest (it stays staged until committed). */
+  readonly maxFileAgeMs?: number;
+  /**
+   * Worker threads that encode files; 0 encodes on the calling thread (small live checkpoints),
+   * 1 or more keeps large backfill checkpoints off it.
+   */
+  readonly encoderThreads?: number;
+  /**
+   * Asked holding the dataset's publish lock right before each commit: false means this writer may
+   * no longer write its series (a cluster worker whose lease lapsed); the checkpoint's files are
+   * dropped and `checkpoint()` rejects with `QF_FENCED`.
+   */
+  readonly fence?: () => boolean;
+  /**
+   * Partitions closed for writing (an earlier month or day than the clock's) are compacted this
+   * often, the one still being written once it holds {@link OPEN_PARTITION_MIN_FILES} small files;
+   * 0 never.
+   */
+  readonly compactEveryMs?: number;
+  /** Called for each partition a checkpoint compacted. */
+  readonly onCompacted?: (result: CompactedPartition) => void;
+}
+
+/** Defaults of {@link DatasetSinkOptions}. */
+export const DATASET_SINK_DEFAULTS = {
+  format: 'parquet',
+  checkpointEveryMs: 30_000,
+  maxFileAgeMs: 60_000,
+  encoderThreads: 0,
+  compactEveryMs: 600_000,
+} as const satisfies Partial<DatasetSinkOptions>;
+
+/** Small files (about one per checkpoint) after which the partition being written is compacted. */
+export const OPEN_PARTITION_MIN_FILES = 240;
+
+/**
+ * The K-line dataset under `DIR` as a {@link CommittingSink}: closed bars are staged in Parquet
+ * (or Arrow, NDJSON) files and each checkpoint is one commit of the dataset's log
+ * (`DIR/_quoteflow_log/kline/`): its files and what each series gained land together or not at
+ * all, also across kill -9. Its watermarks are the log's, so a restart or a takeover reads the log,
+ * not every file; files on disk that no commit names (an earlier quoteflow, a crash before the log
+ * existed) are read once and committed at open. Forming bars are not written.
+ *
+ * @example
+ * ```ts
+ * const files = await DatasetSink.open({ dir: './data' });
+ * bars$.pipe(commitTo([files])).subscribe();
+ * ```
+ */
+export class DatasetSink implements CommittingSink {
+  readonly name: string;
+  readonly checkpointEveryMs: number;
+  readonly #log: DatasetLog;
+  readonly #writer: DatasetWriter;
+  readonly #intake: SeriesIntake;
+  readonly #options: DatasetSinkOptions;
+  readonly #clock: Clock;
+  #lastCompactionMs: number;
+  /** Why a checkpoint failed: every later write and checkpoint throws it (nothing half-committed). */
+  #failure: unknown;
+  #closing: Promise<void> | undefined;
+
+  private constructor(log: DatasetLog, options: DatasetSinkOptions) {
+    this.#log = log;
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.name = `files ${log.root}`;
+    this.checkpointEveryMs = options.checkpointEveryMs ?? DATASET_SINK_DEFAULTS.checkpointEveryMs;
+    this.#intake = new SeriesIntake(log.series);
+    this.#writer = new DatasetWriter({
+      dir: log.root,
+      format: options.format ?? DATASET_SINK_DEFAULTS.format,
+      encoderThreads: options.encoderThreads ?? DATASET_SINK_DEFAULTS.encoderThreads,
+      maxFileAgeMs: options.maxFileAgeMs ?? DATASET_SINK_DEFAULTS.maxFileAgeMs,
+      publish: 'on-commit',
+      clock: this.#clock,
+    });
+    this.#lastCompactionMs = this.#clock.now();
+  }
+
+  /**
+   * Reads what the dataset holds from its commit log (committing, once, files on disk that no commit
+   * names) and opens the writer.
+   */
+  static async open(options: DatasetSinkOptions): Promise<DatasetSink> {
+    const { dir } = options;
+    if (typeof dir !== 'string' || dir === '')
+      throw new FileSinkError('QF_INVALID_OPTION', 'DatasetSink: "dir" must be a non-empty path');
+    const log = await DatasetLog.open(dir, 'kline', {
+      summarize: (rel) => summarizeKlineFile(dir, rel),
+    });
+    await log.transaction(async () => undefined, { adoptOrphans: true });
+    return new DatasetSink(log, options);
+  }
+
+  watermarks(): ReadonlyMap<string, SeriesWatermark> {
+    return this.#intake.committed;
+  }
+
+  write(update: BarUpdate): void {
+    this.#check();
+    if (!update.final || !this.#intake.take(update)) return;
+    this.#writer.append(update);
+  }
+
+  /**
+   * Stages the files of the bars taken since the last checkpoint and commits them with what each
+   * series gained (one version of the log), then compacts what is due.
+   */
+  async checkpoint(): Promise<SinkCheckpoint> {
+    this.#check();
+    const gained = this.#intake.drain();
+    let files: WrittenFile[];
+    try {
+      files = await this.#writer.flush();
+      if (files.length > 0) await this.#commit(files, gained);
+      this.#intake.commit();
+      await this.#compactDue();
+    } catch (err) {
+      this.#failure ??= err;
+      throw err;
+    }
+    let closedBars = 0;
+    for (const w of gained.values()) closedBars += w.rows;
+    return { sink: this.name, closedBars, series: gained, files: files.map((f) => f.relativePath) };
+  }
+
+  async refresh(): Promise<void> {
+    await this.#log.transaction(async () => undefined, { adoptOrphans: true });
+    this.#intake.reset(this.#log.series);
+  }
+
+  /** Drops what was staged since the last checkpoint (nothing of it is committed) and the writer. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const staged = await this.#writer.flush().catch(() => [] as WrittenFile[]);
+      await this.#writer.close().catch(() => undefined);
+      await dropStaged(this.#log.root, staged);
+    })();
+    return this.#closing;
+  }
+
+  #check(): void {
+    if (this.#failure !== undefined) throw this.#failure;
+    if (this.#closing !== undefined) throw new FileSinkError('QF_CLOSED', `${this.name} is closed`);
+  }
+
+  async #commit(files: readonly WrittenFile[], gained: ReadonlyMap<string, SeriesWatermark>): Promise<void> {
+    const fence = this.#options.fence;
+    const fenced = await this.#log.transaction(async (tx) => {
+      // Asked holding the publish lock, right before the commit: a writer whose lease lapsed
+      // (another may now write its series) publishes nothing.
+      if (fence !== undefined && !fence()) return true;
+      await tx.commit({
+        operation: 'checkpoint',
+        add: files.map((f) => ({
+          path: f.relativePath,
+          rows: f.rows,
+          bytes: f.bytes,
+          ...(f.stagedPath === undefined ? {} : { staged: f.stagedPath }),
+        })),
+        series: Object.fromEntries(gained),
+      });
+      return false;
+    });
+    if (!fenced) return;
+    await dropStaged(this.#log.root, files);
+    throw new FileSinkError(
+      'QF_FENCED',
+      `${this.name}: ${files.length} file(s) not committed: this writer may no longer write its series (its lease lapsed)`,
+    );
+  }
+
+  /** Closed partitions (an earlier month or day), and the open one once it holds many small files. */
+  async #compactDue(): Promise<void> {
+    const everyMs = this.#options.compactEveryMs ?? DATASET_SINK_DEFAULTS.compactEveryMs;
+    const nowMs = this.#clock.now();
+    if (everyMs <= 0 || nowMs - this.#lastCompactionMs < everyMs) return;
+    this.#lastCompactionMs = nowMs;
+    const dir = this.#log.root;
+    const results = await compactDataset({
+      dir,
+      dataset: 'kline',
+      minSmallFiles: (p) => (isPartitionClosed(p, nowMs) ? 2 : OPEN_PARTITION_MIN_FILES),
+      summarize: (rel) => summarizeKlineFile(dir, rel),
+    });
+    // Compaction changed the log: read it, so the next commit builds on it.
+    await this.#log.refresh();
+    for (const r of results) this.#options.onCompacted?.(r);
+  }
+}
+
+/** Removes staged files that will never be committed. */
+async function dropStaged(root: string, files: readonly WrittenFile[]): Promise<void> {
+  await Promise.all(
+    files.map((f) =>
+      f.stagedPath === undefined ? undefined : rm(join(root, f.stagedPath), { force: true }),
+    ),
+  );
+}
