@@ -37,7 +37,7 @@ export const MERGE_GAP_REASONS = {
 export interface BarMergerOptions {
   /**
    * How long after the calendar says a bar's session (its day, week or month) has closed a read of
-   * it counts as final (core's `barFinalAfterMs` + this): covers a difference between our clock and
+   * it counts as final (core's `finalReadFromMs`): covers a difference between our clock and
    * the service's, and the service's own delay in settling a bar.
    * @defaultValue 15_000 ms
    */

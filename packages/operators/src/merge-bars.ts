@@ -12,7 +12,7 @@ export type MergeBarsOptions = BarMergerOptions;
  *
  * - a bar is final when a newer bar of its series was seen in the same answer as its values, or in
  *   an answer that arrived before its values were read (`Bar.readAtMs`, `Bar.receivedAtMs`); or
- *   when its values were read after the calendar closed its session (core's `barFinalAfterMs`)
+ *   when its values were read after the calendar closed its session (core's `finalReadFromMs`)
  *   plus `graceMs`. Time passing alone never closes a bar, and how the service labels bars (clock
  *   hours or the open, midnight UTC or local) does not matter;
  * - each closed bar is emitted exactly once as `final: true`, in order of start per series, with

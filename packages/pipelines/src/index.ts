@@ -12,9 +12,12 @@ export type { SeriesExtent } from './sync-state.js';
 export { PipelineError, PIPELINE_ERROR_CODES } from './pipeline-error.js';
 export type { PipelineErrorCode } from './pipeline-error.js';
 export { klineSync } from './kline-sync.js';
+export { klineUpdates } from './kline-updates.js';
+export type { KlineUpdatesOptions, KlineUniverseChange } from './kline-updates.js';
 export { KLINE_SYNC_DEFAULTS } from './kline-sync-options.js';
 export type {
   KlineSyncOptions,
+  KlineReadOptions,
   KlineSyncEvent,
   MissingBars,
   KlineSyncSummary,

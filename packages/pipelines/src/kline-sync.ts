@@ -7,7 +7,7 @@ import {
   type CommittingSink,
   type SinkCheckpoint,
 } from '@quoteflow/sinks';
-import type { Observable} from 'rxjs';
+import type { Observable } from 'rxjs';
 import { Subject, takeUntil, tap } from 'rxjs';
 import { isAbort } from './internal/error-kinds.js';
 import { fromAbortSignal } from './internal/from-abort-signal.js';

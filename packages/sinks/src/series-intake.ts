@@ -28,7 +28,7 @@ export class SeriesIntake {
   take(u: Pick<BarUpdate, 'code' | 'klineType' | 'tsMs'>): boolean {
     const key = seriesKey(u.code, u.klineType);
     const ts = u.tsMs;
-    if (covers(this.#committed.get(key), ts) || covers(this.#committing.get(key), ts)) return false;
+    if (covers(this.#committing.get(key), ts)) return false;
     const pending = this.#pending.get(key);
     if (covers(pending, ts)) return false;
     this.#pending.set(key, addWatermark(pending, { first: ts, last: ts, rows: 1 }));

@@ -15,6 +15,15 @@ import { readOlderHistory } from './older-history.js';
 import type { ResumePoint } from './resume-points.js';
 import { shortOfClosedBars } from './short-of-closed-bars.js';
 
+/** A read of history: from an instant, or the newest bars. */
+type HistoryQuery = { readonly startMs: number } | { readonly bars: number };
+
+interface Fetched {
+  readonly query: HistoryQuery;
+  readonly bars: readonly Bar[];
+  readonly gaps: readonly GapMarker[];
+}
+
 /** What {@link KlineHistoryReads} needs from the run around it. */
 export interface HistoryReadsContext {
   readonly client: QuoteflowClient;
@@ -70,9 +79,11 @@ export class KlineHistoryReads {
       const got = await this.read(s, { startMs: resume.lastMs });
       return { got, wanted: got.length };
     }
-    // A sink lacks the series: it gets the N newest bars, the others what they miss since lastMs.
-    const since = await this.read(s, { startMs: resume.lastMs });
-    if (since.length > bars) return { got: since, wanted: since.length };
+    // A sink lacks the series: it gets the N newest bars, the others what they miss since lastMs:
+    // whichever read holds more, the other's bars being a part of it (the merger takes no bar older
+    // than one it closed, so only one of them goes in).
+    const since = await this.#fetch(s, { startMs: resume.lastMs });
+    if (since.bars.length > bars) return { got: this.#deliver(s, since), wanted: since.bars.length };
     const got = await this.read(s, { bars: bars + 1 });
     return { got, wanted: bars + 1 };
   }
@@ -123,9 +134,16 @@ export class KlineHistoryReads {
   /** History of one series from `startMs` or its `bars` newest, into the merger. */
   async read(
     s: KlineSeriesState,
-    query: { readonly startMs: number } | { readonly bars: number },
+    query: HistoryQuery,
     beforePush?: (bars: readonly Bar[]) => void,
   ): Promise<readonly Bar[]> {
+    const fetched = await this.#fetch(s, query);
+    beforePush?.(fetched.bars);
+    return this.#deliver(s, fetched);
+  }
+
+  /** One call of the pager; its bars and markers, not yet in the merger. */
+  async #fetch(s: KlineSeriesState, query: HistoryQuery): Promise<Fetched> {
     const items = await collect(
       klineHistory(this.ctx.client, {
         code: s.code,
@@ -135,17 +153,24 @@ export class KlineHistoryReads {
       }),
       this.ctx.signal,
     );
+    return {
+      query,
+      bars: items.filter((x): x is Bar => x.type === 'bar'),
+      gaps: items.filter((x): x is GapMarker => x.type === 'gap'),
+    };
+  }
+
+  /** Into the merger (markers first), unless the series left the run meanwhile. */
+  #deliver(s: KlineSeriesState, { query, bars, gaps }: Fetched): readonly Bar[] {
     if (!this.ctx.isCurrent(s)) return [];
-    const got = items.filter((x): x is Bar => x.type === 'bar');
-    for (const gap of items.filter((x): x is GapMarker => x.type === 'gap')) {
+    for (const gap of gaps) {
       // A first read asks for N + 1 bars: said in the N closed bars asked for, if short of them.
-      const short = 'bars' in query ? shortOfClosedBars(gap, got, query.bars - 1, this.ctx.graceMs) : gap;
+      const short = 'bars' in query ? shortOfClosedBars(gap, bars, query.bars - 1, this.ctx.graceMs) : gap;
       if (short !== undefined) this.#noteShort(s, short);
       this.ctx.push(gap);
     }
-    beforePush?.(got);
-    if (got.length > 0) this.ctx.push(got);
-    return got;
+    if (bars.length > 0) this.ctx.push(bars);
+    return bars;
   }
 
   /** The service had fewer bars than asked for (or the code cannot page back): said once. */

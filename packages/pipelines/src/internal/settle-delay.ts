@@ -1,4 +1,4 @@
-import { KLINE_PERIOD_MS, barFinalAfterMs, calendarOf, type Clock, type KlineType } from '@quoteflow/core';
+import { KLINE_PERIOD_MS, calendarOf, finalReadFromMs, type Clock, type KlineType } from '@quoteflow/core';
 import { delayOn } from './delay-on.js';
 import type { KlineSeriesState } from './kline-series-state.js';
 import { runLimited } from './run-limited.js';
@@ -18,7 +18,8 @@ export function settleAtMs(
   graceMs: number,
 ): number | undefined {
   const periodMs = KLINE_PERIOD_MS[klineType];
-  const byCalendar = barFinalAfterMs(tsMs, klineType, calendarOf(code));
+  // The calendar's proof, or else (an intraday bar past its longest possible end) a newer bar's.
+  const byCalendar = finalReadFromMs(tsMs, klineType, calendarOf(code), 0);
   const mayHaveClosedAt = Math.min(byCalendar, periodMs === undefined ? Infinity : tsMs + periodMs);
   return readAtMs < mayHaveClosedAt ? undefined : mayHaveClosedAt + graceMs;
 }

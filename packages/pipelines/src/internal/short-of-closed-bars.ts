@@ -1,4 +1,4 @@
-import { barFinalAfterMs, calendarOf, HISTORY_GAP_REASONS, type Bar, type GapMarker } from '@quoteflow/core';
+import { calendarOf, finalReadFromMs, HISTORY_GAP_REASONS, type Bar, type GapMarker } from '@quoteflow/core';
 
 /**
  * The pager's shortfall marker of a first read, restated in closed bars against the `bars` the
@@ -16,7 +16,7 @@ export function shortOfClosedBars(
   const newest = got.at(-1);
   const formingNewest =
     newest !== undefined &&
-    newest.readAtMs < barFinalAfterMs(newest.tsMs, newest.klineType, calendarOf(newest.code)) + graceMs;
+    newest.readAtMs < finalReadFromMs(newest.tsMs, newest.klineType, calendarOf(newest.code), graceMs);
   const closed = Math.min(bars, got.length - (formingNewest ? 1 : 0));
   if (closed >= bars) return undefined;
   const why = Object.values(HISTORY_GAP_REASONS).find((r) => gap.reason.includes(r)) ?? gap.reason;

@@ -78,6 +78,8 @@ export class DatasetSink implements CommittingSink {
   readonly #options: DatasetSinkOptions;
   readonly #clock: Clock;
   #lastCompactionMs: number;
+  /** Checkpoints and refreshes, one at a time (a refresh must not land inside a commit). */
+  #serial: Promise<unknown> = Promise.resolve();
   /** Why a checkpoint failed: every later write and checkpoint throws it (nothing half-committed). */
   #failure: unknown;
   #closing: Promise<void> | undefined;
@@ -129,7 +131,24 @@ export class DatasetSink implements CommittingSink {
    * Stages the files of the bars taken since the last checkpoint and commits them with what each
    * series gained (one version of the log), then compacts what is due.
    */
-  async checkpoint(): Promise<SinkCheckpoint> {
+  checkpoint(): Promise<SinkCheckpoint> {
+    return this.#oneAtATime(() => this.#checkpoint());
+  }
+
+  refresh(): Promise<void> {
+    return this.#oneAtATime(async () => {
+      await this.#log.transaction(async () => undefined, { adoptOrphans: true });
+      this.#intake.reset(this.#log.series);
+    });
+  }
+
+  #oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#serial.then(work);
+    this.#serial = next.catch(() => undefined);
+    return next;
+  }
+
+  async #checkpoint(): Promise<SinkCheckpoint> {
     this.#check();
     const gained = this.#intake.drain();
     let files: WrittenFile[];
@@ -145,11 +164,6 @@ export class DatasetSink implements CommittingSink {
     let closedBars = 0;
     for (const w of gained.values()) closedBars += w.rows;
     return { sink: this.name, closedBars, series: gained, files: files.map((f) => f.relativePath) };
-  }
-
-  async refresh(): Promise<void> {
-    await this.#log.transaction(async () => undefined, { adoptOrphans: true });
-    this.#intake.reset(this.#log.series);
   }
 
   /** Drops what was staged since the last checkpoint (nothing of it is committed) and the writer. */
