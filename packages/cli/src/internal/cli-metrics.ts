@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BarUpdate, QuoteflowClient, RequestRecord } from '@quoteflow/core';
+import type { KlineSyncEvent } from '@quoteflow/pipelines';
 
 /** What the metrics read of `PlanSchedulerStats` (structural, so older schedulers still fit). */
 interface SchedulerSnapshot {
@@ -188,6 +189,20 @@ export class CliMetrics {
       this.#readAt.set(key, { code: u.code, klineType: u.klineType, ms: u.readAtMs });
   };
 
+  /** A K-line sync's events: files committed, gaps, and the first work done. */
+  onKlineEvent(e: KlineSyncEvent): void {
+    if (e.type === 'checkpoint' && e.files.length > 0) this.files.inc({ dataset: 'kline' }, e.files.length);
+    if (e.type === 'gap') this.gaps.inc({ kline_type: String(e.klineType) });
+    if (e.type === 'backfill-done' || e.type === 'live-cycle') this.markStarted();
+  }
+
+  /** A K-line sync's updates: freshness, and the records each sink got. */
+  onKlineUpdate(u: BarUpdate, toKafka: boolean): void {
+    this.onUpdate(u);
+    if (u.final) this.records.inc({ sink: 'files', dataset: 'kline' });
+    if (toKafka) this.records.inc({ sink: 'kafka', dataset: 'kline' });
+  }
+
   /**
    * Starts `quoteflow_gaps_total` at 0 for each kline type synced: a scrape before the first gap
    * shows 0, not nothing, which `rate()` and alert rules need.
@@ -198,6 +213,8 @@ export class CliMetrics {
 
   /** The pipeline did its first work (a backfill finished, a poll answered): `/ready` may say 200. */
   markStarted(): void {
+    if (!this.#started) process.stderr.write(`MARKSTARTED ${new Error().stack}\n`);
+    if (!this.#started) process.stderr.write(`MARKSTARTED ${new Error().stack}\n`);
     this.#started = true;
   }
 

@@ -1,26 +1,12 @@
 import { resolve } from 'node:path';
-import {
-  limitOverridesOf,
-  planLimits,
-  sustainedRate,
-  systemClock,
-  type BarUpdate,
-  type Clock,
-  type KlineType,
-} from '@quoteflow/core';
-import { ClusterWorker, syncGroupName, type WorkLease } from '@quoteflow/cluster';
-import { estimatePlan, klineSync, type KlineSyncSummary } from '@quoteflow/pipelines';
+import { limitOverridesOf, sustainedRate, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
+import { syncGroupName } from '@quoteflow/cluster';
+import { estimatePlan, klineSync, type KlineSyncSummary, type PipelineHandle } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
-import { CliMetrics, serveMetrics } from './cli-metrics.js';
-import { checkCodesKnown } from './check-codes-known.js';
-import { createClient } from './create-client.js';
-import { RequestLog } from './request-log.js';
+import { CommandRun } from './command-run.js';
 import { KlineProgress } from './kline-progress.js';
-import { logClusterEvent } from './log-cluster-event.js';
-import { checkKafka, cliKafkaSinkOptions } from './check-kafka.js';
 import { describeSinks } from './stop-waits.js';
-import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
 import { StatusTicker, statusIntervalMs } from './status-ticker.js';
 import type { ServiceOptions } from './service-options.js';
 
@@ -50,37 +36,19 @@ export interface KlineRun {
 
 /** Runs the K-line sync pipeline with progress, metrics, `--duration` and SIGINT/SIGTERM handling. */
 export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<KlineSyncSummary> {
-  const metrics = run.metricsPort === undefined ? undefined : new CliMetrics();
+  const command = await CommandRun.start(ctx, {
+    service: run.service,
+    durationS: run.durationS,
+    metricsPort: run.metricsPort,
+    ...(run.redis === undefined
+      ? {}
+      : { redis: { url: run.redis, group: syncGroupName(run.codes, run.klineTypes) } }),
+    ...(run.requestLog === true ? { requestLogDirs: [resolve(ctx.io.cwd, run.out)] } : {}),
+    clock: run.clock,
+    sinks: describeSinks(run),
+  });
+  const { client, metrics } = command;
   metrics?.expectGaps(run.klineTypes);
-  const worker =
-    run.redis === undefined
-      ? undefined
-      : new ClusterWorker({
-          redis: run.redis,
-          token: run.service.token,
-          limits: planLimits(run.service.plan, run.service.limits),
-          group: syncGroupName(run.codes, run.klineTypes),
-          onEvent: (e) => {
-            logClusterEvent(ctx.logger, e);
-            metrics?.onClusterEvent(e);
-          },
-        });
-  const requestLog =
-    run.requestLog === true
-      ? await RequestLog.open(
-          [resolve(ctx.io.cwd, run.out)],
-          planLimits(run.service.plan, run.service.limits),
-          (run.clock ?? systemClock).now(),
-        )
-      : undefined;
-  const client = createClient(
-    run.service,
-    ctx.logger,
-    metrics,
-    worker?.scheduler,
-    run.clock,
-    requestLog?.record,
-  );
   const estimate = estimatePlan(
     run.service.plan,
     { codes: run.codes, klineTypes: run.klineTypes, bars: run.bars },
@@ -90,8 +58,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     requests: estimate.backfill.requests,
     ratePerSecond: sustainedRate(client.limits, 'kline'),
   });
-  if (metrics !== undefined) await serveMetrics(metrics, client, run.metricsPort ?? 0, ctx.logger);
-  if (run.live) {
+  if (run.live)
     ctx.logger.info(
       {
         series: estimate.series,
@@ -101,101 +68,58 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       },
       'live refresh period from the plan',
     );
-  }
   // On a terminal the progress bars show the state; elsewhere a status line now and then.
   const ticker = ctx.stderr.isTTY
     ? undefined
     : new StatusTicker(ctx.status, statusIntervalMs(ctx.io.env), () => progress.snapshot());
-  const stopper = new AbortController();
-  const onStop = (): void => stopper.abort(ctx.signal.reason);
-  if (ctx.signal.aborted) onStop();
-  ctx.signal.addEventListener('abort', onStop, { once: true });
-  const timer =
-    run.durationS === undefined
-      ? undefined
-      : setTimeout(() => stopper.abort(new Error('duration reached')), run.durationS * 1000);
-  const flushing = ctx.stopWaits.duringStop(stopper.signal, describeSinks(run));
+  const handles: PipelineHandle<unknown>[] = [];
   try {
-    // Kafka or Redis that does not answer fails the command (exit 1) within 30 s or the --duration,
-    // before any request or file.
-    if (run.kafka !== undefined)
-      await checkKafka(run.kafka, { timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
-    await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
-    // A cluster worker joins first: with the shared /batch-kline interval not yet taken in turns,
-    // a check before joining could wait behind the other workers' polls (seen: 14 s).
-    if (worker === undefined) await checkCodesKnown(client, run.codes, run.klineTypes, stopper.signal);
-    const start = (codes: readonly string[], lease?: WorkLease) =>
+    await command.preflight({
+      kafka: run.kafka === undefined ? [] : [{ kafka: run.kafka, flag: '--kafka' }],
+      klines: [run],
+    });
+    const handle = command.share(run.codes, (codes, lease) =>
       klineSync({
-        client,
-        codes,
-        klineTypes: run.klineTypes,
-        bars: run.bars,
-        // A cluster worker commits files only while it holds its lease.
-        files: {
-          dir: resolve(ctx.io.cwd, run.out),
-          format: run.format,
-          ...(lease && { fence: lease.valid }),
-        },
-        ...(run.kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(run.kafka) }),
-        // With --redis the shared dataset is the state (several processes must not rewrite one file).
-        ...(run.statePath === undefined || worker !== undefined
-          ? {}
-          : { statePath: resolve(ctx.io.cwd, run.statePath) }),
-        ...(run.checkpointMs === undefined ? {} : { checkpointMs: run.checkpointMs }),
-        // A cluster worker polls at the whole universe's refresh period, not at its share's: the
-        // workers then take the shared /batch-kline interval in turns (one worker at its share's
-        // pace would win it more often and leave another's series waiting).
-        ...(worker === undefined ? {} : { refreshPeriodMs: estimate.live.refreshPeriodMs }),
-        live: run.live,
-        signal: stopper.signal,
+        ...command.klineSyncOptions({ ...run, codes }, lease),
         onEvent: (e) => {
           progress.handle(e);
-          if (metrics !== undefined) {
-            if (e.type === 'checkpoint') metrics.files.inc({ dataset: 'kline' }, e.files.length);
-            if (e.type === 'gap') metrics.gaps.inc({ kline_type: String(e.klineType) });
-            if (e.type === 'backfill-done' || e.type === 'live-cycle') metrics.markStarted();
-          }
+          metrics?.onKlineEvent(e);
         },
         onUpdate: (u) => {
-          if (metrics !== undefined) {
-            metrics.onUpdate(u);
-            if (u.final) metrics.records.inc({ sink: 'files', dataset: 'kline' });
-            if (run.kafka !== undefined) metrics.records.inc({ sink: 'kafka', dataset: 'kline' });
-          }
+          metrics?.onKlineUpdate(u, run.kafka !== undefined);
           run.onUpdate?.(u);
         },
-      });
-    const summary =
-      worker === undefined
-        ? await start(run.codes).done
-        : mergeSummaries(await worker.share(run.codes, start, { signal: stopper.signal }).done);
-    progress.stop();
-    ctx.logger.info(
-      {
-        series: summary.series,
-        closedBars: summary.closedBars,
-        files: summary.files.length,
-        liveCycles: summary.liveCycles,
-      },
-      run.live ? 'sync stopped: sinks flushed, state written' : 'backfill finished',
+      }),
     );
-    if (summary.truncatedSeries.length > 0) {
-      ctx.logger.warn(
-        { series: summary.truncatedSeries.slice(0, 20), count: summary.truncatedSeries.length },
-        `the service cannot go back ${run.bars} bars for ${summary.truncatedSeries.length} series (stock codes reach only the latest page of 500; for others it has no older bars): wrote what exists`,
-      );
-    }
+    handles.push(handle);
+    const [result] = await command.all([handle]);
+    const summary = Array.isArray(result) ? mergeSummaries(result) : (result as KlineSyncSummary);
+    progress.stop();
+    reportSummary(ctx, run, summary);
     return summary;
   } finally {
     progress.stop();
     ticker?.stop();
-    flushing();
-    if (timer !== undefined) clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', onStop);
-    await client.close();
-    await requestLog?.close();
-    await worker?.close();
-    await metrics?.close();
+    await command.close(handles);
+  }
+}
+
+/** The end of a sync or backfill on stderr: what it did, and what the service could not give. */
+function reportSummary(ctx: CommandContext, run: KlineRun, summary: KlineSyncSummary): void {
+  ctx.logger.info(
+    {
+      series: summary.series,
+      closedBars: summary.closedBars,
+      files: summary.files.length,
+      liveCycles: summary.liveCycles,
+    },
+    run.live ? 'sync stopped: sinks flushed, state written' : 'backfill finished',
+  );
+  if (summary.truncatedSeries.length > 0) {
+    ctx.logger.warn(
+      { series: summary.truncatedSeries.slice(0, 20), count: summary.truncatedSeries.length },
+      `the service cannot go back ${run.bars} bars for ${summary.truncatedSeries.length} series (stock codes reach only the latest page of 500; for others it has no older bars): wrote what exists`,
+    );
   }
 }
 

@@ -1,0 +1,262 @@
+import { resolve } from 'node:path';
+import {
+  estimatePlan,
+  limitOverridesOf,
+  planLimits,
+  systemClock,
+  type Clock,
+  type KlineType,
+  type QuoteflowClient,
+} from '@quoteflow/core';
+import { ClusterWorker, type WorkLease } from '@quoteflow/cluster';
+import type { KlineSyncOptions, PipelineHandle } from '@quoteflow/pipelines';
+import type { DatasetFormat } from '@quoteflow/sinks';
+import type { CommandContext } from '../command-context.js';
+import { checkCodesKnown } from './check-codes-known.js';
+import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
+import { CliMetrics, serveMetrics } from './cli-metrics.js';
+import { createClient } from './create-client.js';
+import { logClusterEvent } from './log-cluster-event.js';
+import { RequestLog } from './request-log.js';
+import type { ServiceOptions } from './service-options.js';
+import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
+
+/** What a long-running command runs with: the service, its bounds and the parts it may add. */
+export interface CommandRunSpec {
+  readonly service: ServiceOptions;
+  /** `--duration` (wall-clock seconds): the command stops, flushes and exits 0 after it. */
+  readonly durationS?: number | undefined;
+  /** `--metrics-port`: Prometheus metrics and probes. */
+  readonly metricsPort?: number | undefined;
+  /** `--redis` / a pipeline file's `redis:`: this process is one worker of several on the token. */
+  readonly redis?: {
+    readonly url: string;
+    readonly group: string;
+    readonly heartbeatMs?: number | undefined;
+  };
+  /** `--request-log`: every request into each of these dataset directories' `_requests/`. */
+  readonly requestLogDirs?: readonly string[] | undefined;
+  /** The clock of the client and the pipelines (the demo's accelerated one). @defaultValue the system clock */
+  readonly clock?: Clock | undefined;
+  /** The command's sinks in words, for a stop that takes long (`Kafka at … and the files in …`). */
+  readonly sinks: string;
+  /**
+   * `/ready` says 200 once any request is answered (a pipeline file's depth or suspension
+   * pipelines); otherwise once the pipeline says it did its first work (a K-line backfill done).
+   */
+  readonly readyOnFirstAnswer?: boolean;
+}
+
+/** Starts a pipeline over this process's share of the items (with a cluster worker's lease). */
+export type StartOnShare = (mine: readonly string[], lease?: WorkLease) => PipelineHandle<unknown>;
+
+/** A K-line pipeline of a command: its universe and where its bars go. */
+export interface KlineStep {
+  readonly codes: readonly string[];
+  readonly klineTypes: readonly KlineType[];
+  readonly bars: number;
+  readonly live: boolean;
+  readonly out?: string | undefined;
+  readonly format?: DatasetFormat | undefined;
+  readonly kafka?: CliKafkaOptions | undefined;
+  readonly statePath?: string | undefined;
+  readonly checkpointMs?: number | undefined;
+}
+
+/**
+ * The one orchestrator of the CLI's long-running commands (`backfill`, `sync`, `run`, the demo):
+ * metrics, the cluster worker, the request log and the client; the checks before any request or
+ * file (Kafka reachable, Redis reachable, codes known); the stop (SIGINT/SIGTERM, `--duration`, a
+ * failing pipeline stops the others); and the order things close in.
+ */
+export class CommandRun {
+  readonly client: QuoteflowClient;
+  readonly metrics: CliMetrics | undefined;
+  readonly worker: ClusterWorker | undefined;
+  readonly #stopper = new AbortController();
+  readonly #requestLog: RequestLog | undefined;
+  readonly #cleanups: (() => void)[] = [];
+
+  private constructor(
+    private readonly ctx: CommandContext,
+    private readonly spec: CommandRunSpec,
+    parts: { metrics?: CliMetrics; worker?: ClusterWorker; requestLog?: RequestLog },
+  ) {
+    this.metrics = parts.metrics;
+    this.worker = parts.worker;
+    this.#requestLog = parts.requestLog;
+    const requestLog = this.#requestLog;
+    this.client = createClient(
+      spec.service,
+      ctx.logger,
+      this.metrics,
+      this.worker?.scheduler,
+      spec.clock,
+      (r) => {
+        requestLog?.record(r);
+        this.metrics?.startOnAnswer(r);
+      },
+    );
+    this.#watchStop();
+  }
+
+  /** Makes the command's parts and serves its metrics; nothing is asked of the service yet. */
+  static async start(ctx: CommandContext, spec: CommandRunSpec): Promise<CommandRun> {
+    const limits = planLimits(spec.service.plan, spec.service.limits);
+    const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
+    const worker =
+      spec.redis === undefined
+        ? undefined
+        : new ClusterWorker({
+            redis: spec.redis.url,
+            token: spec.service.token,
+            limits,
+            group: spec.redis.group,
+            ...(spec.redis.heartbeatMs === undefined ? {} : { heartbeatMs: spec.redis.heartbeatMs }),
+            onEvent: (e) => {
+              logClusterEvent(ctx.logger, e);
+              metrics?.onClusterEvent(e);
+            },
+          });
+    const requestLog =
+      spec.requestLogDirs === undefined
+        ? undefined
+        : await RequestLog.open(spec.requestLogDirs, limits, (spec.clock ?? systemClock).now());
+    const run = new CommandRun(ctx, spec, {
+      ...(metrics && { metrics }),
+      ...(worker && { worker }),
+      ...(requestLog && { requestLog }),
+    });
+    if (metrics !== undefined) await serveMetrics(metrics, run.client, spec.metricsPort ?? 0, ctx.logger);
+    return run;
+  }
+
+  /** Stops every pipeline (they flush); `reason` is why (an operator's failure, say). */
+  stop(reason: unknown): void {
+    this.#stopper.abort(reason);
+  }
+
+  /** Aborted on SIGINT/SIGTERM, at `--duration`, or when a pipeline fails: every pipeline's signal. */
+  get signal(): AbortSignal {
+    return this.#stopper.signal;
+  }
+
+  /**
+   * Before any request or file: each Kafka cluster and Redis answer (within 30 s or `--duration`),
+   * and the service knows every code (without a cluster: a worker joins first, since the shared
+   * `/batch-kline` interval is taken in turns only once it runs).
+   */
+  async preflight(checks: {
+    readonly kafka?: readonly { readonly kafka: CliKafkaOptions; readonly flag: string }[];
+    readonly klines?: readonly {
+      readonly codes: readonly string[];
+      readonly klineTypes: readonly KlineType[];
+    }[];
+  }): Promise<void> {
+    const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS);
+    for (const { kafka, flag } of checks.kafka ?? [])
+      await checkKafka(kafka, { timeoutMs, signal: this.ctx.signal, flag });
+    await this.worker?.connect({ timeoutMs, signal: this.ctx.signal });
+    if (this.worker !== undefined) return;
+    for (const k of checks.klines ?? [])
+      await checkCodesKnown(this.client, k.codes, k.klineTypes, this.signal);
+  }
+
+  /** Runs `start` over this process's share of `items`: all of them, or a cluster worker's share. */
+  share(items: readonly string[], start: StartOnShare, group?: string): PipelineHandle<unknown> {
+    if (this.worker === undefined) return start(items);
+    return this.worker.share(items, start, {
+      signal: this.signal,
+      ...(group === undefined ? {} : { group }),
+    });
+  }
+
+  /** A K-line step's `klineSync` options on this command's client, stop signal and cluster lease. */
+  klineSyncOptions(step: KlineStep, lease: WorkLease | undefined): KlineSyncOptions {
+    const { client } = this;
+    return {
+      client,
+      codes: step.codes,
+      klineTypes: step.klineTypes,
+      bars: step.bars,
+      live: step.live,
+      signal: this.signal,
+      ...(step.out === undefined
+        ? {}
+        : {
+            files: {
+              dir: resolve(this.ctx.io.cwd, step.out),
+              ...(step.format === undefined ? {} : { format: step.format }),
+              // A cluster worker commits files only while it holds its lease.
+              ...(lease === undefined ? {} : { fence: lease.valid }),
+            },
+          }),
+      ...(step.kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(step.kafka) }),
+      // With a cluster the shared dataset is the state (several processes must not rewrite one file).
+      ...(step.statePath === undefined || this.worker !== undefined
+        ? {}
+        : { statePath: resolve(this.ctx.io.cwd, step.statePath) }),
+      ...(step.checkpointMs === undefined ? {} : { checkpointMs: step.checkpointMs }),
+      // A cluster worker polls at the whole universe's refresh period, not at its share's: the
+      // workers then take the shared /batch-kline interval in turns (one worker at its share's pace
+      // would win it more often and leave another's series waiting).
+      ...(this.worker === undefined
+        ? {}
+        : {
+            refreshPeriodMs: estimatePlan(
+              client.plan,
+              { codes: step.codes, klineTypes: step.klineTypes, bars: 0 },
+              limitOverridesOf(client.limits),
+            ).live.refreshPeriodMs,
+          }),
+    };
+  }
+
+  /**
+   * Waits for every pipeline; the first that fails stops the others (they flush), and its error is
+   * thrown once all have ended. Resolves with each pipeline's result.
+   */
+  async all<S>(handles: readonly PipelineHandle<S>[], onEnded?: () => void): Promise<S[]> {
+    const results = await Promise.allSettled(
+      handles.map((h) =>
+        h.done
+          .catch((err: unknown) => {
+            this.#stopper.abort(err);
+            throw err;
+          })
+          .finally(() => onEnded?.()),
+      ),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    return results.map((r) => (r as PromiseFulfilledResult<S>).value);
+  }
+
+  /** Stops what still runs, then closes the client, the request log, the worker and the metrics. */
+  async close(handles: readonly PipelineHandle<unknown>[] = []): Promise<void> {
+    for (const cleanup of this.#cleanups.splice(0)) cleanup();
+    await Promise.allSettled(handles.map((h) => h.stop()));
+    await this.client.close();
+    await this.#requestLog?.close();
+    await this.worker?.close();
+    await this.metrics?.close();
+  }
+
+  /** Stops are SIGINT/SIGTERM and `--duration`; while stopping, the sinks are what the stop waits for. */
+  #watchStop(): void {
+    const { ctx, spec } = this;
+    const onStop = (): void => this.#stopper.abort(ctx.signal.reason);
+    if (ctx.signal.aborted) onStop();
+    ctx.signal.addEventListener('abort', onStop, { once: true });
+    const timer =
+      spec.durationS === undefined
+        ? undefined
+        : setTimeout(() => this.#stopper.abort(new Error('duration reached')), spec.durationS * 1000);
+    const flushing = ctx.stopWaits.duringStop(this.#stopper.signal, spec.sinks);
+    this.#cleanups.push(() => {
+      flushing();
+      if (timer !== undefined) clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onStop);
+    });
+  }
+}

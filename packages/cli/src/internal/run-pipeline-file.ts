@@ -1,0 +1,238 @@
+import { resolve } from 'node:path';
+import type { Exchange } from '@quoteflow/core';
+import { syncGroupName } from '@quoteflow/cluster';
+import type { WithoutSeqPolicy } from '@quoteflow/operators';
+import {
+  depthCapture,
+  klineSync,
+  suspensionWatch,
+  type KlineSyncEvent,
+  type PipelineHandle,
+} from '@quoteflow/pipelines';
+import { depthMessageValue, suspensionMessageValue } from '@quoteflow/sinks';
+import type { CommandContext } from '../command-context.js';
+import { cliKafkaSinkOptions } from './check-kafka.js';
+import { CommandRun, type StartOnShare } from './command-run.js';
+import { gapWarningFields } from './gap-warning.js';
+import type { KlinePipelineStep, PipelineFile, PipelineStep } from './pipeline-file.js';
+import { KlineStreams } from './pipeline-streams.js';
+import type { ServiceOptions } from './service-options.js';
+import { StatusTicker, statusIntervalMs } from './status-ticker.js';
+import { describeSinks } from './stop-waits.js';
+import { toJson } from './to-json.js';
+import { UsageError } from './usage-error.js';
+
+type DepthStep = Extract<PipelineStep, { source: { depth: unknown } }>;
+type SuspensionStep = Extract<PipelineStep, { source: { suspensions: unknown } }>;
+
+/**
+ * `quoteflow run`: every pipeline of a validated file on one client (one quota), started after
+ * the checks, stopped together (SIGINT/SIGTERM, `duration`, or the first that fails).
+ */
+export async function runPipelineFile(
+  ctx: CommandContext,
+  spec: PipelineFile,
+  service: ServiceOptions,
+  requestLog: boolean,
+): Promise<void> {
+  const statusEveryMs = statusIntervalMs(ctx.io.env);
+  const logDirs = spec.pipelines.flatMap((s) =>
+    s.sinks?.files === undefined ? [] : [resolve(ctx.io.cwd, s.sinks.files.out)],
+  );
+  if (requestLog && logDirs.length === 0)
+    throw new UsageError('--request-log writes beside a dataset: no pipeline of the file has a files sink');
+  // `redis:`: this process is one of several workers; each pipeline's items are divided among them.
+  const redisUrl = spec.redis === undefined ? undefined : (spec.redis.url ?? ctx.io.env[spec.redis.urlEnv!]);
+  if (spec.redis !== undefined && redisUrl === undefined)
+    throw new UsageError(`redis.urlEnv names ${spec.redis.urlEnv}, which is not set`);
+  const command = await CommandRun.start(ctx, {
+    service,
+    durationS: spec.duration,
+    metricsPort: spec.metricsPort,
+    ...(redisUrl === undefined
+      ? {}
+      : { redis: { url: redisUrl, group: 'run', heartbeatMs: spec.redis?.heartbeatMs } }),
+    ...(requestLog ? { requestLogDirs: logDirs } : {}),
+    sinks: spec.pipelines
+      .map((s) => describeSinks({ out: s.sinks?.files?.out, kafka: s.sinks?.kafka }))
+      .filter((d) => d !== '')
+      .join('; '),
+    readyOnFirstAnswer: true,
+  });
+  const handles: PipelineHandle<unknown>[] = [];
+  const streams: KlineStreams[] = [];
+  let running = 0;
+  let operatorFailure: { error: unknown } | undefined;
+  const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ pipelines: running }));
+  try {
+    await command.preflight({
+      kafka: spec.pipelines.flatMap((step, i) =>
+        step.sinks?.kafka === undefined
+          ? []
+          : [{ kafka: step.sinks.kafka, flag: `pipelines[${i}].sinks.kafka` }],
+      ),
+      klines: spec.pipelines.flatMap((step) => ('kline' in step.source ? [step.source.kline] : [])),
+    });
+    for (const [i, step] of spec.pipelines.entries()) {
+      const name = step.name ?? `pipelines[${i}]`;
+      const share: Share = (items, start) =>
+        command.share(items, start, `run:${name}:${syncGroupName(items, [])}`);
+      if ('kline' in step.source) {
+        const stream = new KlineStreams(step as KlinePipelineStep, ctx.out, (error) => {
+          operatorFailure ??= { error };
+          command.stop(error);
+        });
+        streams.push(stream);
+        handles.push(startKline(ctx, command, name, step as KlinePipelineStep, stream, share));
+      } else if ('depth' in step.source)
+        handles.push(startDepth(ctx, command, name, step as DepthStep, share));
+      else handles.push(startSuspensions(ctx, command, name, step as SuspensionStep, share));
+    }
+    running = handles.length;
+    ctx.logger.info(
+      { pipelines: spec.pipelines.map((s, i) => s.name ?? `pipelines[${i}]`) },
+      'pipelines started',
+    );
+    try {
+      await command.all(handles, () => void running--);
+    } finally {
+      for (const stream of streams) stream.complete();
+    }
+    // An operator that failed stopped the run: its error decides the exit code.
+    if (operatorFailure !== undefined) throw operatorFailure.error;
+    ctx.logger.info({ pipelines: handles.length }, 'pipelines stopped: sinks flushed');
+  } finally {
+    ticker.stop();
+    await command.close(handles);
+  }
+}
+
+type Share = (items: readonly string[], start: StartOnShare) => PipelineHandle<unknown>;
+
+function startKline(
+  ctx: CommandContext,
+  command: CommandRun,
+  name: string,
+  s: KlinePipelineStep,
+  stream: KlineStreams,
+  share: Share,
+): PipelineHandle<unknown> {
+  const { metrics } = command;
+  metrics?.expectGaps(s.source.kline.klineTypes);
+  const step = {
+    ...s.source.kline,
+    live: true,
+    out: s.sinks?.files?.out,
+    format: s.sinks?.files?.format,
+    kafka: s.sinks?.kafka,
+    statePath: s.state,
+  };
+  return share(s.source.kline.codes, (codes, lease) =>
+    klineSync({
+      ...command.klineSyncOptions({ ...step, codes }, lease),
+      ...(stream.listening || metrics !== undefined
+        ? {
+            onUpdate: (u) => {
+              metrics?.onKlineUpdate(u, s.sinks?.kafka !== undefined);
+              if (stream.listening) stream.push(u);
+            },
+          }
+        : {}),
+      onEvent: (e) => {
+        metrics?.onKlineEvent(e);
+        logKlineEvent(ctx, name, e);
+      },
+    }),
+  );
+}
+
+function logKlineEvent(ctx: CommandContext, pipeline: string, e: KlineSyncEvent): void {
+  if (e.type === 'gap') ctx.logger.warn({ pipeline, ...gapWarningFields(e), reason: e.reason }, e.type);
+  else if (e.type === 'warning') ctx.logger.warn({ pipeline, ...e }, e.type);
+  else if (e.type === 'backfill-done' || (e.type === 'checkpoint' && e.files.length > 0))
+    ctx.logger.info({ pipeline, event: e.type }, e.type);
+}
+
+function startDepth(
+  ctx: CommandContext,
+  command: CommandRun,
+  name: string,
+  s: DepthStep,
+  share: Share,
+): PipelineHandle<unknown> {
+  const dedupe = s.operators?.[0]?.dedupe;
+  return share(s.source.depth.codes, (codes) =>
+    depthCapture({
+      client: command.client,
+      codes,
+      ...(s.source.depth.intervalMs === undefined ? {} : { intervalMs: s.source.depth.intervalMs }),
+      ...(dedupe === undefined ? {} : { dedupe: dedupeOptions(dedupe) }),
+      ...filesOf(ctx, s),
+      ...kafkaOf(s),
+      signal: command.signal,
+      ...(s.sinks.stdout === undefined
+        ? {}
+        : { onTick: (t) => ctx.out(`${toJson(depthMessageValue(t))}\n`) }),
+      onWarning: warn(ctx, name),
+    }),
+  );
+}
+
+function startSuspensions(
+  ctx: CommandContext,
+  command: CommandRun,
+  name: string,
+  s: SuspensionStep,
+  share: Share,
+): PipelineHandle<unknown> {
+  return share(s.source.suspensions.exchanges, (exchanges) =>
+    suspensionWatch({
+      client: command.client,
+      exchanges: exchanges as Exchange[],
+      ...filesOf(ctx, s),
+      ...kafkaOf(s),
+      signal: command.signal,
+      // A stdout sink gets whole records (the Kafka value and the change); else a summary line.
+      onChange: (c) =>
+        ctx.out(
+          `${toJson(
+            s.sinks?.stdout === undefined
+              ? {
+                  pipeline: name,
+                  change: c.change,
+                  exchange: c.record.exchange,
+                  symbol: c.record.symbol,
+                  publishDate: c.record.publishDate,
+                }
+              : { change: c.change, ...suspensionMessageValue(c.record) },
+          )}\n`,
+        ),
+      onWarning: warn(ctx, name),
+    }),
+  );
+}
+
+function filesOf(ctx: CommandContext, s: PipelineStep) {
+  const files = s.sinks?.files;
+  return files === undefined ? {} : { files: { dir: resolve(ctx.io.cwd, files.out), format: files.format } };
+}
+
+function kafkaOf(s: PipelineStep) {
+  const kafka = s.sinks?.kafka;
+  return kafka === undefined
+    ? {}
+    : { kafka: cliKafkaSinkOptions({ brokers: kafka.brokers, topicPrefix: kafka.topicPrefix }) };
+}
+
+function warn(ctx: CommandContext, pipeline: string) {
+  return (message: string, error: unknown) =>
+    ctx.logger.warn({ pipeline, err: error instanceof Error ? error.message : error }, message);
+}
+
+/** A pipeline file's `dedupe` operator as `dedupeBySeq`'s options (absent keys left out). */
+function dedupeOptions(d: { withoutSeq?: WithoutSeqPolicy | undefined; maxCodes?: number | undefined }) {
+  return {
+    ...(d.withoutSeq === undefined ? {} : { withoutSeq: d.withoutSeq }),
+    ...(d.maxCodes === undefined ? {} : { maxCodes: d.maxCodes }),
+  };
+}
