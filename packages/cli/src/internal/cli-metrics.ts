@@ -213,8 +213,6 @@ export class CliMetrics {
 
   /** The pipeline did its first work (a backfill finished, a poll answered): `/ready` may say 200. */
   markStarted(): void {
-    if (!this.#started) process.stderr.write(`MARKSTARTED ${new Error().stack}\n`);
-    if (!this.#started) process.stderr.write(`MARKSTARTED ${new Error().stack}\n`);
     this.#started = true;
   }
 
