@@ -101,7 +101,14 @@ export type {
   AcquireResult,
   StartTicket,
 } from './scheduler/index.js';
-export { systemClock, acceleratedClock, ManualClock, sleepOn, clockScheduler } from './clock.js';
+export {
+  systemClock,
+  monotonicClock,
+  acceleratedClock,
+  ManualClock,
+  sleepOn,
+  clockScheduler,
+} from './clock.js';
 export type { Clock, AcceleratedClockOptions } from './clock.js';
 export {
   ERROR_CODES,
