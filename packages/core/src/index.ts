@@ -110,6 +110,8 @@ export {
   clockScheduler,
 } from './clock.js';
 export type { Clock, AcceleratedClockOptions } from './clock.js';
+export { retryWithBudget, RETRY_WITH_BUDGET_DEFAULTS } from './retry-with-budget.js';
+export type { RetryWithBudgetOptions } from './retry-with-budget.js';
 export {
   ERROR_CODES,
   QuoteflowError,
