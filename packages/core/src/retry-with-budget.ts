@@ -34,7 +34,10 @@ export interface RetryWithBudgetOptions {
    * stepped); pass the pipeline's clock when the waits are quota or market time.
    */
   readonly clock?: Clock;
-  /** Stops the retries: the wait under way ends and the signal's reason is thrown. */
+  /**
+   * Stops the retries: the wait under way ends and the signal's reason is thrown (an attempt that
+   * fails once it aborted is not retried: its failure is thrown).
+   */
   readonly signal?: AbortSignal;
   /** Told of every failure that will be retried, with the wait before the next attempt. */
   readonly onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
@@ -52,7 +55,7 @@ export const RETRY_WITH_BUDGET_DEFAULTS = {
  * Calls `attempt` (with its number, from 1) until it resolves, waiting between failures with
  * exponential backoff, for as long as the failures are retryable, the time budget lasts and
  * attempts are left. Then throws the last failure as it is (the caller knows how many attempts it
- * saw and wraps it where that adds meaning); an abort throws the signal's reason. The one retry and
+ * saw and wraps it where that adds meaning); an abort stops it (see `signal`). The one retry and
  * poll loop of quoteflow: a wait for a condition is an attempt that throws while it does not hold.
  *
  * @throws InvalidOptionError for a budget, count or delay that is not a number >= 0 (count >= 1)
@@ -88,9 +91,9 @@ export async function retryWithBudget<T>(
     try {
       return await attempt(n);
     } catch (error) {
-      if (o.signal?.aborted === true) throw o.signal.reason;
       const leftMs = endMs - clock.now();
-      if (n >= o.maxAttempts || leftMs <= 0 || !retryable(error, n)) throw error;
+      if (o.signal?.aborted === true || n >= o.maxAttempts || leftMs <= 0 || !retryable(error, n))
+        throw error;
       const ceilingMs = Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** (n - 1));
       const delayMs = Math.min(
         leftMs,
