@@ -306,8 +306,26 @@ pipelines:
   });
 
   it('demo syncs offline into Parquet and prints a summary and a DuckDB query', async () => {
-    const r = await quoteflow(['demo', '--duration', '4', '--out', 'demo-out'], {}, work);
+    const r = await quoteflow(
+      ['demo', '--duration', '4', '--out', 'demo-out'],
+      { QUOTEFLOW_STATUS_INTERVAL_S: '0.5' },
+      work,
+    );
     expect(r.code, r.stderr).toBe(0);
+    // The status line's lag is the newest bar's age on the demo's 30x clock: a minute bar of a 24/7
+    // market is younger than a minute of it (5 for the 5-minute series a cycle may poll alone).
+    // On the wall clock the demo's bars lie in the future, and the lag always read 0.
+    const lags = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg?: string; newestBarAge?: string })
+      .filter((l) => l.msg === 'status' && l.newestBarAge !== undefined && l.newestBarAge !== '-')
+      .map((l) => durationMs(l.newestBarAge!));
+    expect(lags.length, r.stderr).toBeGreaterThan(0);
+    for (const lag of lags) {
+      expect(lag).toBeGreaterThan(0);
+      expect(lag).toBeLessThan(5 * 60_000);
+    }
     expect(r.stdout).toMatch(/closed bars of 18 series/);
     // Warnings go to stderr (JSON lines without a terminal): weekends, holidays, lunch breaks and
     // the forex weekly pause in the demo's history are no gap, so none is reported.
@@ -317,3 +335,12 @@ pipelines:
     expect((await files(join(work, 'demo-out', 'kline'))).every((f) => f.endsWith('.parquet'))).toBe(true);
   });
 });
+
+/** `formatDuration`'s text back in ms: `12.5s`, `1m 5s`, `2h 3m`. */
+function durationMs(text: string): number {
+  const units: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 };
+  return text
+    .split(' ')
+    .map((part) => Number(part.slice(0, -1)) * units[part.slice(-1)]!)
+    .reduce((a, b) => a + b, 0);
+}

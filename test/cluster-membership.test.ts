@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   ClusterMembership,
   clusterSync,
   type ClusterSyncHandle,
+  type MembershipView,
   type ShareableRun,
 } from '@quoteflow/cluster';
+import type { Clock } from '@quoteflow/core';
+import { DatasetWriter } from '@quoteflow/sinks';
+import { MIN, T0, bar } from '../packages/operators/test-support/bars.js';
 import { testRedis, type TestRedis } from './support/redis-server.js';
 
 let redis: TestRedis;
@@ -173,5 +180,108 @@ describe('clusterSync over Redis membership', () => {
     expectNoOverlap(log);
     await Promise.all(workers.map((w) => w.stop()));
     cutClient.disconnect();
+  });
+});
+
+describe('a worker’s lease on a monotonic clock', () => {
+  const membershipOn = (clock?: Clock, group = `lease-${randomUUID()}`) =>
+    new ClusterMembership({
+      redis: redis.url,
+      token: 'tok-lease',
+      group,
+      heartbeatMs: HEARTBEAT_MS,
+      ttlFactor: 3,
+      ...(clock === undefined ? {} : { clock }),
+    });
+  // Valid while its last heartbeat that got through was sent less than TTL - ½ heartbeat ago.
+  const LEASE_MS = HEARTBEAT_MS * 3 - HEARTBEAT_MS / 2;
+  const realDateNow = Date.now.bind(Date);
+  const stepWallClock = (byMs: number) =>
+    vi.spyOn(Date, 'now').mockImplementation(() => realDateNow() + byMs);
+  afterEach(() => vi.restoreAllMocks());
+
+  it('ends the lease of a paused worker on its clock, whatever the wall clock does', async () => {
+    // A clock moved by hand; once the worker is paused, its timers (the heartbeats) no longer fire.
+    let nowMs = 1_000;
+    let paused = false;
+    const clock: Clock = {
+      now: () => nowMs,
+      setTimeout: (callback, delayMs) => setTimeout(() => paused || callback(), delayMs),
+      clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+    };
+    const membership = membershipOn(clock);
+    try {
+      membership.start();
+      await until(() => membership.leaseValid(), 5_000); // a heartbeat sent at 1,000 got through
+      paused = true;
+      stepWallClock(-60_000);
+      nowMs += LEASE_MS - 1;
+      expect(membership.leaseValid()).toBe(true);
+      nowMs += 1;
+      expect(membership.leaseValid()).toBe(false);
+    } finally {
+      await membership.close();
+    }
+  });
+
+  it('fences the commit of a worker paused past its lease while its wall clock stepped back a minute', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'qf-lease-'));
+    const membership = membershipOn(); // the production default: monotonic time
+    const writer = new DatasetWriter({
+      dir,
+      format: 'ndjson',
+      encoderThreads: 0,
+      fence: () => membership.leaseValid(),
+    });
+    try {
+      membership.start();
+      await until(() => membership.leaseValid(), 5_000);
+      await writer.write(bar('BTCUSDT', 1, T0, 1));
+      expect(await writer.flush()).toHaveLength(1); // the lease holds: committed
+      await writer.write(bar('BTCUSDT', 1, T0 + MIN, 1));
+      // Paused (SIGSTOP, a VM freeze: nothing of this process runs) just after a check that found
+      // the lease valid, so it ends within LEASE_MS of here; meanwhile the wall clock is set back.
+      await until(() => membership.leaseValid(), 5_000);
+      const pausedAt = performance.now();
+      stepWallClock(-60_000);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, LEASE_MS);
+      expect(performance.now() - pausedAt).toBeGreaterThanOrEqual(LEASE_MS);
+      // On time, not a minute later: over the moment the process runs again, before any heartbeat.
+      expect(membership.leaseValid()).toBe(false);
+      await expect(writer.flush()).rejects.toMatchObject({ code: 'QF_FENCED' });
+      expect(membership.leaseValid()).toBe(false);
+    } finally {
+      await writer.close().catch(() => undefined);
+      await membership.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps a live worker’s lease when its wall clock steps a minute forward', async () => {
+    const group = `lease-${randomUUID()}`;
+    const membership = membershipOn(undefined, group);
+    const reader = new Redis(redis.url);
+    try {
+      const views: MembershipView[] = [];
+      membership.views$.subscribe((v) => views.push(v));
+      membership.start();
+      await until(() => membership.leaseValid(), 5_000);
+      const seen = views.length;
+      const [key] = await reader.keys(`*:group:${group}:members`);
+      const lastBeatMs = async () => Number(await reader.zscore(key!, membership.workerId));
+      const steppedAtBeat = await lastBeatMs();
+      stepWallClock(60_000);
+      expect(membership.leaseValid()).toBe(true);
+      // Three more heartbeats get through (the server stamps them), and none reports a lapse.
+      await vi.waitFor(
+        async () => expect(await lastBeatMs()).toBeGreaterThanOrEqual(steppedAtBeat + 3 * HEARTBEAT_MS),
+        { timeout: 5_000, interval: HEARTBEAT_MS / 4 },
+      );
+      expect(membership.leaseValid()).toBe(true);
+      expect(views.slice(seen).some((v) => v.fenced)).toBe(false);
+    } finally {
+      reader.disconnect();
+      await membership.close();
+    }
   });
 });

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { takeUntil, timer } from 'rxjs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { acceleratedClock, QuoteflowClient, type Clock } from '../packages/core/src/index.js';
-import { klineUpdates, readKlineBars } from '../packages/pipelines/src/index.js';
-import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
-import { commitTo, DatasetSink } from '../packages/sinks/src/index.js';
+import { acceleratedClock, QuoteflowClient, type Clock } from '@quoteflow/core';
+import { klineUpdates, readKlineBars } from '@quoteflow/pipelines';
+import { startSimulator, type Simulator } from '@quoteflow/simulator';
+import { commitTo, DatasetSink } from '@quoteflow/sinks';
 import {
   CrashableSink,
   ModelKafkaSink,

@@ -5,13 +5,13 @@
  * starts). It follows Kafka's semantics, not quoteflow's Kafka sink, so a pipeline-level test can
  * check exactly-once over the committing-sink contract with an oracle of its own.
  */
-import type { BarUpdate } from '../../packages/core/src/index.js';
+import type { BarUpdate } from '@quoteflow/core';
 import {
   SeriesIntake,
   type CommittingSink,
   type SeriesWatermark,
   type SinkCheckpoint,
-} from '../../packages/sinks/src/index.js';
+} from '@quoteflow/sinks';
 
 /** The topic: committed records (data and watermarks), as a consumer reading committed sees them. */
 export class TransactionalTopicModel {

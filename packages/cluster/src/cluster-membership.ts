@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
+import { monotonicClock, type Clock } from '@quoteflow/core';
 import { ReplaySubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ClusterError } from './cluster-error.js';
 import { CLAIM_SCRIPT, HEARTBEAT_SCRIPT, RELEASE_SCRIPT } from './internal/membership-scripts.js';
@@ -23,6 +24,13 @@ export interface ClusterMembershipOptions {
   readonly ttlFactor?: number;
   readonly keyPrefix?: string;
   readonly commandTimeoutMs?: number;
+  /**
+   * What the lease is measured on and the heartbeats are paced by: a monotonic clock, so a wall
+   * clock stepped back cannot lengthen the lease of a worker paused meanwhile (tests pass a clock
+   * they move by hand). Not the pipeline's clock: the others judge this worker on the Redis server's
+   * real time. @defaultValue {@link monotonicClock}
+   */
+  readonly clock?: Clock;
 }
 
 /** Defaults of {@link ClusterMembershipOptions}: takeover within about `heartbeatMs × (ttlFactor + 1)` = 4 s. */
@@ -62,13 +70,15 @@ export class ClusterMembership implements AsyncDisposable {
   readonly workerId: string;
   readonly heartbeatMs: number;
   readonly ttlMs: number;
+  /** The monotonic clock of the lease and the heartbeats (see {@link ClusterMembershipOptions.clock}). */
+  readonly clock: Clock;
   private readonly handle: RedisHandle;
   private readonly membersKey: string;
   private readonly ownersKey: string;
   private readonly subject = new ReplaySubject<MembershipView>(1);
   /** Hot: the latest view first, then every change. Completes on {@link close}. */
   readonly views$: Observable<MembershipView>;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
   private lastSentOkMs = Number.NEGATIVE_INFINITY;
   /** Heartbeats lapsed long enough for the others to take this worker's items (see {@link leaseValid}). */
   private lapsed = false;
@@ -87,6 +97,7 @@ export class ClusterMembership implements AsyncDisposable {
     if (typeof options.group !== 'string' || options.group === '') fail('"group" must be a non-empty string');
     if (typeof options.token !== 'string' || options.token === '') fail('"token" must be a non-empty string');
     this.ttlMs = this.heartbeatMs * ttlFactor;
+    this.clock = options.clock ?? monotonicClock;
     this.workerId = options.workerId ?? `${hostname()}~${process.pid}~${randomUUID().slice(0, 8)}`;
     const ns = tokenNamespace(options.keyPrefix ?? CLUSTER_MEMBERSHIP_DEFAULTS.keyPrefix, options.token);
     this.membersKey = `${ns}:group:${options.group}:members`;
@@ -115,10 +126,11 @@ export class ClusterMembership implements AsyncDisposable {
    * enough that no other worker can have taken them over (half a heartbeat of the TTL to spare),
    * and no lapse was seen since {@link renewLease}. A process paused (SIGSTOP, a VM freeze) past the
    * TTL finds this false the moment it runs again, before any heartbeat; the next heartbeat then
-   * fences it until the work is dropped and the lease renewed.
+   * fences it until the work is dropped and the lease renewed. Measured on {@link clock}: the wall
+   * clock never lengthens (nor shortens) it.
    */
   leaseValid(): boolean {
-    return !this.lapsed && Date.now() - this.lastSentOkMs < this.ttlMs - this.heartbeatMs / 2;
+    return !this.lapsed && this.clock.now() - this.lastSentOkMs < this.ttlMs - this.heartbeatMs / 2;
   }
 
   /**
@@ -161,7 +173,7 @@ export class ClusterMembership implements AsyncDisposable {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      if (this.timer !== undefined) clearTimeout(this.timer);
+      if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
       this.timer = undefined;
       await this.beating;
       try {
@@ -183,12 +195,12 @@ export class ClusterMembership implements AsyncDisposable {
     this.timer = undefined;
     this.beating = this.beat().finally(() => {
       this.beating = undefined;
-      if (!this.closed) this.timer = setTimeout(() => this.tick(), this.heartbeatMs);
+      if (!this.closed) this.timer = this.clock.setTimeout(() => this.tick(), this.heartbeatMs);
     });
   }
 
   private async beat(): Promise<void> {
-    const sentAt = Date.now();
+    const sentAt = this.clock.now();
     try {
       const reply = (await this.scripts().qfHeartbeat(
         this.membersKey,
@@ -207,7 +219,7 @@ export class ClusterMembership implements AsyncDisposable {
     } catch {
       // Fence before the others may see this worker as dead (they judge by its last stamp, which
       // is no earlier than the last successful send): stop the items, take them back later.
-      if (!this.closed && Date.now() - this.lastSentOkMs >= this.ttlMs - this.heartbeatMs) {
+      if (!this.closed && this.clock.now() - this.lastSentOkMs >= this.ttlMs - this.heartbeatMs) {
         this.subject.next({ members: [], fenced: true });
       }
     }

@@ -114,6 +114,8 @@ export interface ClusterSyncHandle<S> {
  */
 export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandle<S> {
   const { membership, items, run } = options;
+  // Waits and durations on the membership's monotonic clock; `atMs` of events is wall time, for logs.
+  const clock = membership.clock;
   const results: S[] = [];
   let view: MembershipView = { members: [], fenced: false };
   let held = new Set<string>();
@@ -125,7 +127,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
    */
   let changes: Promise<void> = Promise.resolve();
   let queued = false;
-  let retry: NodeJS.Timeout | undefined;
+  let retry: unknown;
   let stopped = false;
   let failure: unknown;
   let resolveDone!: (value: S[]) => void;
@@ -147,14 +149,14 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
   // Until the member set has settled, no claim (see `startSettleMs`).
   const settleMs = options.startSettleMs ?? membership.heartbeatMs * 1.5;
   let settled = settleMs <= 0;
-  let settleTimer: NodeJS.Timeout | undefined;
+  let settleTimer: unknown;
   let settleDeadline: number | undefined;
   const settleThenSchedule = (): void => {
     if (settled) return schedule();
-    const now = Date.now();
+    const now = clock.now();
     settleDeadline ??= now + settleMs * 3;
-    if (settleTimer !== undefined) clearTimeout(settleTimer);
-    settleTimer = setTimeout(
+    if (settleTimer !== undefined) clock.clearTimeout(settleTimer);
+    settleTimer = clock.setTimeout(
       () => {
         settleTimer = undefined;
         settled = true;
@@ -188,7 +190,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
   const lease: WorkLease = { valid: () => membership.leaseValid() };
 
   const reconcile = async (): Promise<void> => {
-    if (retry !== undefined) clearTimeout(retry);
+    if (retry !== undefined) clock.clearTimeout(retry);
     retry = undefined;
     const wanted = new Set(
       view.fenced ? [] : (balancedShares(items, view.members).get(membership.workerId) ?? []),
@@ -233,7 +235,8 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       if (held.size > 0 && failure === undefined && !stopped) start([...held].sort());
       emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
     }
-    if ([...wanted].some((item) => !held.has(item))) retry = setTimeout(schedule, membership.heartbeatMs);
+    if ([...wanted].some((item) => !held.has(item)))
+      retry = clock.setTimeout(schedule, membership.heartbeatMs);
     renewIfDropped();
   };
 
@@ -272,7 +275,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       held = new Set([...held, ...gained]);
       const pending = [...wanted].filter((item) => !held.has(item));
       emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
-      if (pending.length > 0) retry = setTimeout(schedule, membership.heartbeatMs);
+      if (pending.length > 0) retry = clock.setTimeout(schedule, membership.heartbeatMs);
       // Not awaited: the claim of the rest of a dead worker's items (at the next heartbeat) must not
       // wait for the history of these.
       if (gained.length > 0) changes = changes.then(() => addInPlace(current, gained));
@@ -341,21 +344,24 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
   };
 
   // A fenced worker does nothing until Redis returns: say so every few seconds, not once.
-  let reminder: NodeJS.Timeout | undefined;
+  let reminder: unknown;
   const remindWhileFenced = (fenced: boolean): void => {
     if (!fenced || stopped) {
-      if (reminder !== undefined) clearInterval(reminder);
+      if (reminder !== undefined) clock.clearTimeout(reminder);
       reminder = undefined;
       return;
     }
-    const since = Date.now();
-    reminder ??= setInterval(() => {
+    if (reminder !== undefined) return;
+    const since = clock.now();
+    const remind = (): void => {
+      reminder = clock.setTimeout(remind, FENCED_REMINDER_MS);
       emit({
         type: 'warning',
         atMs: Date.now(),
-        message: `Redis unreachable for ${Math.round((Date.now() - since) / 1000)} s: this worker holds no series until it answers`,
+        message: `Redis unreachable for ${Math.round((clock.now() - since) / 1000)} s: this worker holds no series until it answers`,
       });
-    }, FENCED_REMINDER_MS);
+    };
+    reminder = clock.setTimeout(remind, FENCED_REMINDER_MS);
   };
 
   let subscription: Subscription | undefined;
@@ -364,8 +370,8 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     stopping ??= (async () => {
       stopped = true;
       subscription?.unsubscribe();
-      if (retry !== undefined) clearTimeout(retry);
-      if (settleTimer !== undefined) clearTimeout(settleTimer);
+      if (retry !== undefined) clock.clearTimeout(retry);
+      if (settleTimer !== undefined) clock.clearTimeout(settleTimer);
       remindWhileFenced(false);
       options.signal?.removeEventListener('abort', onAbort);
       await chain.catch(() => undefined);

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { PlanLimits } from '@quoteflow/core';
+import { retryWithBudget, type PlanLimits } from '@quoteflow/core';
 import { ClusterError } from './cluster-error.js';
 import { ClusterMembership } from './cluster-membership.js';
 import {
@@ -94,28 +93,21 @@ export class ClusterWorker implements AsyncDisposable {
    * wrong address fails loudly instead of waiting for ever. Asks every 500 ms.
    */
   async connect(options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void> {
-    const deadline = Date.now() + options.timeoutMs;
-    let lastError: unknown;
-    for (;;) {
-      options.signal?.throwIfAborted();
-      try {
-        await this.scheduler.store.ping();
-        return;
-      } catch (error) {
-        lastError = error;
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new ClusterError(
-          'QF_REDIS_UNREACHABLE',
-          `Redis at ${redactRedisUrl(this.options.redis)} did not answer within ${Math.round(options.timeoutMs / 1000)} s`,
-          { cause: lastError },
-        );
-      }
-      await sleep(
-        Math.min(500, left),
-        undefined,
-        options.signal === undefined ? {} : { signal: options.signal },
+    try {
+      await retryWithBudget(() => this.scheduler.store.ping(), {
+        budgetMs: options.timeoutMs,
+        baseDelayMs: 500,
+        maxDelayMs: 500,
+        jitter: 'none',
+        retryable: () => true,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+    } catch (error) {
+      if (options.signal?.aborted === true) throw error;
+      throw new ClusterError(
+        'QF_REDIS_UNREACHABLE',
+        `Redis at ${redactRedisUrl(this.options.redis)} did not answer within ${Math.round(options.timeoutMs / 1000)} s`,
+        { cause: error },
       );
     }
   }

@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher } from 'undici';
-import { sleepOn, systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from './clock.js';
 import type { Bar, Exchange, DepthTick, ReadStamps, StaticInfo, SuspensionRecord } from './domain.js';
 import {
   AbortedError,
@@ -22,7 +22,6 @@ import { ACCEPT_JSON, POST_JSON, type RequestSpec } from './endpoints/request-sp
 import { interpretRetResponse } from './endpoints/ret-envelope.js';
 import { buildStaticInfoRequest, decodeStaticInfoData } from './endpoints/static-info.js';
 import { buildSuspensionRequest, decodeSuspensionResponse } from './endpoints/suspension.js';
-import { backoffDelayMs } from './internal/backoff-delay.js';
 import { chunk } from './internal/chunk.js';
 import { httpExchange, type HttpResponse } from './internal/http-exchange.js';
 import { isAborted } from './internal/is-aborted.js';
@@ -46,6 +45,7 @@ import {
   type PlanLimits,
 } from './plans.js';
 import type { Priority, RequestScheduler } from './request-scheduler.js';
+import { retryWithBudget, type RetryWithBudgetOptions } from './retry-with-budget.js';
 import { sharedSchedulerFor } from './scheduler/index.js';
 
 /** A structured logger; every method optional. The library logs nothing unless given one. */
@@ -581,32 +581,50 @@ export class QuoteflowClient {
   ): Promise<T[]> {
     const found = new Map<string, T>();
     let pending = [...asked];
-    const rounds = this.#retry.missingRetries + 1;
-    for (let round = 1; ; round++) {
-      const items = await request(pending, options);
-      const wanted = new Set(pending);
-      for (const item of items) {
-        const key = keyOf(item);
-        if (wanted.has(key) && !found.has(key)) found.set(key, item);
-      }
-      pending = pending.filter((k) => !found.has(k));
-      if (pending.length === 0) return asked.map((k) => found.get(k)!);
-      this.#logger.warn?.('response.missing-items', { endpoint, missing: pending, round });
-      if (round >= rounds) throw new MissingItemsError(endpoint, pending, [...found.values()], round);
-      await this.#sleep(
-        backoffDelayMs(round, this.#retry.baseDelayMs, this.#retry.maxDelayMs, this.#retry.random),
-        options.signal,
-        endpoint,
-      );
-    }
+    let missing: MissingItemsError | undefined;
+    return this.#retrying(
+      endpoint,
+      options.signal,
+      async (round) => {
+        const items = await request(pending, options);
+        const wanted = new Set(pending);
+        for (const item of items) {
+          const key = keyOf(item);
+          if (wanted.has(key) && !found.has(key)) found.set(key, item);
+        }
+        pending = pending.filter((k) => !found.has(k));
+        if (pending.length === 0) return asked.map((k) => found.get(k)!);
+        this.#logger.warn?.('response.missing-items', { endpoint, missing: pending, round });
+        throw (missing = new MissingItemsError(endpoint, pending, [...found.values()], round));
+      },
+      { maxAttempts: this.#retry.missingRetries + 1, retryable: (err) => err === missing },
+    );
   }
 
-  /** Waits `ms` of the client's clock (backoff is quota time, so it runs as fast as the clock). */
-  async #sleep(ms: number, signal: AbortSignal | undefined, endpoint: EndpointKind): Promise<void> {
+  /**
+   * Runs `attempt` under the client's retry policy ({@link retryWithBudget}: backoff with full
+   * jitter, waited on the client's clock, since backoff is quota time and runs as fast as the
+   * clock); an abort is `AbortedError`.
+   */
+  async #retrying<T>(
+    endpoint: EndpointKind,
+    signal: AbortSignal | undefined,
+    attempt: (n: number) => Promise<T>,
+    options: Pick<RetryWithBudgetOptions, 'maxAttempts' | 'retryable' | 'onRetry'>,
+  ): Promise<T> {
     try {
-      await sleepOn(this.clock, ms, signal);
-    } catch {
-      throw new AbortedError(endpoint);
+      return await retryWithBudget(attempt, {
+        ...options,
+        budgetMs: Number.POSITIVE_INFINITY,
+        baseDelayMs: this.#retry.baseDelayMs,
+        maxDelayMs: this.#retry.maxDelayMs,
+        random: this.#retry.random,
+        clock: this.clock,
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (err) {
+      if (isAborted(signal) && !(err instanceof AbortedError)) throw new AbortedError(endpoint);
+      throw err;
     }
   }
 
@@ -624,7 +642,9 @@ export class QuoteflowClient {
     // Real time, not `this.clock`: the timeout guards a socket, not market time (on a 30x clock a
     // 10 s timeout would otherwise give the service 0.3 s to answer). undici arms it.
     const timeoutMs = endpoint === 'suspension' ? this.#timeouts.suspensionMs : this.#timeouts.requestMs;
-    for (let attempt = 1; ; attempt++) {
+    /** The last failure of a request that was made (closing and aborts are not retried nor counted). */
+    let failed: QuoteflowError | undefined;
+    const once = async (attempt: number): Promise<T> => {
       if (this.#closed) throw new ClientClosedError(endpoint);
       if (signal?.aborted === true) throw new AbortedError(endpoint);
       const queuedAtMs = this.clock.now();
@@ -679,32 +699,31 @@ export class QuoteflowClient {
         if (!(err instanceof QuoteflowError)) throw err;
         redactErrorInPlace(err, this.#token);
         if (err.code === 'QF_RATE_LIMITED') this.scheduler.reportRateLimited(endpoint);
-        const maxAttempts =
-          endpoint === 'suspension' ? this.#retry.suspensionMaxAttempts : this.#retry.maxAttempts;
-        if (!err.retryable || attempt >= maxAttempts) {
-          if (attempt > 1) {
-            err.attempts = attempt;
-            err.message += ` (gave up after ${attempt} attempts)`;
-            if (err.stack !== undefined)
-              err.stack = err.stack.replace(/^([^\n]*)/, `$1 (gave up after ${attempt} attempts)`);
-          }
-          throw err;
-        }
-        const delayMs = backoffDelayMs(
-          attempt,
-          this.#retry.baseDelayMs,
-          this.#retry.maxDelayMs,
-          this.#retry.random,
-        );
-        this.#logger.warn?.('request.retry', {
-          endpoint,
-          attempt,
-          code: err.code,
-          delayMs,
-          message: err.message,
-        });
-        await this.#sleep(delayMs, signal, endpoint);
+        err.attempts = attempt;
+        throw (failed = err);
       }
+    };
+    try {
+      return await this.#retrying(endpoint, signal, once, {
+        maxAttempts: endpoint === 'suspension' ? this.#retry.suspensionMaxAttempts : this.#retry.maxAttempts,
+        retryable: (err) => err === failed && (err as QuoteflowError).retryable,
+        onRetry: (err, attempt, delayMs) =>
+          this.#logger.warn?.('request.retry', {
+            endpoint,
+            attempt,
+            code: (err as QuoteflowError).code,
+            delayMs,
+            message: (err as QuoteflowError).message,
+          }),
+      });
+    } catch (err) {
+      const attempts = failed?.attempts ?? 1;
+      if (failed !== undefined && err === failed && attempts > 1) {
+        failed.message += ` (gave up after ${attempts} attempts)`;
+        if (failed.stack !== undefined)
+          failed.stack = failed.stack.replace(/^([^\n]*)/, `$1 (gave up after ${attempts} attempts)`);
+      }
+      throw err;
     }
   }
 

@@ -32,6 +32,22 @@ export const systemClock: Clock = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
+/**
+ * A clock for measuring how long something took or may still last (a lease, a heartbeat, a time
+ * budget of retries), never stepped by the wall clock: `now()` is `performance.timeOrigin +
+ * performance.now()`, the process start's wall time plus the monotonic time since (so it reads like
+ * epoch ms, but drifts from `Date.now()` by every step of the wall clock since the process started:
+ * NTP, an operator, a VM resync). Its timers are the global ones, which Node runs on the same
+ * monotonic time. Not for calendar questions (a session, a daily reset): those ask the pipeline's
+ * clock. On Linux the monotonic clock does not advance while the whole machine is suspended (a
+ * process paused by SIGSTOP or a container freeze is measured).
+ */
+export const monotonicClock: Clock = {
+  now: () => performance.timeOrigin + performance.now(),
+  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
 /** Options of {@link acceleratedClock}. */
 export interface AcceleratedClockOptions {
   /** Clock milliseconds per base millisecond (30 = thirty times real speed). */

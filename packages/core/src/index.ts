@@ -3,7 +3,6 @@ export {
   PlanSchema,
   ENDPOINT_KINDS,
   MAX_KLINE_PER_REQUEST,
-  MAX_BARS_PER_BATCH_GROUP,
   planLimits,
   limitOverridesOf,
   sustainedRate,
@@ -35,8 +34,6 @@ export {
   FAMILIES,
   FAMILY_PREFIX,
   STOCK_MARKETS,
-  STOCK_CALENDARS,
-  UTC_CALENDAR,
   KLINE_PERIOD_MS,
   stockMarketOf,
   codeOfSuspendedSymbol,
@@ -46,14 +43,13 @@ export {
   canPageBackwards,
   calendarOf,
   hasKlineType,
-  STOCK_UNSUPPORTED_KLINE_TYPES,
 } from './markets.js';
 export type { ProductClass, Family, StockMarket, TradingCalendar } from './markets.js';
 export { barPeriodAt } from './calendar/bar-period-at.js';
 export type { BarPeriod } from './calendar/bar-period-at.js';
 export { EXCHANGE_IDS } from './calendar/exchange-calendar-data.js';
 export type { ExchangeId, HolidayPublishing } from './calendar/exchange-calendar-data.js';
-export { EXCHANGE_CALENDARS, FX_CALENDAR, CRYPTO_CALENDAR } from './calendar/trading-calendar.js';
+export { EXCHANGE_CALENDARS } from './calendar/trading-calendar.js';
 export type { CalendarId } from './calendar/trading-calendar.js';
 export { calendarDataCoverage } from './calendar/calendar-data-coverage.js';
 export type { CalendarDataCoverage } from './calendar/calendar-data-coverage.js';
@@ -61,7 +57,7 @@ export { tradingSegmentsOn } from './calendar/trading-segments-on.js';
 export type { TradingSegment } from './calendar/trading-segments-on.js';
 export { isWeeklyMarketOpenAt, surelyTradingMsBetween } from './calendar/weekly-pause.js';
 export { mayTradeAt } from './calendar/may-trade-at.js';
-export { sessionOn, sessionAtOrAfter, lastSessionOnOrBefore, localDateOf } from './trading-sessions.js';
+export { sessionOn, sessionAtOrAfter } from './trading-sessions.js';
 export type { TradingSession, LocalDate } from './trading-sessions.js';
 export { barFinalAfterMs, finalReadFromMs, tradingDateOf, barsMissingBetween } from './bar-finality.js';
 export { zonedToUtcMs, utcToZoned, parseWallClock } from './internal/zoned-time.js';
@@ -75,7 +71,6 @@ export {
   SqliteWindowStore,
   SQLITE_WINDOW_STORE_DEFAULTS,
   quoteflowStateDir,
-  IN_FLIGHT_BOUND_MS,
   PlanWindows,
   DAILY_WINDOWS,
 } from './scheduler/index.js';
@@ -101,8 +96,17 @@ export type {
   AcquireResult,
   StartTicket,
 } from './scheduler/index.js';
-export { systemClock, acceleratedClock, ManualClock, sleepOn, clockScheduler } from './clock.js';
+export {
+  systemClock,
+  monotonicClock,
+  acceleratedClock,
+  ManualClock,
+  sleepOn,
+  clockScheduler,
+} from './clock.js';
 export type { Clock, AcceleratedClockOptions } from './clock.js';
+export { retryWithBudget, RETRY_WITH_BUDGET_DEFAULTS } from './retry-with-budget.js';
+export type { RetryWithBudgetOptions } from './retry-with-budget.js';
 export {
   ERROR_CODES,
   QuoteflowError,
@@ -136,7 +140,7 @@ export type {
   CallOptions,
 } from './client.js';
 export type { RequestSpec } from './endpoints/request-spec.js';
-export { RetEnvelopeSchema, RET_OK, errorForRet, interpretRetResponse } from './endpoints/ret-envelope.js';
+export { RetEnvelopeSchema, interpretRetResponse } from './endpoints/ret-envelope.js';
 export { KlineRecordSchema } from './endpoints/kline-record.js';
 export { buildKlineRequest, decodeKlineData, KlineDataSchema } from './endpoints/kline.js';
 export type { KlineQuery, KlineResult } from './endpoints/kline.js';
@@ -144,7 +148,6 @@ export {
   buildBatchKlineRequest,
   decodeBatchKlineData,
   BatchKlineDataSchema,
-  groupKey,
 } from './endpoints/batch-kline.js';
 export type { BatchKlineGroup, BatchKlineGroupResult } from './endpoints/batch-kline.js';
 export { buildDepthTickRequest, decodeDepthTickData, DepthTickDataSchema } from './endpoints/depth-tick.js';
@@ -193,5 +196,7 @@ export type {
   PlanTiming,
 } from './estimate-plan.js';
 export { formatDuration } from './format-duration.js';
+export { writeFileDurably, renameDurably, makeDirectory, syncDirectory } from './write-file-durably.js';
+export type { WriteFileDurablyOptions } from './write-file-durably.js';
 export { seriesKey } from './series-key.js';
 export { suspensionInstant } from './suspension-instant.js';

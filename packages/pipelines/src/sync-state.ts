@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { isKlineType, type KlineType } from '@quoteflow/core';
+import { isKlineType, writeFileDurably, type KlineType } from '@quoteflow/core';
 import { PipelineError } from './pipeline-error.js';
-import { writeFileAtomic } from './internal/write-file-atomic.js';
 
 /** The key of one series in the state file: `code:klineType`. */
 export function stateKey(code: string, klineType: KlineType): string {
@@ -107,9 +106,9 @@ export class SyncState {
     };
   }
 
-  /** Writes the state to `path` atomically (temporary file, fsync, rename). */
+  /** Writes the state to `path` durably (temporary file, fsync, rename, directory fsync). */
   async save(path: string): Promise<void> {
-    await writeFileAtomic(path, `${JSON.stringify(this.toJSON(), null, 2)}\n`);
+    await writeFileDurably(path, `${JSON.stringify(this.toJSON(), null, 2)}\n`);
   }
 
   /** Reads the state at `path`; a missing file is an empty state, a malformed one a `QF_STATE` error. */

@@ -39,17 +39,13 @@ export function registerReportCommand(program: Command, ctx: CommandContext): vo
     if (fromMs !== undefined && toMs !== undefined && toMs <= fromMs)
       throw new UsageError(`--to ${flags.to} is not after --from ${flags.from}`);
     const html = resolve(ctx.io.cwd, flags.html);
-    const [
-      { resolveCodes },
-      { checkOutDir },
-      { mkdir, rename, writeFile },
-      { collectReportData, renderReport },
-    ] = await Promise.all([
-      import('../internal/codes-options.js'),
-      import('../internal/check-out-dir.js'),
-      import('node:fs/promises'),
-      import('@quoteflow/report'),
-    ]);
+    const [{ resolveCodes }, { checkOutDir }, { writeFileDurably }, { collectReportData, renderReport }] =
+      await Promise.all([
+        import('../internal/codes-options.js'),
+        import('../internal/check-out-dir.js'),
+        import('@quoteflow/core'),
+        import('@quoteflow/report'),
+      ]);
     const codes =
       flags.codes === undefined && flags.codesFile === undefined
         ? undefined
@@ -63,10 +59,7 @@ export function registerReportCommand(program: Command, ctx: CommandContext): vo
     });
     // The page's directory is made like --out's (checked writable above); written aside and
     // renamed, so a reader never opens half a page.
-    await mkdir(dirname(html), { recursive: true });
-    const aside = `${html}.${process.pid}.tmp`;
-    await writeFile(aside, await renderReport(data));
-    await rename(aside, html);
+    await writeFileDurably(html, await renderReport(data));
     ctx.logger.info({ html, series: data.summary.length }, 'report written');
     ctx.out(`${html}: ${data.summary.length} series\n`);
   });

@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
+import type { Clock } from '@quoteflow/core';
 import { formatDuration, type KlineSyncEvent } from '@quoteflow/pipelines';
 import { gapWarningFields } from './gap-warning.js';
 import type { StderrChannel } from './stderr-channel.js';
@@ -10,7 +11,8 @@ const MAX_SERIES_BARS = 6;
 /**
  * Shows a K-line sync to people: on a terminal, bars per series and overall with an ETA from the
  * plan's `/kline` rate, then one compact live status line; without one, structured log lines on
- * stderr (never stdout).
+ * stderr (never stdout). The newest bar's age is measured on the pipeline's clock (the demo's runs
+ * 30x: the wall clock would put its bars in the future).
  */
 export class KlineProgress {
   readonly #multi: cliProgress.MultiBar | undefined;
@@ -30,6 +32,8 @@ export class KlineProgress {
     private readonly totalSeries: number,
     /** `/kline` requests the backfill needs and the plan's sustained rate of them (per second). */
     private readonly plan: { readonly requests: number; readonly ratePerSecond: number },
+    /** The client's and the pipeline's clock, on which bars are labelled and read. */
+    private readonly clock: Clock,
   ) {
     if (stderr.isTTY) {
       this.#multi = new cliProgress.MultiBar(
@@ -105,7 +109,7 @@ export class KlineProgress {
       case 'live-cycle': {
         this.#cycles++;
         const lag =
-          e.newestBarMs === undefined ? '-' : formatDuration(Math.max(0, Date.now() - e.newestBarMs));
+          e.newestBarMs === undefined ? '-' : formatDuration(Math.max(0, this.clock.now() - e.newestBarMs));
         if (this.#multi !== undefined) {
           this.#status ??= this.#multi.create(
             1,

@@ -54,10 +54,13 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     { codes: run.codes, klineTypes: run.klineTypes, bars: run.bars },
     limitOverridesOf(client.limits),
   );
-  const progress = new KlineProgress(ctx.stderr, ctx.logger, estimate.series, {
-    requests: estimate.backfill.requests,
-    ratePerSecond: sustainedRate(client.limits, 'kline'),
-  });
+  const progress = new KlineProgress(
+    ctx.stderr,
+    ctx.logger,
+    estimate.series,
+    { requests: estimate.backfill.requests, ratePerSecond: sustainedRate(client.limits, 'kline') },
+    client.clock,
+  );
   if (run.live)
     ctx.logger.info(
       {

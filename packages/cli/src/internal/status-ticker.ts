@@ -21,12 +21,16 @@ export function statusIntervalMs(env: Readonly<Record<string, string | undefined
  * the command is alive and how far it got even when info lines are off by default.
  */
 export class StatusTicker {
-  readonly #startedMs = Date.now();
+  /** Monotonic, so a wall clock stepped meanwhile does not skew `elapsedS`. */
+  readonly #startedMs = performance.now();
   readonly #timer: NodeJS.Timeout;
 
   constructor(logger: Logger, intervalMs: number, describe: () => Record<string, unknown>) {
     this.#timer = setInterval(() => {
-      logger.info({ elapsedS: Math.round((Date.now() - this.#startedMs) / 1000), ...describe() }, 'status');
+      logger.info(
+        { elapsedS: Math.round((performance.now() - this.#startedMs) / 1000), ...describe() },
+        'status',
+      );
     }, intervalMs);
     // The command's own work keeps the process alive, never the status line.
     this.#timer.unref();

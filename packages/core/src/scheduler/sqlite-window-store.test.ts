@@ -219,7 +219,7 @@ describe('SqliteWindowStore', () => {
       [
         '--import',
         'tsx',
-        join(import.meta.dirname, 'internal/sqlite-holder-worker.ts'),
+        join(import.meta.dirname, '../../test-support/sqlite-holder-worker.ts'),
         dir,
         TOKEN,
         String(boundMs),
@@ -279,7 +279,13 @@ describe('SqliteWindowStore', () => {
           new Promise<string>((resolve, reject) => {
             const child = spawn(
               process.execPath,
-              ['--import', 'tsx', join(import.meta.dirname, 'internal/sqlite-race-worker.ts'), dir, TOKEN],
+              [
+                '--import',
+                'tsx',
+                join(import.meta.dirname, '../../test-support/sqlite-race-worker.ts'),
+                dir,
+                TOKEN,
+              ],
               { stdio: ['ignore', 'pipe', 'inherit'] },
             );
             let out = '';

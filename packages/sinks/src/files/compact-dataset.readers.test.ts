@@ -13,7 +13,7 @@ import { compactDataset } from './compact-dataset.js';
 import { DatasetLog, listDataFiles } from './dataset-log.js';
 import { DatasetWriter } from './dataset-writer.js';
 import type * as ExchangePaths from './internal/exchange-paths.js';
-import { bar } from './internal/test-records.js';
+import { bar } from '../../test-support/test-records.js';
 
 /** How each partition swap was done, as `exchangePaths` reports it. */
 const swaps = vi.hoisted(() => ({ modes: [] as string[] }));

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compactDataset } from './compact-dataset.js';
 import { DatasetLog, listDataFiles } from './dataset-log.js';
 import { DatasetWriter, type DatasetFormat } from './dataset-writer.js';
-import { bar, depth, level } from './internal/test-records.js';
+import { bar, depth, level } from '../../test-support/test-records.js';
 
 let dir: string;
 beforeEach(async () => {

@@ -2,12 +2,13 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { Table, tableFromIPC, type RecordBatch } from 'apache-arrow';
 import { readParquet } from 'parquet-wasm';
+import { writeFileDurably } from '@quoteflow/core';
 import type { DatasetKind } from './dataset-columns.js';
 import type { LogFile } from './dataset-log-format.js';
 import { DatasetLog, type DatasetLogOptions } from './dataset-log.js';
 import type { DatasetFormat } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
-import { encodeArrowTable, writeAtomically } from './internal/encode-worker.js';
+import { encodeArrowTable } from './internal/encode-worker.js';
 import {
   isProcessAlive,
   newWriterId,
@@ -149,7 +150,7 @@ async function compactPartition(
     const emit = async (bytes: Uint8Array, fileRows: number): Promise<void> => {
       const name = partFileName(now(), writerId, ++seq, group.format);
       const path = join(stagedDir, name);
-      await writeAtomically(`${path}.tmp`, path, bytes);
+      await writeFileDurably(path, bytes, { tempPath: `${path}.tmp` });
       outputs.push({ path: `${group.partition}/${name}`, rows: fileRows, bytes: bytes.length });
     };
     for await (const chunk of readInChunks(root, group, maxRows)) {

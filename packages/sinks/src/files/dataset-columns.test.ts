@@ -7,7 +7,7 @@ import {
   datasetPartitionOf,
   KLINE_SUB_PARTITIONS,
 } from './dataset-columns.js';
-import { bar, barUpdate, depth, suspension } from './internal/test-records.js';
+import { bar, barUpdate, depth, suspension } from '../../test-support/test-records.js';
 
 const T0 = Date.UTC(2026, 0, 31, 23, 59);
 

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { link, open, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { makeDirectory, writeFileDurably } from '@quoteflow/core';
 import type { DatasetKind } from './dataset-columns.js';
 import {
   addWatermark,
@@ -19,9 +20,7 @@ import {
 } from './dataset-log-format.js';
 import { FileSinkError } from './file-sink-error.js';
 import { applyLogEntry } from './internal/apply-log-entry.js';
-import { makeDirectory } from './internal/encode-worker.js';
 import { acquirePublishLock, type PublishLockOptions } from './internal/publish-lock.js';
-import { writeFileDurably } from './internal/write-file-durably.js';
 
 /** The directory of the commit logs under a dataset root: `DIR/_quoteflow_log/<dataset>/`. */
 export const DATASET_LOG_DIR = '_quoteflow_log';
@@ -184,20 +183,17 @@ export class DatasetLog {
       ...(change.series === undefined ? {} : { series: change.series }),
       ...(change.swap === undefined ? {} : { swap: change.swap }),
     };
-    const tmp = join(this.logDir, `.commit-${randomBytes(6).toString('hex')}.tmp`);
-    await writeFileDurably(tmp, JSON.stringify(entry));
     try {
-      await link(tmp, join(this.logDir, versionFileName(entry.version)));
+      await writeFileDurably(join(this.logDir, versionFileName(entry.version)), JSON.stringify(entry), {
+        exclusive: true,
+      });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       throw new FileSinkError(
         'QF_LOCKED',
         `${this.dataset} commit log: version ${entry.version} was committed by another writer while this one held the publish lock (the lock was broken as stale): nothing of this commit was published`,
       );
-    } finally {
-      await rm(tmp, { force: true });
     }
-    await syncDirectory(this.logDir);
     this.fold(entry);
     await applyLogEntry(this.root, entry);
     await this.markApplied(entry.version);
@@ -264,7 +260,7 @@ export class DatasetLog {
   }
 
   private async markApplied(version: number): Promise<void> {
-    await writeFileDurably(join(this.logDir, '_applied'), `${version}\n`, { replace: true });
+    await writeFileDurably(join(this.logDir, '_applied'), `${version}\n`);
     const every = this.#options.snapshotEvery ?? 100;
     if (version % every === 0 && version === this.#version) await this.writeSnapshot(every);
   }
@@ -276,9 +272,7 @@ export class DatasetLog {
       files: [...this.#files.values()],
       series: Object.fromEntries(this.#series),
     };
-    await writeFileDurably(join(this.logDir, snapshotFileName(snapshot.version)), JSON.stringify(snapshot), {
-      replace: true,
-    });
+    await writeFileDurably(join(this.logDir, snapshotFileName(snapshot.version)), JSON.stringify(snapshot));
     const keepFrom = snapshot.version - every;
     for (const name of await readdir(this.logDir)) {
       const parsed = parseLogFileName(name);
@@ -339,13 +333,4 @@ export async function listDataFiles(root: string, dataset: DatasetKind): Promise
   };
   await walk(join(root, dataset));
   return out.sort();
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const dh = await open(dir, 'r');
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
 }

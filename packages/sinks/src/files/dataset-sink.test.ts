@@ -6,7 +6,7 @@ import { seriesKey } from '@quoteflow/core';
 import { DatasetSink } from './dataset-sink.js';
 import { listDataFiles } from './dataset-log.js';
 import { readKlineStarts } from './read-dataset-rows.js';
-import { barUpdate, warmEncoderThread } from './internal/test-records.js';
+import { barUpdate, warmEncoderThread } from '../../test-support/test-records.js';
 
 let dir: string;
 beforeAll(warmEncoderThread, 120_000);

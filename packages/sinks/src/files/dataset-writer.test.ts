@@ -8,7 +8,14 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import { DatasetWriter, type DatasetWriterOptions } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
 import { ManualClock, type Level } from '@quoteflow/core';
-import { bar, barUpdate, depth, level, suspension, warmEncoderThread } from './internal/test-records.js';
+import {
+  bar,
+  barUpdate,
+  depth,
+  level,
+  suspension,
+  warmEncoderThread,
+} from '../../test-support/test-records.js';
 
 let dir: string;
 

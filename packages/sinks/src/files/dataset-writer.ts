@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { systemClock, type Clock } from '@quoteflow/core';
+import { renameDurably, systemClock, type Clock } from '@quoteflow/core';
 import { join, relative, resolve, sep } from 'node:path';
 import {
   datasetKindOf,
@@ -12,7 +12,6 @@ import {
 import { createColumnBuilder, type ColumnBuilder } from './internal/column-builders.js';
 import { FileSinkError } from './file-sink-error.js';
 import { EncoderPool, type EncodeHandle } from './internal/encoder-pool.js';
-import { moveIntoPlace } from './internal/encode-worker.js';
 import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './internal/staging.js';
 
 /**
@@ -370,7 +369,7 @@ export class DatasetWriter implements AsyncDisposable {
         `DatasetWriter: ${relativePath} not committed: this writer may no longer write (its lease lapsed)`,
       );
     }
-    await moveIntoPlace(readyPath, finalPath);
+    await renameDurably(readyPath, finalPath);
     return res;
   }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { concat, from, lastValueFrom, NEVER, Subject, throwError, toArray } from 'rxjs';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { bar, barUpdate, suspension, warmEncoderThread } from './internal/test-records.js';
+import { bar, barUpdate, suspension, warmEncoderThread } from '../../test-support/test-records.js';
 import { writeDataset } from './write-dataset.js';
 
 // The operator does file I/O and completes on a promise, so these tests run in real time against

@@ -1,7 +1,7 @@
 import type { DepthTick, QuoteflowError } from '@quoteflow/core';
 import { InvalidOptionError } from '@quoteflow/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FakeDriver, ackAll, settle } from './internal/fake-driver.js';
+import { FakeDriver, ackAll, settle } from '../../test-support/fake-driver.js';
 import { KafkaDeliveryError } from './kafka-delivery-error.js';
 import { KafkaSinkClosedError } from './kafka-sink-closed-error.js';
 import { KafkaSink, type KafkaSinkOptions } from './kafka-sink.js';

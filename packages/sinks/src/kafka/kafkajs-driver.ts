@@ -16,7 +16,7 @@ import type {
   KafkaTopicSpec,
 } from './kafka-producer-driver.js';
 import type { KafkaMessage } from './to-kafka-message.js';
-import { InvalidOptionError } from '@quoteflow/core';
+import { InvalidOptionError, retryWithBudget } from '@quoteflow/core';
 
 const { CompressionTypes, logLevel } = kafkajs;
 
@@ -138,17 +138,24 @@ export class KafkajsDriver implements KafkaProducerDriver {
     // Wait until every partition has a leader. kafkajs's own wait gives up on the transient
     // "unknown topic" a KRaft broker answers right after creating it, so poll here.
     const names = missing.map((t) => t.topic);
-    const deadline = Date.now() + this.#options.requestTimeoutMs;
-    for (;;) {
-      try {
-        const meta = await admin.fetchTopicMetadata({ topics: names });
-        if (meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)))
-          return;
-      } catch (err) {
-        if (!(err as { retriable?: boolean }).retriable || Date.now() > deadline) throw err;
-      }
-      if (Date.now() > deadline) return; // the producer's retries take it from here
-      await new Promise((r) => setTimeout(r, 100));
+    const leaderless = new Error('a partition has no leader yet');
+    try {
+      await retryWithBudget(
+        async () => {
+          const meta = await admin.fetchTopicMetadata({ topics: names });
+          if (!meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)))
+            throw leaderless;
+        },
+        {
+          budgetMs: this.#options.requestTimeoutMs,
+          baseDelayMs: 100,
+          maxDelayMs: 100,
+          jitter: 'none',
+          retryable: (err) => err === leaderless || (err as { retriable?: boolean }).retriable === true,
+        },
+      );
+    } catch (err) {
+      if (err !== leaderless) throw err; // the producer's retries take a leaderless partition from here
     }
   }
 

@@ -2,7 +2,7 @@ import type { DepthTick, GapMarker } from '@quoteflow/core';
 import { BufferOverflowError } from '@quoteflow/core';
 import { EMPTY, NEVER, Subject, concat, from, lastValueFrom, throwError, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { FakeDriver, ackAll, settle } from './internal/fake-driver.js';
+import { FakeDriver, ackAll, settle } from '../../test-support/fake-driver.js';
 import { KafkaDeliveryError } from './kafka-delivery-error.js';
 import { KafkaSink } from './kafka-sink.js';
 import { toKafka } from './to-kafka.js';

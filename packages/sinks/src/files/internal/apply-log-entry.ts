@@ -1,8 +1,8 @@
-import { access, link, open, readdir, rename, rm } from 'node:fs/promises';
+import { access, link, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { makeDirectory, renameDurably, syncDirectory } from '@quoteflow/core';
 import type { LogEntry } from '../dataset-log-format.js';
 import { FileSinkError } from '../file-sink-error.js';
-import { makeDirectory, moveIntoPlace } from './encode-worker.js';
 import { exchangePaths } from './exchange-paths.js';
 
 const exists = (p: string): Promise<boolean> =>
@@ -30,7 +30,7 @@ export async function applyLogEntry(root: string, entry: LogEntry): Promise<void
     const from = join(root, file.staged);
     const to = join(root, file.path);
     try {
-      await moveIntoPlace(from, to);
+      await renameDurably(from, to);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !(await exists(to))) {
         throw new FileSinkError(
@@ -82,10 +82,5 @@ async function applySwap(
       if (!replaced.has(name) && !present.has(name)) await rename(join(old, name), join(partition, name));
     await rm(old, { recursive: true, force: true });
   }
-  const dh = await open(partition, 'r');
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
+  await syncDirectory(partition);
 }

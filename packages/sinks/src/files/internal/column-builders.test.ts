@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DATASET_COLUMNS, SUSPENSION_RAW_COLUMNS } from '../dataset-columns.js';
 import { createColumnBuilder } from './column-builders.js';
 import type { ColumnBatch } from './column-data.js';
-import { bar, depth, level, suspension } from './test-records.js';
+import { bar, depth, level, suspension } from '../../../test-support/test-records.js';
 
 /** Decodes a batch back into rows, the way a reader would (a reference for the builders). */
 function rowsOf(batch: ColumnBatch): Record<string, unknown>[] {

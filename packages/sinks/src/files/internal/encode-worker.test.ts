@@ -10,7 +10,7 @@ import type { DatasetKind } from '../dataset-columns.js';
 import { createColumnBuilder } from './column-builders.js';
 import type { ColumnBatch } from './column-data.js';
 import { EncodeSession, encodeBatches, type ParquetLayout } from './encode-worker.js';
-import { bar, depth, level } from './test-records.js';
+import { bar, depth, level } from '../../../test-support/test-records.js';
 
 // hyparquet is the oracle: an independent Parquet reader (pure JavaScript, no parquet-rs code),
 // given zstd from node:zlib and timestamps as plain epoch-ms numbers.

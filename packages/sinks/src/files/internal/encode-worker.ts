@@ -1,11 +1,12 @@
 /**
  * Encodes one column batch into a file (Parquet via parquet-wasm, Arrow IPC via apache-arrow, or
- * NDJSON) and writes it atomically: `.tmp` under the staging directory, fsync, rename into place,
- * fsync of the target directory. Runs in a worker thread (heavy encoding off the event loop) or
+ * NDJSON) and writes it durably (core's `writeFileDurably`): `.tmp` under the staging directory,
+ * fsync, rename into place, fsync of the target directory. Runs in a worker thread (heavy encoding off the event loop) or
  * inline when the pool has no threads.
  *
  * This file is also a worker entry: under vitest it runs from source through Node's own type
- * stripping, so it uses erasable TypeScript only and imports nothing relative but types.
+ * stripping, so it uses erasable TypeScript only and imports nothing relative but types (packages
+ * resolve to their builds).
  */
 import { Table, tableToIPC } from 'apache-arrow';
 import {
@@ -16,9 +17,9 @@ import {
   writeParquet,
 } from 'parquet-wasm';
 import type { RecordBatch as WasmRecordBatch, WriterProperties } from 'parquet-wasm';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+// Core's one durable write, from its own entry point: a worker thread need not load all of core.
+import { writeFileDurably } from '@quoteflow/core/write-file-durably';
 import type { ColumnBatch } from './column-data.js';
 import type * as ArrowTableModule from './arrow-table.js';
 import type * as NdjsonRowsModule from './ndjson-rows.js';
@@ -161,7 +162,10 @@ export class EncodeSession {
     }
   }
 
-  /** Encodes what is left and writes the file atomically (see {@link writeAtomically}). */
+  /**
+   * Encodes what is left and writes the file durably: to `stagingPath`, fsync'd, renamed to
+   * `finalPath`, its directory fsync'd (core's `writeFileDurably`).
+   */
   async end(stagingPath: string, finalPath: string): Promise<EncodeResult> {
     if (this.error !== undefined) throw this.error.cause;
     if (this.rows === 0) throw new Error('an encode session ended without rows');
@@ -170,7 +174,7 @@ export class EncodeSession {
       this.parquet.input.close();
       parts = await this.parquet.output;
     } else parts = [encodeBatches(this.batches.splice(0), this.format)];
-    await writeAtomically(stagingPath, finalPath, parts);
+    await writeFileDurably(finalPath, parts, { tempPath: stagingPath });
     return { bytes: parts.reduce((n, p) => n + p.length, 0) };
   }
 
@@ -211,67 +215,6 @@ function startParquetStream(properties: WriterProperties): ParquetStream {
   })();
   output.catch(() => undefined); // raised by end()
   return { input: input!, output };
-}
-
-/**
- * `mkdir -p` that fails instead of hanging: Node's recursive mkdir never returns where mkdir
- * answers ENOENT under a parent that exists (procfs, `/proc/x`), so each level is made once and a
- * level that still cannot be made is an error.
- */
-export async function makeDirectory(dir: string): Promise<void> {
-  try {
-    await mkdir(dir);
-    return;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return;
-    if (code !== 'ENOENT' || dirname(dir) === dir) throw error;
-  }
-  await makeDirectory(dirname(dir));
-  try {
-    await mkdir(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-}
-
-/** Renames a finished file into place (creating its directory) and fsyncs the directory entry. */
-export async function moveIntoPlace(from: string, to: string): Promise<void> {
-  const dir = dirname(to);
-  await makeDirectory(dir);
-  await rename(from, to);
-  // The rename itself is durable only once the directory entry is.
-  const dh = await open(dir, 'r');
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
-}
-
-/** Writes `bytes` (in order) to `stagingPath`, fsyncs, renames to `finalPath` and fsyncs its directory. */
-export async function writeAtomically(
-  stagingPath: string,
-  finalPath: string,
-  bytes: Uint8Array | readonly Uint8Array[],
-): Promise<void> {
-  await makeDirectory(dirname(stagingPath));
-  const fh = await open(stagingPath, 'wx');
-  let closed = false;
-  try {
-    for (const part of bytes instanceof Uint8Array ? [bytes] : bytes) {
-      let off = 0;
-      while (off < part.length) off += (await fh.write(part, off, part.length - off)).bytesWritten;
-    }
-    await fh.sync();
-    await fh.close();
-    closed = true;
-    await moveIntoPlace(stagingPath, finalPath);
-  } catch (err) {
-    if (!closed) await fh.close().catch(() => undefined);
-    await rm(stagingPath, { force: true });
-    throw err;
-  }
 }
 
 /** Worker protocol: a session per file, opened, fed and ended (answered with its id) or aborted. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { retryWithBudget } from '@quoteflow/core';
 import { FileSinkError } from '../file-sink-error.js';
 import { isProcessAlive } from './staging.js';
 
@@ -16,7 +16,7 @@ interface LockBody {
 
 /** Options of {@link acquirePublishLock}. */
 export interface PublishLockOptions {
-  /** Give up (`QF_LOCKED`) after waiting this long for a live holder. @defaultValue 60,000 ms */
+  /** Give up (`QF_LOCKED`) after waiting this long (monotonic time) for a live holder. @defaultValue 60,000 ms */
   readonly timeoutMs?: number;
   /**
    * A holder that has not released the lock this long after taking it is presumed stuck (paused,
@@ -48,24 +48,24 @@ export async function acquirePublishLock(
 ): Promise<PublishLock> {
   const now = options.now ?? Date.now;
   const ttlMs = options.ttlMs ?? 30_000;
-  const deadline = now() + (options.timeoutMs ?? 60_000);
   const owner = `${HOST}~${process.pid}~${randomBytes(4).toString('hex')}`;
-  for (let attempt = 0; ; attempt++) {
-    const body: LockBody = { owner, host: HOST, pid: process.pid, expiresAtMs: now() + ttlMs };
-    try {
-      const fh = await open(path, 'wx');
+  const tryOnce = async (): Promise<PublishLock> => {
+    for (;;) {
+      const body: LockBody = { owner, host: HOST, pid: process.pid, expiresAtMs: now() + ttlMs };
       try {
-        await fh.writeFile(JSON.stringify(body));
-      } finally {
-        await fh.close();
+        const fh = await open(path, 'wx');
+        try {
+          await fh.writeFile(JSON.stringify(body));
+        } finally {
+          await fh.close();
+        }
+        return { release: () => releaseIfOwned(path, owner) };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
-      return { release: () => releaseIfOwned(path, owner) };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const held = await readLock(path);
-    if (held === 'gone') continue;
-    if (isStale(held, now(), ttlMs)) {
+      const held = await readLock(path);
+      if (held === 'gone') continue;
+      if (!isStale(held, now(), ttlMs)) throw new LockHeld(held);
       // Renaming is atomic: of several waiters that judged it stale, one moves it aside.
       const aside = `${path}.broken-${randomBytes(4).toString('hex')}`;
       try {
@@ -74,13 +74,26 @@ export async function acquirePublishLock(
       } catch {
         // another waiter broke it first
       }
-      continue;
     }
-    if (now() >= deadline) {
-      const who = 'pid' in held ? `process ${held.pid} on ${held.host}` : 'another process';
-      throw new FileSinkError('QF_LOCKED', `the dataset's publish lock ${path} is held by ${who}`);
-    }
-    await sleep(Math.min(100, 5 + attempt * 5) * (0.5 + Math.random()));
+  };
+  try {
+    return await retryWithBudget(tryOnce, {
+      budgetMs: options.timeoutMs ?? 60_000,
+      baseDelayMs: 10,
+      maxDelayMs: 100,
+      retryable: (err) => err instanceof LockHeld,
+    });
+  } catch (err) {
+    if (!(err instanceof LockHeld)) throw err;
+    const who = 'pid' in err.held ? `process ${err.held.pid} on ${err.held.host}` : 'another process';
+    throw new FileSinkError('QF_LOCKED', `the dataset's publish lock ${path} is held by ${who}`);
+  }
+}
+
+/** The lock is held by a live holder: wait and try again. */
+class LockHeld extends Error {
+  constructor(readonly held: LockBody | { unreadableSinceMs: number }) {
+    super('the publish lock is held');
   }
 }
 

@@ -2,8 +2,8 @@
 // 20 ms, start-anchored) from the shared database for 400 ms as fast as it can, and prints the
 // instant of each start it got, one per line. The scheduler's clock here is the monotonic clock
 // itself (offset 0), so the printed instants are exactly the stored ones.
-import { SqliteWindowStore } from '../sqlite-window-store.js';
-import { systemMachineTime, type MachineTime } from './machine-time.js';
+import { SqliteWindowStore } from '../src/scheduler/sqlite-window-store.js';
+import { systemMachineTime, type MachineTime } from '../src/scheduler/internal/machine-time.js';
 
 const [stateDir, token] = process.argv.slice(2) as [string, string];
 let lastMs = 0;

@@ -1,6 +1,6 @@
 /** A scripted producer driver for unit tests: records calls; each batch's fate is up to the test. */
-import type { KafkaProducerDriver, KafkaTopicSpec } from '../kafka-producer-driver.js';
-import type { KafkaMessage } from '../to-kafka-message.js';
+import type { KafkaProducerDriver, KafkaTopicSpec } from '../src/kafka/kafka-producer-driver.js';
+import type { KafkaMessage } from '../src/kafka/to-kafka-message.js';
 
 export interface SentBatch {
   readonly messages: readonly KafkaMessage[];

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bar, BarUpdate, DepthTick, Level, SuspensionRecord } from '@quoteflow/core';
-import { DatasetWriter } from '../dataset-writer.js';
+import { DatasetWriter } from '../src/files/dataset-writer.js';
 
 /** Test helpers: domain records with every key present (core's convention). */
 export function bar(code: string, tsMs: number, over: Partial<Bar> = {}): Bar {
