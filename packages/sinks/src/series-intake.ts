@@ -3,10 +3,10 @@ import { addWatermark, type SeriesWatermark } from './files/dataset-log-format.j
 
 /**
  * What a committing sink holds of each series, and the final bars it took since: the rule that
- * makes a replay harmless, for every `CommittingSink` (write your own with it). A final bar is new when no commit covers it (`first <= tsMs <= last`)
- * and it was not taken since (by a checkpoint in progress or after it). Bars come in order within
- * each direction (newer than `last`, or older than `first` when history grows backwards), so the
- * extents of what was taken say what was taken.
+ * makes a replay harmless, for every `CommittingSink` (write your own with it). A final bar is new
+ * when no commit covers it (`first <= tsMs <= last`) and it was not taken since (by a checkpoint in
+ * progress or after it). Bars come in order within each direction (newer than `last`, or older
+ * than `first` when history grows backwards), so the extents of what was taken say what was taken.
  */
 export class SeriesIntake {
   #committed: Map<string, SeriesWatermark>;
@@ -28,7 +28,7 @@ export class SeriesIntake {
   take(u: Pick<BarUpdate, 'code' | 'klineType' | 'tsMs'>): boolean {
     const key = seriesKey(u.code, u.klineType);
     const ts = u.tsMs;
-    if (covers(this.#committing.get(key), ts)) return false;
+    if (covers(this.#committed.get(key), ts) || covers(this.#committing.get(key), ts)) return false;
     const pending = this.#pending.get(key);
     if (covers(pending, ts)) return false;
     this.#pending.set(key, addWatermark(pending, { first: ts, last: ts, rows: 1 }));
