@@ -21,9 +21,17 @@ export interface ShareableRun<S> {
   remove?(items: readonly string[]): Promise<void>;
 }
 
-/** Whether a worker's work may still commit (see {@link ClusterMembership.leaseValid}). */
+/** A worker's standing in its group, as its work needs it. */
 export interface WorkLease {
+  /** Whether the work may still commit (see {@link ClusterMembership.leaseValid}). */
   readonly valid: () => boolean;
+  /** This worker's id (unique among the live workers). */
+  readonly workerId: string;
+  /**
+   * Workers seen alive earlier that are no longer (dead or left), oldest departure first: whoever
+   * takes over their items may fence what they left open (a Kafka transactional id, say) first.
+   */
+  readonly departed: () => readonly string[];
 }
 
 /** A failure that only means "this work may no longer commit" (`QF_FENCED`): not the worker's end. */
@@ -187,7 +195,23 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     }
   };
 
-  const lease: WorkLease = { valid: () => membership.leaseValid() };
+  const seen = new Set<string>();
+  const departed: string[] = [];
+  const lease: WorkLease = {
+    valid: () => membership.leaseValid(),
+    workerId: membership.workerId,
+    departed: () => departed,
+  };
+  /** Notes the workers a view no longer lists (a fenced view lists none: it says nothing of them). */
+  const noteDepartures = (v: MembershipView): void => {
+    if (v.fenced) return;
+    for (const id of seen)
+      if (!v.members.includes(id)) {
+        seen.delete(id);
+        departed.push(id);
+      }
+    for (const id of v.members) if (id !== membership.workerId) seen.add(id);
+  };
 
   const reconcile = async (): Promise<void> => {
     if (retry !== undefined) clock.clearTimeout(retry);
@@ -398,6 +422,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     options.signal?.addEventListener('abort', onAbort, { once: true });
     subscription = membership.views$.subscribe((v) => {
       view = v;
+      noteDepartures(v);
       emit({ type: 'members', atMs: Date.now(), members: v.members, fenced: v.fenced });
       // A fence stops the work at once; otherwise the first claim waits for the set to settle.
       if (v.fenced) schedule();
