@@ -241,3 +241,12 @@ export function javaPartitionOf(key: string, partitions: number): number {
 function sortByPartitionOffset(messages: ReadMessage[]): ReadMessage[] {
   return messages.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
 }
+
+/** Resolves once `cond()` holds (checked every 20 ms); rejects naming `what` after `timeoutMs`. */
+export async function waitUntil(cond: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
