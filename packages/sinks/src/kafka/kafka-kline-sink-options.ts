@@ -17,6 +17,7 @@ export interface KafkaKlineSinkOptions extends Omit<KafkaSinkOptions, 'driver'> 
    * transaction, so a `read_committed` consumer sees every final bar once, across kill -9, broker
    * restarts and takeovers. `at-least-once`: the idempotent producer only; after a crash a final
    * bar may come again (consumers dedupe on key + `kline_type` + `ts`).
+   * @defaultValue `'exactly-once'`
    */
   readonly delivery?: KafkaDelivery;
   /**
@@ -31,11 +32,13 @@ export interface KafkaKlineSinkOptions extends Omit<KafkaSinkOptions, 'driver'> 
    * broker's `transaction.max.timeout.ms`), ms: a process that dies mid-transaction and is not
    * restarted holds `read_committed` consumers of its partitions back this long (or until
    * `fence()`). A checkpoint must come well within it.
+   * @defaultValue 60 000 ms (Kafka's)
    */
   readonly transactionTimeoutMs?: number;
   /**
    * How often a pipeline should checkpoint this sink, ms: a `read_committed` consumer sees records
    * only once their transaction commits, so far more often than files.
+   * @defaultValue 1 000 ms
    */
   readonly checkpointEveryMs?: number;
   /** The compacted topic of committed watermarks; default `<topicPrefix>.kline.watermarks`. */
@@ -45,11 +48,13 @@ export interface KafkaKlineSinkOptions extends Omit<KafkaSinkOptions, 'driver'> 
    * worker's checkpoint, a dead producer's transaction) to end, ms. Keep it above
    * `transactionTimeoutMs` plus the broker's abort check (10 s by default): a dead worker's
    * transaction ends at its timeout.
+   * @defaultValue 75 000 ms
    */
   readonly watermarkReadTimeoutMs?: number;
   /**
    * Most records taken by `write()` and not yet acknowledged by the broker (`write` cannot wait);
    * past it the sink stops with `QF_BUFFER_OVERFLOW`. `flush()` waits for the acknowledgements.
+   * @defaultValue 100 000 records
    */
   readonly maxBufferedRecords?: number;
 }
@@ -161,4 +166,17 @@ function positiveInt(name: string, value: unknown): number {
     );
   }
   return value;
+}
+
+/** Checks the ids given to `fence()`: transactional ids, none of them the sink's own. */
+export function checkFencedIds(ids: readonly string[], own: string | undefined): void {
+  for (const id of ids) {
+    checkTransactionalId('transactionalIds', id);
+    if (id === own) {
+      throw new InvalidOptionError(
+        'transactionalIds',
+        `kafka: fence() takes other sinks' transactional ids, got this sink's own, ${JSON.stringify(id)}`,
+      );
+    }
+  }
 }

@@ -1,11 +1,11 @@
-import { InvalidOptionError, seriesKey, type BarUpdate } from '@quoteflow/core';
+import { seriesKey, type BarUpdate } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import { addWatermark, type SeriesWatermark } from '../files/dataset-log-format.js';
 import { KlineTransaction } from './internal/kline-transaction.js';
 import { PendingSeries } from './internal/pending-series.js';
 import { transactionalDriverFactory } from './internal/transactional-driver-factory.js';
 import {
-  checkTransactionalId,
+  checkFencedIds,
   resolveKlineSinkOptions,
   type KafkaDelivery,
   type KafkaKlineSinkOptions,
@@ -140,10 +140,19 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     if (this.#exactlyOnce) this.#committed = await this.#readWatermarks();
   }
 
+  /**
+   * Exactly once: per series (`CODE|K`), what the committed bars cover: read at `open`/`refresh`,
+   * advanced by each checkpoint (a live view). At least once: `undefined`.
+   */
   watermarks(): ReadonlyMap<string, SeriesWatermark> | undefined {
     return this.#exactlyOnce ? this.#committed : undefined;
   }
 
+  /**
+   * Takes one update without waiting. Exactly once, a final bar its series' watermark covers or
+   * taken since the last checkpoint is dropped. Throws the sink's failure (a {@link KafkaKlineSinkError}),
+   * `QF_BUFFER_OVERFLOW` past `maxBufferedRecords`, `QF_CLOSED` after `close()`.
+   */
   write(update: BarUpdate): void {
     this.#usable();
     if (update.final) {
@@ -163,6 +172,12 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     else this.#deliver(message);
   }
 
+  /**
+   * Exactly once: commits the records taken since the last checkpoint together with one watermark
+   * record per series that gained, in one transaction; at least once: waits for their
+   * acknowledgements. Checkpoints run one after the other; records taken meanwhile go to the next.
+   * Rejects with the sink's failure (the transaction is then aborted).
+   */
   checkpoint(): Promise<SinkCheckpoint> {
     if (this.#closed) return Promise.reject(this.#closedError());
     const previous = this.#checkpointing ?? Promise.resolve();
@@ -171,6 +186,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     return run;
   }
 
+  /** Reads the watermark topic again (after the running checkpoint): other workers' commits too. */
   async refresh(): Promise<void> {
     this.#usable();
     await this.#checkpointing?.catch(() => undefined);
@@ -185,14 +201,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
    */
   async fence(transactionalIds: readonly string[]): Promise<void> {
     if (this.#closed) throw this.#closedError();
-    for (const id of transactionalIds) {
-      checkTransactionalId('transactionalIds', id);
-      if (id === this.transactionalId)
-        throw new InvalidOptionError(
-          'transactionalIds',
-          `kafka: fence() takes other sinks' transactional ids, got this sink's own, ${JSON.stringify(id)}`,
-        );
-    }
+    checkFencedIds(transactionalIds, this.transactionalId);
     try {
       await this.#driver.fence(transactionalIds);
     } catch (err) {
@@ -212,6 +221,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     this.#usable();
   }
 
+  /** Counters since the sink opened. */
   stats(): KafkaKlineSinkStats {
     return {
       taken: this.#committedBars + (this.#sealed?.bars ?? 0) + this.#pending.bars,
@@ -224,6 +234,10 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     };
   }
 
+  /**
+   * Waits for a running checkpoint, aborts the open transaction (what was taken since the last
+   * checkpoint is not committed), disconnects. Idempotent; never rejects.
+   */
   close(): Promise<void> {
     this.#closing ??= this.#close();
     return this.#closing;

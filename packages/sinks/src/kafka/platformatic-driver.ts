@@ -30,7 +30,7 @@ type Transaction = Awaited<ReturnType<StringProducer['beginTransaction']>>;
  * only the broker's wait for replicas in a produce request; `requestTimeout` still bounds every
  * request); and producer id and epoch start at -1, Kafka's "none", without which (2.12: 0 and 0)
  * the broker answers a restarted process's `InitProducerId` with `PRODUCER_FENCED` once its
- * transactional id has been used.
+ * transactional id has been used; retries start at 20 ms (see {@link platformaticBackoff}).
  */
 export function platformaticProducerOptions(
   options: KafkaDriverOptions | KafkaTransactionalDriverOptions,
@@ -42,6 +42,7 @@ export function platformaticProducerOptions(
           timeout: options.transactionTimeoutMs,
           producerId: -1n,
           producerEpoch: -1,
+          retryDelay: platformaticBackoff(options.retryMaxDelayMs, 20),
         }
       : {};
   return {
