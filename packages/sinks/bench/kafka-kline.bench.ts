@@ -16,9 +16,7 @@
  * `.cache/kafka/instances/bench-kline`) and stops it. `KAFKA_KLINE_BENCH_BARS` (default 200000),
  * `KAFKA_KLINE_BENCH_ROUNDS` (default 3) and `KAFKA_KLINE_BENCH_DRIVERS` (default kafkajs,platformatic).
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import type { BarUpdate } from '@quoteflow/core';
 import {
   KAFKA_KLINE_SINK_DEFAULTS,
@@ -27,8 +25,8 @@ import {
   type KafkaDriverName,
 } from '@quoteflow/sinks';
 import kafkajs from 'kafkajs';
+import { benchBroker } from './bench-broker.js';
 
-const root = join(import.meta.dirname, '..', '..', '..');
 const N = Number(process.env['KAFKA_KLINE_BENCH_BARS'] ?? 200_000);
 const ROUNDS = Number(process.env['KAFKA_KLINE_BENCH_ROUNDS'] ?? 3);
 const DRIVERS = (process.env['KAFKA_KLINE_BENCH_DRIVERS'] ?? 'kafkajs,platformatic').split(
@@ -39,18 +37,8 @@ const SLICE = 1_000;
 const PARTITIONS = 6;
 const OPEN_SERIES = [500, 10_000];
 
-let brokers = process.env['KAFKA_BROKERS'] ?? '';
-const instance = join(root, '.cache', 'kafka', 'instances', 'bench-kline');
-const script = join(root, 'scripts', 'kafka', 'broker.sh');
-const env = { ...process.env, KAFKA_INSTANCE_DIR: instance, KAFKA_WATCH_PID: String(process.pid) };
-const startedHere = brokers === '';
-if (startedHere) {
-  brokers = execFileSync('bash', [script, 'start'], {
-    env,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
-}
+const broker = benchBroker('bench-kline');
+const brokers = broker.brokers;
 
 const T0 = Date.UTC(2026, 0, 5);
 const codes = Array.from({ length: SERIES }, (_, i) => `K${i}.US`);
@@ -182,7 +170,7 @@ const ms = (n: number): string => (n < 10 ? n.toFixed(1) : fmt(n));
 
 try {
   console.log(
-    `${fmt(N)} K-line records (${fmt(N - N / 5)} final bars, ${SERIES} series), ${PARTITIONS} partitions, gzip, a checkpoint every ${KAFKA_KLINE_SINK_DEFAULTS.checkpointEveryMs} ms, median of ${ROUNDS} rounds (interleaved); broker ${startedHere ? 'started by the bench' : brokers}\n`,
+    `${fmt(N)} K-line records (${fmt(N - N / 5)} final bars, ${SERIES} series), ${PARTITIONS} partitions, gzip, a checkpoint every ${KAFKA_KLINE_SINK_DEFAULTS.checkpointEveryMs} ms, median of ${ROUNDS} rounds (interleaved); broker ${broker.startedHere ? 'started by the bench' : brokers}\n`,
   );
   console.log(
     '| driver | delivery | bars/s | vs at least once | commit p50 / p95 | checkpoint() p50 / p95 | checkpoints |',
@@ -227,5 +215,5 @@ try {
     }
   }
 } finally {
-  if (startedHere) execFileSync('bash', [script, 'stop'], { env, stdio: 'inherit' });
+  broker.stop();
 }
