@@ -310,6 +310,21 @@ describe('KafkaKlineSink, exactly once', () => {
     );
   });
 
+  it('gives up opening after deliveryTimeoutMs, naming the brokers and what transactions need', async () => {
+    const cluster = new FakeKafkaCluster();
+    const err = await rejection(
+      open(
+        cluster,
+        { deliveryTimeoutMs: 30 },
+        { onOperation: (op) => (op === 'connect' ? new Promise(() => undefined) : undefined) },
+      ),
+    );
+    expect(err.code).toBe('QF_KAFKA_UNREACHABLE');
+    expect(err.message).toBe(
+      'kafka md.kline (exactly-once) could not open on 127.0.0.1:9092 (transactional id "w1"): no answer within deliveryTimeoutMs = 30 ms; if 127.0.0.1:9092 answer, check that they run transactions (transaction.state.log.replication.factor and .min.isr at most the brokers there are)',
+    );
+  });
+
   it('checks its options when opened', async () => {
     const cluster = new FakeKafkaCluster();
     const bad: [TestOptions, string][] = [

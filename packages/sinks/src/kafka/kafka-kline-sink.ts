@@ -2,6 +2,7 @@ import { seriesKey, type BarUpdate } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import { addWatermark, type SeriesWatermark } from '../files/dataset-log-format.js';
 import { KlineTransaction } from './internal/kline-transaction.js';
+import { OperationTimeout, withTimeout } from './internal/with-timeout.js';
 import { PendingSeries } from './internal/pending-series.js';
 import { transactionalDriverFactory } from './internal/transactional-driver-factory.js';
 import {
@@ -127,13 +128,20 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
   }
 
   async #open(): Promise<void> {
+    const { brokers, deliveryTimeoutMs } = this.#driverOptions;
     try {
-      await this.#inner.connect();
+      await withTimeout(this.#inner.connect(), deliveryTimeoutMs, 'deliveryTimeoutMs');
       if (this.#o.topics.length > 0) await this.#driver.ensureTopics(this.#o.topics);
     } catch (err) {
+      // A broker that answers but cannot create its transaction state log (a replication factor
+      // above the brokers there are) answers InitProducerId with "not available" for ever.
+      const hint =
+        this.#exactlyOnce && err instanceof OperationTimeout
+          ? `; if ${brokers.join(',')} answer, check that they run transactions (transaction.state.log.replication.factor and .min.isr at most the brokers there are)`
+          : '';
       throw new KafkaKlineSinkError(
         'QF_KAFKA_UNREACHABLE',
-        `${this.name} could not open on ${this.#driverOptions.brokers.join(',')}${this.#idNote()}: ${messageOf(err)}`,
+        `${this.name} could not open on ${brokers.join(',')}${this.#idNote()}: ${messageOf(err)}${hint}`,
         { retryable: true, cause: err },
       );
     }
