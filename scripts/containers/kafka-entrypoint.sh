@@ -1,7 +1,9 @@
 #!/bin/sh
 # The test image's broker: single-node KRaft with scripts/kafka/broker-settings.properties (as broker.sh),
 # listening on 9092 in the container and advertising 127.0.0.1:$KAFKA_ADVERTISED_PORT, the loopback
-# port the host publishes it on (clients on the host reach it only through that address).
+# port the host publishes it on (clients on the host reach it only through that address). The
+# broker cannot reach that address from inside, so it talks to itself (transaction markers, the
+# partition verification of transactional produce) on a listener of its own, INTERNAL, on 9094.
 # Storage is formatted once, so a stopped and started container keeps its topics and offsets.
 set -eu
 port="${KAFKA_ADVERTISED_PORT:?KAFKA_ADVERTISED_PORT: the host port that publishes 9092}"
@@ -12,8 +14,10 @@ data=/var/lib/kafka/data
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:9093
-listeners=PLAINTEXT://0.0.0.0:9092,CONTROLLER://127.0.0.1:9093
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=PLAINTEXT://0.0.0.0:9092,INTERNAL://127.0.0.1:9094,CONTROLLER://127.0.0.1:9093
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,INTERNAL://127.0.0.1:9094
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=INTERNAL
 log.dirs=$data
 PROPS
   cat "$home/broker-settings.properties"

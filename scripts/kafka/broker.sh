@@ -142,6 +142,8 @@ node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
 listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
 advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
 log.dirs=$instance/data
 EOF
     cat "$here/broker-settings.properties"

@@ -157,17 +157,32 @@ export async function consumeWithKafkajs(
 
 /**
  * Reads the whole of `topic` with kcat (librdkafka, an independent client), from the beginning to
- * the end at the time of the call: `kcat -C -b B -t T -f '%k\t%p\t%o\t%s\n' -e`.
+ * the end at the time of the call: `kcat -C -b B -t T -f '%k\t%p\t%o\t%s\n' -e`, with
+ * `-X isolation.level=…` when `isolation` is given (librdkafka's default is read_committed).
  */
 export async function consumeWithKcat(
   brokers: string,
   topic: string,
   timeoutMs = 30_000,
+  isolation?: 'read_committed' | 'read_uncommitted',
 ): Promise<ReadMessage[]> {
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(
       'kcat',
-      ['-C', '-b', brokers, '-t', topic, '-f', '%k\\t%p\\t%o\\t%s\\n', '-e', '-q', '-o', 'beginning'],
+      [
+        '-C',
+        '-b',
+        brokers,
+        '-t',
+        topic,
+        ...(isolation === undefined ? [] : ['-X', `isolation.level=${isolation}`]),
+        '-f',
+        '%k\\t%p\\t%o\\t%s\\n',
+        '-e',
+        '-q',
+        '-o',
+        'beginning',
+      ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -225,4 +240,13 @@ export function javaPartitionOf(key: string, partitions: number): number {
 
 function sortByPartitionOffset(messages: ReadMessage[]): ReadMessage[] {
   return messages.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+}
+
+/** Resolves once `cond()` holds (checked every 20 ms); rejects naming `what` after `timeoutMs`. */
+export async function waitUntil(cond: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

@@ -14,9 +14,7 @@
  * `KAFKA_BENCH_MESSAGES` (default 200000) and `KAFKA_BENCH_ROUNDS` (default 3) size the run;
  * `KAFKA_BENCH_COMPRESSIONS` (default `none,gzip,lz4`) picks the codecs.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { Producer } from '@platformatic/kafka';
 import type { DepthTick } from '@quoteflow/core';
 import {
@@ -34,9 +32,9 @@ import {
   type KafkaDriverOptions,
 } from '@quoteflow/sinks';
 import kafkajs from 'kafkajs';
+import { benchBroker } from './bench-broker.js';
 import { from, lastValueFrom } from 'rxjs';
 
-const root = join(import.meta.dirname, '..', '..', '..');
 const N = Number(process.env['KAFKA_BENCH_MESSAGES'] ?? 200_000);
 const ROUNDS = Number(process.env['KAFKA_BENCH_ROUNDS'] ?? 3);
 const COMPRESSIONS = (process.env['KAFKA_BENCH_COMPRESSIONS'] ?? 'none,gzip,lz4').split(
@@ -46,18 +44,8 @@ const PARTITIONS = 6;
 const BATCH = KAFKA_SINK_DEFAULTS.maxBatchRecords;
 
 // --- broker -------------------------------------------------------------------------------
-let brokers = process.env['KAFKA_BROKERS'] ?? '';
-const instance = join(root, '.cache', 'kafka', 'instances', 'bench');
-const script = join(root, 'scripts', 'kafka', 'broker.sh');
-const env = { ...process.env, KAFKA_INSTANCE_DIR: instance, KAFKA_WATCH_PID: String(process.pid) };
-const startedHere = brokers === '';
-if (startedHere) {
-  brokers = execFileSync('bash', [script, 'start'], {
-    env,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
-}
+const broker = benchBroker('bench');
+const brokers = broker.brokers;
 
 // --- data ---------------------------------------------------------------------------------
 const codes = Array.from({ length: 200 }, (_, i) => `B${i}.US`);
@@ -182,7 +170,7 @@ const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 try {
   console.log(
-    `${N.toLocaleString('en-US')} depth messages, ${codes.length} keys, ${PARTITIONS} partitions, batches of ${BATCH}, idempotent, acks=all, median of ${ROUNDS} rounds (interleaved); broker ${startedHere ? 'started by the bench' : brokers}\n`,
+    `${N.toLocaleString('en-US')} depth messages, ${codes.length} keys, ${PARTITIONS} partitions, batches of ${BATCH}, idempotent, acks=all, median of ${ROUNDS} rounds (interleaved); broker ${broker.startedHere ? 'started by the bench' : brokers}\n`,
   );
   for (const compression of COMPRESSIONS) {
     const times = new Map<string, number[]>(contenders.map(([name]) => [name, []]));
@@ -208,5 +196,5 @@ try {
   }
 } finally {
   await admin.disconnect();
-  if (startedHere) execFileSync('bash', [script, 'stop'], { env, stdio: 'inherit' });
+  broker.stop();
 }

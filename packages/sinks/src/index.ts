@@ -57,6 +57,23 @@ export type {
   KafkaDriverFactory,
 } from './kafka/kafka-sink.js';
 export { toKafka, TO_KAFKA_DEFAULTS } from './kafka/to-kafka.js';
+// Kafka K-lines committed in checkpoints: exactly once (transactions + a watermark topic) or at least once.
+export { KafkaKlineSink } from './kafka/kafka-kline-sink.js';
+export type { KafkaKlineSinkStats } from './kafka/kafka-kline-sink-stats.js';
+export { KAFKA_KLINE_SINK_DEFAULTS, KAFKA_DELIVERIES } from './kafka/kafka-kline-sink-options.js';
+export type { KafkaKlineSinkOptions, KafkaDelivery } from './kafka/kafka-kline-sink-options.js';
+export { KafkaKlineSinkError, KAFKA_KLINE_SINK_ERROR_CODES } from './kafka/kafka-kline-sink-error.js';
+export type { KafkaKlineSinkErrorCode } from './kafka/kafka-kline-sink-error.js';
+export { klineWatermarkMessage, klineWatermarksOf } from './kafka/kline-watermark-record.js';
+export type { KlineWatermarkValue } from './kafka/kline-watermark-record.js';
+export { isProducerFencedError } from './kafka/kafka-transactional-driver.js';
+export type {
+  KafkaTransactionalDriver,
+  KafkaTransactionalDriverOptions,
+  KafkaTransactionalDriverFactory,
+  KafkaCommittedRecord,
+} from './kafka/kafka-transactional-driver.js';
+
 export type { ToKafkaOptions } from './kafka/to-kafka.js';
 export {
   KAFKA_TOPIC_KINDS,

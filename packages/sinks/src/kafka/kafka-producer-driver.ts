@@ -15,6 +15,8 @@ export interface KafkaTopicSpec {
   readonly partitions: number;
   /** Replication factor of a new topic; `-1` = the broker's `default.replication.factor`. */
   readonly replicationFactor: number;
+  /** Topic configs of a new topic (`cleanup.policy: 'compact'`); the broker's defaults otherwise. */
+  readonly configs?: Readonly<Record<string, string>>;
 }
 
 /**

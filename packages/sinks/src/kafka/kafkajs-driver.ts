@@ -7,14 +7,16 @@ import type {
   Producer,
   ProducerConfig,
   TopicMessages,
+  Transaction,
 } from 'kafkajs';
 import { registerKafkajsCodecs, hasZstd } from './internal/kafkajs-codecs.js';
+import { readCommittedTopic } from './internal/read-committed-topic.js';
+import type { KafkaCompression, KafkaDriverOptions, KafkaTopicSpec } from './kafka-producer-driver.js';
 import type {
-  KafkaCompression,
-  KafkaDriverOptions,
-  KafkaProducerDriver,
-  KafkaTopicSpec,
-} from './kafka-producer-driver.js';
+  KafkaCommittedRecord,
+  KafkaTransactionalDriver,
+  KafkaTransactionalDriverOptions,
+} from './kafka-transactional-driver.js';
 import type { KafkaMessage } from './to-kafka-message.js';
 import { InvalidOptionError, retryWithBudget } from '@quoteflow/core';
 
@@ -50,15 +52,33 @@ export function kafkajsClientConfig(options: KafkaDriverOptions): KafkaConfig {
   };
 }
 
-/** See {@link kafkajsClientConfig}. */
-export function kafkajsProducerConfig(options: KafkaDriverOptions): ProducerConfig {
+/**
+ * See {@link kafkajsClientConfig}. With a `transactionalId` (transactional options), the producer
+ * runs transactions with the given `transactionTimeoutMs`.
+ */
+export function kafkajsProducerConfig(
+  options: KafkaDriverOptions | KafkaTransactionalDriverOptions,
+): ProducerConfig {
+  const transactionalId = 'transactionalId' in options ? options.transactionalId : undefined;
+  const transactional =
+    transactionalId !== undefined && 'transactionTimeoutMs' in options
+      ? { transactionalId, transactionTimeout: options.transactionTimeoutMs }
+      : {};
   return {
+    ...transactional,
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
     // Idempotence needs retries without limit (kafkajs warns otherwise); the sink's
     // `deliveryTimeoutMs` bounds how long a batch may take instead.
-    retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: options.retryMaxDelayMs },
+    // A transaction's first request meets CONCURRENT_TRANSACTIONS while the broker still writes the
+    // previous commit's markers (a few ms): retrying after 100 ms would stall every checkpoint, so
+    // transactional producers start at 20 ms, as the Java client does for AddPartitionsToTxn.
+    retry: {
+      retries: Number.MAX_SAFE_INTEGER,
+      initialRetryTime: transactionalId === undefined ? 100 : 20,
+      maxRetryTime: options.retryMaxDelayMs,
+    },
   };
 }
 
@@ -88,26 +108,77 @@ export function kafkajsTopicMessages(messages: readonly KafkaMessage[]): TopicMe
 /**
  * The default driver: kafkajs 2 with an idempotent producer, `acks=all`, the chosen compression
  * (gzip built in; zstd, lz4 and snappy registered by quoteflow) and Java-compatible murmur2
- * partitioning by key.
+ * partitioning by key. Given a `transactionalId`, it runs transactions (kafkajs's
+ * `producer.transaction()`); it reads topics back with {@link readCommittedTopic}.
  */
-export class KafkajsDriver implements KafkaProducerDriver {
+export class KafkajsDriver implements KafkaTransactionalDriver {
   readonly name = 'kafkajs';
-  readonly #options: KafkaDriverOptions;
+  readonly #options: KafkaDriverOptions | KafkaTransactionalDriverOptions;
   readonly #kafka: Kafka;
   readonly #producer: Producer;
   readonly #compression: CompressionType;
+  readonly #transactionalId: string | undefined;
+  readonly #transactionTimeoutMs: number;
+  #transaction: Transaction | undefined;
   #admin: Admin | undefined;
   #closed = false;
 
-  constructor(options: KafkaDriverOptions) {
+  constructor(options: KafkaDriverOptions | KafkaTransactionalDriverOptions) {
     this.#options = options;
     this.#compression = kafkajsCompression(options.compression);
     this.#kafka = new kafkajs.Kafka(kafkajsClientConfig(options));
     this.#producer = this.#kafka.producer(kafkajsProducerConfig(options));
+    this.#transactionalId = 'transactionalId' in options ? options.transactionalId : undefined;
+    // Kafka's default `transaction.timeout.ms`, for the producers of fence() of a plain driver.
+    this.#transactionTimeoutMs = 'transactionTimeoutMs' in options ? options.transactionTimeoutMs : 60_000;
   }
 
   async connect(): Promise<void> {
     await this.#producer.connect();
+    // kafkajs sends InitProducerId with the transactional id on its first transaction(); a
+    // transaction that sent nothing ends without a request.
+    if (this.#transactionalId !== undefined) await (await this.#producer.transaction()).abort();
+  }
+
+  async begin(): Promise<void> {
+    if (this.#transactionalId === undefined) throw new Error('kafkajs: begin() without a transactionalId');
+    if (this.#transaction !== undefined) throw new Error('kafkajs: begin() while a transaction is open');
+    this.#transaction = await this.#producer.transaction();
+  }
+
+  async commit(): Promise<void> {
+    const transaction = this.#transaction;
+    if (transaction === undefined) throw new Error('kafkajs: commit() without an open transaction');
+    await transaction.commit();
+    this.#transaction = undefined;
+  }
+
+  async abort(): Promise<void> {
+    const transaction = this.#transaction;
+    this.#transaction = undefined;
+    if (transaction?.isActive() === true) await transaction.abort();
+  }
+
+  async fence(transactionalIds: readonly string[]): Promise<void> {
+    for (const transactionalId of transactionalIds) {
+      const producer = this.#kafka.producer(
+        kafkajsProducerConfig({
+          ...this.#options,
+          transactionalId,
+          transactionTimeoutMs: this.#transactionTimeoutMs,
+        }),
+      );
+      try {
+        await producer.connect();
+        await (await producer.transaction()).abort();
+      } finally {
+        await producer.disconnect();
+      }
+    }
+  }
+
+  readCommitted(topic: string, waitMs: number): Promise<KafkaCommittedRecord[]> {
+    return readCommittedTopic(this.#options, topic, waitMs);
   }
 
   async ensureTopics(topics: readonly KafkaTopicSpec[]): Promise<void> {
@@ -128,6 +199,7 @@ export class KafkajsDriver implements KafkaProducerDriver {
           topic: t.topic,
           numPartitions: t.partitions,
           replicationFactor: t.replicationFactor,
+          configEntries: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
         })),
       });
     } catch (err) {
@@ -160,7 +232,7 @@ export class KafkajsDriver implements KafkaProducerDriver {
   }
 
   async send(messages: readonly KafkaMessage[]): Promise<void> {
-    await this.#producer.sendBatch({
+    await (this.#transaction ?? this.#producer).sendBatch({
       acks: -1,
       timeout: this.#options.requestTimeoutMs,
       compression: this.#compression,

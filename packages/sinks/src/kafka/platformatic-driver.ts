@@ -5,22 +5,46 @@ import {
   stringSerializers,
   type ProducerOptions,
 } from '@platformatic/kafka';
-import type { KafkaDriverOptions, KafkaProducerDriver, KafkaTopicSpec } from './kafka-producer-driver.js';
+import { platformaticBackoff } from './internal/platformatic-backoff.js';
+import { readCommittedTopic } from './internal/read-committed-topic.js';
+import type { KafkaDriverOptions, KafkaTopicSpec } from './kafka-producer-driver.js';
+import type {
+  KafkaCommittedRecord,
+  KafkaTransactionalDriver,
+  KafkaTransactionalDriverOptions,
+} from './kafka-transactional-driver.js';
 import type { KafkaMessage } from './to-kafka-message.js';
 
-/** Exponential back-off between retries: 100 ms doubling up to `maxMs`. */
-const backoff = (maxMs: number) => (_client: unknown, _op: string, attempt: number) =>
-  Math.min(maxMs, 100 * 2 ** Math.min(attempt - 1, 16));
+type StringProducer = Producer<string, string, string, string>;
+/** The library does not export its Transaction class by name. */
+type Transaction = Awaited<ReturnType<StringProducer['beginTransaction']>>;
 
 /**
  * The settings the sink's @platformatic/kafka producer uses, exported so the benchmark's baseline
  * uses exactly the same ones: idempotent (`acks=all`, one request in flight, retries until
  * acknowledged), Java-compatible murmur2 partitioning (the same partition per key as kafkajs and
  * the Java client), no topic auto-creation.
+ *
+ * With a `transactionalId` (transactional options): the library sends its `timeout` as the
+ * transaction timeout of `InitProducerId`, so `timeout` is `transactionTimeoutMs` (it is otherwise
+ * only the broker's wait for replicas in a produce request; `requestTimeout` still bounds every
+ * request); and producer id and epoch start at -1, Kafka's "none", without which (2.12: 0 and 0)
+ * the broker answers a restarted process's `InitProducerId` with `PRODUCER_FENCED` once its
+ * transactional id has been used; retries start at 20 ms (see {@link platformaticBackoff}).
  */
 export function platformaticProducerOptions(
-  options: KafkaDriverOptions,
+  options: KafkaDriverOptions | KafkaTransactionalDriverOptions,
 ): ProducerOptions<string, string, string, string> {
+  const transactional =
+    'transactionalId' in options && options.transactionalId !== undefined
+      ? {
+          transactionalId: options.transactionalId,
+          timeout: options.transactionTimeoutMs,
+          producerId: -1n,
+          producerEpoch: -1,
+          retryDelay: platformaticBackoff(options.retryMaxDelayMs, 20),
+        }
+      : {};
   return {
     clientId: options.clientId,
     bootstrapBrokers: [...options.brokers],
@@ -34,30 +58,76 @@ export function platformaticProducerOptions(
     timeout: options.requestTimeoutMs,
     requestTimeout: options.requestTimeoutMs,
     retries: Number.MAX_SAFE_INTEGER,
-    retryDelay: backoff(options.retryMaxDelayMs),
+    retryDelay: platformaticBackoff(options.retryMaxDelayMs),
+    ...transactional,
   };
 }
 
 /**
  * The maintained alternative to kafkajs: @platformatic/kafka (pure TypeScript), idempotent with
  * `acks=all`, every compression codec built in, and the same key → partition mapping as kafkajs.
+ * Given a `transactionalId`, it runs transactions (`producer.beginTransaction()`); it reads topics
+ * back with {@link readCommittedTopic} (its own read_committed filter keeps some aborted records).
  */
-export class PlatformaticKafkaDriver implements KafkaProducerDriver {
+export class PlatformaticKafkaDriver implements KafkaTransactionalDriver {
   readonly name = 'platformatic';
-  readonly #options: KafkaDriverOptions;
-  readonly #producer: Producer<string, string, string, string>;
+  readonly #options: KafkaDriverOptions | KafkaTransactionalDriverOptions;
+  readonly #producer: StringProducer;
+  readonly #transactionalId: string | undefined;
+  #transaction: Transaction | undefined;
   #admin: Admin | undefined;
   #closed = false;
 
-  constructor(options: KafkaDriverOptions) {
+  constructor(options: KafkaDriverOptions | KafkaTransactionalDriverOptions) {
     this.#options = options;
     this.#producer = new Producer(platformaticProducerOptions(options));
+    this.#transactionalId = 'transactionalId' in options ? options.transactionalId : undefined;
   }
 
   async connect(): Promise<void> {
     // Fetches the broker's API versions and the producer id up front, so connection problems show
-    // here rather than on the first batch.
-    await this.#producer.initIdempotentProducer({});
+    // here rather than on the first batch. With a transactional id, the library sends
+    // InitProducerId on its first transaction; ending it locally (cancel) sends nothing.
+    if (this.#transactionalId === undefined) await this.#producer.initIdempotentProducer({});
+    else await initTransactions(this.#producer);
+  }
+
+  async begin(): Promise<void> {
+    if (this.#transactionalId === undefined)
+      throw new Error('platformatic: begin() without a transactionalId');
+    this.#transaction = await this.#producer.beginTransaction();
+  }
+
+  async commit(): Promise<void> {
+    const transaction = this.#transaction;
+    if (transaction === undefined) throw new Error('platformatic: commit() without an open transaction');
+    await transaction.commit();
+    this.#transaction = undefined;
+  }
+
+  async abort(): Promise<void> {
+    const transaction = this.#transaction;
+    this.#transaction = undefined;
+    if (transaction !== undefined && !transaction.completed) await transaction.abort();
+  }
+
+  async fence(transactionalIds: readonly string[]): Promise<void> {
+    const transactionTimeoutMs =
+      'transactionTimeoutMs' in this.#options ? this.#options.transactionTimeoutMs : 60_000;
+    for (const transactionalId of transactionalIds) {
+      const producer = new Producer(
+        platformaticProducerOptions({ ...this.#options, transactionalId, transactionTimeoutMs }),
+      );
+      try {
+        await initTransactions(producer);
+      } finally {
+        await producer.close(true);
+      }
+    }
+  }
+
+  readCommitted(topic: string, waitMs: number): Promise<KafkaCommittedRecord[]> {
+    return readCommittedTopic(this.#options, topic, waitMs);
   }
 
   async ensureTopics(topics: readonly KafkaTopicSpec[]): Promise<void> {
@@ -68,30 +138,40 @@ export class PlatformaticKafkaDriver implements KafkaProducerDriver {
       connectTimeout: this.#options.connectTimeoutMs,
       timeout: this.#options.requestTimeoutMs,
       retries: 5,
-      retryDelay: backoff(this.#options.retryMaxDelayMs),
+      retryDelay: platformaticBackoff(this.#options.retryMaxDelayMs),
     });
-    const existing = new Set(await this.#admin.listTopics());
+    const admin = this.#admin;
+    const existing = new Set(await admin.listTopics());
     const missing = topics.filter((t) => !existing.has(t.topic));
     if (missing.length === 0) return;
+    // One request per set of topic configs: the library applies one set to every topic of a call.
+    const byConfigs = new Map<string, KafkaTopicSpec[]>();
+    for (const t of missing) {
+      const key = JSON.stringify(Object.entries(t.configs ?? {}).sort());
+      byConfigs.set(key, [...(byConfigs.get(key) ?? []), t]);
+    }
     try {
-      await this.#admin.createTopics({
-        topics: missing.map((t) => ({
-          topic: t.topic,
-          partitions: t.partitions,
-          replicas: t.replicationFactor,
-        })),
-      });
+      for (const group of byConfigs.values()) {
+        await admin.createTopics({
+          topics: group.map((t) => ({
+            topic: t.topic,
+            partitions: t.partitions,
+            replicas: t.replicationFactor,
+          })),
+          configs: Object.entries(group[0]?.configs ?? {}).map(([name, value]) => ({ name, value })),
+        });
+      }
     } catch (err) {
       // Another producer may have created them meanwhile; only a topic still missing is an error.
-      const now = new Set(await this.#admin.listTopics());
+      const now = new Set(await admin.listTopics());
       if (missing.some((t) => !now.has(t.topic))) throw err;
     }
   }
 
   async send(messages: readonly KafkaMessage[]): Promise<void> {
-    await this.#producer.send({
-      messages: messages.map((m) => ({ topic: m.topic, key: m.key, value: m.value })),
-    });
+    const batch = { messages: messages.map((m) => ({ topic: m.topic, key: m.key, value: m.value })) };
+    if (this.#transaction === undefined) await this.#producer.send(batch);
+    else await this.#transaction.send(batch);
   }
 
   async close(): Promise<void> {
@@ -99,4 +179,9 @@ export class PlatformaticKafkaDriver implements KafkaProducerDriver {
     this.#closed = true;
     await Promise.allSettled([this.#admin?.close(), this.#producer.close(true)]);
   }
+}
+
+/** Sends InitProducerId with the producer's transactional id (fencing its earlier holders). */
+async function initTransactions(producer: StringProducer): Promise<void> {
+  await (await producer.beginTransaction()).cancel();
 }

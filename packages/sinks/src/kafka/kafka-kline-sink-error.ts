@@ -1,0 +1,84 @@
+import { isProducerFencedError } from './kafka-transactional-driver.js';
+
+/** Stable codes of the Kafka K-line sink's errors. */
+export const KAFKA_KLINE_SINK_ERROR_CODES = [
+  'QF_FENCED',
+  'QF_KAFKA_TRANSACTION',
+  'QF_KAFKA_DELIVERY',
+  'QF_KAFKA_WATERMARKS',
+  'QF_KAFKA_UNREACHABLE',
+  'QF_BUFFER_OVERFLOW',
+  'QF_CLOSED',
+] as const;
+export type KafkaKlineSinkErrorCode = (typeof KAFKA_KLINE_SINK_ERROR_CODES)[number];
+
+/**
+ * An error of {@link KafkaKlineSink} (bad options are core's `InvalidOptionError`, thrown by `open`):
+ *
+ * - `QF_FENCED`: another producer took the sink's transactional id (a newer process with the same
+ *   id, or a worker's `fence()`), or the broker aborted its transaction after
+ *   `transactionTimeoutMs`. Nothing of the open transaction is visible; the sink has stopped. Not
+ *   retryable: the id belongs to someone else now.
+ * - `QF_KAFKA_TRANSACTION`: a transaction could not be committed (the broker did not answer
+ *   within `deliveryTimeoutMs`, or refused). Retryable by opening the sink again: its watermarks
+ *   then say what was committed (after a commit that timed out, that may include the last one).
+ * - `QF_KAFKA_DELIVERY`: at least once, records not acknowledged (the cause lists them).
+ * - `QF_KAFKA_WATERMARKS`: the watermark topic could not be read to its end: a transaction on it
+ *   stayed open longer than `watermarkReadTimeoutMs`, the broker did not answer, or a record is
+ *   not a watermark. Retryable (unless malformed).
+ * - `QF_KAFKA_UNREACHABLE`: `open` could not connect to the brokers, initialise transactions or
+ *   create the topics (the message names the brokers). Retryable.
+ * - `QF_BUFFER_OVERFLOW`: more than `maxBufferedRecords` records taken and not acknowledged by
+ *   the broker; the sink has stopped (a record it dropped could not be told from one committed).
+ * - `QF_CLOSED`: `write`, `checkpoint`, `refresh` or `fence` after `close()`.
+ */
+export class KafkaKlineSinkError extends Error {
+  readonly code: KafkaKlineSinkErrorCode;
+  readonly retryable: boolean;
+  constructor(
+    code: KafkaKlineSinkErrorCode,
+    message: string,
+    opts: { retryable?: boolean; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = opts.retryable ?? false;
+  }
+}
+
+/** What {@link klineSinkFailure} needs to know of the sink. */
+export interface KlineSinkFailureContext {
+  readonly name: string;
+  readonly exactlyOnce: boolean;
+  readonly transactionalId: string | undefined;
+  readonly transactionTimeoutMs: number;
+}
+
+/**
+ * The sink error a driver's failure means: `QF_FENCED` (exactly once, the broker says another
+ * producer has the id), `QF_KAFKA_TRANSACTION` (exactly once, anything else: `what` says what did
+ * not happen), `QF_KAFKA_DELIVERY` (at least once). A sink error stays as it is.
+ */
+export function klineSinkFailure(
+  cause: unknown,
+  sink: KlineSinkFailureContext,
+  what = 'the transaction was not committed',
+): KafkaKlineSinkError {
+  if (cause instanceof KafkaKlineSinkError) return cause;
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  if (!sink.exactlyOnce)
+    return new KafkaKlineSinkError('QF_KAFKA_DELIVERY', `${sink.name}: ${reason}`, { cause });
+  if (isProducerFencedError(cause)) {
+    return new KafkaKlineSinkError(
+      'QF_FENCED',
+      `${sink.name}: another producer took transactional id ${JSON.stringify(sink.transactionalId)} (a newer process with the same id, or a worker's fence()), or the broker aborted its transaction after transactionTimeoutMs = ${sink.transactionTimeoutMs} ms; nothing of the open transaction is visible, and this sink has stopped`,
+      { cause },
+    );
+  }
+  return new KafkaKlineSinkError(
+    'QF_KAFKA_TRANSACTION',
+    `${sink.name}: ${what}: ${reason}; open the sink again to resume from its committed watermarks`,
+    { retryable: true, cause },
+  );
+}

@@ -1,0 +1,17 @@
+/** Counters of a {@link KafkaKlineSink}, for monitoring, tests and benchmarks. */
+export interface KafkaKlineSinkStats {
+  /** Final bars taken by `write()`. */
+  readonly taken: number;
+  /** Final bars dropped by `write()`: covered by a watermark, or taken since the last checkpoint. */
+  readonly dropped: number;
+  /** Forming updates (`final: false`) taken. */
+  readonly forming: number;
+  /** Final bars of completed checkpoints (committed, or acknowledged at least once). */
+  readonly committed: number;
+  /** Checkpoints completed. */
+  readonly checkpoints: number;
+  /** Records taken and not yet acknowledged by the broker (at most `maxBufferedRecords`). */
+  readonly buffered: number;
+  /** How long the last commit took (watermark records and `EndTxn`), ms; `undefined` before one. */
+  readonly lastCommitMs: number | undefined;
+}

@@ -1,0 +1,237 @@
+/**
+ * Exactly once across crashes, on the in-memory transactional Kafka: a pipeline writes the final
+ * bars of a few series through KafkaKlineSink, process after process. Each process opens the sink
+ * with the same transactional id, resumes each series from the sink's own watermark (replaying a
+ * few bars it already committed), writes, checkpoints now and then, and dies at a random driver
+ * operation: killed before it reaches the broker, killed after (its answer lost), or paused there
+ * (a zombie that goes on once its successor runs). The oracle knows only the scenario: after a
+ * last process runs to the end, a read_committed consumer of `md.kline` sees each final bar of
+ * each series exactly once, with its values, and the watermark topic's newest record per series
+ * covers them all.
+ */
+import { seriesKey, type BarUpdate } from '@quoteflow/core';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FakeKafkaCluster, type FakeDriverHooks } from './internal/fake-transactional-kafka.js';
+import { KafkaKlineSinkError } from './kafka-kline-sink-error.js';
+import { KafkaKlineSink } from './kafka-kline-sink.js';
+
+const T0 = Date.UTC(2026, 2, 2, 1, 30);
+const MINUTE = 60_000;
+const CODES = ['A.US', '700.HK', 'BTCUSDT'];
+
+/** The values of bar `i` of a series: what the oracle expects back. */
+function bar(code: string, i: number, final: boolean): BarUpdate {
+  const c = CODES.indexOf(code);
+  return {
+    type: 'bar-update',
+    code,
+    klineType: 1,
+    tsMs: T0 + i * MINUTE,
+    open: 10 + c + i / 8,
+    high: 11 + c + i / 8,
+    low: 9 + c + i / 8,
+    close: 10.5 + c + i / 8,
+    volume: i % 5 === 0 ? null : i * 3,
+    turnover: i * 31.5,
+    readAtMs: T0 + (i + 1) * MINUTE + 1_000,
+    receivedAtMs: T0 + (i + 1) * MINUTE + 1_020,
+    final,
+    revision: final ? 1 : 0,
+  };
+}
+
+interface Process {
+  /** The driver operation (1-based) at which it dies; past its last one, it does not. */
+  readonly dieAt: number;
+  readonly how: 'kill' | 'kill-after' | 'pause';
+  /** How many committed bars per series it writes again when it resumes. */
+  readonly replay: number;
+  /** Checkpoint after this many writes. */
+  readonly checkpointEvery: number;
+  /** Write a forming update of the next bar after every this many finals (0: none). */
+  readonly formingEvery: number;
+  readonly maxBatchRecords: number;
+  /** After bar i, write bar i - repeat again (0: none), as a pipeline replaying a little may. */
+  readonly repeat: number;
+  /**
+   * Go on writing this many microtask turns after a checkpoint began, while it commits (it is
+   * awaited before the next one); 0: wait for it.
+   */
+  readonly overlap: number;
+}
+
+const processArb: fc.Arbitrary<Process> = fc.record({
+  dieAt: fc.integer({ min: 1, max: 40 }),
+  how: fc.constantFrom('kill', 'kill-after', 'pause'),
+  replay: fc.nat(4),
+  checkpointEvery: fc.integer({ min: 1, max: 7 }),
+  formingEvery: fc.nat(3),
+  maxBatchRecords: fc.integer({ min: 1, max: 4 }),
+  repeat: fc.nat(3),
+  overlap: fc.nat(40),
+});
+
+class Died extends Error {}
+
+/**
+ * One process: opens the sink, resumes, writes every bar left, checkpoints, closes. Resolves when
+ * it finished or died (killed, or failed as a zombie must); `paused` resolves when a pause began.
+ */
+function runProcess(
+  cluster: FakeKafkaCluster,
+  p: Process,
+  bars: number,
+  series: readonly string[],
+  gate: Promise<void>,
+): { done: Promise<'finished' | 'died'>; paused: Promise<void> } {
+  let onDeath!: () => void;
+  const death = new Promise<never>((_, reject) => (onDeath = () => reject(new Died())));
+  death.catch(() => undefined);
+  let onPause!: () => void;
+  const paused = new Promise<void>((resolve) => (onPause = resolve));
+  const hooks: FakeDriverHooks = {
+    onOperation: (_op, n) => {
+      if (n !== p.dieAt) return undefined;
+      if (p.how !== 'pause') return p.how;
+      onPause();
+      return gate;
+    },
+    onKilled: () => onDeath(),
+  };
+  const race = <T>(promise: Promise<T>): Promise<T> => Promise.race([promise, death]);
+  const done = (async (): Promise<'finished' | 'died'> => {
+    try {
+      const sink = await race(
+        KafkaKlineSink.open({
+          brokers: '127.0.0.1:9092',
+          topicPrefix: 'md',
+          transactionalId: 'worker-1',
+          driver: cluster.factory(hooks),
+          lingerMs: 0,
+          maxBatchRecords: p.maxBatchRecords,
+        }),
+      );
+      const next = series.map((code) => {
+        const last = sink.watermarks()?.get(seriesKey(code, 1))?.last;
+        return last === undefined ? 0 : Math.max(0, (last - T0) / MINUTE + 1 - p.replay);
+      });
+      let writes = 0;
+      let committing: Promise<unknown> = Promise.resolve();
+      for (let i = Math.min(...next); i < bars; i++) {
+        for (const [s, code] of series.entries()) {
+          if (i < next[s]!) continue;
+          sink.write(bar(code, i, true));
+          if (p.repeat > 0 && i >= p.repeat) sink.write(bar(code, i - p.repeat, true));
+          if (p.formingEvery > 0 && i % p.formingEvery === 0 && i + 1 < bars)
+            sink.write(bar(code, i + 1, false));
+          if (++writes % p.checkpointEvery !== 0) continue;
+          await race(committing);
+          committing = sink.checkpoint();
+          committing.catch(() => undefined);
+          if (p.overlap === 0) await race(committing);
+          for (let turn = 0; turn < p.overlap; turn++) await Promise.resolve();
+        }
+      }
+      await race(committing);
+      await race(sink.checkpoint());
+      await race(sink.close());
+      return 'finished';
+    } catch (err) {
+      if (err instanceof Died) return 'died';
+      // A process that lost its transactional id to a newer one must say so (or, a zombie
+      // reopening, that a dead successor's transaction holds the watermark topic).
+      if (err instanceof KafkaKlineSinkError && ['QF_FENCED', 'QF_KAFKA_WATERMARKS'].includes(err.code))
+        return 'died';
+      throw err;
+    }
+  })();
+  return { done, paused };
+}
+
+describe('KafkaKlineSink, exactly once across crashes (in-memory Kafka)', () => {
+  it('commits each final bar of each series exactly once, with its values, whatever the crashes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: CODES.length }),
+        fc.integer({ min: 1, max: 14 }),
+        fc.array(processArb, { maxLength: 6 }),
+        async (seriesCount, bars, processes) => {
+          const cluster = new FakeKafkaCluster();
+          const series = CODES.slice(0, seriesCount);
+          let release!: () => void;
+          const gate = new Promise<void>((resolve) => (release = resolve));
+          const zombies: Promise<unknown>[] = [];
+          for (const p of processes) {
+            const run = runProcess(cluster, p, bars, series, gate);
+            // A paused process stays behind, to go on while its successors run.
+            const outcome = await Promise.race([run.done, run.paused.then(() => 'paused' as const)]);
+            if (outcome === 'paused') zombies.push(run.done);
+          }
+          release();
+          await Promise.all(zombies);
+          const last = runProcess(
+            cluster,
+            { ...processArbDefaults, dieAt: Number.MAX_SAFE_INTEGER },
+            bars,
+            series,
+            gate,
+          );
+          expect(await last.done).toBe('finished');
+
+          // The oracle: read_committed, each (code, ts) once, with the values written.
+          const finals = cluster
+            .readCommitted('md.kline')
+            .map((r) => ({ key: r.key, value: JSON.parse(r.value ?? '') as Record<string, unknown> }))
+            .filter((m) => m.value['final'] === true);
+          const expected = series.flatMap((code) =>
+            Array.from({ length: bars }, (_, i) => {
+              const b = bar(code, i, true);
+              return {
+                key: code,
+                value: {
+                  code,
+                  kline_type: 1,
+                  ts: new Date(b.tsMs).toISOString(),
+                  open: b.open,
+                  high: b.high,
+                  low: b.low,
+                  close: b.close,
+                  volume: b.volume,
+                  turnover: b.turnover,
+                  read_at: new Date(b.readAtMs).toISOString(),
+                  final: true,
+                },
+              };
+            }),
+          );
+          const order = (m: { key: string; value: Record<string, unknown> }) =>
+            `${m.key} ${String(m.value['ts'])}`;
+          expect([...finals].sort((a, b) => order(a).localeCompare(order(b)))).toEqual(
+            [...expected].sort((a, b) => order(a).localeCompare(order(b))),
+          );
+          const marks = new Map(
+            cluster.readCommitted('md.kline.watermarks').map((r) => [r.key, JSON.parse(r.value ?? '')]),
+          );
+          for (const code of series)
+            expect(marks.get(seriesKey(code, 1))).toMatchObject({
+              first: T0,
+              last: T0 + (bars - 1) * MINUTE,
+              rows: bars,
+            });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+const processArbDefaults: Omit<Process, 'dieAt'> = {
+  how: 'kill',
+  replay: 2,
+  checkpointEvery: 3,
+  formingEvery: 2,
+  maxBatchRecords: 3,
+  repeat: 1,
+  overlap: 5,
+};

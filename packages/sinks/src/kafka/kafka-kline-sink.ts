@@ -1,0 +1,416 @@
+import { seriesKey, type BarUpdate } from '@quoteflow/core';
+import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
+import { addWatermark, type SeriesWatermark } from '../files/dataset-log-format.js';
+import { KlineTransaction } from './internal/kline-transaction.js';
+import { OperationTimeout, withTimeout } from './internal/with-timeout.js';
+import { PendingSeries } from './internal/pending-series.js';
+import { transactionalDriverFactory } from './internal/transactional-driver-factory.js';
+import {
+  checkFencedIds,
+  resolveKlineSinkOptions,
+  type KafkaDelivery,
+  type KafkaKlineSinkOptions,
+  type ResolvedKlineSinkOptions,
+} from './kafka-kline-sink-options.js';
+import { KafkaKlineSinkError, klineSinkFailure } from './kafka-kline-sink-error.js';
+import type { KafkaDriverOptions, KafkaProducerDriver } from './kafka-producer-driver.js';
+import { KafkaSink, type KafkaSinkLogger } from './kafka-sink.js';
+import type {
+  KafkaTransactionalDriver,
+  KafkaTransactionalDriverFactory,
+} from './kafka-transactional-driver.js';
+import { klineWatermarkMessage, klineWatermarksOf } from './kline-watermark-record.js';
+import { toKafkaMessage, type KafkaMessage } from './to-kafka-message.js';
+import type { KafkaKlineSinkStats } from './kafka-kline-sink-stats.js';
+
+/**
+ * The Kafka {@link CommittingSink} of K-line records: every update goes to `<topicPrefix>.kline`
+ * as `toKafkaMessage` maps it (contract.md, "Kafka"), and each checkpoint commits.
+ *
+ * - `exactly-once` (the default): the records taken since the last checkpoint and, per series that
+ *   gained, its new cumulative watermark (`<topicPrefix>.kline.watermarks`, compacted, key
+ *   `CODE|K`) are one Kafka transaction. `open` initialises transactions with `transactionalId`
+ *   (which aborts what a dead predecessor with that id left open and fences it) and reads the
+ *   watermarks back as a `read_committed` consumer; `write` drops final bars they cover. After
+ *   kill -9 at any moment, the reopened sink resumes from exactly what was committed, so a consumer
+ *   reading with `isolation.level=read_committed` sees every final bar once.
+ * - `at-least-once`: the idempotent producer; `checkpoint` waits for the acknowledgements;
+ *   `watermarks()` is `undefined`; a final bar may repeat after a crash.
+ *
+ * `write` never waits: records go out in batches (one request in flight), and more than
+ * `maxBufferedRecords` unacknowledged stops the sink (`QF_BUFFER_OVERFLOW`). A failure (broker gone
+ * past `deliveryTimeoutMs`, fenced) is raised by the next `write`/`checkpoint`; the transaction is
+ * aborted. Errors: {@link KafkaKlineSinkError}.
+ *
+ * @example
+ * ```ts
+ * await using sink = await KafkaKlineSink.open({
+ *   brokers: '127.0.0.1:9092',
+ *   topicPrefix: 'md',
+ *   transactionalId: 'quoteflow-md-worker-1',
+ * });
+ * const from = sink.watermarks()?.get(seriesKey('AAPL.US', 1))?.last; // resume after it
+ * for (const update of updates) sink.write(update);
+ * await sink.checkpoint(); // committed: visible to read_committed consumers
+ * ```
+ */
+export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
+  readonly name: string;
+  readonly checkpointEveryMs: number;
+  readonly delivery: KafkaDelivery;
+  /** The producer's transactional id (`undefined` at least once). */
+  readonly transactionalId: string | undefined;
+  /** The compacted topic the watermarks are committed to. */
+  readonly watermarkTopic: string;
+
+  readonly #o: ResolvedKlineSinkOptions;
+  readonly #exactlyOnce: boolean;
+  readonly #factory: KafkaTransactionalDriverFactory;
+  readonly #logger: KafkaSinkLogger;
+  readonly #inner: KafkaSink;
+  #driver!: KafkaTransactionalDriver;
+  #driverOptions!: KafkaDriverOptions;
+  /** Exactly once: the transaction KafkaSink's batches go into. */
+  #transaction: KlineTransaction | undefined;
+
+  #committed = new Map<string, SeriesWatermark>();
+  /** Taken since the last checkpoint began; `#sealed`: taken before it, while it commits. */
+  #pending: PendingSeries;
+  #sealed: PendingSeries | undefined;
+  /** Records taken while a checkpoint commits: they belong to the next transaction. */
+  #held: KafkaMessage[] = [];
+  #buffered = 0;
+  #checkpointing: Promise<unknown> | undefined;
+  #failure: KafkaKlineSinkError | undefined;
+  #aborting: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+  #closed = false;
+  /** close() is past the running checkpoint: batches not sent yet are dropped, not sent. */
+  #discarding = false;
+
+  #dropped = 0;
+  #forming = 0;
+  #committedBars = 0;
+  #checkpoints = 0;
+  #lastCommitMs: number | undefined;
+
+  private constructor(options: KafkaKlineSinkOptions, o: ResolvedKlineSinkOptions) {
+    this.#o = o;
+    this.delivery = o.delivery;
+    this.transactionalId = o.transactionalId;
+    this.watermarkTopic = o.watermarkTopic;
+    this.checkpointEveryMs = o.checkpointEveryMs;
+    this.#exactlyOnce = o.delivery === 'exactly-once';
+    this.name = `kafka ${o.topicPrefix}.kline (${o.delivery})`;
+    this.#factory = transactionalDriverFactory(options.driver);
+    this.#logger = options.logger ?? {};
+    this.#pending = new PendingSeries(this.#exactlyOnce);
+    // KafkaSink checks the shared options and batches; its driver is ours (see #adopt).
+    this.#inner = new KafkaSink({ ...options, createTopics: false, driver: (d) => this.#adopt(d) });
+  }
+
+  /**
+   * Connects, creates the missing topics (`createTopics`), and, exactly once, initialises
+   * transactions and reads the committed watermarks (waiting up to `watermarkReadTimeoutMs` for
+   * transactions open on the watermark topic to end). Rejects with `InvalidOptionError` for a bad
+   * option, a {@link KafkaKlineSinkError} otherwise: `QF_KAFKA_UNREACHABLE` (no connection,
+   * transactions or topics) or `QF_KAFKA_WATERMARKS`.
+   */
+  static async open(options: KafkaKlineSinkOptions): Promise<KafkaKlineSink> {
+    const sink = new KafkaKlineSink(options, resolveKlineSinkOptions(options));
+    try {
+      await sink.#open();
+    } catch (err) {
+      await sink.close();
+      throw err;
+    }
+    return sink;
+  }
+
+  async #open(): Promise<void> {
+    const { brokers, deliveryTimeoutMs } = this.#driverOptions;
+    try {
+      await withTimeout(this.#inner.connect(), deliveryTimeoutMs, 'deliveryTimeoutMs');
+      if (this.#o.topics.length > 0) await this.#driver.ensureTopics(this.#o.topics);
+    } catch (err) {
+      // A broker that answers but cannot create its transaction state log (a replication factor
+      // above the brokers there are) answers InitProducerId with "not available" for ever.
+      const hint =
+        this.#exactlyOnce && err instanceof OperationTimeout
+          ? `; if ${brokers.join(',')} answer, check that they run transactions (transaction.state.log.replication.factor and .min.isr at most the brokers there are)`
+          : '';
+      throw new KafkaKlineSinkError(
+        'QF_KAFKA_UNREACHABLE',
+        `${this.name} could not open on ${brokers.join(',')}${this.#idNote()}: ${messageOf(err)}${hint}`,
+        { retryable: true, cause: err },
+      );
+    }
+    if (this.#exactlyOnce) this.#committed = await this.#readWatermarks();
+  }
+
+  /**
+   * Exactly once: per series (`CODE|K`), what the committed bars cover: read at `open`/`refresh`,
+   * advanced by each checkpoint (a live view). At least once: `undefined`.
+   */
+  watermarks(): ReadonlyMap<string, SeriesWatermark> | undefined {
+    return this.#exactlyOnce ? this.#committed : undefined;
+  }
+
+  /**
+   * Takes one update without waiting. Exactly once, a final bar its series' watermark covers or
+   * taken since the last checkpoint is dropped. Throws the sink's failure (a {@link KafkaKlineSinkError}),
+   * `QF_BUFFER_OVERFLOW` past `maxBufferedRecords`, `QF_CLOSED` after `close()`.
+   */
+  write(update: BarUpdate): void {
+    this.#usable();
+    if (update.final) {
+      const key = seriesKey(update.code, update.klineType);
+      if (this.#exactlyOnce && this.#holds(key, update.tsMs)) {
+        this.#dropped++;
+        return;
+      }
+      this.#reserve();
+      this.#pending.take(key, update.tsMs);
+    } else {
+      this.#reserve();
+      this.#forming++;
+    }
+    const message = toKafkaMessage(update, this.#o.topicPrefix);
+    if (this.#exactlyOnce && this.#sealed !== undefined) this.#held.push(message);
+    else this.#deliver(message);
+  }
+
+  /**
+   * Exactly once: commits the records taken since the last checkpoint together with one watermark
+   * record per series that gained, in one transaction; at least once: waits for their
+   * acknowledgements. Checkpoints run one after the other; records taken meanwhile go to the next.
+   * Rejects with the sink's failure (the transaction is then aborted).
+   */
+  checkpoint(): Promise<SinkCheckpoint> {
+    if (this.#closed) return Promise.reject(this.#closedError());
+    const previous = this.#checkpointing ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(() => this.#checkpoint());
+    this.#checkpointing = run;
+    return run;
+  }
+
+  /** Reads the watermark topic again (after the running checkpoint): other workers' commits too. */
+  async refresh(): Promise<void> {
+    this.#usable();
+    await this.#checkpointing?.catch(() => undefined);
+    if (this.#exactlyOnce) this.#committed = await this.#readWatermarks();
+  }
+
+  /**
+   * Takes each of `transactionalIds` (other workers' sinks) away from its holder: its open
+   * transaction is aborted now rather than after its timeout, and the holder, should it be alive
+   * (paused, partitioned), fails its next commit with `QF_FENCED`. A worker taking over a dead
+   * worker's series calls this with the dead worker's id, then {@link KafkaKlineSink.refresh}.
+   */
+  async fence(transactionalIds: readonly string[]): Promise<void> {
+    if (this.#closed) throw this.#closedError();
+    checkFencedIds(transactionalIds, this.transactionalId);
+    try {
+      await this.#driver.fence(transactionalIds);
+    } catch (err) {
+      throw new KafkaKlineSinkError(
+        'QF_KAFKA_TRANSACTION',
+        `kafka: could not fence transactional ids ${JSON.stringify(transactionalIds)} on ${this.#driverOptions.brokers.join(',')}: ${messageOf(err)}`,
+        { retryable: true, cause: err },
+      );
+    }
+  }
+
+  /** Resolves once every record taken so far is acknowledged by the broker (not yet committed). */
+  async flush(): Promise<void> {
+    this.#usable();
+    await this.#checkpointing?.catch(() => undefined);
+    await this.#inner.flush().catch((err: unknown) => this.#fail(err));
+    this.#usable();
+  }
+
+  /** Counters since the sink opened. */
+  stats(): KafkaKlineSinkStats {
+    return {
+      taken: this.#committedBars + (this.#sealed?.bars ?? 0) + this.#pending.bars,
+      dropped: this.#dropped,
+      forming: this.#forming,
+      committed: this.#committedBars,
+      checkpoints: this.#checkpoints,
+      buffered: this.#buffered,
+      lastCommitMs: this.#lastCommitMs,
+    };
+  }
+
+  /**
+   * Waits for a running checkpoint, aborts the open transaction (what was taken since the last
+   * checkpoint is not committed), disconnects. Idempotent; never rejects.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #close(): Promise<void> {
+    this.#closed = true;
+    // A checkpoint already running completes (or fails) first.
+    await this.#checkpointing?.catch(() => undefined);
+    this.#discarding = true;
+    this.#transaction?.refuse();
+    this.#buffered -= this.#held.length;
+    this.#held = [];
+    // Exactly once, batches not yet sent fail (#sendInTransaction refuses them); the one in flight ends first.
+    await this.#inner.flush().catch(() => undefined);
+    await this.#aborting;
+    await this.#abort();
+    await this.#inner.close().catch(() => undefined);
+  }
+
+  async #checkpoint(): Promise<SinkCheckpoint> {
+    this.#throwIfFailed();
+    const sealed = this.#pending;
+    this.#pending = new PendingSeries(this.#exactlyOnce);
+    this.#sealed = sealed;
+    try {
+      await this.#inner.flush().catch((err: unknown) => this.#fail(err));
+      this.#throwIfFailed();
+      const added = sealed.added();
+      if (this.#transaction?.open === true) await this.#commit(this.#transaction, added);
+      if (this.#exactlyOnce)
+        for (const [key, w] of added) this.#committed.set(key, addWatermark(this.#committed.get(key), w));
+      this.#checkpoints++;
+      this.#committedBars += sealed.bars;
+      return { sink: this.name, closedBars: sealed.bars, series: added, files: [] };
+    } finally {
+      this.#sealed = undefined;
+      const held = this.#held;
+      this.#held = [];
+      if (this.#failure === undefined && !this.#discarding) for (const m of held) this.#deliver(m);
+      else this.#buffered -= held.length;
+    }
+  }
+
+  /** Produces the series' new watermarks into the open transaction and commits it. */
+  async #commit(transaction: KlineTransaction, added: ReadonlyMap<string, SeriesWatermark>): Promise<void> {
+    const t0 = performance.now();
+    const nowMs = Date.now();
+    const marks = [...added].map(([key, w]) =>
+      klineWatermarkMessage(
+        this.watermarkTopic,
+        key,
+        addWatermark(this.#committed.get(key), w),
+        this.transactionalId,
+        nowMs,
+      ),
+    );
+    try {
+      await transaction.commit(marks);
+    } catch (err) {
+      this.#fail(err, 'the commit did not complete (if it timed out, its outcome is unknown)');
+      this.#throwIfFailed();
+    }
+    this.#lastCommitMs = performance.now() - t0;
+  }
+
+  /** Whether a final bar is committed (within its series' watermark) or taken since the last checkpoint. */
+  #holds(key: string, tsMs: number): boolean {
+    const w = this.#committed.get(key);
+    if (w !== undefined && w.first <= tsMs && tsMs <= w.last) return true;
+    return this.#sealed?.has(key, tsMs) === true || this.#pending.has(key, tsMs);
+  }
+
+  #reserve(): void {
+    if (this.#buffered >= this.#o.maxBufferedRecords) {
+      this.#fail(
+        new KafkaKlineSinkError(
+          'QF_BUFFER_OVERFLOW',
+          `${this.name}: more than maxBufferedRecords = ${this.#o.maxBufferedRecords} records taken and not acknowledged by the broker; await flush() or checkpoint() between writes, or raise maxBufferedRecords`,
+        ),
+      );
+      this.#throwIfFailed();
+    }
+    this.#buffered++;
+  }
+
+  #deliver(message: KafkaMessage): void {
+    this.#inner.writeMessage(message).then(
+      () => void this.#buffered--,
+      (err: unknown) => {
+        this.#buffered--;
+        this.#fail(err);
+      },
+    );
+  }
+
+  /** Builds the driver with the options KafkaSink checked; exactly once, KafkaSink's sends go through a transaction. */
+  #adopt(d: KafkaDriverOptions): KafkaProducerDriver {
+    this.#driverOptions = d;
+    this.#driver = this.#factory({
+      ...d,
+      transactionalId: this.#o.transactionalId,
+      transactionTimeoutMs: this.#o.transactionTimeoutMs,
+    });
+    if (!this.#exactlyOnce) return this.#driver;
+    this.#transaction = new KlineTransaction(this.#driver, d);
+    return this.#transaction.producerDriver();
+  }
+
+  async #readWatermarks(): Promise<Map<string, SeriesWatermark>> {
+    const records = await this.#driver.readCommitted(this.watermarkTopic, this.#o.watermarkReadTimeoutMs);
+    return klineWatermarksOf(this.watermarkTopic, records);
+  }
+
+  /** The sink stops: the first failure is kept (as a sink error) for every later call, and the transaction aborted. */
+  #fail(cause: unknown, what?: string): void {
+    // Once close() refuses the batches left, their failures are its own doing.
+    if (this.#failure !== undefined || this.#discarding) return;
+    const failure = klineSinkFailure(
+      cause,
+      {
+        name: this.name,
+        exactlyOnce: this.#exactlyOnce,
+        transactionalId: this.transactionalId,
+        transactionTimeoutMs: this.#o.transactionTimeoutMs,
+      },
+      what,
+    );
+    this.#failure = failure;
+    this.#logger.warn?.('kafka.kline-sink-failed', { code: failure.code, message: failure.message });
+    this.#transaction?.refuse();
+    this.#aborting = this.#abort();
+  }
+
+  /** Aborts the open transaction, if any; a failure to abort leaves it to the broker's timeout. */
+  async #abort(): Promise<void> {
+    const err = await this.#transaction?.abort();
+    if (err !== undefined) this.#logger.warn?.('kafka.abort-failed', { message: messageOf(err) });
+  }
+
+  /** For calls from outside: refused after close() or a failure. */
+  #usable(): void {
+    if (this.#closed) throw this.#closedError();
+    this.#throwIfFailed();
+  }
+
+  #throwIfFailed(): void {
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  #closedError(): KafkaKlineSinkError {
+    return new KafkaKlineSinkError('QF_CLOSED', `${this.name} is closed; open a new sink`);
+  }
+
+  #idNote(): string {
+    return this.transactionalId === undefined
+      ? ''
+      : ` (transactional id ${JSON.stringify(this.transactionalId)})`;
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

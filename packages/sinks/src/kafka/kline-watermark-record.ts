@@ -1,0 +1,90 @@
+/**
+ * The records of the K-line sink's watermark topic (`<prefix>.kline.watermarks`, compacted): key =
+ * core's `seriesKey` (`CODE|K`), value = what the series' committed bars cover, cumulative over
+ * every commit, so that compaction keeping the newest record per key keeps the whole truth.
+ */
+import { z } from 'zod';
+import type { SeriesWatermark } from '../files/dataset-log-format.js';
+import type { KafkaCommittedRecord } from './kafka-transactional-driver.js';
+import { KafkaKlineSinkError } from './kafka-kline-sink-error.js';
+import type { KafkaMessage } from './to-kafka-message.js';
+
+/** The JSON value of a watermark record. */
+export interface KlineWatermarkValue {
+  /** The record's key again: `CODE|K`. */
+  readonly series: string;
+  readonly code: string;
+  readonly kline_type: number;
+  /** Start of the oldest committed bar, epoch ms UTC. */
+  readonly first: number;
+  /** Start of the newest committed bar, epoch ms UTC. */
+  readonly last: number;
+  /** Final bars committed for the series (every commit together). */
+  readonly rows: number;
+  /** `first` and `last` as ISO-8601 UTC, for people reading the topic. */
+  readonly first_ts: string;
+  readonly last_ts: string;
+  /** The transactional id of the sink that committed this record. */
+  readonly transactional_id: string | null;
+  /** When the checkpoint began its commit (the sink's wall clock), ISO-8601 UTC. */
+  readonly committed_at: string;
+}
+
+const WatermarkValueSchema = z.looseObject({
+  first: z.number().int(),
+  last: z.number().int(),
+  rows: z.number().int().nonnegative(),
+});
+
+/** The watermark message of one series. */
+export function klineWatermarkMessage(
+  topic: string,
+  series: string,
+  watermark: SeriesWatermark,
+  transactionalId: string | undefined,
+  committedAtMs: number,
+): KafkaMessage {
+  const bar = series.lastIndexOf('|');
+  const value: KlineWatermarkValue = {
+    series,
+    code: series.slice(0, bar),
+    kline_type: Number(series.slice(bar + 1)),
+    first: watermark.first,
+    last: watermark.last,
+    rows: watermark.rows,
+    first_ts: new Date(watermark.first).toISOString(),
+    last_ts: new Date(watermark.last).toISOString(),
+    transactional_id: transactionalId ?? null,
+    committed_at: new Date(committedAtMs).toISOString(),
+  };
+  return { topic, key: series, value: JSON.stringify(value) };
+}
+
+/**
+ * The watermarks a topic's committed records hold: per key the newest record, a tombstone
+ * deleting it. A record that is not a watermark is `QF_KAFKA_WATERMARKS` (naming where it is).
+ */
+export function klineWatermarksOf(
+  topic: string,
+  records: readonly KafkaCommittedRecord[],
+): Map<string, SeriesWatermark> {
+  const out = new Map<string, SeriesWatermark>();
+  for (const r of records) {
+    if (r.value === undefined) {
+      out.delete(r.key);
+      continue;
+    }
+    let parsed: z.infer<typeof WatermarkValueSchema>;
+    try {
+      parsed = WatermarkValueSchema.parse(JSON.parse(r.value));
+    } catch (err) {
+      throw new KafkaKlineSinkError(
+        'QF_KAFKA_WATERMARKS',
+        `kafka: ${topic} partition ${r.partition} offset ${r.offset} (key ${JSON.stringify(r.key)}) is not a K-line watermark: ${JSON.stringify(r.value.slice(0, 200))}`,
+        { cause: err },
+      );
+    }
+    out.set(r.key, { first: parsed.first, last: parsed.last, rows: parsed.rows });
+  }
+  return out;
+}

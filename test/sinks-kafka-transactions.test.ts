@@ -1,0 +1,214 @@
+/**
+ * KafkaKlineSink's transactions against the real broker, with each driver, read back with kcat
+ * (librdkafka) as a read_committed consumer: a zombie (two sinks with one transactional id) fails
+ * loudly and shows nothing of its open transaction; fence() takes a dead worker's id and ends its
+ * transaction at once; open() waits for a transaction open on the watermark topic, boundedly, and
+ * reads only committed watermarks however many transactions a producer aborted; at least once
+ * takes every bar, so a replay repeats bars that key + kline_type + ts tell apart.
+ */
+import {
+  KafkaKlineSink,
+  KAFKA_DRIVERS,
+  kafkajsClientConfig,
+  kafkajsProducerConfig,
+  klineWatermarkMessage,
+  type KafkaDriverName,
+  type KafkaKlineSinkOptions,
+  type KafkaKlineSinkError,
+} from '@quoteflow/sinks';
+import kafkajs from 'kafkajs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BARS_T0, BAR_MS, expectedKlineValue, klineBar } from './support/kafka-kline-bars.js';
+import { consumeWithKcat, kafkaBrokers, uniquePrefix } from './support/kafka.js';
+
+let brokers: string;
+beforeAll(async () => {
+  brokers = await kafkaBrokers();
+});
+
+function openSink(
+  driver: KafkaDriverName,
+  prefix: string,
+  options: Partial<KafkaKlineSinkOptions> = {},
+): Promise<KafkaKlineSink> {
+  return KafkaKlineSink.open({
+    brokers,
+    driver,
+    topicPrefix: prefix,
+    ...(options.delivery === 'at-least-once' ? {} : { transactionalId: `${prefix}-w1` }),
+    partitions: 3,
+    replicationFactor: 1,
+    watermarkReadTimeoutMs: 20_000,
+    ...options,
+  });
+}
+
+function writeBars(sink: KafkaKlineSink, code: string, from: number, to: number): void {
+  for (let i = from; i < to; i++) sink.write(klineBar(code, i));
+}
+
+/** The bar indexes of `code`'s final bars in `topic`, in the order read, as kcat reads them. */
+async function finalBars(
+  prefix: string,
+  code: string,
+  isolation: 'read_committed' | 'read_uncommitted' = 'read_committed',
+): Promise<number[]> {
+  const messages = await consumeWithKcat(brokers, `${prefix}.kline`, 30_000, isolation);
+  return messages
+    .filter((m) => m.key === code)
+    .map((m) => JSON.parse(m.value) as Record<string, unknown>)
+    .filter((v) => v['final'] === true)
+    .map((v) => {
+      const i = (Date.parse(String(v['ts'])) - BARS_T0) / BAR_MS;
+      expect(v).toEqual(expectedKlineValue(code, i));
+      return i;
+    });
+}
+
+const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, k) => from + k);
+
+async function rejection(p: Promise<unknown>): Promise<KafkaKlineSinkError> {
+  return p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: unknown) => e as KafkaKlineSinkError,
+  );
+}
+
+describe.each(KAFKA_DRIVERS)('KafkaKlineSink transactions (%s)', (driver) => {
+  it('a zombie (the older of two sinks with one transactional id) fails its checkpoint loudly; nothing of its open transaction shows', async () => {
+    const prefix = uniquePrefix(`eos-zombie-${driver}`);
+    const zombie = await openSink(driver, prefix);
+    writeBars(zombie, 'AAPL.US', 0, 10);
+    await zombie.checkpoint();
+    writeBars(zombie, 'AAPL.US', 10, 20);
+    await zombie.flush(); // on the broker, in the open transaction
+
+    const successor = await openSink(driver, prefix); // the same id: fences the zombie, aborts its transaction
+    expect(successor.watermarks()?.get('AAPL.US|1')).toEqual({
+      first: BARS_T0,
+      last: BARS_T0 + 9 * BAR_MS,
+      rows: 10,
+    });
+    const err = await rejection(zombie.checkpoint());
+    expect(err.code).toBe('QF_FENCED');
+    expect(err.message).toContain(`another producer took transactional id "${prefix}-w1"`);
+    expect(() => zombie.write(klineBar('AAPL.US', 20))).toThrow(err.message);
+    expect(await finalBars(prefix, 'AAPL.US')).toEqual(range(0, 10));
+
+    writeBars(successor, 'AAPL.US', 0, 15); // a replay from the start: 0-9 are dropped
+    await successor.checkpoint();
+    expect(await finalBars(prefix, 'AAPL.US')).toEqual(range(0, 15));
+    await Promise.all([zombie.close(), successor.close()]);
+  });
+
+  it('fence() of another worker’s id aborts its open transaction at once; its later commit fails', async () => {
+    const prefix = uniquePrefix(`eos-fence-${driver}`);
+    // The dead worker's transaction would hold read_committed readers back for a minute.
+    const dead = await openSink(driver, prefix, {
+      transactionalId: `${prefix}-w2`,
+      transactionTimeoutMs: 60_000,
+    });
+    writeBars(dead, '700.HK', 0, 5);
+    await dead.checkpoint();
+    writeBars(dead, '700.HK', 5, 10);
+    await dead.flush();
+    expect(await finalBars(prefix, '700.HK', 'read_uncommitted')).toEqual(range(0, 10));
+
+    const taker = await openSink(driver, prefix);
+    const t0 = Date.now();
+    await taker.fence([`${prefix}-w2`]);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    // Resolved at once: a watermark read that may wait 2 s, and readers see the partition's end.
+    await taker.refresh();
+    expect(taker.watermarks()?.get('700.HK|1')).toEqual({
+      first: BARS_T0,
+      last: BARS_T0 + 4 * BAR_MS,
+      rows: 5,
+    });
+    expect(await finalBars(prefix, '700.HK')).toEqual(range(0, 5));
+    expect((await rejection(dead.checkpoint())).code).toBe('QF_FENCED');
+
+    writeBars(taker, '700.HK', 3, 8);
+    await taker.checkpoint();
+    expect(await finalBars(prefix, '700.HK')).toEqual(range(0, 8));
+    await expect(taker.fence([`${prefix}-w1`])).rejects.toMatchObject({ code: 'QF_INVALID_OPTION' });
+    await Promise.all([dead.close(), taker.close()]);
+  });
+
+  it('open() waits for a transaction open on the watermark topic, boundedly, and reads committed watermarks only', async () => {
+    const prefix = uniquePrefix(`eos-open-${driver}`);
+    const topic = `${prefix}.kline.watermarks`;
+    const first = await openSink(driver, prefix); // creates the topics
+    await first.close();
+    const other = `${prefix}-other`;
+    const options = {
+      brokers: brokers.split(','),
+      clientId: 'qft-raw',
+      compression: 'none' as const,
+      requestTimeoutMs: 30_000,
+      retryMaxDelayMs: 500,
+      connectTimeoutMs: 5_000,
+      deliveryTimeoutMs: 30_000,
+    };
+    const producer = new kafkajs.Kafka(kafkajsClientConfig(options)).producer(
+      kafkajsProducerConfig({ ...options, transactionalId: other, transactionTimeoutMs: 60_000 }),
+    );
+    await producer.connect();
+    const mark = (code: string, last: number, rows: number) => {
+      const m = klineWatermarkMessage(topic, `${code}|1`, { first: BARS_T0, last, rows }, other, Date.now());
+      return { key: m.key, value: m.value };
+    };
+    // One producer, two transactions aborted between committed ones.
+    for (const [n, commit] of [true, false, false, true, false].entries()) {
+      const t = await producer.transaction();
+      await t.send({ topic, messages: [mark('EURUSD', BARS_T0 + n * BAR_MS, n + 1)] });
+      await (commit ? t.commit() : t.abort());
+    }
+    const open = await producer.transaction();
+    await open.send({ topic, messages: [mark('BTCUSDT', BARS_T0, 1)] });
+
+    const err = await rejection(openSink(driver, prefix, { watermarkReadTimeoutMs: 1_500 }));
+    expect(err.code).toBe('QF_KAFKA_WATERMARKS');
+    expect(err.message).toContain(
+      `${topic} partition 0 on ${brokers} still holds a transaction open after 1500 ms`,
+    );
+
+    const opening = openSink(driver, prefix);
+    await open.commit();
+    const sink = await opening;
+    expect(Object.fromEntries(sink.watermarks() ?? [])).toEqual({
+      'EURUSD|1': { first: BARS_T0, last: BARS_T0 + 3 * BAR_MS, rows: 4 },
+      'BTCUSDT|1': { first: BARS_T0, last: BARS_T0, rows: 1 },
+    });
+    await Promise.all([sink.close(), producer.disconnect()]);
+  });
+
+  it('at least once: no watermarks, every final bar taken, so a replay repeats bars (consumers dedupe on key + kline_type + ts)', async () => {
+    const prefix = uniquePrefix(`alo-${driver}`);
+    const options = { delivery: 'at-least-once' } as const;
+    const sink = await openSink(driver, prefix, options);
+    expect(sink.watermarks()).toBeUndefined();
+    writeBars(sink, 'TSLA.US', 0, 10);
+    sink.write(klineBar('TSLA.US', 10, false));
+    expect((await sink.checkpoint()).closedBars).toBe(10);
+    await sink.close();
+    const restarted = await openSink(driver, prefix, options);
+    writeBars(restarted, 'TSLA.US', 6, 12); // replays from before the crash point
+    await restarted.checkpoint();
+    await restarted.close();
+
+    const read = await finalBars(prefix, 'TSLA.US');
+    expect(read).toEqual([...range(0, 10), ...range(6, 12)]);
+    expect([...new Set(read)]).toEqual(range(0, 12));
+    const admin = new kafkajs.Kafka({
+      brokers: brokers.split(','),
+      logLevel: kafkajs.logLevel.NOTHING,
+    }).admin();
+    await admin.connect();
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+    await admin.disconnect();
+    expect(topics).toEqual([`${prefix}.kline`]); // no watermark topic
+  });
+});
