@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import { createHash, randomUUID } from 'node:crypto';
 import { retryWithBudget, type PlanLimits } from '@quoteflow/core';
 import { ClusterError } from './cluster-error.js';
 import { ClusterMembership } from './cluster-membership.js';
@@ -32,6 +33,7 @@ export interface ClusterWorkerOptions {
    */
   readonly timeouts?: RedisWindowStoreOptions['timeouts'];
   readonly dailyResetTimeZone?: string;
+  /** This worker's id in every group it shares work in. @defaultValue `<host>~<pid>~<random>` */
   readonly workerId?: string;
   readonly keyPrefix?: string;
   /** Quota and assignment events (Redis lost/back, members, assignments); never carries the token. */
@@ -70,11 +72,14 @@ export function syncGroupName(codes: readonly string[], klineTypes: readonly num
  */
 export class ClusterWorker implements AsyncDisposable {
   readonly scheduler: SharedPlanScheduler;
+  /** This worker's id, the same in every group it shares work in (its Kafka sinks are named by it). */
+  readonly workerId: string;
   private readonly options: ClusterWorkerOptions;
   private readonly handles = new Set<ClusterSyncHandle<unknown>>();
 
   constructor(options: ClusterWorkerOptions) {
     this.options = options;
+    this.workerId = options.workerId ?? `${hostname()}~${process.pid}~${randomUUID().slice(0, 8)}`;
     this.scheduler = new SharedPlanScheduler({
       redis: options.redis,
       token: options.token,
@@ -127,7 +132,7 @@ export class ClusterWorker implements AsyncDisposable {
       redis: o.redis,
       token: o.token,
       group: options.group ?? o.group,
-      ...(o.workerId === undefined ? {} : { workerId: o.workerId }),
+      workerId: this.workerId,
       ...(o.heartbeatMs === undefined ? {} : { heartbeatMs: o.heartbeatMs }),
       ...(o.keyPrefix === undefined ? {} : { keyPrefix: o.keyPrefix }),
     });

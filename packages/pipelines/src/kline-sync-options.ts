@@ -1,6 +1,6 @@
 import type { BarUpdate, Clock, KlineType, QuoteflowClient } from '@quoteflow/core';
 import { MERGE_BARS_DEFAULTS } from '@quoteflow/operators';
-import type { CompactedPartition, DatasetFormat, KafkaSinkOptions } from '@quoteflow/sinks';
+import type { CompactedPartition, DatasetFormat, KafkaKlineSinkOptions } from '@quoteflow/sinks';
 import type { PipelineHandle } from './pipeline-handle.js';
 
 /** Where closed bars go on disk. */
@@ -79,11 +79,18 @@ export interface KlineSyncOptions extends KlineReadOptions {
   /** Closed bars go to these dataset files, exactly once per (code, kline type, start). */
   readonly files?: KlineFilesOptions;
   /**
-   * Forming and closed bars go to `<prefix>.kline` (value `final: false|true`), exactly once per
-   * final bar for `read_committed` consumers with `delivery: 'exactly-once'` (see the sinks'
-   * `KafkaKlineSink`).
+   * Forming and closed bars go to `<prefix>.kline` (value `final: false|true`) through a
+   * `KafkaKlineSink`: exactly once per final bar for `read_committed` consumers (the default; give
+   * a `transactionalId` stable per sync and worker), or `delivery: 'at-least-once'`.
    */
-  readonly kafka?: KafkaSinkOptions;
+  readonly kafka?: KafkaKlineSinkOptions;
+  /**
+   * The Kafka transactional ids of workers that held this sync's series before and are gone (a
+   * cluster's `WorkLease.departed`, mapped to their sinks' ids): fenced when the Kafka sink opens
+   * and before added series are read, so their open transactions end at once instead of after
+   * their timeout, and a paused one can never commit later.
+   */
+  readonly fenceDeparted?: () => readonly string[];
   /**
    * State file: per series the first and last closed bar delivered, written at each checkpoint. Read
    * at start only without `files` (the dataset's commit log is the truth where there is one).

@@ -1,9 +1,11 @@
 import type { BarUpdate, Clock, GapMarker } from '@quoteflow/core';
+import type { KafkaKlineSinkOptions } from '@quoteflow/sinks';
 import type { Halt } from '@quoteflow/operators';
 import {
   CommitControl,
   commitTo,
   DatasetSink,
+  KafkaKlineSink,
   type CommittingSink,
   type SinkCheckpoint,
 } from '@quoteflow/sinks';
@@ -11,7 +13,6 @@ import type { Observable } from 'rxjs';
 import { Subject, takeUntil, tap } from 'rxjs';
 import { isAbort } from './internal/error-kinds.js';
 import { fromAbortSignal } from './internal/from-abort-signal.js';
-import { KafkaUpdatesSink } from './internal/kafka-updates-sink.js';
 import { checkUniverse } from './internal/kline-universe.js';
 import { ServiceHalts } from './internal/service-halts.js';
 import { StateFileSink } from './internal/state-file-sink.js';
@@ -83,6 +84,9 @@ class SyncRun {
   readonly #truncated = new Set<string>();
   readonly #files: string[] = [];
   #sinks: CommittingSink[] = [];
+  #kafka: KafkaKlineSink | undefined;
+  /** Departed workers' transactional ids already fenced. */
+  readonly #fenced = new Set<string>();
   #halts: readonly Halt[] = [];
   #closedBars = 0;
   #formingUpdates = 0;
@@ -129,6 +133,8 @@ class SyncRun {
     // What the previous holder of these series committed is in the sinks: read it first, so that
     // each series resumes where they end (a live answer before that would repeat a held bar).
     await this.#commits.checkpoint();
+    const fence = this.#departedToFence(this.o.kafka?.delivery);
+    if (fence.length > 0) await this.#kafka?.fence(fence);
     await Promise.all(this.#sinks.map((s) => s.refresh()));
     const fresh = [...new Set(more)].filter((code) => !this.#universe.includes(code));
     this.#universe.push(...fresh);
@@ -195,12 +201,24 @@ class SyncRun {
           onCompacted: (r) => this.#event({ type: 'compacted', ...r }),
         }),
       );
-    if (kafka !== undefined) sinks.push(new KafkaUpdatesSink(kafka));
+    if (kafka !== undefined) {
+      const fence = this.#departedToFence(kafka.delivery);
+      this.#kafka = await KafkaKlineSink.open({ ...kafka, ...(fence.length > 0 ? { fence } : {}) });
+      sinks.push(this.#kafka);
+    }
     if (statePath !== undefined)
       sinks.push(
         await StateFileSink.open(statePath, { readable: files === undefined, checkpointEveryMs: everyMs }),
       );
     return sinks;
+  }
+
+  /** Departed workers' transactional ids not fenced yet (marked fenced). */
+  #departedToFence(delivery: KafkaKlineSinkOptions['delivery']): string[] {
+    if (delivery === 'at-least-once' || this.o.fenceDeparted === undefined) return [];
+    const fresh = this.o.fenceDeparted().filter((id) => !this.#fenced.has(id));
+    for (const id of fresh) this.#fenced.add(id);
+    return fresh;
   }
 
   /** Halts in the dataset's own suspension records (`quoteflow suspensions --out` to the same DIR). */

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { KlineType } from '@quoteflow/core';
-import type { DatasetFormat } from '@quoteflow/sinks';
+import { KAFKA_DELIVERIES, type DatasetFormat, type KafkaDelivery } from '@quoteflow/sinks';
 import { DATASET_FORMAT_CHOICES, KLINE_TYPE_HELP } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
@@ -18,6 +18,8 @@ interface SyncFlags {
   format: DatasetFormat;
   kafka?: string;
   topicPrefix: string;
+  kafkaDelivery?: KafkaDelivery;
+  kafkaTransactionalId?: string;
   duration?: number;
   state?: string;
   redis?: string;
@@ -51,6 +53,16 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     )
     .option('--kafka <brokers>', 'also produce forming and closed bars to Kafka (host:port,...)')
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
+    .addOption(
+      new Option(
+        '--kafka-delivery <mode>',
+        'exactly-once: each checkpoint (every second) one Kafka transaction, a read_committed consumer sees every final bar once, across kill -9; at-least-once: the idempotent producer, a final bar may repeat after a crash (dedupe on key + kline_type + ts) (default: exactly-once where the brokers run transactions)',
+      ).choices(KAFKA_DELIVERIES),
+    )
+    .option(
+      '--kafka-transactional-id <id>',
+      "stem of the Kafka sink's transactional id, stable across restarts of this sync (default: quoteflow.PREFIX.<hash of codes and kline types>; a worker of --redis adds its id)",
+    )
     .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1))
     .option('--state <file>', 'state file (last closed bar per series) for restarts')
     .option('--redis <url>', 'share the plan between several processes through Redis')
@@ -72,6 +84,10 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
+    if (flags.kafka === undefined && (flags.kafkaDelivery ?? flags.kafkaTransactionalId) !== undefined)
+      throw new UsageError('--kafka-delivery and --kafka-transactional-id need --kafka');
+    if (flags.kafkaTransactionalId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(flags.kafkaTransactionalId))
+      throw new UsageError('--kafka-transactional-id must be 1 to 200 printable ASCII characters without spaces');
     await checkOutDir(flags.out, ctx.io.cwd);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
@@ -82,7 +98,15 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       out: flags.out,
       format: flags.format,
       live: true,
-      kafka: flags.kafka === undefined ? undefined : { brokers: flags.kafka, topicPrefix: flags.topicPrefix },
+      kafka:
+        flags.kafka === undefined
+          ? undefined
+          : {
+              brokers: flags.kafka,
+              topicPrefix: flags.topicPrefix,
+              delivery: flags.kafkaDelivery,
+              transactionalId: flags.kafkaTransactionalId,
+            },
       statePath: flags.state,
       durationS: flags.duration,
       metricsPort: flags.metricsPort,

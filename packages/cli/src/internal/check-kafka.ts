@@ -1,9 +1,13 @@
-import { KafkaSink } from '@quoteflow/sinks';
+import { KafkaSink, type KafkaDelivery } from '@quoteflow/sinks';
 
 /** The settings a CLI command gives its Kafka sink. */
 export interface CliKafkaOptions {
   readonly brokers: string | readonly string[];
   readonly topicPrefix: string;
+  /** K-lines: `--kafka-delivery`; unset, exactly once where the brokers run transactions. */
+  readonly delivery?: KafkaDelivery | undefined;
+  /** K-lines: `--kafka-transactional-id`, the stem of the sink's transactional id. */
+  readonly transactionalId?: string | undefined;
 }
 
 /**
@@ -14,8 +18,12 @@ export interface CliKafkaOptions {
 export const CLI_KAFKA_DELIVERY_TIMEOUT_MS = 30_000;
 
 /** The sink options of a CLI command: its brokers and prefix, delivery bounded for operators. */
-export function cliKafkaSinkOptions(kafka: CliKafkaOptions): CliKafkaOptions & { deliveryTimeoutMs: number } {
-  return { ...kafka, deliveryTimeoutMs: CLI_KAFKA_DELIVERY_TIMEOUT_MS };
+export function cliKafkaSinkOptions(kafka: CliKafkaOptions): {
+  brokers: string | readonly string[];
+  topicPrefix: string;
+  deliveryTimeoutMs: number;
+} {
+  return { brokers: kafka.brokers, topicPrefix: kafka.topicPrefix, deliveryTimeoutMs: CLI_KAFKA_DELIVERY_TIMEOUT_MS };
 }
 
 /**

@@ -16,6 +16,7 @@ import { checkCodesKnown } from './check-codes-known.js';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
 import { CliMetrics, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
+import { klineTransactionalId, resolveKafkaDelivery } from './kafka-delivery.js';
 import { logClusterEvent } from './log-cluster-event.js';
 import { RequestLog } from './request-log.js';
 import type { ServiceOptions } from './service-options.js';
@@ -45,6 +46,20 @@ export interface CommandRunSpec {
    * pipelines); otherwise once the pipeline says it did its first work (a K-line backfill done).
    */
   readonly readyOnFirstAnswer?: boolean;
+}
+
+/** A K-line step's Kafka sink: its delivery, its transactional id, the ids a takeover fences. */
+function klineKafkaOptions(step: KlineStep, lease: WorkLease | undefined): Partial<KlineSyncOptions> {
+  const kafka = step.kafka;
+  if (kafka === undefined) return {};
+  const options = cliKafkaSinkOptions(kafka);
+  if (kafka.delivery === 'at-least-once') return { kafka: { ...options, delivery: 'at-least-once' } };
+  return {
+    kafka: { ...options, delivery: 'exactly-once', transactionalId: klineTransactionalId(kafka, step, lease?.workerId) },
+    ...(lease === undefined
+      ? {}
+      : { fenceDeparted: () => lease.departed().map((id) => klineTransactionalId(kafka, step, id)) }),
+  };
 }
 
 /** Starts a pipeline over this process's share of the items (with a cluster worker's lease). */
@@ -171,12 +186,30 @@ export class CommandRun {
     });
   }
 
-  /** A K-line step's `klineSync` options on this command's client, stop signal and cluster lease. */
-  klineSyncOptions(step: KlineStep, lease: WorkLease | undefined): KlineSyncOptions {
+  /**
+   * The delivery of a K-line step's Kafka sink (`--kafka-delivery`, or exactly once where the
+   * brokers run transactions), learnt before any request to the service.
+   */
+  async kafkaDelivery(step: KlineStep, flag: string): Promise<KlineStep> {
+    if (step.kafka === undefined) return step;
+    const id = klineTransactionalId(step.kafka, step, this.worker?.workerId);
+    const delivery = await resolveKafkaDelivery(step.kafka, id, {
+      timeoutMs: sinkConnectTimeoutMs(this.spec.durationS),
+      flag,
+      logger: this.ctx.logger,
+    });
+    return { ...step, kafka: { ...step.kafka, delivery } };
+  }
+
+  /**
+   * A K-line step's `klineSync` options over `mine` (its codes, or a cluster worker's share of
+   * them) on this command's client, stop signal and cluster lease.
+   */
+  klineSyncOptions(step: KlineStep, mine: readonly string[], lease: WorkLease | undefined): KlineSyncOptions {
     const { client } = this;
     return {
       client,
-      codes: step.codes,
+      codes: mine,
       klineTypes: step.klineTypes,
       bars: step.bars,
       live: step.live,
@@ -191,7 +224,7 @@ export class CommandRun {
               ...(lease === undefined ? {} : { fence: lease.valid }),
             },
           }),
-      ...(step.kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(step.kafka) }),
+      ...klineKafkaOptions(step, lease),
       // With a cluster the shared dataset is the state (several processes must not rewrite one file).
       ...(step.statePath === undefined || this.worker !== undefined
         ? {}

@@ -33,6 +33,13 @@ const FilesSinkSchema = z.strictObject({
 const KafkaSinkSchema = z.strictObject({
   brokers: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
   topicPrefix: z.string().min(1).default('quoteflow'),
+  /** K-lines: exactly-once (Kafka transactions; the default where the brokers run them) or at-least-once. */
+  delivery: z.enum(['exactly-once', 'at-least-once']).optional(),
+  /** K-lines: the stem of the sink's transactional id (default: quoteflow.PREFIX.<hash of the universe>). */
+  transactionalId: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,200}$/, '1 to 200 printable ASCII characters without spaces')
+    .optional(),
 });
 /** NDJSON on stdout, one record per line in the Kafka value shape (pipe it into `jq`, like kcat). */
 const StdoutSinkSchema = z.strictObject({});

@@ -9,6 +9,7 @@ import { KlineProgress } from './kline-progress.js';
 import { describeSinks } from './stop-waits.js';
 import { StatusTicker, statusIntervalMs } from './status-ticker.js';
 import type { ServiceOptions } from './service-options.js';
+import type { CliKafkaOptions } from './check-kafka.js';
 
 /** What `backfill` and `sync` hand to the K-line sync pipeline. */
 export interface KlineRun {
@@ -19,7 +20,7 @@ export interface KlineRun {
   readonly out: string;
   readonly format: DatasetFormat;
   readonly live: boolean;
-  readonly kafka?: { readonly brokers: string; readonly topicPrefix: string } | undefined;
+  readonly kafka?: CliKafkaOptions | undefined;
   readonly statePath?: string | undefined;
   readonly durationS?: number | undefined;
   readonly metricsPort?: number | undefined;
@@ -81,9 +82,10 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       kafka: run.kafka === undefined ? [] : [{ kafka: run.kafka, flag: '--kafka' }],
       klines: [run],
     });
+    const step = await command.kafkaDelivery(run, '--kafka');
     const handle = command.share(run.codes, (codes, lease) =>
       klineSync({
-        ...command.klineSyncOptions({ ...run, codes }, lease),
+        ...command.klineSyncOptions(step, codes, lease),
         onEvent: (e) => {
           progress.handle(e);
           metrics?.onKlineEvent(e);

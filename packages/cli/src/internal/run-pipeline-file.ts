@@ -12,7 +12,7 @@ import {
 import { depthMessageValue, suspensionMessageValue } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { cliKafkaSinkOptions } from './check-kafka.js';
-import { CommandRun, type StartOnShare } from './command-run.js';
+import { CommandRun, type KlineStep, type StartOnShare } from './command-run.js';
 import { gapWarningFields } from './gap-warning.js';
 import type { KlinePipelineStep, PipelineFile, PipelineStep } from './pipeline-file.js';
 import { KlineStreams } from './pipeline-streams.js';
@@ -78,12 +78,14 @@ export async function runPipelineFile(
       const share: Share = (items, start) =>
         command.share(items, start, `run:${name}:${syncGroupName(items, [])}`);
       if ('kline' in step.source) {
-        const stream = new KlineStreams(step as KlinePipelineStep, ctx.out, (error) => {
+        const s = step as KlinePipelineStep;
+        const stream = new KlineStreams(s, ctx.out, (error) => {
           operatorFailure ??= { error };
           command.stop(error);
         });
         streams.push(stream);
-        handles.push(startKline(ctx, command, name, step as KlinePipelineStep, stream, share));
+        const kline = await command.kafkaDelivery(klineStepOf(s), `pipelines[${i}].sinks.kafka`);
+        handles.push(startKline(ctx, command, name, s, kline, stream, share));
       } else if ('depth' in step.source)
         handles.push(startDepth(ctx, command, name, step as DepthStep, share));
       else handles.push(startSuspensions(ctx, command, name, step as SuspensionStep, share));
@@ -109,17 +111,9 @@ export async function runPipelineFile(
 
 type Share = (items: readonly string[], start: StartOnShare) => PipelineHandle<unknown>;
 
-function startKline(
-  ctx: CommandContext,
-  command: CommandRun,
-  name: string,
-  s: KlinePipelineStep,
-  stream: KlineStreams,
-  share: Share,
-): PipelineHandle<unknown> {
-  const { metrics } = command;
-  metrics?.expectGaps(s.source.kline.klineTypes);
-  const step = {
+/** A kline pipeline of the file as the command's K-line step. */
+function klineStepOf(s: KlinePipelineStep): KlineStep {
+  return {
     ...s.source.kline,
     live: true,
     out: s.sinks?.files?.out,
@@ -127,9 +121,22 @@ function startKline(
     kafka: s.sinks?.kafka,
     statePath: s.state,
   };
-  return share(s.source.kline.codes, (codes, lease) =>
+}
+
+function startKline(
+  ctx: CommandContext,
+  command: CommandRun,
+  name: string,
+  s: KlinePipelineStep,
+  step: KlineStep,
+  stream: KlineStreams,
+  share: Share,
+): PipelineHandle<unknown> {
+  const { metrics } = command;
+  metrics?.expectGaps(step.klineTypes);
+  return share(step.codes, (codes, lease) =>
     klineSync({
-      ...command.klineSyncOptions({ ...step, codes }, lease),
+      ...command.klineSyncOptions(step, codes, lease),
       ...(stream.listening || metrics !== undefined
         ? {
             onUpdate: (u) => {

@@ -57,6 +57,12 @@ export interface KafkaKlineSinkOptions extends Omit<KafkaSinkOptions, 'driver'> 
    * @defaultValue 100 000 records
    */
   readonly maxBufferedRecords?: number;
+  /**
+   * Exactly once: other workers' transactional ids to fence at `open`, before the watermarks are
+   * read (see {@link KafkaKlineSink.fence}): a worker that starts on series whose holder died need
+   * not wait out the dead one's open transaction.
+   */
+  readonly fence?: readonly string[];
 }
 
 /** Defaults of {@link KafkaKlineSinkOptions} beyond those of `KAFKA_SINK_DEFAULTS`, units in the names. */
@@ -89,6 +95,8 @@ export interface ResolvedKlineSinkOptions {
   readonly topicPrefix: string;
   /** The topics `open` creates when missing: the data topic, and exactly once the watermark topic. */
   readonly topics: readonly KafkaTopicSpec[];
+  /** Other workers' transactional ids to fence at `open`. */
+  readonly fence: readonly string[];
 }
 
 /** Checks the K-line sink's own options (the shared ones are `KafkaSink`'s to check). */
@@ -145,7 +153,16 @@ export function resolveKlineSinkOptions(options: KafkaKlineSinkOptions): Resolve
     maxBufferedRecords: positiveInt('maxBufferedRecords', options.maxBufferedRecords ?? d.maxBufferedRecords),
     topicPrefix,
     topics: (options.createTopics ?? KAFKA_SINK_DEFAULTS.createTopics) ? topics : [],
+    fence: fenceIds(options.fence),
   };
+}
+
+function fenceIds(ids: unknown): readonly string[] {
+  if (ids === undefined) return [];
+  if (!Array.isArray(ids))
+    throw new InvalidOptionError('fence', `kafka: "fence" must be an array of transactional ids, got ${JSON.stringify(ids)}`);
+  for (const id of ids) checkTransactionalId('fence', id);
+  return ids as readonly string[];
 }
 
 /** Checks a transactional id (of the sink, or one to fence): what Kafka and the CLI can carry. */

@@ -145,7 +145,10 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
         { retryable: true, cause: err },
       );
     }
-    if (this.#exactlyOnce) this.#committed = await this.#readWatermarks();
+    if (!this.#exactlyOnce) return;
+    const fence = this.#o.fence.filter((id) => id !== this.transactionalId);
+    if (fence.length > 0) await this.fence(fence);
+    this.#committed = await this.#readWatermarks();
   }
 
   /**
