@@ -1,3 +1,4 @@
+import { OperationTimeout } from './internal/with-timeout.js';
 import { isProducerFencedError } from './kafka-transactional-driver.js';
 
 /** Stable codes of the Kafka K-line sink's errors. */
@@ -80,5 +81,33 @@ export function klineSinkFailure(
     'QF_KAFKA_TRANSACTION',
     `${sink.name}: ${what}: ${reason}; open the sink again to resume from its committed watermarks`,
     { retryable: true, cause },
+  );
+}
+
+/**
+ * The sink error of an `open` that could not connect, initialise transactions or create the topics:
+ * `QF_KAFKA_UNREACHABLE`, naming the brokers; after a timeout, exactly once, with what transactions
+ * need (a broker that cannot create its transaction state log answers InitProducerId with "not
+ * available" for ever).
+ */
+export function klineSinkOpenFailure(
+  cause: unknown,
+  sink: KlineSinkFailureContext & { readonly brokers: readonly string[] },
+): KafkaKlineSinkError {
+  const brokers = sink.brokers.join(',');
+  const id =
+    sink.transactionalId === undefined ? '' : ` (transactional id ${JSON.stringify(sink.transactionalId)})`;
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  const hint =
+    sink.exactlyOnce && cause instanceof OperationTimeout
+      ? `; if ${brokers} answer, check that they run transactions (transaction.state.log.replication.factor and .min.isr at most the brokers there are)`
+      : '';
+  return new KafkaKlineSinkError(
+    'QF_KAFKA_UNREACHABLE',
+    `${sink.name} could not open on ${brokers}${id}: ${reason}${hint}`,
+    {
+      retryable: true,
+      cause,
+    },
   );
 }

@@ -2,7 +2,7 @@ import { seriesKey, type BarUpdate } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import { addWatermark, type SeriesWatermark } from '../files/dataset-log-format.js';
 import { KlineTransaction } from './internal/kline-transaction.js';
-import { OperationTimeout, withTimeout } from './internal/with-timeout.js';
+import { withTimeout } from './internal/with-timeout.js';
 import { PendingSeries } from './internal/pending-series.js';
 import { transactionalDriverFactory } from './internal/transactional-driver-factory.js';
 import {
@@ -12,7 +12,12 @@ import {
   type KafkaKlineSinkOptions,
   type ResolvedKlineSinkOptions,
 } from './kafka-kline-sink-options.js';
-import { KafkaKlineSinkError, klineSinkFailure } from './kafka-kline-sink-error.js';
+import {
+  KafkaKlineSinkError,
+  klineSinkFailure,
+  klineSinkOpenFailure,
+  type KlineSinkFailureContext,
+} from './kafka-kline-sink-error.js';
 import type { KafkaDriverOptions, KafkaProducerDriver } from './kafka-producer-driver.js';
 import { KafkaSink, type KafkaSinkLogger } from './kafka-sink.js';
 import type {
@@ -133,17 +138,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       await withTimeout(this.#inner.connect(), deliveryTimeoutMs, 'deliveryTimeoutMs');
       if (this.#o.topics.length > 0) await this.#driver.ensureTopics(this.#o.topics);
     } catch (err) {
-      // A broker that answers but cannot create its transaction state log (a replication factor
-      // above the brokers there are) answers InitProducerId with "not available" for ever.
-      const hint =
-        this.#exactlyOnce && err instanceof OperationTimeout
-          ? `; if ${brokers.join(',')} answer, check that they run transactions (transaction.state.log.replication.factor and .min.isr at most the brokers there are)`
-          : '';
-      throw new KafkaKlineSinkError(
-        'QF_KAFKA_UNREACHABLE',
-        `${this.name} could not open on ${brokers.join(',')}${this.#idNote()}: ${messageOf(err)}${hint}`,
-        { retryable: true, cause: err },
-      );
+      throw klineSinkOpenFailure(err, { ...this.#failureContext(), brokers });
     }
     if (!this.#exactlyOnce) return;
     const fence = this.#o.fence.filter((id) => id !== this.transactionalId);
@@ -371,16 +366,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
   #fail(cause: unknown, what?: string): void {
     // Once close() refuses the batches left, their failures are its own doing.
     if (this.#failure !== undefined || this.#discarding) return;
-    const failure = klineSinkFailure(
-      cause,
-      {
-        name: this.name,
-        exactlyOnce: this.#exactlyOnce,
-        transactionalId: this.transactionalId,
-        transactionTimeoutMs: this.#o.transactionTimeoutMs,
-      },
-      what,
-    );
+    const failure = klineSinkFailure(cause, this.#failureContext(), what);
     this.#failure = failure;
     this.#logger.warn?.('kafka.kline-sink-failed', { code: failure.code, message: failure.message });
     this.#transaction?.refuse();
@@ -407,10 +393,13 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     return new KafkaKlineSinkError('QF_CLOSED', `${this.name} is closed; open a new sink`);
   }
 
-  #idNote(): string {
-    return this.transactionalId === undefined
-      ? ''
-      : ` (transactional id ${JSON.stringify(this.transactionalId)})`;
+  #failureContext(): KlineSinkFailureContext {
+    return {
+      name: this.name,
+      exactlyOnce: this.#exactlyOnce,
+      transactionalId: this.transactionalId,
+      transactionTimeoutMs: this.#o.transactionTimeoutMs,
+    };
   }
 }
 
