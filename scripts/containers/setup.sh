@@ -47,7 +47,11 @@ cli="${QUOTEFLOW_CONTAINER_CLI:-podman}"
 cache="${QUOTEFLOW_CONTAINERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/quoteflow/containers}"
 kafka_version="${KAFKA_VERSION:-4.1.0}"
 base_image="localhost/quoteflow-bookworm-minbase:latest"
-kafka_image="localhost/quoteflow-test-kafka:$kafka_version"
+# The Kafka image's tag names its configuration (test/support/test-engine.ts computes the same), so
+# checkouts of different versions on one machine never run each other's broker settings.
+kafka_config_hash="$(cat "$here/kafka.Containerfile" "$here/kafka-entrypoint.sh" "$here/log4j2.properties" \
+  "$root/scripts/kafka/broker-settings.properties" | sha256sum | cut -c1-12)"
+kafka_image="localhost/quoteflow-test-kafka:$kafka_version-$kafka_config_hash"
 redis_image="localhost/quoteflow-test-redis:latest"
 
 as_root() {

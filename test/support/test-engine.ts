@@ -5,13 +5,19 @@
  * are used when a Docker API answers and both images are there. `KAFKA_BROKERS` and `REDIS_URL`
  * bypass both. Decided once per process.
  */
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export const TEST_ENGINES = ['containers', 'host'] as const;
 export type TestEngine = (typeof TEST_ENGINES)[number];
 
-/** Image names built by scripts/containers/setup.sh (the Kafka version as in scripts/kafka). */
-export const KAFKA_IMAGE = `localhost/quoteflow-test-kafka:${process.env['KAFKA_VERSION'] ?? '4.1.0'}`;
+/**
+ * Image names built by scripts/containers/setup.sh (the Kafka version as in scripts/kafka). The
+ * Kafka tag carries a hash of the broker's configuration files, as setup.sh computes it, so two
+ * checkouts on one machine never run each other's broker settings.
+ */
+export const KAFKA_IMAGE = `localhost/quoteflow-test-kafka:${process.env['KAFKA_VERSION'] ?? '4.1.0'}-${kafkaConfigHash()}`;
 export const REDIS_IMAGE = 'localhost/quoteflow-test-redis:latest';
 /** Label on every container the tests start: the pid of the process that owns it (see reapOrphans). */
 export const OWNER_LABEL = 'dev.quoteflow.test.owner-pid';
@@ -57,4 +63,18 @@ async function detect(): Promise<TestEngine> {
 export function testEngine(): Promise<TestEngine> {
   decided ??= detect();
   return decided;
+}
+
+/** sha256 of the broker image's configuration files, in setup.sh's order, 12 hex digits. */
+function kafkaConfigHash(): string {
+  const root = join(import.meta.dirname, '..', '..', 'scripts');
+  const hash = createHash('sha256');
+  for (const file of [
+    'containers/kafka.Containerfile',
+    'containers/kafka-entrypoint.sh',
+    'containers/log4j2.properties',
+    'kafka/broker-settings.properties',
+  ])
+    hash.update(readFileSync(join(root, file)));
+  return hash.digest('hex').slice(0, 12);
 }

@@ -1,0 +1,129 @@
+/**
+ * `quoteflow sync` into files and a real Kafka broker (exactly once, its default), killed with
+ * SIGKILL twice at random moments and restarted: read back by kcat with
+ * `isolation.level=read_committed` (a client quoteflow did not write), every final bar of every
+ * series from the first to the newest closed is in the topic exactly once with the service's
+ * values, and the files hold the same bars once each. The built binary against the simulator's
+ * strict enforcement (real clock, real sockets).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { readKlineBars } from '@quoteflow/pipelines';
+import { startSimulator, type Simulator } from '@quoteflow/simulator';
+import { consumeWithKcat, kafkaBrokers, uniquePrefix, waitUntil } from './support/kafka.js';
+import { startQuoteflow } from './support/quoteflow-process.js';
+
+const TOKEN = 'sync-kafka-crash-token-3b9d';
+const CODES = ['BTCUSDT', 'ETHUSDT', 'SOLUSDT'];
+const MIN = 60_000;
+let sim: Simulator;
+let work: string;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 23 });
+  work = await mkdtemp(join(tmpdir(), 'qf-sync-kafka-crash-'));
+});
+afterAll(async () => {
+  await sim.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+const env = (): Record<string, string> => ({
+  QUOTEFLOW_BASE_URL: sim.url,
+  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_PLAN: 'professional',
+  QUOTEFLOW_LOG_LEVEL: 'info',
+});
+
+interface SeenBar {
+  readonly code: string;
+  readonly tsMs: number;
+  readonly values: readonly number[];
+}
+
+/** The market's closed 1-minute bars of `code`, as the wire rounds them, by start. */
+function marketValues(code: string): Map<number, number[]> {
+  const decimals = sim.market.product(code)!.priceDecimals;
+  const wire = (v: number): number => Number(v.toFixed(decimals));
+  return new Map(
+    sim.market
+      .bars(code, 1, sim.marketNow(), 3_000)
+      .filter((b) => !b.forming)
+      .map((b) => [b.startMs, [b.open, b.high, b.low, b.close].map(wire)]),
+  );
+}
+
+/** Each code's final bars: exactly once, consecutive from the first to the newest, the market's values. */
+function expectEachOnceWithMarketValues(where: string, bars: readonly SeenBar[], atLeast: number): void {
+  for (const code of CODES) {
+    const market = marketValues(code);
+    const mine = bars.filter((b) => b.code === code).sort((a, b) => a.tsMs - b.tsMs);
+    expect(mine.length, `${where} ${code}`).toBeGreaterThanOrEqual(atLeast);
+    for (let i = 0; i < mine.length; i++) {
+      const b = mine[i]!;
+      if (i > 0) expect(b.tsMs - mine[i - 1]!.tsMs, `${where} ${code} ${b.tsMs}: twice, or a gap`).toBe(MIN);
+      expect(b.values, `${where} ${code} ${new Date(b.tsMs).toISOString()}: final values`).toEqual(
+        market.get(b.tsMs),
+      );
+    }
+  }
+}
+
+it('kill -9 twice at random moments into Kafka and files: read_committed sees every final bar once, the files too', async () => {
+  const brokers = await kafkaBrokers();
+  const prefix = uniquePrefix('sync-crash');
+  const out = join(work, 'out');
+  const args = [
+    'sync',
+    '--codes',
+    CODES.join(','),
+    '--kline-types',
+    '1',
+    '--bars',
+    '200',
+    '--out',
+    out,
+    '--kafka',
+    brokers,
+    '--topic-prefix',
+    prefix,
+    '--checkpoint-ms',
+    '300',
+  ];
+  for (let round = 0; round < 2; round++) {
+    const run = startQuoteflow(args, env());
+    let ended = false;
+    void run.done.then(() => (ended = true));
+    // Once it has committed something, at a random moment after.
+    await waitUntil(() => run.stderr().includes('"msg":"checkpoint"') || ended, 'a first checkpoint', 60_000);
+    expect(ended, run.stderr()).toBe(false);
+    await new Promise((r) => setTimeout(r, Math.random() * 2_500)); // the kill's random moment
+    run.child.kill('SIGKILL');
+    const killed = await run.done;
+    expect(killed.code, killed.stderr).toBeNull();
+  }
+  const last = startQuoteflow([...args, '--duration', '5'], env());
+  const end = await last.done;
+  expect(end.code, end.stderr).toBe(0);
+  expect(end.stderr).not.toContain('at least once');
+
+  const records = await consumeWithKcat(brokers, `${prefix}.kline`, 30_000, 'read_committed');
+  const finals = records
+    .map((r) => JSON.parse(r.value) as Record<string, unknown>)
+    .filter((v) => v['final'] === true)
+    .map((v) => ({
+      code: String(v['code']),
+      tsMs: Date.parse(String(v['ts'])),
+      values: [v['open'], v['high'], v['low'], v['close']] as number[],
+    }));
+  expectEachOnceWithMarketValues('kafka', finals, 200);
+  const files = (await readKlineBars(out)).map((b) => ({
+    code: b.code,
+    tsMs: b.tsMs,
+    values: [b.open, b.high, b.low, b.close],
+  }));
+  expectEachOnceWithMarketValues('files', files, 200);
+  expect(sim.log.refused()).toEqual([]);
+}, 180_000);
