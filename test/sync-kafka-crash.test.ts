@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readKlineBars } from '@quoteflow/pipelines';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
+import { expectEachOnceWithMarketValues, finalBarsOf } from './support/exactly-once-check.js';
 import { consumeWithKcat, kafkaBrokers, uniquePrefix, waitUntil } from './support/kafka.js';
 import { startQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'sync-kafka-crash-token-3b9d';
 const CODES = ['BTCUSDT', 'ETHUSDT', 'SOLUSDT'];
-const MIN = 60_000;
 let sim: Simulator;
 let work: string;
 
@@ -36,40 +36,6 @@ const env = (): Record<string, string> => ({
   QUOTEFLOW_PLAN: 'professional',
   QUOTEFLOW_LOG_LEVEL: 'info',
 });
-
-interface SeenBar {
-  readonly code: string;
-  readonly tsMs: number;
-  readonly values: readonly number[];
-}
-
-/** The market's closed 1-minute bars of `code`, as the wire rounds them, by start. */
-function marketValues(code: string): Map<number, number[]> {
-  const decimals = sim.market.product(code)!.priceDecimals;
-  const wire = (v: number): number => Number(v.toFixed(decimals));
-  return new Map(
-    sim.market
-      .bars(code, 1, sim.marketNow(), 3_000)
-      .filter((b) => !b.forming)
-      .map((b) => [b.startMs, [b.open, b.high, b.low, b.close].map(wire)]),
-  );
-}
-
-/** Each code's final bars: exactly once, consecutive from the first to the newest, the market's values. */
-function expectEachOnceWithMarketValues(where: string, bars: readonly SeenBar[], atLeast: number): void {
-  for (const code of CODES) {
-    const market = marketValues(code);
-    const mine = bars.filter((b) => b.code === code).sort((a, b) => a.tsMs - b.tsMs);
-    expect(mine.length, `${where} ${code}`).toBeGreaterThanOrEqual(atLeast);
-    for (let i = 0; i < mine.length; i++) {
-      const b = mine[i]!;
-      if (i > 0) expect(b.tsMs - mine[i - 1]!.tsMs, `${where} ${code} ${b.tsMs}: twice, or a gap`).toBe(MIN);
-      expect(b.values, `${where} ${code} ${new Date(b.tsMs).toISOString()}: final values`).toEqual(
-        market.get(b.tsMs),
-      );
-    }
-  }
-}
 
 it('kill -9 twice at random moments into Kafka and files: read_committed sees every final bar once, the files too', async () => {
   const brokers = await kafkaBrokers();
@@ -115,20 +81,12 @@ it('kill -9 twice at random moments into Kafka and files: read_committed sees ev
   expect(end.stderr).not.toContain('at least once');
 
   const records = await consumeWithKcat(brokers, `${prefix}.kline`, 30_000, 'read_committed');
-  const finals = records
-    .map((r) => JSON.parse(r.value) as Record<string, unknown>)
-    .filter((v) => v['final'] === true)
-    .map((v) => ({
-      code: String(v['code']),
-      tsMs: Date.parse(String(v['ts'])),
-      values: [v['open'], v['high'], v['low'], v['close']] as number[],
-    }));
-  expectEachOnceWithMarketValues('kafka', finals, 200);
+  expectEachOnceWithMarketValues(sim, CODES, 'kafka', finalBarsOf(records), 200);
   const files = (await readKlineBars(out)).map((b) => ({
     code: b.code,
     tsMs: b.tsMs,
     values: [b.open, b.high, b.low, b.close],
   }));
-  expectEachOnceWithMarketValues('files', files, 200);
+  expectEachOnceWithMarketValues(sim, CODES, 'files', files, 200);
   expect(sim.log.refused()).toEqual([]);
 }, 180_000);
