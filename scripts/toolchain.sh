@@ -2,6 +2,13 @@
 # Ensures Node >= 22 and pnpm 10 are on PATH, bootstrapping both from the npm registry into
 # .tools/ when the machine's Node is too old (corepack cannot verify signatures here).
 # Source it (`. scripts/toolchain.sh`) or run it once; prints the PATH entry to use.
+# Sourced, the caller's shell options are restored at the end: errexit left on in an interactive
+# shell would end it at the first command that fails.
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+  qf_caller_flags="$-"
+  qf_caller_pipefail=off
+  if shopt -qo pipefail; then qf_caller_pipefail=on; fi
+fi
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -28,4 +35,12 @@ SH
   chmod +x "$TOOLS/bin/pnpm"
 fi
 export PATH="$TOOLS/bin:$PATH"
-if [ "${BASH_SOURCE[0]}" = "$0" ]; then echo "$TOOLS/bin"; fi
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  echo "$TOOLS/bin"
+else
+  set +eu +o pipefail
+  case "$qf_caller_flags" in *e*) set -e ;; esac
+  case "$qf_caller_flags" in *u*) set -u ;; esac
+  if [ "$qf_caller_pipefail" = on ]; then set -o pipefail; fi
+  unset qf_caller_flags qf_caller_pipefail
+fi

@@ -87,7 +87,9 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     if (flags.kafka === undefined && (flags.kafkaDelivery ?? flags.kafkaTransactionalId) !== undefined)
       throw new UsageError('--kafka-delivery and --kafka-transactional-id need --kafka');
     if (flags.kafkaTransactionalId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(flags.kafkaTransactionalId))
-      throw new UsageError('--kafka-transactional-id must be 1 to 200 printable ASCII characters without spaces');
+      throw new UsageError(
+        '--kafka-transactional-id must be 1 to 200 printable ASCII characters without spaces',
+      );
     await checkOutDir(flags.out, ctx.io.cwd);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {

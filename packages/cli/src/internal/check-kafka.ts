@@ -23,7 +23,11 @@ export function cliKafkaSinkOptions(kafka: CliKafkaOptions): {
   topicPrefix: string;
   deliveryTimeoutMs: number;
 } {
-  return { brokers: kafka.brokers, topicPrefix: kafka.topicPrefix, deliveryTimeoutMs: CLI_KAFKA_DELIVERY_TIMEOUT_MS };
+  return {
+    brokers: kafka.brokers,
+    topicPrefix: kafka.topicPrefix,
+    deliveryTimeoutMs: CLI_KAFKA_DELIVERY_TIMEOUT_MS,
+  };
 }
 
 /**

@@ -55,7 +55,11 @@ function klineKafkaOptions(step: KlineStep, lease: WorkLease | undefined): Parti
   const options = cliKafkaSinkOptions(kafka);
   if (kafka.delivery === 'at-least-once') return { kafka: { ...options, delivery: 'at-least-once' } };
   return {
-    kafka: { ...options, delivery: 'exactly-once', transactionalId: klineTransactionalId(kafka, step, lease?.workerId) },
+    kafka: {
+      ...options,
+      delivery: 'exactly-once',
+      transactionalId: klineTransactionalId(kafka, step, lease?.workerId),
+    },
     ...(lease === undefined
       ? {}
       : { fenceDeparted: () => lease.departed().map((id) => klineTransactionalId(kafka, step, id)) }),

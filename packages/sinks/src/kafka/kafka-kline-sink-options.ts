@@ -160,7 +160,10 @@ export function resolveKlineSinkOptions(options: KafkaKlineSinkOptions): Resolve
 function fenceIds(ids: unknown): readonly string[] {
   if (ids === undefined) return [];
   if (!Array.isArray(ids))
-    throw new InvalidOptionError('fence', `kafka: "fence" must be an array of transactional ids, got ${JSON.stringify(ids)}`);
+    throw new InvalidOptionError(
+      'fence',
+      `kafka: "fence" must be an array of transactional ids, got ${JSON.stringify(ids)}`,
+    );
   for (const id of ids) checkTransactionalId('fence', id);
   return ids as readonly string[];
 }
