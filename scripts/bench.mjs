@@ -19,7 +19,9 @@ const scripts = dirs
       .filter((f) => f.endsWith('.bench.ts'))
       .map((f) => join(d, f)),
   )
-  .filter((f) => f.includes(filter))
+  // Matched against the path inside the repository: a checkout under a directory named `kafka`
+  // must not match every script.
+  .filter((f) => f.slice(root.length).includes(filter))
   .sort();
 if (scripts.length === 0) {
   console.error(`bench: no benchmark matches ${JSON.stringify(filter)}`);

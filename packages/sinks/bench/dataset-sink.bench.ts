@@ -1,0 +1,81 @@
+// Commit time per checkpoint of the file dataset's committing sink (`DatasetSink.checkpoint()`:
+// stage the file, commit it with the series' watermarks to the dataset's log, publish), against
+// the same rows written by a plain `DatasetWriter` (`flush()`: the file written and renamed into
+// place, no log) in the same run. Three shapes: a live checkpoint of 1,000 and of 10,000 series
+// (one closed bar each), and a backfill checkpoint (18 series × 6,000 bars). Parquet, encoded on
+// the calling thread for live shapes and on one worker thread for the backfill, as klineSync does.
+// Run: `pnpm bench dataset-sink` (builds first). BENCH_SINK_ROUNDS (default 20) checkpoints each.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BarUpdate } from '@quoteflow/core';
+import { DatasetSink, DatasetWriter } from '@quoteflow/sinks';
+
+const rounds = Number(process.env['BENCH_SINK_ROUNDS'] ?? 20);
+const START = Date.UTC(2026, 9, 5);
+
+function update(s: number, m: number): BarUpdate {
+  const tsMs = START + m * 60_000;
+  const p = 100 + (s % 50) + Math.sin(m + s);
+  return {
+    type: 'bar-update',
+    code: `X${String(s).padStart(5, '0')}USDT`,
+    klineType: 1,
+    tsMs,
+    open: p,
+    high: p + 0.1,
+    low: p - 0.1,
+    close: p + 0.05,
+    volume: 10 + (m % 7),
+    turnover: 1_000 + m,
+    readAtMs: tsMs + 61_000,
+    receivedAtMs: tsMs + 61_050,
+    final: true,
+    revision: 0,
+  };
+}
+
+const pct = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+/** Per round, the rows of one checkpoint: `series` series × `bars` bars after the earlier rounds'. */
+function rowsOf(round: number, series: number, bars: number): BarUpdate[] {
+  const out: BarUpdate[] = [];
+  for (let s = 0; s < series; s++) for (let b = 0; b < bars; b++) out.push(update(s, round * bars + b));
+  return out;
+}
+
+async function measure(series: number, bars: number, encoderThreads: number): Promise<string> {
+  const work = await mkdtemp(join(tmpdir(), 'qf-sink-bench-'));
+  try {
+    const sink = await DatasetSink.open({ dir: join(work, 'sink'), encoderThreads, compactEveryMs: 0 });
+    const writer = new DatasetWriter({ dir: join(work, 'writer'), encoderThreads });
+    const committed: number[] = [];
+    const plain: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const rows = rowsOf(r, series, bars);
+      for (const u of rows) sink.write(u);
+      let t = performance.now();
+      await sink.checkpoint();
+      committed.push(performance.now() - t);
+      for (const u of rows) writer.append(u);
+      t = performance.now();
+      await writer.flush();
+      plain.push(performance.now() - t);
+    }
+    await sink.close();
+    await writer.close();
+    const f = (xs: number[]) => `${pct(xs, 50).toFixed(1)} / ${pct(xs, 95).toFixed(1)} ms`;
+    return `| ${series.toLocaleString('en')} series × ${bars.toLocaleString('en')} bar${bars > 1 ? 's' : ''} | ${f(committed)} | ${f(plain)} | ${(pct(committed, 50) - pct(plain, 50)).toFixed(1)} ms |`;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+console.log(
+  `| checkpoint (${rounds} rounds) | DatasetSink.checkpoint() p50 / p95 | DatasetWriter.flush() p50 / p95 | commit's own cost (p50) |`,
+);
+console.log('|---|---|---|---|');
+console.log(await measure(1_000, 1, 0));
+console.log(await measure(10_000, 1, 0));
+console.log(await measure(18, 6_000, 1));
