@@ -106,10 +106,10 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       sinks?.kafka === undefined
         ? {}
         : {
-            kafka: cliKafkaSinkOptions({
-              brokers: sinks.kafka.brokers,
-              topicPrefix: sinks.kafka.topicPrefix,
-            }),
+            kafka: cliKafkaSinkOptions(
+              { brokers: sinks.kafka.brokers, topicPrefix: sinks.kafka.topicPrefix },
+              ctx.io.env,
+            ),
           };
     const tokenEnv = spec.service.tokenEnv;
     const token = flags.token ?? (tokenEnv === undefined ? undefined : ctx.io.env[tokenEnv]);
@@ -224,12 +224,15 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
         const kafka = step.sinks?.kafka;
         if (kafka !== undefined)
           await checkKafka(kafka, {
-            timeoutMs: sinkConnectTimeoutMs(spec.duration),
+            timeoutMs: sinkConnectTimeoutMs(spec.duration, ctx.io.env),
             signal: ctx.signal,
             flag: `pipelines[${i}].sinks.kafka`,
           });
       }
-      await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(spec.duration), signal: ctx.signal });
+      await worker?.connect({
+        timeoutMs: sinkConnectTimeoutMs(spec.duration, ctx.io.env),
+        signal: ctx.signal,
+      });
       // Without redis only: see run-kline-sync (a worker joins first).
       for (const step of worker === undefined ? spec.pipelines : [])
         if ('kline' in step.source)

@@ -119,8 +119,11 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     // Kafka or Redis that does not answer fails the command (exit 1) within 30 s or the --duration,
     // before any request or file.
     if (run.kafka !== undefined)
-      await checkKafka(run.kafka, { timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
-    await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(run.durationS), signal: ctx.signal });
+      await checkKafka(run.kafka, {
+        timeoutMs: sinkConnectTimeoutMs(run.durationS, ctx.io.env),
+        signal: ctx.signal,
+      });
+    await worker?.connect({ timeoutMs: sinkConnectTimeoutMs(run.durationS, ctx.io.env), signal: ctx.signal });
     // A cluster worker joins first: with the shared /batch-kline interval not yet taken in turns,
     // a check before joining could wait behind the other workers' polls (seen: 14 s).
     if (worker === undefined) await checkCodesKnown(client, run.codes, run.klineTypes, stopper.signal);
@@ -136,7 +139,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
           format: run.format,
           ...(lease && { fence: lease.valid }),
         },
-        ...(run.kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(run.kafka) }),
+        ...(run.kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(run.kafka, ctx.io.env) }),
         // With --redis the shared dataset is the state (several processes must not rewrite one file).
         ...(run.statePath === undefined || worker !== undefined
           ? {}
