@@ -20,8 +20,12 @@ import { startSimulator, type Simulator } from '@quoteflow/simulator';
 
 const TOKEN = 'calendar-week-token';
 const SPEED = 7_200;
-const START = Date.parse('2026-11-23T00:00:00Z'); // Monday
-const WEEK_MS = 7 * 86_400_000;
+// From Sunday 16:00 UTC: the backfill of every code is read (a second or two of real time under
+// load) hours of the clock before the first market opens (forex at 22:00, Hong Kong at 01:30), so a
+// session never opens between a code's backfill and its first poll; until Monday 00:00 a week on,
+// past the forex week's reopening.
+const START = Date.parse('2026-11-22T16:00:00Z');
+const END = Date.parse('2026-11-30T00:00:00Z');
 let sim: Simulator;
 let clock: Clock;
 
@@ -66,7 +70,7 @@ it('syncs a week of every class without a false gap, and polls no stock while it
       if (u.final) finals.set(u.code, (finals.get(u.code) ?? 0) + 1);
     },
   });
-  await new Promise<void>((resolve) => clock.setTimeout(resolve, WEEK_MS));
+  await new Promise<void>((resolve) => clock.setTimeout(resolve, END - clock.now()));
   const summary = await sync.stop();
   await client.close();
 
