@@ -103,6 +103,8 @@ function expectFinalValues(
 /** What one real-speed sync of one stock saw: its finals, its file rows, the truth after it. */
 interface SyncRun {
   readonly finals: BarUpdate[];
+  /** When each of `finals` was emitted, on the run's clock. */
+  readonly emittedAtMs: number[];
   readonly rows: Row[];
   readonly truthByType: Map<KlineType, Map<number, Bar>>;
   readonly refused: number;
@@ -119,7 +121,7 @@ async function syncAtRealSpeed(
     readonly name: string;
     readonly startMs: number;
     readonly deadlineMs: number;
-    readonly done: (finals: readonly BarUpdate[]) => boolean;
+    readonly done: (finals: readonly BarUpdate[], emittedAtMs: readonly number[]) => boolean;
   },
 ): Promise<SyncRun> {
   const clock = acceleratedClock({ speed: 1, startMs: run.startMs });
@@ -133,6 +135,7 @@ async function syncAtRealSpeed(
   const out = join(dir, `${code}-${labelling.intraday}-${labelling.daily}-${run.name}`);
   const client = new QuoteflowClient({ baseUrl: sim.url, token: 'e2e', plan: 'professional', clock });
   const finals: BarUpdate[] = [];
+  const emittedAtMs: number[] = [];
   try {
     const sync = klineSync({
       client,
@@ -144,24 +147,37 @@ async function syncAtRealSpeed(
       refreshPeriodMs: 1_000,
       checkpointMs: 5 * SECOND,
       onUpdate: (u) => {
-        if (u.final) finals.push(u);
+        if (!u.final) return;
+        finals.push(u);
+        emittedAtMs.push(clock.now());
       },
     });
     // Until the finals the run is about have come (each update is checked at once, so no later
     // than the poll that brings them), on the shared clock.
     await new Promise<void>((resolve, reject) => {
+      // A sync that ended (failed) first fails the run with its own error.
+      sync.done.then(
+        () => reject(new Error(`${code} ${run.name}: the sync ended before its finals came`)),
+        (err: unknown) => reject(new Error(`${code} ${run.name}: the sync failed`, { cause: err })),
+      );
       const check = (): void => {
-        if (run.done(finals)) resolve();
-        else if (clock.now() > run.deadlineMs)
-          reject(new Error(`${code} ${run.name}: not done by ${new Date(run.deadlineMs).toISOString()}`));
-        else clock.setTimeout(check, 100);
+        if (run.done(finals, emittedAtMs)) resolve();
+        else if (clock.now() > run.deadlineMs) {
+          const last = sim.log.entries().at(-1);
+          reject(
+            new Error(
+              `${code} ${run.name}: not done by ${new Date(run.deadlineMs).toISOString()}: ${finals.length} finals, ` +
+                `${sim.log.entries().length} requests, the last one ${last === undefined ? '-' : new Date(last.marketMs).toISOString()}`,
+            ),
+          );
+        } else clock.setTimeout(check, 100);
       };
       check();
     });
     await sync.stop();
     const truthByType = new Map<KlineType, Map<number, Bar>>();
     for (const k of [1, 5, 8] as const) truthByType.set(k, await truth(sim, clock, code, k));
-    return { finals, rows: await readRows(out), truthByType, refused: sim.log.refused().length };
+    return { finals, emittedAtMs, rows: await readRows(out), truthByType, refused: sim.log.refused().length };
   } finally {
     await client.close();
     await sim.close();
@@ -196,6 +212,21 @@ const MARKETS = [
   { code: '600416.SH', closeIso: '2026-11-17T07:00:00Z' }, // 15:00 Shanghai
 ] as const;
 
+/**
+ * The 1-minute bars made final by crossing `minuteMs` live: emitted after it, newer than every one
+ * emitted before it (the bar that was forming when the boundary passed). Not by `readAtMs`: a read
+ * that left just before the boundary may arrive after it and bring the newer bar.
+ */
+function crossedMinute(
+  finals: readonly BarUpdate[],
+  emittedAtMs: readonly number[],
+  minuteMs: number,
+): BarUpdate[] {
+  const before = finals.filter((u, i) => u.klineType === 1 && emittedAtMs[i]! < minuteMs).map((u) => u.tsMs);
+  const newestBefore = Math.max(Number.NEGATIVE_INFINITY, ...before);
+  return finals.filter((u, i) => u.klineType === 1 && emittedAtMs[i]! >= minuteMs && u.tsMs > newestBefore);
+}
+
 // Every run starts 15 s before the boundary it crosses (the backfill of 5 bars is read before it),
 // and all of them, and the backfill below, run at once: each waits on real time, not on the CPU.
 const LEAD_MS = 15 * SECOND;
@@ -215,7 +246,7 @@ describe.concurrent('finality at real speed, under every bar labelling', () => {
               name: 'minute',
               startMs: minuteMs - LEAD_MS,
               deadlineMs: minuteMs + 60 * SECOND,
-              done: (finals) => finals.some((u) => u.klineType === 1 && u.readAtMs >= minuteMs),
+              done: (finals, emitted) => crossedMinute(finals, emitted, minuteMs).length > 0,
             }).then((run) => ({ kind: 'minute' as const, where, minuteMs, closeMs, ...run })),
             // The closing bars are final once read after the close + grace (no newer bar comes).
             syncAtRealSpeed(labelling, m.code, {
@@ -236,9 +267,11 @@ describe.concurrent('finality at real speed, under every bar labelling', () => {
       const where = `${run.where} (${run.kind})`;
       expectOnlyFinalValues(run, where);
       if (run.kind === 'minute') {
-        // The bar that formed across the start was written, final, from a read after the boundary;
-        // nothing read before it was taken for final unless a newer bar proved it.
-        const crossed = run.finals.filter((u) => u.klineType === 1 && u.readAtMs >= run.minuteMs);
+        // The bar that was forming when the boundary passed was written, final, once the boundary
+        // was crossed; the bar forming after the boundary was not.
+        // (The backfill's finals came before the boundary: the sync was live when it passed.)
+        expect(Math.min(...run.emittedAtMs), `${where}: the first final`).toBeLessThan(run.minuteMs);
+        const crossed = crossedMinute(run.finals, run.emittedAtMs, run.minuteMs);
         expect(crossed.length, `${where}: a minute bar made final by the boundary`).toBeGreaterThan(0);
         for (const u of crossed) expect(u.tsMs, where).toBeLessThan(run.minuteMs + 60 * SECOND);
       } else {
