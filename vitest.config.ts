@@ -1,26 +1,54 @@
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './test/support/slow-first-sequencer.js';
 
 // Workspace packages resolve to their TypeScript sources (the `source` export condition), so
 // tests never run against a stale build. `test/package-exports.test.ts` checks the built output.
 const conditions = ['source', 'import', 'module', 'node', 'default'];
 
+// Unit test files that mock modules (vi.mock): each gets a fresh module graph. The other unit files
+// share one per worker (isolation off: half the CPU of the unit project, which is mostly imports).
+const MOCKING_UNIT_FILES = ['packages/sinks/src/files/compact-dataset.readers.test.ts'];
+// Unit tests' default timeout: generous, since CI shares two cores with a Kafka broker; a timeout is
+// a safety net, not an assertion.
+const UNIT_TIMEOUT_MS = 30_000;
+
 export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['source'] } },
   test: {
+    // Measured on the two-core CI box (see README, Development): the test files mostly wait (on
+    // processes, brokers, the simulator's clock), so more workers than cores. Forks: threads were no
+    // faster (the same CPU with isolation off) and break vi.mock without isolation; several files
+    // start child processes and load native modules (DuckDB, SQLite).
+    pool: 'forks',
+    maxWorkers: Number(process.env['QF_TEST_WORKERS'] ?? 4),
+    // The longest files first, also on a fresh clone (no durations of earlier runs).
+    sequence: { sequencer: SlowFirstSequencer },
+    // QF_ASSERT_LOG=FILE counts each test's assertions into FILE (a no-op unless set).
+    setupFiles: ['test/support/count-assertions.ts'],
     projects: [
       {
         extends: true,
-        // Generous: CI shares two cores with a Kafka broker; a timeout is a safety net, not an assertion.
-        test: { name: 'unit', include: ['packages/*/src/**/*.test.ts'], testTimeout: 30_000 },
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts'],
+          exclude: MOCKING_UNIT_FILES,
+          isolate: false,
+          testTimeout: UNIT_TIMEOUT_MS,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'unit-isolated', include: MOCKING_UNIT_FILES, testTimeout: UNIT_TIMEOUT_MS },
       },
       {
         extends: true,
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts', 'examples/*/**/*.test.ts'],
-          // The Kafka broker of the run (started on first use, stopped at the end; KAFKA_BROKERS skips it).
-          globalSetup: ['test/support/kafka-global-setup.ts'],
+          // The Kafka broker of the run (started on first use, stopped at the end; KAFKA_BROKERS skips
+          // it), and the run's other shared programs (Redis, the Python readers, Chromium: on first use).
+          globalSetup: ['test/support/kafka-global-setup.ts', 'test/support/shared-fixtures-setup.ts'],
           // No retries: a test that needs one has a bug (in the code or the test) to find.
           testTimeout: 120_000,
           hookTimeout: 300_000,

@@ -3,9 +3,9 @@
 import { writeFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
-import { privateBroker, uniquePrefix } from './support/kafka.js';
+import { consumeWithKcat, privateBroker, uniquePrefix, type PrivateBroker } from './support/kafka.js';
 import { filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'cli-failures-token-3a9f';
@@ -133,8 +133,15 @@ describe('a Kafka broker that cannot be reached', () => {
     const out = join(work, 'kafka-sigterm');
     const before = sim.log.count();
     const [args] = commands(out);
-    const child = startQuoteflow([...args!, '--kafka', UNREACHABLE], env());
-    await new Promise((r) => setTimeout(r, 3_000));
+    const child = startQuoteflow([...args!, '--kafka', UNREACHABLE], {
+      ...env(),
+      QUOTEFLOW_LOG_LEVEL: 'info',
+    });
+    // Its last line before it waits for Kafka (logged at info).
+    await vi.waitFor(() => expect(child.stderr()).toContain('live refresh period from the plan'), {
+      timeout: 20_000,
+      interval: 50,
+    });
     const signalledMs = Date.now();
     child.child.kill('SIGTERM');
     const run = await child.done;
@@ -147,56 +154,81 @@ describe('a Kafka broker that cannot be reached', () => {
 });
 
 describe('a Kafka broker that goes away during a run', () => {
+  // One broker of this describe's own, stopped by each test and started again by the next.
+  let broker: PrivateBroker | undefined;
+  let running = false;
+  beforeAll(async () => {
+    broker = await privateBroker();
+    running = true;
+  }, 120_000);
+  const startBroker = async (): Promise<void> => {
+    if (!running) await broker!.start();
+    running = true;
+  };
+  afterAll(async () => {
+    await broker?.dispose();
+  });
+
+  /** Starts a sync to the broker, and resolves once it delivered kline updates (read back by kcat). */
+  async function syncDelivering(prefix: string, out: string, extra: string[], env: Record<string, string>) {
+    const topic = `${prefix}.kline`;
+    const child = startQuoteflow(
+      ['sync', '--codes', 'BTCUSDT,ETHUSDT', '--kline-types', '1', '--bars', '5', '--out', out].concat(
+        ['--kafka', broker!.brokers, '--topic-prefix', prefix],
+        extra,
+      ),
+      env,
+    );
+    await vi.waitFor(
+      async () => {
+        expect(child.child.exitCode, child.stderr()).toBeNull();
+        expect((await consumeWithKcat(broker!.brokers, topic).catch(() => [])).length).toBeGreaterThan(0);
+      },
+      { timeout: 60_000, interval: 250 },
+    );
+    return child;
+  }
+
+  /** Stops the broker, then waits until the sync has read the service again (updates it cannot deliver). */
+  async function brokerAwayUnderSync(): Promise<void> {
+    running = false;
+    await broker!.stop();
+    const stoppedAt = Date.now();
+    await vi.waitFor(() => expect(sim.log.filter({ sinceMs: stoppedAt }).some((e) => e.done)).toBe(true), {
+      timeout: 30_000,
+      interval: 50,
+    });
+  }
+
   it('on SIGTERM, exits 1 within 10 s naming Kafka as what the stop still waited for', async () => {
-    const broker = await privateBroker();
-    try {
-      const out = join(work, 'kafka-gone');
-      const child = startQuoteflow(
-        ['sync', '--codes', 'BTCUSDT,ETHUSDT', '--kline-types', '1', '--bars', '5', '--out', out].concat([
-          '--kafka',
-          broker.brokers,
-          '--topic-prefix',
-          uniquePrefix('gone'),
-        ]),
-        env(),
-      );
-      // Let it connect and deliver a few cycles, then take the broker away under it.
-      await new Promise((r) => setTimeout(r, 6_000));
-      await broker.stop();
-      await new Promise((r) => setTimeout(r, 1_000));
-      const signalledMs = Date.now();
-      child.child.kill('SIGTERM');
-      const run = await child.done;
-      expect(run.code).toBe(1);
-      expect(Date.now() - signalledMs).toBeLessThan(12_000);
-      expect(run.stderr).toContain(broker.brokers);
-    } finally {
-      await broker.dispose();
-    }
+    await startBroker();
+    const out = join(work, 'kafka-gone');
+    // Let it connect and deliver, then take the broker away under it.
+    const child = await syncDelivering(uniquePrefix('gone'), out, [], env());
+    await brokerAwayUnderSync();
+    const signalledMs = Date.now();
+    child.child.kill('SIGTERM');
+    const run = await child.done;
+    expect(run.code).toBe(1);
+    expect(Date.now() - signalledMs).toBeLessThan(12_000);
+    expect(run.stderr).toContain(broker!.brokers);
   }, 180_000);
-  it('without a signal, fails the run (exit 1) within 30 s of the --duration instead of exiting 0', async () => {
-    const broker = await privateBroker();
-    try {
-      const out = join(work, 'kafka-gone-duration');
-      const run = startQuoteflow(
-        ['sync', '--codes', 'BTCUSDT,ETHUSDT', '--kline-types', '1', '--bars', '5', '--out', out].concat([
-          '--kafka',
-          broker.brokers,
-          '--topic-prefix',
-          uniquePrefix('gone-d'),
-          '--duration',
-          '10',
-        ]),
-        env(),
-      );
-      await new Promise((r) => setTimeout(r, 5_000));
-      await broker.stop();
-      const result = await run.done;
-      expect(result.code).toBe(1);
-      expect(result.elapsedMs).toBeLessThan(10_000 + 30_000 + 10_000);
-    } finally {
-      await broker.dispose();
-    }
+
+  it('without a signal, fails the run (exit 1) within the delivery timeout after the --duration instead of exiting 0', async () => {
+    await startBroker();
+    const out = join(work, 'kafka-gone-duration');
+    // The delivery timeout short (the 30 s default: packages/cli/src/internal/env-seconds.test.ts).
+    const child = await syncDelivering(uniquePrefix('gone-d'), out, ['--duration', '10'], {
+      ...env(),
+      QUOTEFLOW_KAFKA_DELIVERY_TIMEOUT_S: '2',
+    });
+    await brokerAwayUnderSync();
+    const result = await child.done;
+    expect(result.code).toBe(1);
+    expect(result.elapsedMs).toBeLessThan(10_000 + 2_000 + 10_000);
+    expect(result.stderr).toMatch(
+      /not acknowledged by the broker: no acknowledgement within deliveryTimeoutMs = 2000 ms/,
+    );
   }, 180_000);
 });
 

@@ -2,13 +2,14 @@
 // `pnpm build` first (the root `pnpm test` does it). Datasets are written as NDJSON here so the
 // test reads them without a Parquet reader; the Parquet path is the same writer (sinks' interop tests).
 // The simulator runs on the real clock: the CLI is another process and cannot share a clock object,
-// so market time must not run faster than the CLI's (a 1-minute bar closes once a minute here).
+// so market time must not run faster than the CLI's (a 1-minute bar closes once a minute here); the
+// kill -9 test's own simulator jumps ahead while the sync is down instead of waiting for a close.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 
 const BIN = resolve(import.meta.dirname, '../packages/cli/bin/quoteflow');
@@ -103,8 +104,9 @@ function marketBars(
   code: string,
   klineType: number,
   count: number,
+  s: Simulator = sim,
 ): Map<number, { open: number; high: number; low: number; close: number; volume: number; turnover: number }> {
-  const bars = sim.market.bars(code, klineType, sim.marketNow(), count).filter((b) => !b.forming);
+  const bars = s.market.bars(code, klineType, s.marketNow(), count).filter((b) => !b.forming);
   return new Map(bars.map((b) => [b.startMs, b]));
 }
 
@@ -112,13 +114,14 @@ function expectExact(
   rows: readonly (Row & { klineType: number })[],
   code: string,
   klineType: number,
+  s: Simulator = sim,
 ): number[] {
   const mine = rows.filter((r) => r.code === code && r.klineType === klineType);
   const starts = mine.map((r) => Date.parse(r.ts)).sort((a, b) => a - b);
   expect(new Set(starts).size).toBe(starts.length); // no duplicate
-  const market = marketBars(code, klineType, 3_000);
+  const market = marketBars(code, klineType, 3_000, s);
   // The wire carries prices rounded to the product's decimals.
-  const decimals = sim.market.product(code)!.priceDecimals;
+  const decimals = s.market.product(code)!.priceDecimals;
   const wire = (v: number): number => Number(v.toFixed(decimals));
   for (const r of mine) {
     const m = market.get(Date.parse(r.ts));
@@ -398,56 +401,92 @@ describe('quoteflow errors (e2e)', () => {
 
 describe('quoteflow sync (e2e)', () => {
   it('survives kill -9 in the middle: after a restart no gap, no duplicate, no partial file', async () => {
-    const out = join(work, 'sync');
-    const state = join(out, 'state.json');
-    const args = [
-      'sync',
-      '--codes',
-      'BTCUSDT,ETHUSDT',
-      '--kline-types',
-      '1',
-      '--bars',
-      '30',
-      '--out',
-      out,
-      '--format',
-      'ndjson',
-      '--state',
-      state,
-      '--checkpoint-ms',
-      '1000',
-    ];
-    const since = Date.now();
-    const first = start(args, env());
-    // Wait until a checkpoint has landed, then kill without warning.
-    for (let i = 0; i < 200 && !existsSync(state); i++) await new Promise((r) => setTimeout(r, 100));
-    await new Promise((r) => setTimeout(r, 3_000));
-    first.child.kill('SIGKILL');
-    const killed = await first.done;
-    expect(killed.signal).toBe('SIGKILL');
-    // The market moves on while the sync is down: stay down until a 1-minute bar has closed (at
-    // most a minute of real time), so the restart has bars to catch up on.
-    const closedWhileDownMs = Math.ceil((sim.marketNow() + 1) / 60_000) * 60_000;
-    await new Promise((r) => setTimeout(r, closedWhileDownMs - sim.marketNow() + 1_000));
-    const second = await quoteflow([...args, '--duration', '8'], env());
-    expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toBe('');
-    const rows = await readKline(out);
-    for (const code of ['BTCUSDT', 'ETHUSDT']) {
-      const starts = expectExact(rows, code, 1);
-      expect(starts.length).toBeGreaterThanOrEqual(30);
-      for (let i = 1; i < starts.length; i++)
-        expect(starts[i]! - starts[i - 1]!, `${code} contiguous`).toBe(60_000);
-      // The bar that closed while the sync was down is there.
-      expect(starts.at(-1)!, `${code} caught up`).toBeGreaterThanOrEqual(closedWhileDownMs - 60_000);
+    // A simulator of this test's own whose market can move on while the sync is down: its clock is
+    // the real one plus an offset that only grows, so the service is never behind the CLI's clock
+    // (a bar is never taken for final early by time; finality by a newer bar does not mind).
+    let aheadMs = 0;
+    const market = await startSimulator({
+      port: 0,
+      tokens: { [TOKEN]: 'professional' },
+      seed: 11,
+      clock: { now: () => Date.now() + aheadMs },
+    });
+    try {
+      const out = join(work, 'sync');
+      const state = join(out, 'state.json');
+      const args = [
+        'sync',
+        '--codes',
+        'BTCUSDT,ETHUSDT',
+        '--kline-types',
+        '1',
+        '--bars',
+        '30',
+        '--out',
+        out,
+        '--format',
+        'ndjson',
+        '--state',
+        state,
+        '--checkpoint-ms',
+        '1000',
+      ];
+      const env = { QUOTEFLOW_BASE_URL: market.url, QUOTEFLOW_TOKEN: TOKEN, QUOTEFLOW_PLAN: 'basic' };
+      const since = market.marketNow();
+      const first = start(args, env);
+      // Once a checkpoint with the backfill has landed, kill without warning.
+      await vi.waitFor(
+        async () => {
+          expect(existsSync(state)).toBe(true);
+          const rows = await readKline(out);
+          for (const code of ['BTCUSDT', 'ETHUSDT'])
+            expect(rows.filter((r) => r.code === code).length).toBeGreaterThanOrEqual(30);
+        },
+        { timeout: 60_000, interval: 100 },
+      );
+      first.child.kill('SIGKILL');
+      const killed = await first.done;
+      expect(killed.signal).toBe('SIGKILL');
+      // The market moves on while the sync is down: past the next 1-minute close, so the restart
+      // has bars to catch up on.
+      const closedWhileDownMs = Math.ceil((market.marketNow() + 1) / 60_000) * 60_000;
+      aheadMs += closedWhileDownMs + 1_000 - market.marketNow();
+      // Restarted until it caught up (a checkpoint a second), then stopped.
+      const second = start(args, env);
+      await vi.waitFor(
+        async () => {
+          expect(second.child.exitCode).toBeNull();
+          const rows = await readKline(out);
+          for (const code of ['BTCUSDT', 'ETHUSDT'])
+            expect(
+              Math.max(...rows.filter((r) => r.code === code).map((r) => Date.parse(r.ts))),
+            ).toBeGreaterThanOrEqual(closedWhileDownMs - 60_000);
+        },
+        { timeout: 60_000, interval: 100 },
+      );
+      second.child.kill('SIGTERM');
+      const restarted = await second.done;
+      expect(restarted.code, restarted.stderr).toBe(0);
+      expect(restarted.stdout).toBe('');
+      const rows = await readKline(out);
+      for (const code of ['BTCUSDT', 'ETHUSDT']) {
+        const starts = expectExact(rows, code, 1, market);
+        expect(starts.length).toBeGreaterThanOrEqual(30);
+        for (let i = 1; i < starts.length; i++)
+          expect(starts[i]! - starts[i - 1]!, `${code} contiguous`).toBe(60_000);
+        // The bar that closed while the sync was down is there.
+        expect(starts.at(-1)!, `${code} caught up`).toBeGreaterThanOrEqual(closedWhileDownMs - 60_000);
+      }
+      expect((await listFiles(join(out, 'kline'))).every((f) => f.endsWith('.ndjson'))).toBe(true);
+      expect(
+        market.log
+          .filter({ sinceMs: since })
+          .filter((e) => e.refusedBy !== undefined)
+          .map((e) => [e.endpoint, e.refusedBy, e.arrivalMs - since]),
+      ).toEqual([]);
+    } finally {
+      await market.close();
     }
-    expect((await listFiles(join(out, 'kline'))).every((f) => f.endsWith('.ndjson'))).toBe(true);
-    expect(
-      sim.log
-        .filter({ sinceMs: since })
-        .filter((e) => e.refusedBy !== undefined)
-        .map((e) => [e.endpoint, e.refusedBy, e.arrivalMs - since]),
-    ).toEqual([]);
   });
 
   it('stops on SIGTERM within 10 s, flushes and exits 0', async () => {
@@ -470,7 +509,20 @@ describe('quoteflow sync (e2e)', () => {
       ],
       env(),
     );
-    await new Promise((r) => setTimeout(r, 7_000));
+    // Once it synced for a while: backfilled (its /kline answered), then a live poll answered (the
+    // codes are checked by a /batch-kline before: that one comes before the /kline). Nothing is
+    // committed yet (the first checkpoint is 30 s away): the stop's flush writes the state and bars.
+    const startedAt = Date.now();
+    await vi.waitFor(
+      () => {
+        const backfill = sim.log.filter({ endpoint: 'kline', sinceMs: startedAt }).find((e) => e.done);
+        expect(backfill).toBeDefined();
+        const polls = sim.log.filter({ endpoint: 'batch-kline', sinceMs: backfill!.arrivalMs });
+        expect(polls.some((e) => e.done)).toBe(true);
+      },
+      { timeout: 60_000, interval: 100 },
+    );
+    expect(existsSync(join(out, 's.json'))).toBe(false);
     const t0 = Date.now();
     run.child.kill('SIGTERM');
     const r = await run.done;

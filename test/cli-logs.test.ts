@@ -67,7 +67,8 @@ describe('without a terminal', () => {
     );
     expect(verbose.code).toBe(0);
     expect(jsonLines(verbose.stderr).some((l) => l.level === 20)).toBe(true);
-    expect(JSON.parse(verbose.stdout)).toBeTruthy();
+    // The debug lines went to stderr: stdout is the result alone, one JSON document of the code asked.
+    expect((JSON.parse(verbose.stdout) as { code: string }[]).map((i) => i.code)).toEqual(['AAPL.US']);
   });
 
   it('--log-format pretty (or QUOTEFLOW_LOG_FORMAT=pretty) gives human lines without colour codes', async () => {

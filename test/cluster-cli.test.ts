@@ -1,16 +1,16 @@
 // End-to-end: two `quoteflow sync --redis URL` processes (the built binary; `pnpm build` first)
-// on one token against the simulator: they divide the codes, share the plan, and write one dataset.
+// on one token against the simulator: they divide the codes, share the plan, and write one dataset;
+// each run lasts until both took part and the dataset holds every code's bars, then stops on SIGTERM.
 // The simulator runs on the real clock: the CLI processes cannot share a clock object with it, so
 // market time must not run faster than theirs.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, syntheticCatalogue, type Simulator } from '@quoteflow/simulator';
+import { startQuoteflow, type QuoteflowChild, type QuoteflowRun } from './support/quoteflow-process.js';
 import { testRedis, type TestRedis } from './support/redis-server.js';
 
-const BIN = resolve(import.meta.dirname, '../packages/cli/bin/quoteflow');
 const TOKEN = 'cluster-cli-token-4c1d0e';
 const PRODUCTS = syntheticCatalogue({ count: 8, classes: ['crypto'] });
 const CODES = PRODUCTS.map((p) => p.code);
@@ -35,31 +35,22 @@ afterAll(async () => {
   if (out !== undefined) await rm(out, { recursive: true, force: true });
 });
 
-function quoteflow(args: string[]): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const child = spawn(BIN, args, {
-    env: {
-      ...process.env,
-      QUOTEFLOW_BASE_URL: sim.url,
-      QUOTEFLOW_TOKEN: TOKEN,
-      QUOTEFLOW_PLAN: 'premium',
-      QUOTEFLOW_LOG_LEVEL: 'info',
-      QF_TEST_REDIS_URL: redis.url,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((res) => child.on('close', (code) => res({ code, stdout, stderr })));
-}
+const cliEnv = (): Record<string, string> => ({
+  QUOTEFLOW_BASE_URL: sim.url,
+  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_PLAN: 'premium',
+  QUOTEFLOW_LOG_LEVEL: 'info',
+  QF_TEST_REDIS_URL: redis.url,
+});
 
+/** `quoteflow sync --redis` of every code into `dir`, with `extra` flags (a --duration, say). */
 function sync(
-  redisUrl = redis.url,
-  dir = out,
-): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  const child = spawn(
-    BIN,
+  redisUrl: string,
+  dir: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): QuoteflowChild {
+  return startQuoteflow(
     [
       'sync',
       '--codes',
@@ -72,30 +63,41 @@ function sync(
       dir,
       '--format',
       'ndjson',
-      '--duration',
-      '20',
       '--redis',
       redisUrl,
+      ...extra,
     ],
-    {
-      env: {
-        ...process.env,
-        QUOTEFLOW_BASE_URL: sim.url,
-        QUOTEFLOW_TOKEN: TOKEN,
-        QUOTEFLOW_PLAN: 'premium',
-        QUOTEFLOW_LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    { ...cliEnv(), ...env },
   );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((res) => child.on('close', (code) => res({ code, stdout, stderr })));
 }
 
-async function rows(dir = out): Promise<{ code: string; tsMs: number }[]> {
+/**
+ * Waits until every process of `children` held `share` codes (both took part) and `ready()` holds,
+ * then stops them with SIGTERM (a clean stop: flush, release, exit 0) and resolves with their runs.
+ */
+async function runUntilShared(
+  children: readonly QuoteflowChild[],
+  share: number,
+  ready: () => Promise<void> | void,
+): Promise<QuoteflowRun[]> {
+  try {
+    await vi.waitFor(
+      async () => {
+        for (const c of children) {
+          expect(c.child.exitCode, c.stderr()).toBeNull();
+          expect(heldCounts(c.stderr())).toContain(share);
+        }
+        await ready();
+      },
+      { timeout: 90_000, interval: 250 },
+    );
+  } finally {
+    for (const c of children) c.child.kill('SIGTERM');
+  }
+  return Promise.all(children.map((c) => c.done));
+}
+
+async function rows(dir: string): Promise<{ code: string; tsMs: number }[]> {
   const found: { code: string; tsMs: number }[] = [];
   const walk = async (d: string): Promise<void> => {
     for (const e of await readdir(d, { withFileTypes: true })) {
@@ -122,20 +124,26 @@ function heldCounts(stderr: string): number[] {
 
 describe('quoteflow sync --redis', () => {
   it('runs two processes as one client: both take part, one dataset, each closed bar once, no refusal', async () => {
-    const [a, b] = await Promise.all([sync(), sync()]);
-    expect(a.code, a.stderr).toBe(0);
-    expect(b.code, b.stderr).toBe(0);
-    for (const r of [a, b]) {
+    // A checkpoint a second: the dataset shows the backfill of every code soon.
+    const both = [1, 2].map(() => sync(redis.url, out, ['--checkpoint-ms', '1000']));
+    const [a, b] = await runUntilShared(both, CODES.length / 2, async () => {
+      const all = await rows(out).catch(() => []);
+      for (const code of CODES)
+        expect(all.filter((r) => r.code === code).length, code).toBeGreaterThanOrEqual(5);
+    });
+    expect(a!.code, a!.stderr).toBe(0);
+    expect(b!.code, b!.stderr).toBe(0);
+    for (const r of [a!, b!]) {
       expect(r.stderr).not.toContain(TOKEN);
       expect(r.stdout).not.toContain(TOKEN);
     }
     // Both took part, and divided evenly (bounded-load rendezvous): 4 codes each while both ran.
     // (The one that stops last may take the other's codes over in its final moments.)
-    expect(heldCounts(a.stderr), a.stderr).toContain(CODES.length / 2);
-    expect(heldCounts(b.stderr), b.stderr).toContain(CODES.length / 2);
+    expect(heldCounts(a!.stderr), a!.stderr).toContain(CODES.length / 2);
+    expect(heldCounts(b!.stderr), b!.stderr).toContain(CODES.length / 2);
 
     expect(sim.log.refused()).toEqual([]);
-    const all = await rows();
+    const all = await rows(out);
     const keys = all.map((r) => `${r.code}|${r.tsMs}`);
     expect(keys.length).toBe(new Set(keys).size);
     for (const code of CODES) {
@@ -143,7 +151,7 @@ describe('quoteflow sync --redis', () => {
         .filter((r) => r.code === code)
         .map((r) => r.tsMs)
         .sort((x, y) => x - y);
-      // The 5 closed bars of the backfill, and any that closed during the 20 s run.
+      // The 5 closed bars of the backfill, and any that closed during the run.
       expect(ts.length, code).toBeGreaterThanOrEqual(5);
       for (let i = 1; i < ts.length; i++) expect(ts[i]! - ts[i - 1]!, `${code} gap`).toBe(60_000);
     }
@@ -154,20 +162,25 @@ describe('quoteflow sync --redis', () => {
     try {
       const requestsBefore = sim.log.entries().length;
       const startedAt = Date.now();
-      const r = await sync('redis://:secret-pw@127.0.0.1:1', dir);
+      // The connect timeout short, longer than the --duration (the 30 s default is waited out in
+      // cli-failures.test.ts, for Kafka, through the same option).
+      const r = await sync('redis://:secret-pw@127.0.0.1:1', dir, ['--duration', '2'], {
+        QUOTEFLOW_CONNECT_TIMEOUT_S: '3',
+      }).done;
       const elapsedMs = Date.now() - startedAt;
       expect(r.code, r.stderr).toBe(1);
-      expect(r.stderr).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/? did not answer within 30 s/);
+      expect(r.stderr).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/? did not answer within 3 s/);
       expect(r.stderr).not.toContain('secret-pw');
       expect(r.stderr).not.toContain(TOKEN);
-      // The contract's bound: 30 s or --duration (20 s here), whichever is longer, plus start-up.
-      expect(elapsedMs).toBeLessThan(45_000);
+      // The contract's bound: the connect timeout or --duration, whichever is longer, plus start-up.
+      expect(elapsedMs).toBeGreaterThanOrEqual(3_000);
+      expect(elapsedMs).toBeLessThan(3_000 + 15_000);
       expect(sim.log.entries().length).toBe(requestsBefore);
       expect(await rows(dir).catch(() => [])).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 
   it('runs a pipeline file with redis on two processes that both take part, each code synced once', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'qf-cluster-run-'));
@@ -178,7 +191,6 @@ describe('quoteflow sync --redis', () => {
         [
           'version: 1',
           'service: { plan: premium }',
-          'duration: 15',
           'redis: { urlEnv: QF_TEST_REDIS_URL, heartbeatMs: 500 }',
           'pipelines:',
           `  - name: bars`,
@@ -187,12 +199,17 @@ describe('quoteflow sync --redis', () => {
           '',
         ].join('\n'),
       );
-      const [a, b] = await Promise.all([quoteflow(['run', yaml]), quoteflow(['run', yaml])]);
-      expect(a.code, a.stderr).toBe(0);
-      expect(b.code, b.stderr).toBe(0);
+      const run = () => startQuoteflow(['run', yaml], cliEnv());
+      const both = [run(), run()];
+      // Until each backfilled (a pipeline file has no checkpoint interval: the stop writes the bars).
+      const [a, b] = await runUntilShared(both, 2, () => {
+        for (const c of both) expect(c.stderr()).toContain('"msg":"backfill-done"');
+      });
+      expect(a!.code, a!.stderr).toBe(0);
+      expect(b!.code, b!.stderr).toBe(0);
       // Both joined the cluster and divided evenly: 2 of the 4 codes each while both ran.
-      expect(heldCounts(a.stderr), a.stderr).toContain(2);
-      expect(heldCounts(b.stderr), b.stderr).toContain(2);
+      expect(heldCounts(a!.stderr), a!.stderr).toContain(2);
+      expect(heldCounts(b!.stderr), b!.stderr).toContain(2);
       const all = await rows(join(dir, 'data'));
       const keys = all.map((r) => `${r.code}|${r.tsMs}`);
       expect(keys.length).toBe(new Set(keys).size);

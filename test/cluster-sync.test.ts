@@ -8,12 +8,19 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, syntheticCatalogue, type SimEndpoint, type Simulator } from '@quoteflow/simulator';
 import { arrivalBoundBreaches, type TimedRequest } from './support/redis-arrival-check.js';
 import { startRedisServer, testRedis, type TestRedis } from './support/redis-server.js';
+import { newSharedClock } from './support/shared-clock.js';
 
 const TOKEN = 'tok-cluster-e2e';
 const CODES = syntheticCatalogue({ count: 30, classes: ['crypto'] }).map((p) => p.code);
 const KLINE_TYPES = [1, 2] as const; // 30 codes × 2 kline types = 60 series
 const PERIOD_MS: Record<number, number> = { 1: 60_000, 2: 300_000 };
 const HEARTBEAT_MS = 500;
+/**
+ * Market time at 4x: a 1-minute bar closes every 15 s, and every poll of a worker (the token's one
+ * /batch-kline each 2 s, in turns) still sees each bar a few times. The simulator and the workers'
+ * syncs share the clock (shared-clock.ts); membership, leases and the quota run on the real clock.
+ */
+const SPEED = 4;
 
 interface WorkerLine {
   readonly type: string;
@@ -34,14 +41,16 @@ interface Worker {
 
 let redis: TestRedis;
 let sim: Simulator;
+let shared: ReturnType<typeof newSharedClock>;
 let out: string;
 const workers: Worker[] = [];
 
 beforeAll(async () => {
   redis = await testRedis();
-  // On the real clock: the workers are other processes and cannot share a clock object with the
-  // simulator, so market time must not run faster than theirs (a 1-minute bar closes once a minute).
+  // One clock for the simulator and the workers' syncs, passed to them through the environment.
+  shared = newSharedClock({ speed: SPEED });
   sim = await startSimulator({
+    clock: shared.clock,
     tokens: { [TOKEN]: 'premium' },
     products: syntheticCatalogue({ count: 30, classes: ['crypto'] }),
     historyDays: 2, // keeps the simulator's per-request work small: it stamps arrivals on its own event loop
@@ -84,8 +93,11 @@ function startWorker(
       QF_TEST_CODES: CODES.join(','),
       QF_TEST_KLINE_TYPES: KLINE_TYPES.join(','),
       QF_TEST_BARS: '5',
-      QF_TEST_REFRESH_MS: '1000',
+      // Clock ms: a poll and a commit each real second.
+      QF_TEST_REFRESH_MS: String(1_000 * SPEED),
+      QF_TEST_COMMIT_MS: String(1_000 * SPEED),
       QF_TEST_OUT: dir,
+      ...shared.env,
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -151,6 +163,17 @@ async function readDataset(dir: string): Promise<{ code: string; klineType: numb
   };
   await walk(join(dir, 'kline'));
   return rows;
+}
+
+/** Waits until the dataset in `dir` holds every series (each worker backfilled and committed its share). */
+async function everySeriesCommitted(dir: string): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const series = new Set((await readDataset(dir)).map((r) => `${r.code}:${r.klineType}`));
+      expect(series.size).toBe(CODES.length * KLINE_TYPES.length);
+    },
+    { timeout: 60_000, interval: 250 },
+  );
 }
 
 describe('three sync workers on one token', () => {
@@ -232,15 +255,14 @@ describe('three sync workers on one token', () => {
         );
 
       // Bars keep closing; the survivors re-read their new share, backfill it and must write them:
-      // run until a 1-minute bar has closed after the kill (at most a minute), at least 10 s after the
-      // takeover, and until each survivor's live poll has read the bars after that close (the read
-      // that proves the closed bar final), however long the load on the machine makes that take.
+      // run until a 1-minute bar has closed after the kill (at most a market minute, 15 s here) and
+      // the takeover phase is over, then until each survivor's live poll has read the bars after
+      // that close (the read that proves the closed bar final), however long the load makes that take.
       const closedAfterKillMs = Math.ceil((killedAtMarketMs + 1) / 60_000) * 60_000;
-      await new Promise((r) =>
-        setTimeout(
-          r,
-          Math.max(takenOverAt + 10_000 - Date.now(), closedAfterKillMs + 1_000 - sim.marketNow()),
-        ),
+      await until(
+        () => Date.now() > takeoverPhaseEnd && sim.marketNow() > closedAfterKillMs,
+        90_000,
+        'a bar closed after the kill, past the takeover phase',
       );
       // The survivors checkpoint every second: wait until the bar that closed after the kill is in
       // the dataset for each of the killed worker's 1-minute series (proved by a live poll after the
@@ -354,9 +376,18 @@ describe('three sync workers on one token', () => {
     const ws = ['r1', 'r2', 'r3'].map((id) => startWorker(id, group, 'qf', dir, env));
     try {
       await until(() => ws.every((w) => heldBy(w).length === CODES.length / 3), 60_000, 'split');
-      await new Promise((r) => setTimeout(r, 3_000)); // backfilled and checkpointed
+      await everySeriesCommitted(dir); // backfilled and checkpointed
       await own.stop();
-      await new Promise((r) => setTimeout(r, 2_000));
+      // Down until every worker found its lease lost (fenced: its heartbeats fail).
+      const stoppedAt = Date.now();
+      await until(
+        () =>
+          ws.every((w) =>
+            w.lines.some((l) => l.type === 'members' && l.fenced === true && l.atMs! >= stoppedAt),
+          ),
+        30_000,
+        'every worker fenced while Redis is down',
+      );
       await own.restart();
       const restartedAt = Date.now();
       const restartedAtMarketMs = sim.marketNow();
@@ -418,9 +449,9 @@ describe('three sync workers on one token', () => {
     const group = `fence-${randomUUID().slice(0, 8)}`;
     const prefix = `t${randomUUID().slice(0, 8)}`;
     const dir = await mkdtemp(join(tmpdir(), 'qf-cluster-fence-'));
-    // Commits every 10 s, so the paused worker holds rows it has not committed (its backfill).
+    // Commits every 10 s (clock ms), so the paused worker holds rows it has not committed (its backfill).
     const env = {
-      QF_TEST_COMMIT_MS: '10000',
+      QF_TEST_COMMIT_MS: String(10_000 * SPEED),
       ...(process.env.QF_TEST_NO_FENCE === '1' ? { QF_TEST_NO_FENCE: '1' } : {}),
     };
     try {
@@ -430,17 +461,30 @@ describe('three sync workers on one token', () => {
         Worker,
       ];
       await until(() => [w1, w2, w3].every((w) => heldBy(w).length === CODES.length / 3), 60_000, 'split');
-      // Paused after its backfill was read, before its first commit, and well past its TTL (1.5 s):
-      // the others take its series over and write that history themselves.
-      await new Promise((r) => setTimeout(r, 4_000));
+      // Paused after its backfill was read (an answer for each of its series), before its first
+      // commit, and well past its TTL (1.5 s): the others take its series over and write that
+      // history themselves.
       const pausedItems = heldBy(w3);
+      const pausedSeries = pausedItems.flatMap((code) => KLINE_TYPES.map((k) => `${code}:${k}`));
+      await until(
+        () => {
+          const settled = new Set(w3.lines.filter((l) => l.type === 'settle').map((l) => l.id));
+          const read = new Set(
+            w3.lines
+              .filter((l) => l.type === 'start' && l.endpoint === 'kline' && settled.has(l.id))
+              .map((l) => l.sourceId),
+          );
+          return pausedSeries.every((series) => read.has(series));
+        },
+        30_000,
+        'the backfill of the worker to pause',
+      );
       w3.child.kill('SIGSTOP');
       await until(
         () => pausedItems.every((code) => [...heldBy(w1), ...heldBy(w2)].includes(code)),
         30_000,
         'takeover of the paused worker',
       );
-      await new Promise((r) => setTimeout(r, 1_500));
       const resumedAt = Date.now();
       w3.child.kill('SIGCONT');
       // It finds its lease lapsed, drops what it had not committed, and joins again.
@@ -449,12 +493,17 @@ describe('three sync workers on one token', () => {
         30_000,
         'the resumed worker fences itself',
       );
-      await until(
+      const splitAgainAt = await until(
         () => [w1, w2, w3].every((w) => heldBy(w).length === CODES.length / 3),
         60_000,
         'split again',
       );
-      await new Promise((r) => setTimeout(r, 2_000));
+      // Each runs its new share (a request after the split) before they stop.
+      await until(
+        () => [w1, w2, w3].every((w) => w.lines.some((l) => l.type === 'start' && l.atMs! > splitAgainAt)),
+        30_000,
+        'every worker at work after the split',
+      );
       for (const w of [w1, w2, w3]) w.child.kill('SIGTERM');
       for (const w of [w1, w2, w3]) expect(await w.exited, w.stderr).toBe(0);
 

@@ -186,7 +186,11 @@ describe('client against the simulator', () => {
     expect(records.every((r) => r.exchange === 'sse' && Number.isFinite(r.publishAtMs))).toBe(true);
     const info = await c.staticInfo(['700.HK', 'AAPL.US']);
     expect(info.map((i) => i.code)).toEqual(['700.HK', 'AAPL.US']);
-    expect(info[0]!.lotSize).toBeDefined();
+    // Each code's lot size as the simulator's catalogue has it (a decimal string, as sent).
+    expect(info.map((i) => i.lotSize)).toEqual(
+      ['700.HK', 'AAPL.US'].map((code) => sim.market.product(code)!.staticInfo!['lot_size']),
+    );
+    expect(info[1]!.lotSize).toBe('1');
   });
 
   it('aborts a slow request in flight', async () => {

@@ -100,21 +100,31 @@ function expectFinalValues(
   });
 }
 
-/** A sync of one stock across its session's last minutes and close, at real speed. */
-async function syncAcrossClose(
-  labelling: SimLabelling,
-  code: string,
-  closeIso: string,
-): Promise<{
+/** What one real-speed sync of one stock saw: its finals, its file rows, the truth after it. */
+interface SyncRun {
   readonly finals: BarUpdate[];
+  /** When each of `finals` was emitted, on the run's clock. */
+  readonly emittedAtMs: number[];
   readonly rows: Row[];
   readonly truthByType: Map<KlineType, Map<number, Bar>>;
   readonly refused: number;
-}> {
-  const closeMs = Date.parse(closeIso);
-  // 75 s before the close: the pipeline crosses a minute boundary inside the session (proved by the
-  // newer bar), then the close (proved by a read after close + grace).
-  const clock = acceleratedClock({ speed: 1, startMs: closeMs - 75 * SECOND });
+}
+
+/**
+ * A sync of one stock (types 1, 5, 8) at real speed from `startMs` until `done(finals)` holds (or
+ * `deadlineMs` passes on the shared clock, which fails the run), then the truth read after it.
+ */
+async function syncAtRealSpeed(
+  labelling: SimLabelling,
+  code: string,
+  run: {
+    readonly name: string;
+    readonly startMs: number;
+    readonly deadlineMs: number;
+    readonly done: (finals: readonly BarUpdate[], emittedAtMs: readonly number[]) => boolean;
+  },
+): Promise<SyncRun> {
+  const clock = acceleratedClock({ speed: 1, startMs: run.startMs });
   const sim = await startSimulator({
     port: 0,
     tokens: { e2e: 'professional', truth: 'professional' },
@@ -122,9 +132,10 @@ async function syncAcrossClose(
     clock,
     labelling,
   });
-  const out = join(dir, `${code}-${labelling.intraday}-${labelling.daily}`);
+  const out = join(dir, `${code}-${labelling.intraday}-${labelling.daily}-${run.name}`);
   const client = new QuoteflowClient({ baseUrl: sim.url, token: 'e2e', plan: 'professional', clock });
   const finals: BarUpdate[] = [];
+  const emittedAtMs: number[] = [];
   try {
     const sync = klineSync({
       client,
@@ -136,20 +147,62 @@ async function syncAcrossClose(
       refreshPeriodMs: 1_000,
       checkpointMs: 5 * SECOND,
       onUpdate: (u) => {
-        if (u.final) finals.push(u);
+        if (!u.final) return;
+        finals.push(u);
+        emittedAtMs.push(clock.now());
       },
     });
-    // Run until the close + grace + two polls have passed on the shared clock.
-    await new Promise<void>((resolve) =>
-      clock.setTimeout(resolve, closeMs + GRACE_MS + 3 * SECOND - clock.now()),
-    );
+    // Until the finals the run is about have come (each update is checked at once, so no later
+    // than the poll that brings them), on the shared clock.
+    await new Promise<void>((resolve, reject) => {
+      // A sync that ended (failed) first fails the run with its own error.
+      sync.done.then(
+        () => reject(new Error(`${code} ${run.name}: the sync ended before its finals came`)),
+        (err: unknown) => reject(new Error(`${code} ${run.name}: the sync failed`, { cause: err })),
+      );
+      const check = (): void => {
+        if (run.done(finals, emittedAtMs)) resolve();
+        else if (clock.now() > run.deadlineMs) {
+          const last = sim.log.entries().at(-1);
+          reject(
+            new Error(
+              `${code} ${run.name}: not done by ${new Date(run.deadlineMs).toISOString()}: ${finals.length} finals, ` +
+                `${sim.log.entries().length} requests, the last one ${last === undefined ? '-' : new Date(last.marketMs).toISOString()}`,
+            ),
+          );
+        } else clock.setTimeout(check, 100);
+      };
+      check();
+    });
     await sync.stop();
     const truthByType = new Map<KlineType, Map<number, Bar>>();
     for (const k of [1, 5, 8] as const) truthByType.set(k, await truth(sim, clock, code, k));
-    return { finals, rows: await readRows(out), truthByType, refused: sim.log.refused().length };
+    return { finals, emittedAtMs, rows: await readRows(out), truthByType, refused: sim.log.refused().length };
   } finally {
     await client.close();
     await sim.close();
+  }
+}
+
+/** Every final and every file row of `run` holds the bar's final values, each bar once. */
+function expectOnlyFinalValues(run: SyncRun, where: string): void {
+  expect(run.refused, `${where}: refusals`).toBe(0);
+  const seen = new Set<string>();
+  for (const u of run.finals) {
+    const key = `${u.klineType}@${u.tsMs}`;
+    expect(seen.has(key), `${where}: ${key} final twice`).toBe(false);
+    seen.add(key);
+    expectFinalValues(u, u.tsMs, run.truthByType.get(u.klineType)!, `${where} type ${u.klineType}`);
+  }
+  expect(run.rows.length, `${where}: files hold the finals`).toBe(run.finals.length);
+  for (const row of run.rows) {
+    const klineType = Number(row.code.split(':')[1]) as KlineType;
+    expectFinalValues(
+      row,
+      Date.parse(row.ts),
+      run.truthByType.get(klineType)!,
+      `${where} file row type ${klineType}`,
+    );
   }
 }
 
@@ -159,45 +212,82 @@ const MARKETS = [
   { code: '600416.SH', closeIso: '2026-11-17T07:00:00Z' }, // 15:00 Shanghai
 ] as const;
 
-describe('finality at real speed, under every bar labelling', () => {
-  it('a sync of US, HK and A-share stocks (types 1, 5, 8) across a minute boundary and the close writes only final values, each bar once, and the closing bars after the close', async () => {
+/**
+ * The 1-minute bars made final by crossing `minuteMs` live: emitted after it, newer than every one
+ * emitted before it (the bar that was forming when the boundary passed). Not by `readAtMs`: a read
+ * that left just before the boundary may arrive after it and bring the newer bar.
+ */
+function crossedMinute(
+  finals: readonly BarUpdate[],
+  emittedAtMs: readonly number[],
+  minuteMs: number,
+): BarUpdate[] {
+  const before = finals.filter((u, i) => u.klineType === 1 && emittedAtMs[i]! < minuteMs).map((u) => u.tsMs);
+  const newestBefore = Math.max(Number.NEGATIVE_INFINITY, ...before);
+  return finals.filter((u, i) => u.klineType === 1 && emittedAtMs[i]! >= minuteMs && u.tsMs > newestBefore);
+}
+
+// Every run starts 15 s before the boundary it crosses (the backfill of 5 bars is read before it),
+// and all of them, and the backfill below, run at once: each waits on real time, not on the CPU.
+const LEAD_MS = 15 * SECOND;
+
+describe.concurrent('finality at real speed, under every bar labelling', () => {
+  it('a sync of US, HK and A-share stocks (types 1, 5, 8) across a minute boundary in the session and across the close writes only final values, each bar once, and the closing bars after the close', async () => {
     const runs = await Promise.all(
       SIM_LABELLINGS.flatMap((labelling) =>
-        MARKETS.map(async (m) => ({
-          labelling,
-          ...m,
-          ...(await syncAcrossClose(labelling, m.code, m.closeIso)),
-        })),
+        MARKETS.flatMap((m) => {
+          const closeMs = Date.parse(m.closeIso);
+          const minuteMs = closeMs - 60 * SECOND; // a minute boundary inside the session
+          const where = `${m.code} under ${JSON.stringify(labelling)}`;
+          return [
+            // The minute bar forming at the start is final once a read after the boundary shows the
+            // newer bar.
+            syncAtRealSpeed(labelling, m.code, {
+              name: 'minute',
+              startMs: minuteMs - LEAD_MS,
+              deadlineMs: minuteMs + 60 * SECOND,
+              done: (finals, emitted) => crossedMinute(finals, emitted, minuteMs).length > 0,
+            }).then((run) => ({ kind: 'minute' as const, where, minuteMs, closeMs, ...run })),
+            // The closing bars are final once read after the close + grace (no newer bar comes).
+            syncAtRealSpeed(labelling, m.code, {
+              name: 'close',
+              startMs: closeMs - LEAD_MS,
+              deadlineMs: closeMs + GRACE_MS + 60 * SECOND,
+              done: (finals) =>
+                ([1, 5, 8] as const).every((k) =>
+                  finals.some((u) => u.klineType === k && u.readAtMs >= closeMs + GRACE_MS),
+                ),
+            }).then((run) => ({ kind: 'close' as const, where, minuteMs, closeMs, ...run })),
+          ];
+        }),
       ),
     );
+    expect(runs).toHaveLength(SIM_LABELLINGS.length * MARKETS.length * 2);
     for (const run of runs) {
-      const where = `${run.code} under ${JSON.stringify(run.labelling)}`;
-      expect(run.refused, `${where}: refusals`).toBe(0);
-      const seen = new Set<string>();
-      for (const u of run.finals) {
-        const key = `${u.klineType}@${u.tsMs}`;
-        expect(seen.has(key), `${where}: ${key} final twice`).toBe(false);
-        seen.add(key);
-        expectFinalValues(u, u.tsMs, run.truthByType.get(u.klineType)!, `${where} type ${u.klineType}`);
-      }
-      expect(run.rows.length, `${where}: files hold the finals`).toBe(run.finals.length);
-      for (const row of run.rows) {
-        const klineType = Number(row.code.split(':')[1]) as KlineType;
-        expectFinalValues(
-          row,
-          Date.parse(row.ts),
-          run.truthByType.get(klineType)!,
-          `${where} file row type ${klineType}`,
-        );
-      }
-      // The closing bars are written once the close is proven: the day's last minute bar, the last
-      // hourly bar and the daily bar of the session.
-      for (const k of [1, 5, 8] as const) {
-        const newestTruth = Math.max(...run.truthByType.get(k)!.keys());
-        expect(
-          run.finals.some((u) => u.klineType === k && u.tsMs === newestTruth),
-          `${where}: the closing bar of type ${k} (${new Date(newestTruth).toISOString()}) was written`,
-        ).toBe(true);
+      const where = `${run.where} (${run.kind})`;
+      expectOnlyFinalValues(run, where);
+      if (run.kind === 'minute') {
+        // The bar that was forming when the boundary passed was written, final, once the boundary
+        // was crossed; the bar forming after the boundary was not.
+        // (The backfill's finals came before the boundary: the sync was live when it passed.)
+        expect(Math.min(...run.emittedAtMs), `${where}: the first final`).toBeLessThan(run.minuteMs);
+        const crossed = crossedMinute(run.finals, run.emittedAtMs, run.minuteMs);
+        expect(crossed.length, `${where}: a minute bar made final by the boundary`).toBeGreaterThan(0);
+        for (const u of crossed) expect(u.tsMs, where).toBeLessThan(run.minuteMs + 60 * SECOND);
+      } else {
+        // The closing bars are written once the close is proven: the day's last minute bar, the
+        // last hourly bar and the daily bar of the session.
+        for (const k of [1, 5, 8] as const) {
+          const newestTruth = Math.max(...run.truthByType.get(k)!.keys());
+          expect(
+            run.finals.some((u) => u.klineType === k && u.tsMs === newestTruth),
+            `${where}: the closing bar of type ${k} (${new Date(newestTruth).toISOString()}) was written`,
+          ).toBe(true);
+          expect(
+            run.finals.find((u) => u.klineType === k && u.tsMs === newestTruth)!.readAtMs,
+            `${where}: the closing bar of type ${k} was final only after the close + grace`,
+          ).toBeGreaterThanOrEqual(run.closeMs + GRACE_MS);
+        }
       }
     }
   }, 180_000);

@@ -1,13 +1,14 @@
 // End-to-end: `quoteflow report` of a simulator dataset, opened in headless Chromium (Debian's
-// chromium, driven by puppeteer-core): no console error, no network request, a screenshot of each
+// chromium, the run's shared one, driven by puppeteer-core): no console error, no network request, a screenshot of each
 // view, and the page's own numbers checked against `quoteflow inspect` and the dataset's rows.
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { filesUnder, runQuoteflow } from './support/quoteflow-process.js';
+import { sharedFixture } from './support/shared-fixtures.js';
 
 const TOKEN = 'report-test-token-83a0';
 const SHOTS = resolve(import.meta.dirname, '../.cache/report-screenshots');
@@ -19,15 +20,12 @@ let browser: Browser;
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 4 });
   work = await mkdtemp(join(tmpdir(), 'qf-report-'));
-  browser = await puppeteer.launch({
-    executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
+  // The run's one Chromium (a shared fixture): this file opens its own pages in it.
+  browser = await puppeteer.connect({ browserWSEndpoint: (await sharedFixture('chromium')).wsEndpoint });
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await browser?.disconnect();
   await sim.close();
   await rm(work, { recursive: true, force: true });
 });
@@ -102,6 +100,7 @@ describe('quoteflow report', () => {
     expect(sim.log.length).toBe(before); // no request
 
     const page = await browser.newPage();
+    onTestFinished(() => page.close());
     const problems: string[] = [];
     page.on('console', (m) => {
       if (m.type() === 'error' || m.type() === 'warn') problems.push(`${m.type()}: ${m.text()}`);

@@ -58,12 +58,14 @@ it('leaves only complete files after SIGKILL mid-write, and the next writer clea
         .filter((l) => l.startsWith('file ')).length),
   );
 
-  // Kill the moment a staging file appears after a few finished files: the child is then
-  // between creating its .tmp file and renaming it.
-  const killedMidWrite = await new Promise<boolean>((resolve, reject) => {
+  // Kill while a file is being written: when a staging file appears after a few finished files,
+  // stop the child (SIGSTOP: it can neither write nor rename while stopped) and look: if the file
+  // is still in staging, the child was between creating it and renaming it into place, and the
+  // SIGKILL lands there; if it was renamed already, let the child go on and wait for the next one.
+  const killedWriting = await new Promise<string>((resolve, reject) => {
     const deadline = setTimeout(() => {
       child.kill('SIGKILL');
-      resolve(false);
+      reject(new Error('no kill landed while a file was being written within 60 s'));
     }, 60_000);
     child.on('exit', (code, signal) => {
       if (signal !== 'SIGKILL') reject(new Error(`child exited early (${code}): ${stderr}`));
@@ -71,13 +73,17 @@ it('leaves only complete files after SIGKILL mid-write, and the next writer clea
     const poll = setInterval(() => {
       if (!existsSync(join(dir, '.staging'))) return;
       clearInterval(poll);
+      let done = false;
       const watcher = watch(join(dir, '.staging'), (_event, name) => {
-        if (finished >= 2 && name?.endsWith('.tmp') === true && existsSync(join(dir, '.staging', name))) {
+        if (done || finished < 2 || name?.endsWith('.tmp') !== true) return;
+        child.kill('SIGSTOP');
+        if (existsSync(join(dir, '.staging', name))) {
+          done = true;
           child.kill('SIGKILL');
           watcher.close();
           clearTimeout(deadline);
-          resolve(true);
-        }
+          resolve(name);
+        } else child.kill('SIGCONT');
       });
     }, 5);
   });
@@ -96,8 +102,9 @@ it('leaves only complete files after SIGKILL mid-write, and the next writer clea
     const got = await readDataset('pyarrow', join(dir, 'kline', f));
     expect(got.rows.length).toBe(ROWS_PER_FILE);
   }
-  // Usually the .tmp the child was writing; none if the kill landed just after its rename.
+  // The file the child was writing when it died stayed in staging, never in the dataset.
   const leftovers = await readdir(join(dir, '.staging'));
+  expect(leftovers).toContain(killedWriting);
 
   await using next = new DatasetWriter({ dir, encoderThreads: 0 });
   await next.write({
@@ -117,6 +124,6 @@ it('leaves only complete files after SIGKILL mid-write, and the next writer clea
   await next.flush();
   expect(await readdir(join(dir, '.staging'))).toEqual([]);
   console.log(
-    `crash test: killed mid-write=${killedMidWrite}, ${visible.length} complete files, ${leftovers.length} staging leftovers cleaned`,
+    `crash test: killed while writing ${killedWriting}, ${visible.length} complete files, ${leftovers.length} staging leftovers cleaned`,
   );
 });

@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { readKlineBars } from '../packages/pipelines/src/index.js';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { startQuoteflow } from './support/quoteflow-process.js';
@@ -84,8 +84,15 @@ it('kill -9 of sync at random moments, 8 times, compaction beside it: every clos
     '200',
   ];
   for (let round = 0; round < 8; round++) {
+    const startedAt = Date.now();
     const run = startQuoteflow(args, env());
-    await new Promise((r) => setTimeout(r, 800 + Math.random() * 2_500));
+    // A random moment once it is at work (its first request arrived: --out is made before it),
+    // however long a loaded machine takes to start the process.
+    await vi.waitFor(() => expect(sim.log.count({ sinceMs: startedAt })).toBeGreaterThan(0), {
+      timeout: 30_000,
+      interval: 20,
+    });
+    await new Promise((r) => setTimeout(r, Math.random() * 2_500));
     // Every other round a compaction runs while the sync is killed.
     const compaction =
       round % 2 === 1 ? startQuoteflow(['compact', '--out', out, '--dataset', 'kline'], env()) : undefined;

@@ -2,10 +2,15 @@
 
 Usage: read_dataset.py READER PATH [--hive] [--format parquet|arrow|ndjson]
        read_dataset.py batch < REQUESTS.json
+       read_dataset.py serve
   READER: pyarrow | polars | duckdb | spark | parquet-meta
   PATH:   one file, or a directory read as one Hive-partitioned table with --hive
   batch:  a JSON list of {"reader", "path", "hive", "format"} on stdin, answered by a JSON list in
           the same order from one process (Spark starts its JVM once, not once per read)
+  serve:  listens on 127.0.0.1 (prints "listening PORT"), and answers each connection's one line,
+          a JSON list of requests as for batch, with one line: {"ok": [answers]} or {"error": "..."};
+          one connection at a time. Spark's JVM starts on the first Spark read and serves every
+          later one. Exits when its stdin closes (the test run's shared fixtures own it).
 
 Output: {"reader", "columns": [{"name", "type"}], "rows": [{...}]} where each reader names types in
 its own words (pyarrow: "timestamp[ms, tz=UTC]", polars: "Datetime(time_unit='ms', time_zone='UTC')",
@@ -20,6 +25,7 @@ import glob
 import json
 import os
 import sys
+import threading
 
 EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -184,10 +190,37 @@ def read_one(reader, path, hive, fmt):
     return {"reader": reader, "columns": cols, "rows": [norm(r) for r in rows]}
 
 
+def read_all(reqs):
+    return [read_one(r["reader"], r["path"], r.get("hive", False), r.get("format", "parquet")) for r in reqs]
+
+
+def serve():
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    print(f"listening {server.getsockname()[1]}", flush=True)
+
+    def watch_stdin():
+        sys.stdin.read()  # returns when the owner closes it or dies
+        os._exit(0)  # Spark's JVM exits with us: it watches its own stdin, a pipe from this process
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    while True:
+        conn, _ = server.accept()
+        with conn, conn.makefile("rwb") as stream:
+            try:
+                answer = {"ok": read_all(json.loads(stream.readline()))}
+            except BaseException as e:  # SystemExit too: norm() refuses values that way
+                answer = {"error": f"{type(e).__name__}: {e}"}
+            stream.write(json.dumps(answer, allow_nan=False).encode("utf8") + b"\n")
+
+
 def main(argv):
+    if len(argv) == 2 and argv[1] == "serve":
+        serve()
+        return
     if len(argv) == 2 and argv[1] == "batch":
-        reqs = json.load(sys.stdin)
-        out = [read_one(r["reader"], r["path"], r.get("hive", False), r.get("format", "parquet")) for r in reqs]
+        out = read_all(json.load(sys.stdin))
     elif len(argv) >= 3:
         fmt = argv[argv.index("--format") + 1] if "--format" in argv else "parquet"
         out = read_one(argv[1], argv[2], "--hive" in argv, fmt)

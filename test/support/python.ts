@@ -1,18 +1,17 @@
 /**
  * The Python readers (pyarrow, Polars, DuckDB, Spark) for interop tests: `ensurePython()` runs
- * `scripts/python/setup.sh` once (idempotent, fast when `.venv` is current) and
- * `readDataset()` spawns `test/python/read_dataset.py`, which prints JSON.
+ * `scripts/python/setup.sh` once (idempotent, fast when `.venv` is current), and the reads go to
+ * the run's one `test/python/read_dataset.py serve` (a shared fixture, shared-fixtures-setup.ts),
+ * which answers JSON: the readers are imported and Spark's JVM started once per run.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { createConnection } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { sharedFixture } from './shared-fixtures.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const VENV_PYTHON = join(REPO_ROOT, '.venv', 'bin', 'python');
-const READER = join(REPO_ROOT, 'test', 'python', 'read_dataset.py');
 
 let ready = false;
 
@@ -57,19 +56,35 @@ export interface ParquetMeta {
   }[];
 }
 
-async function python(args: string[], stdin?: string): Promise<unknown> {
-  const child = run(ensurePython(), [READER, ...args], { maxBuffer: 512 * 1024 * 1024 });
-  if (stdin !== undefined) child.child.stdin?.end(stdin);
-  const { stdout } = await child;
-  return JSON.parse(stdout) as unknown;
+/** What read_dataset.py's `serve` answers for one line of requests. */
+type ServeAnswer = { ok: unknown[] } | { error: string };
+
+/** Sends `requests` to the run's reader server and resolves with its answers, in order. */
+async function python(requests: readonly ReadRequest[] | readonly ParquetMetaRequest[]): Promise<unknown[]> {
+  const { port } = await sharedFixture('python-reader');
+  const line = await new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.once('error', reject);
+    socket.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.end(`${JSON.stringify(requests)}\n`);
+  });
+  const answer = JSON.parse(line) as ServeAnswer;
+  if ('error' in answer) throw new Error(`read_dataset.py: ${answer.error}`);
+  return answer.ok;
+}
+
+interface ParquetMetaRequest {
+  readonly reader: 'parquet-meta';
+  readonly path: string;
 }
 
 /**
- * Several reads from one Python process, answered in order: Spark starts its JVM (seconds) once
- * for all of them instead of once per read.
+ * Several reads in one request to the reader server, answered in order.
  */
 export async function readDatasets(requests: readonly ReadRequest[]): Promise<ReadBack[]> {
-  return (await python(['batch'], JSON.stringify(requests))) as ReadBack[];
+  return (await python(requests)) as ReadBack[];
 }
 
 /** Reads one file, or a directory as one Hive-partitioned table (`hive: true`), with one reader. */
@@ -78,17 +93,12 @@ export async function readDataset(
   path: string,
   opts: { hive?: boolean; format?: 'parquet' | 'arrow' | 'ndjson' } = {},
 ): Promise<ReadBack> {
-  const args = [
-    reader,
-    path,
-    ...(opts.hive === true ? ['--hive'] : []),
-    '--format',
-    opts.format ?? 'parquet',
-  ];
-  return (await python(args)) as ReadBack;
+  const [back] = await readDatasets([{ reader, path, ...opts }]);
+  return back!;
 }
 
 /** A Parquet file's footer as pyarrow reports it: physical/logical types, encodings, codecs. */
 export async function parquetMeta(path: string): Promise<ParquetMeta> {
-  return (await python(['parquet-meta', path])) as ParquetMeta;
+  const [meta] = await python([{ reader: 'parquet-meta', path }]);
+  return meta as ParquetMeta;
 }

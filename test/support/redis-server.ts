@@ -3,13 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inVitest, sharedFixture } from './shared-fixtures.js';
 import { testEngine } from './test-engine.js';
 
 /** A Redis server for a test: its URL and how to stop (and restart) it. */
 export interface TestRedis {
   readonly url: string;
   readonly port: number;
-  /** Whether this helper started the server (false when `REDIS_URL` pointed at an existing one). */
+  /** Whether the test owns the server (false for the run's shared one and for `REDIS_URL`'s). */
   readonly owned: boolean;
   /** Stops the server (SIGTERM, then SIGKILL after 5 s). Idempotent. */
   stop(): Promise<void>;
@@ -150,16 +151,20 @@ export async function startHostRedisServer(): Promise<TestRedis> {
 }
 
 /**
- * The Redis a test uses: the one named by `REDIS_URL` when set (never stopped by the test), else
- * a fresh one of the test engine's from {@link startRedisServer}.
+ * The Redis a test uses: the one named by `REDIS_URL` when set, else the run's shared Redis (a
+ * shared fixture, started on the first ask of the run: shared-fixtures-setup.ts). Neither may be
+ * stopped, restarted or flushed by a test (those refuse; `close()` does nothing): a test keeps to
+ * its own key prefix, token or group. A test that stops Redis takes its own, {@link startRedisServer}.
+ * Outside vitest (a bench), a fresh one of {@link startRedisServer}.
  */
 export async function testRedis(): Promise<TestRedis> {
-  const url = process.env.REDIS_URL;
-  if (url !== undefined && url !== '') {
-    const port = Number(new URL(url).port || 6379);
-    const refuse = () =>
-      Promise.reject(new Error('REDIS_URL points at an external Redis; this test cannot stop or restart it'));
-    return { url, port, owned: false, stop: refuse, restart: refuse, close: async () => undefined };
-  }
-  return startRedisServer();
+  const external = process.env.REDIS_URL;
+  if ((external === undefined || external === '') && !inVitest()) return startRedisServer();
+  const url = external !== undefined && external !== '' ? external : (await sharedFixture('redis')).url;
+  const port = Number(new URL(url).port || 6379);
+  const refuse = () =>
+    Promise.reject(
+      new Error(`${url} is the run's shared Redis (or REDIS_URL's); this test cannot stop or restart it`),
+    );
+  return { url, port, owned: false, stop: refuse, restart: refuse, close: async () => undefined };
 }

@@ -1,6 +1,9 @@
 // A sync worker process for test/cluster-sync.test.ts and the cluster bench: klineSync over the
 // codes this worker holds in the group, every request through a SharedPlanScheduler. Prints one
 // JSON line per cluster event on stdout; SIGTERM stops it (flush, release, leave) and exits 0.
+// With QF_TEST_CLOCK (shared-clock.ts) the client and the sync run on the test's shared clock
+// (market time, as the simulator's), and QF_TEST_COMMIT_MS and QF_TEST_REFRESH_MS are on it too;
+// membership, leases and the shared quota stay on the real clock (Redis's).
 import {
   QuoteflowClient,
   isKlineType,
@@ -11,6 +14,7 @@ import {
 } from '@quoteflow/core';
 import { ClusterWorker } from '@quoteflow/cluster';
 import { klineSync } from '@quoteflow/pipelines';
+import { clockFromEnv } from './shared-clock.js';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -47,7 +51,14 @@ const scheduler: RequestScheduler = {
     }),
   reportRateLimited: (endpoint) => worker.scheduler.reportRateLimited(endpoint),
 };
-const client = new QuoteflowClient({ baseUrl: env('QF_TEST_BASE_URL'), token, plan, scheduler });
+const clock = clockFromEnv();
+const client = new QuoteflowClient({
+  baseUrl: env('QF_TEST_BASE_URL'),
+  token,
+  plan,
+  scheduler,
+  ...(clock === undefined ? {} : { clock }),
+});
 const cluster = worker.share(env('QF_TEST_CODES').split(','), (codes, lease) =>
   klineSync({
     client,

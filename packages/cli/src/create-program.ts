@@ -54,7 +54,10 @@ export function createProgram(
         '',
         'Environment: QUOTEFLOW_BASE_URL, QUOTEFLOW_TOKEN, QUOTEFLOW_PLAN (defaults for --base-url, --token, --plan),',
         'QUOTEFLOW_LOG_LEVEL (overridden by -q/-v; default info on a terminal, else warn plus a status line every',
-        'QUOTEFLOW_STATUS_INTERVAL_S seconds, 30), QUOTEFLOW_LOG_FORMAT (pretty|json), NO_COLOR. Exit codes: 0 success, 1 failure, 2 bad usage or config, 3 the service refused.',
+        'QUOTEFLOW_STATUS_INTERVAL_S seconds, 30), QUOTEFLOW_LOG_FORMAT (pretty|json), NO_COLOR,',
+        'QUOTEFLOW_CONNECT_TIMEOUT_S (how long Kafka or Redis may take to answer at start, 30, or --duration if longer),',
+        'QUOTEFLOW_KAFKA_DELIVERY_TIMEOUT_S (how long a batch may wait for its acknowledgement, 30).',
+        'Exit codes: 0 success, 1 failure, 2 bad usage or config, 3 the service refused.',
       ].join('\n'),
     );
   registerSimCommand(program, ctx);

@@ -11,9 +11,9 @@ import {
   MissingItemsError,
   QuoteflowError,
 } from './errors.js';
-import type { EndpointKind } from './plans.js';
+import { planLimits, type EndpointKind } from './plans.js';
 import type { RequestScheduler, ScheduledRequest } from './request-scheduler.js';
-import type { PlanScheduler } from './scheduler/index.js';
+import { sharedSchedulerFor, type PlanScheduler } from './scheduler/index.js';
 
 const TOKEN = 'SECRET-TOKEN-9f3a7c';
 
@@ -574,9 +574,17 @@ describe('QuoteflowClient cancellation and lifecycle', () => {
   it('uses the process-wide scheduler of the token when none is injected', async () => {
     handler = depthEcho;
     const c = new QuoteflowClient({ baseUrl, token: TOKEN, plan: 'professional' });
-    clients.push(c);
-    expect(c.scheduler).toBeDefined();
+    const d = new QuoteflowClient({ baseUrl, token: TOKEN, plan: 'professional' });
+    clients.push(c, d);
+    // The token's one scheduler of the system clock, the same for every client of the token.
+    const shared = sharedSchedulerFor(TOKEN, planLimits('professional'));
+    expect(c.scheduler).toBe(shared);
+    expect(d.scheduler).toBe(shared);
+    // …and the requests go through it.
+    const before = shared.stats().startedPerEndpoint['depth-tick'] ?? 0;
     expect(await c.depth(['EURGBP'])).toHaveLength(1);
+    expect(await d.depth(['EURGBP'])).toHaveLength(1);
+    expect(shared.stats().startedPerEndpoint['depth-tick']).toBe(before + 2);
   });
 });
 

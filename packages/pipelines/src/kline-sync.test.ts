@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { QuoteflowClient, acceleratedClock, type Clock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
 import { DatasetLog, type LogEntry } from '@quoteflow/sinks';
@@ -58,6 +58,23 @@ function expectSimSequence(starts: number[], code: string): void {
   expect(market.slice(from, from + starts.length)).toEqual(starts);
 }
 
+/** Resolves once `events` holds a checkpoint that wrote files (after `from`, an index into it). */
+async function committed(events: readonly KlineSyncEvent[], from = 0): Promise<void> {
+  await vi.waitFor(
+    () => expect(events.slice(from).some((e) => e.type === 'checkpoint' && e.files.length > 0)).toBe(true),
+    { timeout: 20_000, interval: 20 },
+  );
+}
+
+/** Resolves once the market has passed its next 1-minute boundary (2 s of real time at most, at 30x). */
+async function nextMinuteClosed(): Promise<void> {
+  const boundary = Math.ceil((sim.marketNow() + 1) / 60_000) * 60_000;
+  await vi.waitFor(() => expect(sim.marketNow()).toBeGreaterThan(boundary), {
+    timeout: 20_000,
+    interval: 20,
+  });
+}
+
 describe('klineSync', () => {
   it('writes exactly N closed bars in a backfill-only run and reports the series', async () => {
     const events: KlineSyncEvent[] = [];
@@ -82,6 +99,7 @@ describe('klineSync', () => {
   });
 
   it('after a kill -9 between a commit and its publishing, the next run publishes it; a staged checkpoint never committed stays out', async () => {
+    const events: KlineSyncEvent[] = [];
     const opts = {
       client,
       codes: ['BTCUSDT'],
@@ -89,9 +107,10 @@ describe('klineSync', () => {
       bars: 20,
       files: { dir, format: 'ndjson' as const },
       checkpointMs: 15_000, // clock time: half a real second
+      onEvent: (e: KlineSyncEvent) => events.push(e),
     };
     const first = klineSync(opts);
-    await new Promise((r) => setTimeout(r, 3_000));
+    await committed(events);
     await first.stop();
     // Undo the publishing of the newest commit, as a kill -9 right after the commit leaves it:
     // its files back in staging, `_applied` one version behind.
@@ -107,9 +126,10 @@ describe('klineSync', () => {
     // A checkpoint staged by a writer killed before its commit: a bar already in the dataset again.
     const again = (await readFile(join(dir, newest.add[0]!.staged!), 'utf8')).split('\n')[0];
     await writeFile(join(dir, '.staging', 'host~999999~part-x.ndjson.tmp.ready.tmp'), `${again}\n`);
-    await new Promise((r) => setTimeout(r, 2_000)); // the market moves on
+    await nextMinuteClosed(); // the market moves on
+    const resumedAt = events.length;
     const second = klineSync(opts);
-    await new Promise((r) => setTimeout(r, 3_000));
+    await committed(events, resumedAt);
     await second.stop();
     const starts = (await rows()).map((r) => Date.parse(r.ts));
     expect(starts.length).toBeGreaterThan(hidden);
@@ -221,6 +241,7 @@ describe('klineSync', () => {
 
   it('takes codes in and out of a running sync without a restart: only added series are read back', async () => {
     const historyReads: string[] = [];
+    const events: KlineSyncEvent[] = [];
     const sync = klineSync({
       client,
       codes: ['BTCUSDT'],
@@ -228,15 +249,20 @@ describe('klineSync', () => {
       bars: 5,
       files: { dir, format: 'ndjson' },
       checkpointMs: 15_000,
+      onEvent: (e) => events.push(e),
     });
-    await new Promise((r) => setTimeout(r, 1_500));
+    await committed(events);
     const since = sim.marketNow();
     await sync.add(['ETHUSDT', 'BTCUSDT']); // BTCUSDT is already synced: ignored
     for (const e of sim.log.filter({ sinceMs: since })) if (e.endpoint === 'kline') historyReads.push(e.path);
     expect(historyReads).toHaveLength(1); // ETHUSDT's history only
     await sync.remove(['BTCUSDT']);
     const btcAtRemove = (await rows()).filter((r) => r.code === 'BTCUSDT').length;
-    await new Promise((r) => setTimeout(r, 4_000)); // two market minutes at 30x
+    // Until a bar of ETHUSDT that closed since it was added is committed (its 5 of history and more).
+    await vi.waitFor(
+      async () => expect((await rows()).filter((r) => r.code === 'ETHUSDT').length).toBeGreaterThanOrEqual(6),
+      { timeout: 20_000, interval: 50 },
+    );
     const summary = await sync.stop();
     const all = await rows();
     expect(all.filter((r) => r.code === 'BTCUSDT')).toHaveLength(btcAtRemove);
@@ -258,10 +284,11 @@ describe('klineSync', () => {
       files: { dir, format: 'ndjson' },
       checkpointMs: 15_000,
     });
-    await new Promise((r) => setTimeout(r, 3_000));
+    await committed(events);
     await mine.remove(['BTCUSDT']);
-    // Another worker holds BTCUSDT for a while, then hands it back.
-    await new Promise((r) => setTimeout(r, 2_000));
+    const btcByMine = (await rows()).filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
+    // Another worker holds BTCUSDT for a while (a bar closes meanwhile), then hands it back.
+    await nextMinuteClosed();
     const other = klineSync({
       client,
       codes: ['BTCUSDT'],
@@ -269,10 +296,17 @@ describe('klineSync', () => {
       bars: 5,
       files: { dir, format: 'ndjson' },
     });
-    await new Promise((r) => setTimeout(r, 4_000));
+    // Until the other wrote bars of its own (newer than mine's).
+    await vi.waitFor(
+      async () => {
+        const btc = (await rows()).filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
+        expect(Math.max(...btc)).toBeGreaterThan(Math.max(...btcByMine));
+      },
+      { timeout: 20_000, interval: 50 },
+    );
     await other.stop();
     const btcByOther = (await rows()).filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
-    await new Promise((r) => setTimeout(r, 2_000)); // a market minute nobody holds it
+    await nextMinuteClosed(); // a market minute nobody holds it
     const before = events.length;
     await mine.add(['BTCUSDT']);
     // Only BTCUSDT is read, from the other writer's newest bar on: ETHUSDT is not read again.
@@ -280,7 +314,14 @@ describe('klineSync', () => {
     expect(reads).toEqual([expect.objectContaining({ code: 'BTCUSDT' })]);
     expect(reads[0]).toMatchObject({ bars: expect.any(Number) });
     expect((reads[0] as { bars: number }).bars).toBeLessThan(5);
-    await new Promise((r) => setTimeout(r, 4_000));
+    // Until it went on past the other writer's bars: a bar closed since it took BTCUSDT back.
+    await vi.waitFor(
+      async () => {
+        const btc = (await rows()).filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
+        expect(Math.max(...btc)).toBeGreaterThan(Math.max(...btcByOther) + 60_000);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
     const summary = await mine.stop();
     const btc = (await rows()).filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
     expectContiguous(btc, 60_000);
@@ -291,6 +332,7 @@ describe('klineSync', () => {
 
   it('stops promptly on its signal and flushes what it has', async () => {
     const stop = new AbortController();
+    const events: KlineSyncEvent[] = [];
     const sync = klineSync({
       client,
       codes: ['ETHUSDT'],
@@ -298,8 +340,13 @@ describe('klineSync', () => {
       bars: 10,
       files: { dir, format: 'ndjson' },
       signal: stop.signal,
+      onEvent: (e) => events.push(e),
     });
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Live after its backfill: the bars read are held, not yet committed (checkpoints each 30 s of clock).
+    await vi.waitFor(() => expect(events.some((e) => e.type === 'live-cycle')).toBe(true), {
+      timeout: 20_000,
+      interval: 20,
+    });
     const t0 = Date.now();
     stop.abort();
     const summary = await sync.done;

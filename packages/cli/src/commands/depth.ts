@@ -94,7 +94,10 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       const kafka =
         flags.kafka === undefined ? undefined : { brokers: flags.kafka, topicPrefix: flags.topicPrefix };
       if (kafka !== undefined)
-        await checkKafka(kafka, { timeoutMs: sinkConnectTimeoutMs(flags.duration), signal: ctx.signal });
+        await checkKafka(kafka, {
+          timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
+          signal: ctx.signal,
+        });
       const capture = depthCapture({
         client,
         codes,
@@ -104,7 +107,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
         ...(flags.out === undefined
           ? {}
           : { files: { dir: resolve(ctx.io.cwd, flags.out), format: flags.format } }),
-        ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka) }),
+        ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
         onWarning: (message, error) =>
           ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
       });

@@ -56,13 +56,16 @@ export async function watchSuspensions(
     const kafka =
       flags.kafka === undefined ? undefined : { brokers: flags.kafka, topicPrefix: flags.topicPrefix };
     if (kafka !== undefined)
-      await checkKafka(kafka, { timeoutMs: sinkConnectTimeoutMs(flags.duration), signal: ctx.signal });
+      await checkKafka(kafka, {
+        timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
+        signal: ctx.signal,
+      });
     const watch = suspensionWatch({
       client,
       exchanges: [flags.exchange],
       signal: stopper.signal,
       ...(flags.out === undefined ? {} : { files: { dir: resolve(ctx.io.cwd, flags.out) } }),
-      ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka) }),
+      ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
       onChange: (c) => {
         if (c.change === 'removed') {
           ctx.logger.info({ symbol: c.record.symbol, key: c.key }, 'record left the service window');

@@ -1,4 +1,5 @@
 import { KafkaSink, type KafkaDelivery } from '@quoteflow/sinks';
+import { envSecondsMs } from './env-seconds.js';
 
 /** The settings a CLI command gives its Kafka sink. */
 export interface CliKafkaOptions {
@@ -13,21 +14,21 @@ export interface CliKafkaOptions {
 /**
  * How long a batch may stay unacknowledged before the sink (and so the command) fails: the
  * contract's 30 s, not the library's patient default, so a broker that goes away during a run is
- * reported while the run is still being watched.
+ * reported while the run is still being watched. `QUOTEFLOW_KAFKA_DELIVERY_TIMEOUT_S` changes it.
  */
 export const CLI_KAFKA_DELIVERY_TIMEOUT_MS = 30_000;
 
 /** The sink options of a CLI command: its brokers and prefix, delivery bounded for operators. */
-export function cliKafkaSinkOptions(kafka: CliKafkaOptions): {
-  brokers: string | readonly string[];
-  topicPrefix: string;
-  deliveryTimeoutMs: number;
-} {
-  return {
-    brokers: kafka.brokers,
-    topicPrefix: kafka.topicPrefix,
-    deliveryTimeoutMs: CLI_KAFKA_DELIVERY_TIMEOUT_MS,
-  };
+export function cliKafkaSinkOptions(
+  kafka: CliKafkaOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): { brokers: string | readonly string[]; topicPrefix: string; deliveryTimeoutMs: number } {
+  const deliveryTimeoutMs = envSecondsMs(
+    env,
+    'QUOTEFLOW_KAFKA_DELIVERY_TIMEOUT_S',
+    CLI_KAFKA_DELIVERY_TIMEOUT_MS / 1000,
+  );
+  return { brokers: kafka.brokers, topicPrefix: kafka.topicPrefix, deliveryTimeoutMs };
 }
 
 /**

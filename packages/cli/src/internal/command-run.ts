@@ -49,10 +49,14 @@ export interface CommandRunSpec {
 }
 
 /** A K-line step's Kafka sink: its delivery, its transactional id, the ids a takeover fences. */
-function klineKafkaOptions(step: KlineStep, lease: WorkLease | undefined): Partial<KlineSyncOptions> {
+function klineKafkaOptions(
+  step: KlineStep,
+  lease: WorkLease | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Partial<KlineSyncOptions> {
   const kafka = step.kafka;
   if (kafka === undefined) return {};
-  const options = cliKafkaSinkOptions(kafka);
+  const options = cliKafkaSinkOptions(kafka, env);
   if (kafka.delivery === 'at-least-once') return { kafka: { ...options, delivery: 'at-least-once' } };
   return {
     kafka: {
@@ -172,7 +176,7 @@ export class CommandRun {
       readonly klineTypes: readonly KlineType[];
     }[];
   }): Promise<void> {
-    const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS);
+    const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env);
     for (const { kafka, flag } of checks.kafka ?? [])
       await checkKafka(kafka, { timeoutMs, signal: this.ctx.signal, flag });
     await this.worker?.connect({ timeoutMs, signal: this.ctx.signal });
@@ -198,7 +202,7 @@ export class CommandRun {
     if (step.kafka === undefined) return step;
     const id = klineTransactionalId(step.kafka, step, this.worker?.workerId);
     const delivery = await resolveKafkaDelivery(step.kafka, id, {
-      timeoutMs: sinkConnectTimeoutMs(this.spec.durationS),
+      timeoutMs: sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env),
       flag,
       logger: this.ctx.logger,
     });
@@ -228,7 +232,7 @@ export class CommandRun {
               ...(lease === undefined ? {} : { fence: lease.valid }),
             },
           }),
-      ...klineKafkaOptions(step, lease),
+      ...klineKafkaOptions(step, lease, this.ctx.io.env),
       // With a cluster the shared dataset is the state (several processes must not rewrite one file).
       ...(step.statePath === undefined || this.worker !== undefined
         ? {}

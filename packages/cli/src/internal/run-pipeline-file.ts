@@ -175,7 +175,7 @@ function startDepth(
       ...(s.source.depth.intervalMs === undefined ? {} : { intervalMs: s.source.depth.intervalMs }),
       ...(dedupe === undefined ? {} : { dedupe: dedupeOptions(dedupe) }),
       ...filesOf(ctx, s),
-      ...kafkaOf(s),
+      ...kafkaOf(s, ctx.io.env),
       signal: command.signal,
       ...(s.sinks.stdout === undefined
         ? {}
@@ -197,7 +197,7 @@ function startSuspensions(
       client: command.client,
       exchanges: exchanges as Exchange[],
       ...filesOf(ctx, s),
-      ...kafkaOf(s),
+      ...kafkaOf(s, ctx.io.env),
       signal: command.signal,
       // A stdout sink gets whole records (the Kafka value and the change); else a summary line.
       onChange: (c) =>
@@ -224,11 +224,11 @@ function filesOf(ctx: CommandContext, s: PipelineStep) {
   return files === undefined ? {} : { files: { dir: resolve(ctx.io.cwd, files.out), format: files.format } };
 }
 
-function kafkaOf(s: PipelineStep) {
+function kafkaOf(s: PipelineStep, env: Readonly<Record<string, string | undefined>>) {
   const kafka = s.sinks?.kafka;
   return kafka === undefined
     ? {}
-    : { kafka: cliKafkaSinkOptions({ brokers: kafka.brokers, topicPrefix: kafka.topicPrefix }) };
+    : { kafka: cliKafkaSinkOptions({ brokers: kafka.brokers, topicPrefix: kafka.topicPrefix }, env) };
 }
 
 function warn(ctx: CommandContext, pipeline: string) {

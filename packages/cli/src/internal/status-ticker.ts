@@ -1,19 +1,12 @@
 import type { Logger } from 'pino';
-import { UsageError } from './usage-error.js';
+import { envSecondsMs } from './env-seconds.js';
 
 /** Seconds between status lines unless `QUOTEFLOW_STATUS_INTERVAL_S` says otherwise. */
 const DEFAULT_STATUS_INTERVAL_S = 30;
 
 /** `QUOTEFLOW_STATUS_INTERVAL_S` in ms (a usage error names the variable when it is not a positive number). */
 export function statusIntervalMs(env: Readonly<Record<string, string | undefined>>): number {
-  const raw = env['QUOTEFLOW_STATUS_INTERVAL_S'];
-  if (raw === undefined || raw === '') return DEFAULT_STATUS_INTERVAL_S * 1000;
-  const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds <= 0)
-    throw new UsageError(
-      `QUOTEFLOW_STATUS_INTERVAL_S must be a positive number of seconds, got ${JSON.stringify(raw)}`,
-    );
-  return seconds * 1000;
+  return envSecondsMs(env, 'QUOTEFLOW_STATUS_INTERVAL_S', DEFAULT_STATUS_INTERVAL_S);
 }
 
 /**
