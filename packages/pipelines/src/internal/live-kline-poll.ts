@@ -6,9 +6,9 @@ import {
   type KlineType,
   type QuoteflowClient,
 } from '@quoteflow/core';
-import { retry, throwError, timer, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
-import { isFatal } from './error-kinds.js';
+import { retryTransient } from './retry-transient.js';
 import type { LivePollPlanner } from './live-poll-planner.js';
 
 /** What {@link pollLiveKlines} takes. */
@@ -51,13 +51,11 @@ export function pollLiveKlines(options: LiveKlinePollOptions): Subscription {
     scheduler: clockScheduler(clock),
   })
     .pipe(
-      retry({
-        resetOnSuccess: true,
-        delay: (err: unknown) => {
-          if (isFatal(err)) return throwError(() => err);
-          emitEvent({ type: 'warning', message: 'live poll failed; retrying next cycle', error: err });
-          return timer(refreshPeriodMs, clockScheduler(clock));
-        },
+      retryTransient({
+        delayMs: refreshPeriodMs,
+        scheduler: clockScheduler(clock),
+        onRetry: (error) =>
+          emitEvent({ type: 'warning', message: 'live poll failed; retrying next cycle', error }),
       }),
     )
     .subscribe({

@@ -1,5 +1,11 @@
-import { KLINE_PERIOD_MS, calendarOf, finalReadFromMs, type Clock, type KlineType } from '@quoteflow/core';
-import { delayOn } from './delay-on.js';
+import {
+  KLINE_PERIOD_MS,
+  calendarOf,
+  finalReadFromMs,
+  sleepOn,
+  type Clock,
+  type KlineType,
+} from '@quoteflow/core';
 import type { KlineSeriesState } from './kline-series-state.js';
 import { runLimited } from './run-limited.js';
 
@@ -51,7 +57,8 @@ export async function settleNewestBars(
     due,
     options.concurrency,
     async ([s, target, at]) => {
-      await delayOn(clock, at - clock.now(), signal);
+      // A stop ends the wait; the signal is checked next.
+      await sleepOn(clock, at - clock.now(), signal).catch(() => undefined);
       if (!signal.aborted && (s.newestFinal === undefined || s.newestFinal < target))
         await options.reread(s, target);
     },
