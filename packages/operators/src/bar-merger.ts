@@ -307,26 +307,7 @@ class SeriesMerger implements BarMerger {
       }
       i--;
     } else {
-      if (s.newestTs === undefined || ts > s.newestTs) {
-        if (
-          !s.skipGapCheck &&
-          s.newestTs !== undefined &&
-          barsMissingBetween(s.newestTs, ts, s.klineType, s.calendar) &&
-          this.isHalted?.(s.code, s.klineType, s.newestTs, ts) !== true
-        ) {
-          s.holes.push({ afterMs: s.newestTs, beforeMs: ts });
-          emit({
-            type: 'gap',
-            code: s.code,
-            klineType: s.klineType,
-            fromMs: s.newestTs,
-            toMs: ts,
-            reason: MERGE_GAP_REASONS.missingBars,
-          });
-        }
-        s.skipGapCheck = false;
-        s.newestTs = ts;
-      }
+      if (s.newestTs === undefined || ts > s.newestTs) this.noteNewest(s, ts, emit);
       entry = {
         tsMs: ts,
         bar,
@@ -347,6 +328,31 @@ class SeriesMerger implements BarMerger {
       older.laterInAnswer = true;
     }
     return entry;
+  }
+
+  /**
+   * A label newer than any seen: bars the calendar expects between the newest one and it (under
+   * every labelling, unless a halt explains them) are a hole, reported as `missing-bars`.
+   */
+  private noteNewest(s: Series, ts: number, emit: (o: MergeBarsOutput) => void): void {
+    if (
+      !s.skipGapCheck &&
+      s.newestTs !== undefined &&
+      barsMissingBetween(s.newestTs, ts, s.klineType, s.calendar) &&
+      this.isHalted?.(s.code, s.klineType, s.newestTs, ts) !== true
+    ) {
+      s.holes.push({ afterMs: s.newestTs, beforeMs: ts });
+      emit({
+        type: 'gap',
+        code: s.code,
+        klineType: s.klineType,
+        fromMs: s.newestTs,
+        toMs: ts,
+        reason: MERGE_GAP_REASONS.missingBars,
+      });
+    }
+    s.skipGapCheck = false;
+    s.newestTs = ts;
   }
 
   /** Whether a read of `bar` (for the entry at `index`) would prove it final. */

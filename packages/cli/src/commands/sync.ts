@@ -53,16 +53,6 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     )
     .option('--kafka <brokers>', 'also produce forming and closed bars to Kafka (host:port,...)')
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
-    .addOption(
-      new Option(
-        '--kafka-delivery <mode>',
-        'exactly-once: each checkpoint (every second) one Kafka transaction, a read_committed consumer sees every final bar once, across kill -9; at-least-once: the idempotent producer, a final bar may repeat after a crash (dedupe on key + kline_type + ts) (default: exactly-once where the brokers run transactions)',
-      ).choices(KAFKA_DELIVERIES),
-    )
-    .option(
-      '--kafka-transactional-id <id>',
-      "stem of the Kafka sink's transactional id, stable across restarts of this sync (default: quoteflow.PREFIX.<hash of codes and kline types>; a worker of --redis adds its id)",
-    )
     .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1))
     .option('--state <file>', 'state file (last closed bar per series) for restarts')
     .option('--redis <url>', 'share the plan between several processes through Redis')
@@ -76,6 +66,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
         .argParser(intAtLeast(100))
         .hideHelp(),
     );
+  addKafkaDeliveryOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SyncFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
@@ -117,4 +108,19 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       redis: flags.redis,
     });
   });
+}
+
+/** `--kafka-delivery` and `--kafka-transactional-id`: how the K-line records reach Kafka. */
+function addKafkaDeliveryOptions(cmd: Command): void {
+  cmd
+    .addOption(
+      new Option(
+        '--kafka-delivery <mode>',
+        'exactly-once: each checkpoint (every second) one Kafka transaction, a read_committed consumer sees every final bar once, across kill -9; at-least-once: the idempotent producer, a final bar may repeat after a crash (dedupe on key + kline_type + ts) (default: exactly-once where the brokers run transactions)',
+      ).choices(KAFKA_DELIVERIES),
+    )
+    .option(
+      '--kafka-transactional-id <id>',
+      "stem of the Kafka sink's transactional id, stable across restarts of this sync (default: quoteflow.PREFIX.<hash of codes and kline types>; a worker of --redis adds its id)",
+    );
 }

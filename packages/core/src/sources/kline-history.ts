@@ -130,23 +130,7 @@ async function collectHistory(
     // Timestamps are whole seconds on the wire: end the next page one second before the oldest bar.
     end = oldest - 1_000;
   }
-  // The pages of one call are one answer to "the history from here": they were read one after the
-  // other and together leave nothing out between their oldest and newest bar. Stamped as such (the
-  // first page's send, a lower bound of every page's read; the last page's arrival, unique to it),
-  // a merger can see that they cover a gap and prove each bar by the newer ones.
-  let readAtMs = Infinity;
-  let receivedAtMs = -Infinity;
-  for (const bar of byTs.values()) {
-    if (bar.readAtMs < readAtMs) readAtMs = bar.readAtMs;
-    if (bar.receivedAtMs > receivedAtMs) receivedAtMs = bar.receivedAtMs;
-  }
-  let sorted = [...byTs.values()]
-    .sort((a, b) => a.tsMs - b.tsMs)
-    .map((bar) =>
-      bar.readAtMs === readAtMs && bar.receivedAtMs === receivedAtMs
-        ? bar
-        : { ...bar, readAtMs, receivedAtMs },
-    );
+  let sorted = asOneAnswer(byTs);
   if (startMs !== undefined) sorted = sorted.filter((b) => b.tsMs >= startMs);
   const target = options.bars;
   if (target !== undefined && sorted.length > target) sorted = sorted.slice(sorted.length - target);
@@ -160,4 +144,27 @@ async function collectHistory(
     reason: `${code} kline_type ${klineType}: ${gap}; got ${sorted.length}${target === undefined ? '' : ` of ${target}`} bars`,
   };
   return [marker, ...sorted];
+}
+
+/**
+ * The bars of one call, oldest first, stamped as one answer. The pages of one call are one answer
+ * to "the history from here": they were read one after the other and together leave nothing out
+ * between their oldest and newest bar. Stamped as such (the first page's send, a lower bound of
+ * every page's read; the last page's arrival, unique to it), a merger can see that they cover a gap
+ * and prove each bar by the newer ones.
+ */
+function asOneAnswer(byTs: ReadonlyMap<number, Bar>): Bar[] {
+  let readAtMs = Infinity;
+  let receivedAtMs = -Infinity;
+  for (const bar of byTs.values()) {
+    if (bar.readAtMs < readAtMs) readAtMs = bar.readAtMs;
+    if (bar.receivedAtMs > receivedAtMs) receivedAtMs = bar.receivedAtMs;
+  }
+  return [...byTs.values()]
+    .sort((a, b) => a.tsMs - b.tsMs)
+    .map((bar) =>
+      bar.readAtMs === readAtMs && bar.receivedAtMs === receivedAtMs
+        ? bar
+        : { ...bar, readAtMs, receivedAtMs },
+    );
 }
