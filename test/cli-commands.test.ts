@@ -333,6 +333,9 @@ pipelines:
     expect(r.stdout).toMatch(/BTCUSDT\s+crypto\s+1\s+\d+/);
     expect(r.stdout).toContain(`duckdb -c "SELECT`);
     expect((await files(join(work, 'demo-out', 'kline'))).every((f) => f.endsWith('.parquet'))).toBe(true);
+    // The demo's token is `demo`, a common word: the query names the real directory, not `***`.
+    expect(r.stdout).toContain(`read_parquet('${join(work, 'demo-out')}/kline/**/*.parquet'`);
+    expect(r.stdout).not.toContain('***');
   });
 });
 
