@@ -1,8 +1,24 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests drive, when missing (idempotent): chromium (the report
-# page opened headless through puppeteer-core, test/report.test.ts) and tmux (the CLI's progress
-# and logs on a real terminal, test/cli-terminal.test.ts).
+# page opened headless through puppeteer-core, test/report.test.ts), tmux (the CLI's progress
+# and logs on a real terminal, test/cli-terminal.test.ts), and Prometheus's promtool (the metrics
+# a command serves checked by Prometheus's own linter, test/cli-metrics.test.ts): unpacked from
+# Debian's prometheus package into .cache/prometheus/, no server installed or started.
 set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+promtool="$ROOT/.cache/prometheus/usr/bin/promtool"
+if [ ! -x "$promtool" ]; then
+  work="$(mktemp -d)"
+  (cd "$work" && apt-get download prometheus >/dev/null 2>&1) || {
+    if [ "$(id -u)" -eq 0 ]; then apt-get -o DPkg::Lock::Timeout=600 update >/dev/null; else sudo apt-get update >/dev/null; fi
+    (cd "$work" && apt-get download prometheus >/dev/null)
+  }
+  mkdir -p "$ROOT/.cache/prometheus"
+  dpkg-deb -x "$work"/prometheus_*.deb "$ROOT/.cache/prometheus"
+  rm -rf "$work"
+  echo "test tools: promtool unpacked into .cache/prometheus ($("$promtool" --version 2>&1 | head -1))" >&2
+fi
 
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)

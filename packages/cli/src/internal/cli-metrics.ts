@@ -15,7 +15,7 @@ interface SchedulerSnapshot {
     readonly limit: number;
     readonly startsInWindow: number;
   }[];
-  readonly day?: { readonly starts: number; readonly limit: number };
+  readonly day?: { readonly starts: number; readonly limit: number; readonly resetsAtMs?: number };
   readonly rollingDay?: { readonly starts: number; readonly limit: number };
 }
 
@@ -105,7 +105,7 @@ export class CliMetrics {
   });
   readonly dailyExhausted = new Gauge({
     name: 'quoteflow_quota_daily_exhausted_in_seconds',
-    help: 'When the daily budget runs out at the pace of the last minute (+Inf when idle)',
+    help: 'When the daily budget runs out at the pace of the last minute (+Inf when idle, or when the day resets first)',
     registers: [this.registry],
   });
   readonly freshness = new Gauge({
@@ -168,6 +168,10 @@ export class CliMetrics {
   constructor() {
     // Node's own metrics are named process_* and nodejs_*: the prefix makes quoteflow_process_*.
     collectDefaultMetrics({ register: this.registry, prefix: 'quoteflow_' });
+    // prom-client names three gauges `…_total` (the sums of `quoteflow_nodejs_active_handles` and
+    // the like, by type), which only counters may be: promtool check metrics fails on them.
+    for (const what of ['handles', 'requests', 'resources'])
+      this.registry.removeSingleMetric(`quoteflow_nodejs_active_${what}_total`);
   }
 
   /** For the client's `onRequest`: counts, latency and quota wait of every attempt sent. */
@@ -268,7 +272,10 @@ export class CliMetrics {
     this.dailyRemaining.set(remaining);
     this.dailyLimit.set(Math.min(...days.map((d) => d.limit)));
     const lastMinute = s.rules?.find((r) => r.id === 'per-minute')?.startsInWindow ?? 0;
-    this.dailyExhausted.set(lastMinute === 0 ? Number.POSITIVE_INFINITY : (remaining / lastMinute) * 60);
+    const forecastS = lastMinute === 0 ? Number.POSITIVE_INFINITY : (remaining / lastMinute) * 60;
+    // A budget that resets before it runs out does not run out: +Inf, not fifty days.
+    const resetsInS = s.day?.resetsAtMs === undefined ? Infinity : (s.day.resetsAtMs - this.#now()) / 1000;
+    this.dailyExhausted.set(forecastS < resetsInS ? forecastS : Number.POSITIVE_INFINITY);
   }
 
   #sampleFreshness(): void {

@@ -117,7 +117,7 @@ export class CommandRun {
       spec.clock,
       (r) => {
         requestLog?.record(r);
-        this.metrics?.startOnAnswer(r);
+        if (spec.readyOnFirstAnswer === true) this.metrics?.startOnAnswer(r);
       },
     );
     this.#watchStop();
