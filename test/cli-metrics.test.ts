@@ -1,7 +1,7 @@
 // End-to-end: what `--metrics-port` serves, scraped from real CLI processes over HTTP while they
 // run against the simulator (strict limits, real clock), and checked against the simulator's log.
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -247,6 +247,51 @@ describe('quoteflow depth --metrics-port', () => {
     await until(port, '/ready', 200);
     const text = (await get(port, '/metrics')).text;
     expect(sample(text, 'quoteflow_requests_total{endpoint="depth-tick",outcome="QF_HTTP_STATUS"}')).toBe(8);
+    run.child.kill('SIGTERM');
+    expect((await run.done).code).toBe(0);
+  });
+});
+
+describe('--metrics-port: run takes it; a port in use is a usage error', () => {
+  it('is exit 2 naming the flag, before any request, when the port is in use', async () => {
+    const taken = createServer();
+    await new Promise<void>((res) => taken.listen(0, '127.0.0.1', res));
+    const { port } = taken.address() as { port: number };
+    const before = sim.log.count(() => true);
+    try {
+      const r = await runQuoteflow(
+        [
+          'sync',
+          '--codes',
+          'BTCUSDT',
+          '--kline-types',
+          '1',
+          '--bars',
+          '5',
+          '--out',
+          join(work, 'taken'),
+          '--metrics-port',
+          String(port),
+        ],
+        env(),
+      );
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`--metrics-port ${port}: the port is in use`);
+      expect(sim.log.count(() => true)).toBe(before);
+    } finally {
+      await new Promise((res) => taken.close(res));
+    }
+  });
+
+  it('run --metrics-port serves the probes of a pipeline file', async () => {
+    const file = join(work, 'metrics-pipeline.yaml');
+    await writeFile(
+      file,
+      'version: 1\npipelines:\n  - source: { suspensions: { exchanges: [nyse] } }\n    sinks: { stdout: {} }\n',
+    );
+    const port = await freePort();
+    const run = startQuoteflow(['run', file, '--metrics-port', String(port)], env());
+    expect(await until(port, '/health', 200)).toBe('ok\n');
     run.child.kill('SIGTERM');
     expect((await run.done).code).toBe(0);
   });

@@ -8,6 +8,7 @@ import {
   resolveServiceOptions,
   type ServiceOptions,
 } from '../internal/service-options.js';
+import { intAtLeast } from '../internal/parse-args.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
 
@@ -18,6 +19,7 @@ interface RunFlags {
   dryRun?: boolean;
   schema?: boolean;
   requestLog?: boolean;
+  metricsPort?: number;
 }
 
 /** The pipeline file `run --help` shows. */
@@ -63,6 +65,11 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       "log every request into each files sink's DIR/_requests/ (quoteflow report draws it)",
     )
     .option(
+      '--metrics-port <port>',
+      "serve Prometheus metrics on 127.0.0.1:PORT (over the file's metricsPort; 0: any free port)",
+      intAtLeast(0),
+    )
+    .option(
       '--dry-run',
       'check the file, its ${ENV} references, the service options and every output directory, print what would run, and exit (no request, no file)',
     );
@@ -86,7 +93,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       return;
     }
     const { runPipelineFile } = await import('../internal/run-pipeline-file.js');
-    await runPipelineFile(ctx, spec, service, flags.requestLog === true);
+    await runPipelineFile(ctx, spec, service, flags.requestLog === true, flags.metricsPort);
   });
 }
 

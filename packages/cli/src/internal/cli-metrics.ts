@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BarUpdate, QuoteflowClient, RequestRecord } from '@quoteflow/core';
 import type { KlineSyncEvent } from '@quoteflow/pipelines';
+import { UsageError } from './usage-error.js';
 
 /** What the metrics read of `PlanSchedulerStats` (structural, so older schedulers still fit). */
 interface SchedulerSnapshot {
@@ -387,9 +388,21 @@ export async function serveMetrics(
   client: QuoteflowClient,
   port: number,
   logger: { info(fields: object, message: string): void },
+  /** The flag or field that set the port, for a usage error when it cannot be listened on. */
+  flag = '--metrics-port',
 ): Promise<void> {
   metrics.watchScheduler(client);
-  const bound = await metrics.listen(port);
+  let bound: number;
+  try {
+    bound = await metrics.listen(port);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES')
+      throw new UsageError(
+        `${flag} ${port}: ${code === 'EADDRINUSE' ? 'the port is in use' : 'the port may not be listened on'} on 127.0.0.1; choose another (0: any free port)`,
+      );
+    throw err;
+  }
   logger.info(
     { url: `http://127.0.0.1:${bound}/metrics`, health: `/health`, ready: `/ready` },
     'metrics served',

@@ -29,6 +29,8 @@ export interface CommandRunSpec {
   readonly durationS?: number | undefined;
   /** `--metrics-port`: Prometheus metrics and probes. */
   readonly metricsPort?: number | undefined;
+  /** What set the port, named by a usage error when it is taken. @defaultValue `--metrics-port` */
+  readonly metricsFlag?: string;
   /** `--redis` / a pipeline file's `redis:`: this process is one worker of several on the token. */
   readonly redis?: {
     readonly url: string;
@@ -150,7 +152,8 @@ export class CommandRun {
       ...(worker && { worker }),
       ...(requestLog && { requestLog }),
     });
-    if (metrics !== undefined) await serveMetrics(metrics, run.client, spec.metricsPort ?? 0, ctx.logger);
+    if (metrics !== undefined)
+      await serveMetrics(metrics, run.client, spec.metricsPort ?? 0, ctx.logger, spec.metricsFlag);
     return run;
   }
 

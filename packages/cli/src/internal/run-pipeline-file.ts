@@ -34,6 +34,8 @@ export async function runPipelineFile(
   spec: PipelineFile,
   service: ServiceOptions,
   requestLog: boolean,
+  /** `--metrics-port`, over the file's `metricsPort`. */
+  metricsPort?: number,
 ): Promise<void> {
   const statusEveryMs = statusIntervalMs(ctx.io.env);
   const logDirs = spec.pipelines.flatMap((s) =>
@@ -48,7 +50,8 @@ export async function runPipelineFile(
   const command = await CommandRun.start(ctx, {
     service,
     durationS: spec.duration,
-    metricsPort: spec.metricsPort,
+    metricsPort: metricsPort ?? spec.metricsPort,
+    metricsFlag: metricsPort === undefined ? 'metricsPort' : '--metrics-port',
     ...(redisUrl === undefined
       ? {}
       : { redis: { url: redisUrl, group: 'run', heartbeatMs: spec.redis?.heartbeatMs } }),
