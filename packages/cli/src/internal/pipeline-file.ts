@@ -166,10 +166,40 @@ export function pipelineFileJsonSchema(): unknown {
     DepthStepSchema,
     SuspensionStepSchema,
   ]);
-  return z.toJSONSchema(PipelineFileSchema.extend({ pipelines: z.array(step).min(1) }), {
+  const schema = z.toJSONSchema(PipelineFileSchema.extend({ pipelines: z.array(step).min(1) }), {
     io: 'input',
     unrepresentable: 'any',
   });
+  return acceptRawValues(schema, undefined);
+}
+
+/** A value that names environment variables, filled in after parsing: `${NAME}`, `${NAME:default}`. */
+const ENV_REFERENCE = { type: 'string', pattern: '\\$\\{[A-Za-z_][A-Za-z0-9_]*(:[^}]*)?\\}' } as const;
+
+/**
+ * The schema of the file as written, not as validated: a number, boolean, enum or list may be a
+ * `${NAME}` reference (filled per value after parsing), and `codes` one comma-separated string, as
+ * `--codes` takes them; an editor that checks a file against `run --schema` must accept them.
+ */
+function acceptRawValues(node: unknown, key: string | undefined): unknown {
+  if (Array.isArray(node)) return node.map((n) => acceptRawValues(n, undefined));
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node))
+    out[k] =
+      k === 'properties' && typeof v === 'object' && v !== null
+        ? Object.fromEntries(Object.entries(v).map(([name, p]) => [name, acceptRawValues(p, name)]))
+        : acceptRawValues(v, undefined);
+  const type = out['type'];
+  const typed = (t: string) => type === t || (Array.isArray(type) && type.includes(t));
+  const scalarOrList =
+    out['enum'] !== undefined ||
+    out['const'] !== undefined ||
+    ['number', 'integer', 'boolean', 'array'].some(typed);
+  if (!scalarOrList || key === 'version') return out;
+  const forms: unknown[] = [out, ENV_REFERENCE];
+  if (key === 'codes') forms.push({ type: 'string', pattern: '^\\s*\\S+(\\s*,\\s*\\S+)*\\s*,?\\s*$' });
+  return { anyOf: forms };
 }
 
 /** A kline pipeline of a file, its operators validated. */
