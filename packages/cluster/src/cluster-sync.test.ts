@@ -410,6 +410,29 @@ describe('clusterSync', () => {
     await expect(handle.stop()).resolves.toEqual(['run#2']);
   });
 
+  it('ends with the run’s failure, after releasing its items and leaving, with no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const { membership, log, works, handle, advance } = setup({ startSettleMs: 0 });
+      membership.view([ME]);
+      await advance();
+      log.length = 0;
+      const boom = new Error('disk full');
+      works[0]!.fail(boom);
+      await expect(handle.done).rejects.toBe(boom);
+      expect(log).toEqual([`release ${ITEMS.join(',')}`]);
+      expect(membership.closed).toBe(true);
+      // Node reports a rejection nobody handled once the microtasks have run.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      await expect(handle.stop()).rejects.toBe(boom);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('keeps a run that ended on its own in its results', async () => {
     const { membership, works, handle, advance } = setup({ startSettleMs: 0 });
     membership.view([ME]);

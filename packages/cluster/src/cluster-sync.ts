@@ -391,7 +391,8 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
   let subscription: Subscription | undefined;
   let stopping: Promise<S[]> | undefined;
   const stop = (): Promise<S[]> => {
-    stopping ??= (async () => {
+    if (stopping !== undefined) return stopping;
+    stopping = (async () => {
       stopped = true;
       subscription?.unsubscribe();
       if (retry !== undefined) clock.clearTimeout(retry);
@@ -412,6 +413,10 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       else resolveDone(results);
       return done;
     })();
+    // A failure reaches the caller through `done` (and through stop() to one who called it): the
+    // stops begun inside (a failed run, the signal) must not leave an unhandled rejection, which
+    // would end the process before its owner could shut down in order.
+    stopping.catch(() => undefined);
     return stopping;
   };
   const onAbort = (): void => void stop();
