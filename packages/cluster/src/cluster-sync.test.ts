@@ -137,19 +137,22 @@ interface Setup {
 function setup(
   options: Partial<Omit<ClusterSyncOptions<string>, 'membership' | 'items' | 'run'>> & {
     inPlace?: boolean;
+    /** `run` throws this instead of starting the work. */
+    startError?: unknown;
   } = {},
 ): Setup {
   const log: string[] = [];
   const events: ClusterSyncEvent[] = [];
   const works: FakeWork[] = [];
   const membership = new FakeMembership(log);
-  const { inPlace = true, ...rest } = options;
+  const { inPlace = true, startError, ...rest } = options;
   const handle = clusterSync<string>({
     onEvent: (event) => events.push(event),
     ...rest,
     membership: membership as unknown as ClusterMembership,
     items: ITEMS,
     run: (items, lease) => {
+      if (startError !== undefined) throw startError;
       const work = new FakeWork(works.length + 1, items, lease, log, inPlace);
       works.push(work);
       return work;
@@ -163,6 +166,16 @@ const assignments = (events: readonly ClusterSyncEvent[]) =>
 const warnings = (events: readonly ClusterSyncEvent[]) =>
   events.filter((e): e is Extract<ClusterSyncEvent, { type: 'warning' }> => e.type === 'warning');
 const sorted = (items: readonly string[]) => [...items].sort();
+
+/** How `promise` has settled so far, read without awaiting it. */
+function outcomeOf<T>(promise: Promise<T>): { state: 'pending' | 'resolved' | 'rejected'; value?: unknown } {
+  const outcome: { state: 'pending' | 'resolved' | 'rejected'; value?: unknown } = { state: 'pending' };
+  promise.then(
+    (value) => Object.assign(outcome, { state: 'resolved', value }),
+    (error: unknown) => Object.assign(outcome, { state: 'rejected', value: error }),
+  );
+  return outcome;
+}
 
 /** Two members whose shares split {@link ITEMS}, `me` first. */
 const PAIR = [ME, 'other'];
@@ -431,6 +444,17 @@ describe('clusterSync', () => {
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }
+  });
+
+  it('ends with the error of a run that throws as it starts, releasing what it claimed for it', async () => {
+    const boom = new Error('bad option');
+    const { membership, log, handle, advance } = setup({ startSettleMs: 0, startError: boom });
+    const outcome = outcomeOf(handle.done);
+    membership.view([ME]);
+    await advance();
+    expect(outcome).toEqual({ state: 'rejected', value: boom });
+    expect(log).toEqual([`claim ${ITEMS.join(',')}`, `release ${ITEMS.join(',')}`]);
+    expect(membership.closed).toBe(true);
   });
 
   it('keeps a run that ended on its own in its results', async () => {

@@ -336,7 +336,16 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
   };
 
   const start = (mine: string[]): void => {
-    const current = run(mine, lease);
+    let current: ShareableRun<S>;
+    try {
+      current = run(mine, lease);
+    } catch (error) {
+      // Ends like a run that failed: thrown on, it would break the chain of reconciles for good,
+      // leaving the claimed items held with nothing running them.
+      failure ??= error;
+      void stop();
+      return;
+    }
     handle = current;
     current.done.then(
       (value) => {
