@@ -457,6 +457,33 @@ describe('clusterSync', () => {
     expect(membership.closed).toBe(true);
   });
 
+  it('ends with the error of a run whose stop fails when it must restart, releasing what it holds', async () => {
+    const { membership, log, works, handle, advance } = setup({ startSettleMs: 0, inPlace: false });
+    membership.view([ME]);
+    await advance();
+    const broke = new Error('flush failed');
+    works[0]!.stopStep = () => Promise.reject(broke);
+    const outcome = outcomeOf(handle.done);
+    log.length = 0;
+    membership.view(PAIR);
+    await advance();
+    expect(outcome).toEqual({ state: 'rejected', value: broke });
+    expect(log).toEqual(['stop#1', `release ${theirs.join(',')}`, `release ${mine.join(',')}`]);
+    expect(membership.closed).toBe(true);
+  });
+
+  it('goes on when the stop of a run it restarts is fenced: its rows were dropped, not lost', async () => {
+    const { membership, log, works, handle, advance } = setup({ startSettleMs: 0, inPlace: false });
+    membership.view([ME]);
+    await advance();
+    works[0]!.stopStep = () => Promise.reject(Object.assign(new Error('fenced'), { code: 'QF_FENCED' }));
+    log.length = 0;
+    membership.view(PAIR);
+    await advance();
+    expect(log).toEqual(['stop#1', `release ${theirs.join(',')}`, `start#2 ${mine.join(',')}`]);
+    await expect(handle.stop()).resolves.toEqual(['run#2']);
+  });
+
   it('keeps a run that ended on its own in its results', async () => {
     const { membership, works, handle, advance } = setup({ startSettleMs: 0 });
     membership.view([ME]);

@@ -191,7 +191,11 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       results.push(await current.stop());
     } catch (error) {
       // Fenced: its uncommitted rows were dropped; whoever holds the items now writes them.
-      if (!isFenced(error)) failure ??= error;
+      if (isFenced(error)) return;
+      // Otherwise the end, as for a run that failed on its own: no new run starts after a failure,
+      // so going on would hold the items with nothing running them.
+      failure ??= error;
+      void stop();
     }
   };
 
