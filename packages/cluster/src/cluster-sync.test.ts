@@ -4,13 +4,13 @@ import { ManualClock } from '@quoteflow/core';
 import type { ClusterMembership, MembershipView } from './cluster-membership.js';
 import {
   clusterSync,
-  FENCED_REMINDER_MS,
   type ClusterSyncEvent,
   type ClusterSyncHandle,
   type ClusterSyncOptions,
   type ShareableRun,
   type WorkLease,
 } from './cluster-sync.js';
+import { FENCED_REMINDER_MS } from './internal/fenced-reminder.js';
 import { balancedShares } from './rendezvous.js';
 
 const ME = 'me';

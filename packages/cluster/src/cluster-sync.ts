@@ -1,5 +1,8 @@
 import type { Subscription } from 'rxjs';
 import type { ClusterMembership, MembershipView } from './cluster-membership.js';
+import { DepartedWorkers } from './internal/departed-workers.js';
+import { FencedReminder } from './internal/fenced-reminder.js';
+import { SettleGate } from './internal/settle-gate.js';
 import { balancedShares } from './rendezvous.js';
 
 /** A running piece of work over a set of items (e.g. a `klineSync` over some codes). */
@@ -86,9 +89,6 @@ export type ClusterSyncEvent =
     }
   | { readonly type: 'warning'; readonly atMs: number; readonly message: string; readonly error?: unknown };
 
-/** While a worker is fenced (Redis away), a `warning` event repeats this often, in ms. */
-export const FENCED_REMINDER_MS = 5_000;
-
 /** A running {@link clusterSync}. */
 export interface ClusterSyncHandle<S> {
   /** Resolves with the result of every run this worker made, after `stop()` or the signal. */
@@ -155,24 +155,7 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
   };
 
   // Until the member set has settled, no claim (see `startSettleMs`).
-  const settleMs = options.startSettleMs ?? membership.heartbeatMs * 1.5;
-  let settled = settleMs <= 0;
-  let settleTimer: unknown;
-  let settleDeadline: number | undefined;
-  const settleThenSchedule = (): void => {
-    if (settled) return schedule();
-    const now = clock.now();
-    settleDeadline ??= now + settleMs * 3;
-    if (settleTimer !== undefined) clock.clearTimeout(settleTimer);
-    settleTimer = clock.setTimeout(
-      () => {
-        settleTimer = undefined;
-        settled = true;
-        schedule();
-      },
-      Math.max(0, Math.min(settleMs, settleDeadline - now)),
-    );
-  };
+  const settle = new SettleGate(clock, options.startSettleMs ?? membership.heartbeatMs * 1.5);
 
   const schedule = (): void => {
     if (queued || stopped) return;
@@ -199,22 +182,11 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     }
   };
 
-  const seen = new Set<string>();
-  const departed: string[] = [];
+  const departures = new DepartedWorkers(membership.workerId);
   const lease: WorkLease = {
     valid: () => membership.leaseValid(),
     workerId: membership.workerId,
-    departed: () => departed,
-  };
-  /** Notes the workers a view no longer lists (a fenced view lists none: it says nothing of them). */
-  const noteDepartures = (v: MembershipView): void => {
-    if (v.fenced) return;
-    for (const id of seen)
-      if (!v.members.includes(id)) {
-        seen.delete(id);
-        departed.push(id);
-      }
-    for (const id of v.members) if (id !== membership.workerId) seen.add(id);
+    departed: () => departures.list(),
   };
 
   const reconcile = async (): Promise<void> => {
@@ -380,26 +352,9 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     );
   };
 
-  // A fenced worker does nothing until Redis returns: say so every few seconds, not once.
-  let reminder: unknown;
-  const remindWhileFenced = (fenced: boolean): void => {
-    if (!fenced || stopped) {
-      if (reminder !== undefined) clock.clearTimeout(reminder);
-      reminder = undefined;
-      return;
-    }
-    if (reminder !== undefined) return;
-    const since = clock.now();
-    const remind = (): void => {
-      reminder = clock.setTimeout(remind, FENCED_REMINDER_MS);
-      emit({
-        type: 'warning',
-        atMs: Date.now(),
-        message: `Redis unreachable for ${Math.round((clock.now() - since) / 1000)} s: this worker holds no series until it answers`,
-      });
-    };
-    reminder = clock.setTimeout(remind, FENCED_REMINDER_MS);
-  };
+  const reminder = new FencedReminder(clock, (message) =>
+    emit({ type: 'warning', atMs: Date.now(), message }),
+  );
 
   let subscription: Subscription | undefined;
   let stopping: Promise<S[]> | undefined;
@@ -409,8 +364,8 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
       stopped = true;
       subscription?.unsubscribe();
       if (retry !== undefined) clock.clearTimeout(retry);
-      if (settleTimer !== undefined) clock.clearTimeout(settleTimer);
-      remindWhileFenced(false);
+      settle.cancel();
+      reminder.stop();
       options.signal?.removeEventListener('abort', onAbort);
       await chain.catch(() => undefined);
       await stopRun();
@@ -440,12 +395,13 @@ export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandl
     options.signal?.addEventListener('abort', onAbort, { once: true });
     subscription = membership.views$.subscribe((v) => {
       view = v;
-      noteDepartures(v);
+      departures.note(v);
       emit({ type: 'members', atMs: Date.now(), members: v.members, fenced: v.fenced });
       // A fence stops the work at once; otherwise the first claim waits for the set to settle.
       if (v.fenced) schedule();
-      else settleThenSchedule();
-      remindWhileFenced(v.fenced);
+      else settle.afterSettling(schedule);
+      if (v.fenced && !stopped) reminder.start();
+      else reminder.stop();
     });
     membership.start();
   }
