@@ -80,7 +80,10 @@ export type ClusterSyncEvent =
 
 /** A running {@link clusterSync}. */
 export interface ClusterSyncHandle<S> {
-  /** Resolves with the result of every run this worker made, after `stop()` or the signal. */
+  /**
+   * Resolves with the result of every run this worker made, after `stop()` or the signal; rejects
+   * with the first failure of a run (see {@link clusterSync}).
+   */
   readonly done: Promise<S[]>;
   /** Stops the current run (flushing it), releases its items, leaves the group. Idempotent. */
   stop(): Promise<S[]>;
@@ -97,6 +100,11 @@ export interface ClusterSyncHandle<S> {
  * before and gets back included); otherwise it stops the run, releases, claims and starts a new run
  * over everything held. Nothing is written twice and nothing is skipped. A fenced worker (Redis
  * unreachable) stops everything before the others may take its items over.
+ *
+ * A run that fails (its `done` or its `stop()` rejects, or `run` throws) ends the sync: the worker
+ * releases its items, leaves, and `done` rejects with the first failure. A `QF_FENCED` failure does
+ * not end it: the run's uncommitted work was dropped (its lease lapsed) and the worker goes on,
+ * claiming afresh once its lease is renewed.
  *
  * Takeover after a worker dies: its heartbeat TTL plus up to one heartbeat of the survivors; the
  * history of the items taken over is read beside the claims, not before the next one.
