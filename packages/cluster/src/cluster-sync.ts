@@ -1,6 +1,5 @@
-import type { Subscription } from 'rxjs';
-import type { ClusterMembership, MembershipView } from './cluster-membership.js';
-import { balancedShares } from './rendezvous.js';
+import type { ClusterMembership } from './cluster-membership.js';
+import { ClusterSyncRun } from './internal/cluster-sync-run.js';
 
 /** A running piece of work over a set of items (e.g. a `klineSync` over some codes). */
 export interface ShareableRun<S> {
@@ -32,13 +31,6 @@ export interface WorkLease {
    * takes over their items may fence what they left open (a Kafka transactional id, say) first.
    */
   readonly departed: () => readonly string[];
-}
-
-/** A failure that only means "this work may no longer commit" (`QF_FENCED`): not the worker's end. */
-function isFenced(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
-    if ((e as { code?: unknown }).code === 'QF_FENCED') return true;
-  return false;
 }
 
 /** Options of {@link clusterSync}. */
@@ -86,12 +78,12 @@ export type ClusterSyncEvent =
     }
   | { readonly type: 'warning'; readonly atMs: number; readonly message: string; readonly error?: unknown };
 
-/** While a worker is fenced (Redis away), a `warning` event repeats this often, in ms. */
-export const FENCED_REMINDER_MS = 5_000;
-
 /** A running {@link clusterSync}. */
 export interface ClusterSyncHandle<S> {
-  /** Resolves with the result of every run this worker made, after `stop()` or the signal. */
+  /**
+   * Resolves with the result of every run this worker made, after `stop()` or the signal; rejects
+   * with the first failure of a run (see {@link clusterSync}).
+   */
   readonly done: Promise<S[]>;
   /** Stops the current run (flushing it), releases its items, leaves the group. Idempotent. */
   stop(): Promise<S[]>;
@@ -109,6 +101,11 @@ export interface ClusterSyncHandle<S> {
  * over everything held. Nothing is written twice and nothing is skipped. A fenced worker (Redis
  * unreachable) stops everything before the others may take its items over.
  *
+ * A run that fails (its `done` or its `stop()` rejects, or `run` throws) ends the sync: the worker
+ * releases its items, leaves, and `done` rejects with the first failure. A `QF_FENCED` failure does
+ * not end it: the run's uncommitted work was dropped (its lease lapsed) and the worker goes on,
+ * claiming afresh once its lease is renewed.
+ *
  * Takeover after a worker dies: its heartbeat TTL plus up to one heartbeat of the survivors; the
  * history of the items taken over is read beside the claims, not before the next one.
  *
@@ -121,315 +118,7 @@ export interface ClusterSyncHandle<S> {
  * ```
  */
 export function clusterSync<S>(options: ClusterSyncOptions<S>): ClusterSyncHandle<S> {
-  const { membership, items, run } = options;
-  // Waits and durations on the membership's monotonic clock; `atMs` of events is wall time, for logs.
-  const clock = membership.clock;
-  const results: S[] = [];
-  let view: MembershipView = { members: [], fenced: false };
-  let held = new Set<string>();
-  let handle: ShareableRun<S> | undefined;
-  let chain: Promise<void> = Promise.resolve();
-  /**
-   * Changes of the running work (items added, removed), one after another: an add (reading the
-   * items' history) runs beside the claims; a remove waits for the adds before it.
-   */
-  let changes: Promise<void> = Promise.resolve();
-  let queued = false;
-  let retry: unknown;
-  let stopped = false;
-  let failure: unknown;
-  let resolveDone!: (value: S[]) => void;
-  let rejectDone!: (reason: unknown) => void;
-  const done = new Promise<S[]>((resolve, reject) => {
-    resolveDone = resolve;
-    rejectDone = reject;
-  });
-  done.catch(() => undefined);
-
-  const emit = (event: ClusterSyncEvent): void => {
-    try {
-      options.onEvent?.(event);
-    } catch {
-      // A listener's failure must not stop the work.
-    }
-  };
-
-  // Until the member set has settled, no claim (see `startSettleMs`).
-  const settleMs = options.startSettleMs ?? membership.heartbeatMs * 1.5;
-  let settled = settleMs <= 0;
-  let settleTimer: unknown;
-  let settleDeadline: number | undefined;
-  const settleThenSchedule = (): void => {
-    if (settled) return schedule();
-    const now = clock.now();
-    settleDeadline ??= now + settleMs * 3;
-    if (settleTimer !== undefined) clock.clearTimeout(settleTimer);
-    settleTimer = clock.setTimeout(
-      () => {
-        settleTimer = undefined;
-        settled = true;
-        schedule();
-      },
-      Math.max(0, Math.min(settleMs, settleDeadline - now)),
-    );
-  };
-
-  const schedule = (): void => {
-    if (queued || stopped) return;
-    queued = true;
-    chain = chain.then(async () => {
-      queued = false;
-      if (!stopped) await reconcile();
-    });
-  };
-
-  const stopRun = async (): Promise<void> => {
-    const current = handle;
-    handle = undefined;
-    if (current === undefined) return;
-    try {
-      results.push(await current.stop());
-    } catch (error) {
-      // Fenced: its uncommitted rows were dropped; whoever holds the items now writes them.
-      if (!isFenced(error)) failure ??= error;
-    }
-  };
-
-  const seen = new Set<string>();
-  const departed: string[] = [];
-  const lease: WorkLease = {
-    valid: () => membership.leaseValid(),
-    workerId: membership.workerId,
-    departed: () => departed,
-  };
-  /** Notes the workers a view no longer lists (a fenced view lists none: it says nothing of them). */
-  const noteDepartures = (v: MembershipView): void => {
-    if (v.fenced) return;
-    for (const id of seen)
-      if (!v.members.includes(id)) {
-        seen.delete(id);
-        departed.push(id);
-      }
-    for (const id of v.members) if (id !== membership.workerId) seen.add(id);
-  };
-
-  const reconcile = async (): Promise<void> => {
-    if (retry !== undefined) clock.clearTimeout(retry);
-    retry = undefined;
-    const wanted = new Set(
-      view.fenced ? [] : (balancedShares(items, view.members).get(membership.workerId) ?? []),
-    );
-    const lost = [...held].filter((item) => !wanted.has(item));
-    const missing = [...wanted].filter((item) => !held.has(item));
-    if (lost.length === 0 && missing.length === 0) return renewIfDropped();
-    let gained: string[] = [];
-    if (missing.length > 0) {
-      try {
-        gained = await membership.claim(missing);
-      } catch (error) {
-        emit({
-          type: 'warning',
-          atMs: Date.now(),
-          message: 'claiming items failed (Redis away?); retrying',
-          error,
-        });
-      }
-    }
-    // In place when the run can (never to zero items: a fenced worker stops everything).
-    const inPlace = handle?.add !== undefined && (lost.length === 0 || handle.remove !== undefined);
-    if (inPlace && wanted.size > 0 && !stopped) {
-      if (await changeInPlace(handle!, lost, gained, wanted)) return;
-    }
-    if (lost.length > 0 || gained.length > 0) {
-      await stopRun();
-      if (lost.length > 0) {
-        try {
-          await membership.release(lost);
-        } catch (error) {
-          emit({
-            type: 'warning',
-            atMs: Date.now(),
-            message: 'releasing items failed; they move after the TTL',
-            error,
-          });
-        }
-      }
-      held = new Set([...held].filter((item) => wanted.has(item)).concat(gained));
-      const pending = [...wanted].filter((item) => !held.has(item));
-      if (held.size > 0 && failure === undefined && !stopped) start([...held].sort());
-      emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
-    }
-    if ([...wanted].some((item) => !held.has(item)))
-      retry = clock.setTimeout(schedule, membership.heartbeatMs);
-    renewIfDropped();
-  };
-
-  // Fenced and holding nothing any more: the next heartbeat that gets through starts a new lease.
-  const renewIfDropped = (): void => {
-    if (view.fenced && held.size === 0 && handle === undefined) membership.renewLease();
-  };
-
-  /**
-   * Applies an assignment change to the running work without a restart: removes the lost items
-   * (durable before they are released), adds the gained ones. False when the run refused (it
-   * stopped meanwhile, say): the caller restarts it over everything held.
-   */
-  const changeInPlace = async (
-    current: ShareableRun<S>,
-    lost: string[],
-    gained: string[],
-    wanted: Set<string>,
-  ): Promise<boolean> => {
-    try {
-      if (lost.length > 0) {
-        const removing = changes.then(() => current.remove!(lost));
-        changes = removing.catch(() => undefined);
-        await removing;
-        held = new Set([...held].filter((item) => wanted.has(item)));
-        await membership.release(lost).catch((error: unknown) =>
-          emit({
-            type: 'warning',
-            atMs: Date.now(),
-            message: 'releasing items failed; they move after the TTL',
-            error,
-          }),
-        );
-      }
-      // Held from here (claimed, the run takes them): reported before their history is read.
-      held = new Set([...held, ...gained]);
-      const pending = [...wanted].filter((item) => !held.has(item));
-      emit({ type: 'assignment', atMs: Date.now(), held: [...held].sort(), gained, lost, pending });
-      if (pending.length > 0) retry = clock.setTimeout(schedule, membership.heartbeatMs);
-      // Not awaited: the claim of the rest of a dead worker's items (at the next heartbeat) must not
-      // wait for the history of these.
-      if (gained.length > 0) changes = changes.then(() => addInPlace(current, gained));
-    } catch (error) {
-      emit({
-        type: 'warning',
-        atMs: Date.now(),
-        message: 'changing the running work failed; restarting it',
-        error,
-      });
-      return false;
-    }
-    return true;
-  };
-
-  const addInPlace = async (current: ShareableRun<S>, gained: string[]): Promise<void> => {
-    if (handle !== current || stopped) return;
-    try {
-      await current.add!(gained);
-    } catch (error) {
-      if (handle !== current || stopped) return; // stopped or restarted meanwhile: nothing to mend
-      emit({
-        type: 'warning',
-        atMs: Date.now(),
-        message: 'adding items to the running work failed; restarting it',
-        error,
-      });
-      chain = chain.then(async () => {
-        if (handle !== current || stopped) return;
-        await stopRun();
-        if (held.size > 0 && failure === undefined && !stopped) start([...held].sort());
-      });
-    }
-  };
-
-  const start = (mine: string[]): void => {
-    const current = run(mine, lease);
-    handle = current;
-    current.done.then(
-      (value) => {
-        if (handle !== current) return; // stopped by us: stopRun collected it
-        handle = undefined;
-        results.push(value);
-      },
-      (error: unknown) => {
-        if (handle !== current) return;
-        handle = undefined;
-        if (isFenced(error)) {
-          // The lease lapsed under the run: drop what it held and claim afresh once renewed.
-          emit({
-            type: 'warning',
-            atMs: Date.now(),
-            message: 'the lease lapsed; uncommitted work dropped, rejoining',
-            error,
-          });
-          const dropped = [...held];
-          held = new Set();
-          void membership.release(dropped).catch(() => undefined);
-          schedule();
-          return;
-        }
-        failure ??= error;
-        void stop();
-      },
-    );
-  };
-
-  // A fenced worker does nothing until Redis returns: say so every few seconds, not once.
-  let reminder: unknown;
-  const remindWhileFenced = (fenced: boolean): void => {
-    if (!fenced || stopped) {
-      if (reminder !== undefined) clock.clearTimeout(reminder);
-      reminder = undefined;
-      return;
-    }
-    if (reminder !== undefined) return;
-    const since = clock.now();
-    const remind = (): void => {
-      reminder = clock.setTimeout(remind, FENCED_REMINDER_MS);
-      emit({
-        type: 'warning',
-        atMs: Date.now(),
-        message: `Redis unreachable for ${Math.round((clock.now() - since) / 1000)} s: this worker holds no series until it answers`,
-      });
-    };
-    reminder = clock.setTimeout(remind, FENCED_REMINDER_MS);
-  };
-
-  let subscription: Subscription | undefined;
-  let stopping: Promise<S[]> | undefined;
-  const stop = (): Promise<S[]> => {
-    stopping ??= (async () => {
-      stopped = true;
-      subscription?.unsubscribe();
-      if (retry !== undefined) clock.clearTimeout(retry);
-      if (settleTimer !== undefined) clock.clearTimeout(settleTimer);
-      remindWhileFenced(false);
-      options.signal?.removeEventListener('abort', onAbort);
-      await chain.catch(() => undefined);
-      await stopRun();
-      await changes;
-      try {
-        await membership.release([...held]);
-      } catch {
-        // Redis away: the TTL frees them.
-      }
-      held = new Set();
-      await membership.close();
-      if (failure !== undefined) rejectDone(failure);
-      else resolveDone(results);
-      return done;
-    })();
-    return stopping;
-  };
-  const onAbort = (): void => void stop();
-
-  if (options.signal?.aborted === true) {
-    void stop();
-  } else {
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    subscription = membership.views$.subscribe((v) => {
-      view = v;
-      noteDepartures(v);
-      emit({ type: 'members', atMs: Date.now(), members: v.members, fenced: v.fenced });
-      // A fence stops the work at once; otherwise the first claim waits for the set to settle.
-      if (v.fenced) schedule();
-      else settleThenSchedule();
-      remindWhileFenced(v.fenced);
-    });
-    membership.start();
-  }
-  return { done, stop };
+  const sync = new ClusterSyncRun(options);
+  sync.start();
+  return { done: sync.done, stop: () => sync.stop() };
 }

@@ -13,7 +13,8 @@ export type { SharedPlanSchedulerOptions, SharedPlanSchedulerStats } from './sha
 export { rendezvousOwner, rendezvousShare, balancedShares } from './rendezvous.js';
 export { ClusterMembership, CLUSTER_MEMBERSHIP_DEFAULTS } from './cluster-membership.js';
 export type { ClusterMembershipOptions, MembershipView } from './cluster-membership.js';
-export { clusterSync, FENCED_REMINDER_MS } from './cluster-sync.js';
+export { clusterSync } from './cluster-sync.js';
+export { FENCED_REMINDER_MS } from './internal/fenced-reminder.js';
 export type {
   ClusterSyncOptions,
   ClusterSyncEvent,
