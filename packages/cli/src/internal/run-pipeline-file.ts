@@ -12,7 +12,7 @@ import {
 import { depthMessageValue, suspensionMessageValue } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { cliKafkaSinkOptions } from './check-kafka.js';
-import { CommandRun, type KlineStep, type StartOnShare } from './command-run.js';
+import { CommandRun, type CommandRunSpec, type KlineStep, type StartOnShare } from './command-run.js';
 import { gapWarningFields } from './gap-warning.js';
 import type { KlinePipelineStep, PipelineFile, PipelineStep } from './pipeline-file.js';
 import { KlineStreams } from './pipeline-streams.js';
@@ -38,30 +38,7 @@ export async function runPipelineFile(
   metricsPort?: number,
 ): Promise<void> {
   const statusEveryMs = statusIntervalMs(ctx.io.env);
-  const logDirs = spec.pipelines.flatMap((s) =>
-    s.sinks?.files === undefined ? [] : [resolve(ctx.io.cwd, s.sinks.files.out)],
-  );
-  if (requestLog && logDirs.length === 0)
-    throw new UsageError('--request-log writes beside a dataset: no pipeline of the file has a files sink');
-  // `redis:`: this process is one of several workers; each pipeline's items are divided among them.
-  const redisUrl = spec.redis === undefined ? undefined : (spec.redis.url ?? ctx.io.env[spec.redis.urlEnv!]);
-  if (spec.redis !== undefined && redisUrl === undefined)
-    throw new UsageError(`redis.urlEnv names ${spec.redis.urlEnv}, which is not set`);
-  const command = await CommandRun.start(ctx, {
-    service,
-    durationS: spec.duration,
-    metricsPort: metricsPort ?? spec.metricsPort,
-    metricsFlag: metricsPort === undefined ? 'metricsPort' : '--metrics-port',
-    ...(redisUrl === undefined
-      ? {}
-      : { redis: { url: redisUrl, group: 'run', heartbeatMs: spec.redis?.heartbeatMs } }),
-    ...(requestLog ? { requestLogDirs: logDirs } : {}),
-    sinks: spec.pipelines
-      .map((s) => describeSinks({ out: s.sinks?.files?.out, kafka: s.sinks?.kafka }))
-      .filter((d) => d !== '')
-      .join('; '),
-    readyOnFirstAnswer: true,
-  });
+  const command = await CommandRun.start(ctx, commandSpec(ctx, spec, service, requestLog, metricsPort));
   const handles: PipelineHandle<unknown>[] = [];
   const streams: KlineStreams[] = [];
   let running = 0;
@@ -110,6 +87,40 @@ export async function runPipelineFile(
     ticker.stop();
     await command.close(handles);
   }
+}
+
+/** The command's parts for a pipeline file: its service, duration, metrics, cluster, request log. */
+function commandSpec(
+  ctx: CommandContext,
+  spec: PipelineFile,
+  service: ServiceOptions,
+  requestLog: boolean,
+  metricsPort: number | undefined,
+): CommandRunSpec {
+  const logDirs = spec.pipelines.flatMap((s) =>
+    s.sinks?.files === undefined ? [] : [resolve(ctx.io.cwd, s.sinks.files.out)],
+  );
+  if (requestLog && logDirs.length === 0)
+    throw new UsageError('--request-log writes beside a dataset: no pipeline of the file has a files sink');
+  // `redis:`: this process is one of several workers; each pipeline's items are divided among them.
+  const redisUrl = spec.redis === undefined ? undefined : (spec.redis.url ?? ctx.io.env[spec.redis.urlEnv!]);
+  if (spec.redis !== undefined && redisUrl === undefined)
+    throw new UsageError(`redis.urlEnv names ${spec.redis.urlEnv}, which is not set`);
+  return {
+    service,
+    durationS: spec.duration,
+    metricsPort: metricsPort ?? spec.metricsPort,
+    metricsFlag: metricsPort === undefined ? 'metricsPort' : '--metrics-port',
+    ...(redisUrl === undefined
+      ? {}
+      : { redis: { url: redisUrl, group: 'run', heartbeatMs: spec.redis?.heartbeatMs } }),
+    ...(requestLog ? { requestLogDirs: logDirs } : {}),
+    sinks: spec.pipelines
+      .map((s) => describeSinks({ out: s.sinks?.files?.out, kafka: s.sinks?.kafka }))
+      .filter((d) => d !== '')
+      .join('; '),
+    readyOnFirstAnswer: true,
+  };
 }
 
 type Share = (items: readonly string[], start: StartOnShare) => PipelineHandle<unknown>;
