@@ -136,6 +136,36 @@ describe('SqliteWindowStore', () => {
     after.close();
   });
 
+  it('drops entries further ahead than any window (a state written under another clock), with one warning', async () => {
+    const machine = new TestMachine();
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void =>
+      void warnings.push(`${(w as { code?: string }).code}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      // Written by a process whose monotonic clock ran three days ahead (copied, restored, jumped).
+      machine.monotonicMs = 3 * 86_400_000;
+      const ahead = new SqliteWindowStore({ token: TOKEN, stateDir: dir, time: machine.process() });
+      const day: WindowSpec = { kind: 'bucket', key: 'day:9', limit: 1, endsAtMs: 4 * 86_400_000 };
+      expect(ahead.tryAcquire([oneAtATime(), day], machine.monotonicMs).acquired).toBe(true);
+      ahead.close();
+      machine.monotonicMs = 1_000;
+      const now = new SqliteWindowStore({ token: TOKEN, stateDir: dir, time: machine.process() });
+      // Without the cleanup the one-at-a-time window would hold until three days from now.
+      expect(now.earliestStart([oneAtATime()], 1_000)).toBe(1_000);
+      expect(now.tryAcquire([oneAtATime()], 1_000).acquired).toBe(true);
+      now.close();
+      await new Promise((r) => setImmediate(r)); // process warnings are emitted on the next tick
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^QF_QUOTA_STATE_AHEAD: quoteflow quota: 2 entries of .*quota-[0-9a-f]{64}\.sqlite/,
+        ),
+      ]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('prunes starts that left their window, so the file stays small', () => {
     const store = new SqliteWindowStore({ token: TOKEN, stateDir: dir, time: new TestMachine().process() });
     const spec: WindowSpec = { kind: 'sliding', key: 'k', windowMs: 10, limit: 1_000, anchor: 'start' };

@@ -11,6 +11,7 @@ import {
   isBusy,
   openWindowDb,
   prepareWindowStatements,
+  dropImpossibleFuture,
   reanchorAfterReboot,
   type WindowStatements,
 } from './internal/sqlite-window-db.js';
@@ -67,6 +68,9 @@ interface Frame {
   /** Monotonic ms now. */
   readonly monotonicNowMs: number;
 }
+
+/** The longest window of any plan: a calendar day (25 hours on a day that leaves daylight saving time). */
+const LONGEST_WINDOW_MS = 25 * 3_600_000;
 
 /**
  * The {@link WindowStore} every process of one token on this machine shares: a SQLite database
@@ -141,6 +145,17 @@ export class SqliteWindowStore implements WindowStore, Disposable {
       // Another user's file in a shared directory: using it is their choice, not an error.
     }
     reanchorAfterReboot(this.db, this.time);
+    const dropped = dropImpossibleFuture(
+      this.db,
+      this.time.monotonicMs(),
+      LONGEST_WINDOW_MS + this.inFlightBoundMs,
+    );
+    if (dropped > 0)
+      globalThis.process?.emitWarning(
+        `quoteflow quota: ${dropped} entries of ${this.path} lay further ahead than any window of a plan can ` +
+          '(written under another clock: a copied or restored state directory, a clock that jumped); they were dropped',
+        { code: 'QF_QUOTA_STATE_AHEAD' },
+      );
     this.sql = prepareWindowStatements(this.db);
   }
 

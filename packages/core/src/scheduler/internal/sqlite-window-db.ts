@@ -131,6 +131,23 @@ export function reanchorAfterReboot(db: DatabaseSync, time: MachineTime): void {
   });
 }
 
+/**
+ * Deletes the entries that lie further ahead than `horizonMs` of monotonic `nowMs`: no window of a
+ * plan ends that far ahead (a day, its longest, plus the in-flight bound), so such an entry was
+ * written under another clock (a state directory copied from another machine or restored from a
+ * backup, a clock that jumped) and would hold every start for days. Returns how many went.
+ */
+export function dropImpossibleFuture(db: DatabaseSync, nowMs: number, horizonMs: number): number {
+  const limit = nowMs + horizonMs;
+  return immediate(db, () => {
+    let dropped = 0;
+    dropped += Number(db.prepare('DELETE FROM starts WHERE at > ?').run(limit).changes);
+    dropped += Number(db.prepare('DELETE FROM buckets WHERE ends_at > ?').run(limit).changes);
+    dropped += Number(db.prepare('DELETE FROM slots WHERE ends_at > ?').run(limit).changes);
+    return dropped;
+  });
+}
+
 /** Whether `error` is SQLite's "database is busy/locked" after the busy timeout. */
 export function isBusy(error: unknown): boolean {
   const errcode = (error as { errcode?: unknown } | null)?.errcode;

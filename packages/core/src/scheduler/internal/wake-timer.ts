@@ -1,6 +1,13 @@
 import type { Clock } from '../../clock.js';
 
-/** One timer on `clock` that calls `onWake` at the instant it was last armed for. */
+/** The longest delay Node's timers hold (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
+/**
+ * One timer on `clock` that calls `onWake` at the instant it was last armed for. An instant further
+ * than a timer can hold wakes it at the timer's limit instead (the owner then looks again), never
+ * at once with Node's TimeoutOverflowWarning.
+ */
 export class WakeTimer {
   private handle: unknown;
   private atMs = Number.POSITIVE_INFINITY;
@@ -22,7 +29,7 @@ export class WakeTimer {
         this.atMs = Number.POSITIVE_INFINITY;
         this.onWake();
       },
-      Math.max(0, atMs - now),
+      Math.min(MAX_TIMER_DELAY_MS, Math.max(0, atMs - now)),
     );
   }
 
