@@ -487,6 +487,8 @@ describe('startSimulator: options and lifecycle', () => {
     ],
     [{ seed: 1.5 }, /"seed"/],
     [{ tokens: { t: 'gold' as 'free' } }, /"tokens".*gold/],
+    // An array looks like a list of tokens; it would start with token "0" and refuse every real one.
+    [{ tokens: ['professional'] as never }, /"tokens" must be an object of token to plan/],
     [{ limitMode: 'lenient' as 'strict' }, /"limitMode"/],
     [{ dayTimeZone: 'Mars/Olympus' }, /"dayTimeZone".*Mars\/Olympus/],
     [{ failureStatus: 'always' as 'ok' }, /"failureStatus"/],

@@ -252,6 +252,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       limiter: new RateLimiter(limits, { countRefused: o.countRefused, dayTimeZone: o.dayTimeZone }),
     });
   };
+  checkOption(
+    typeof o.tokens === 'object' && o.tokens !== null && !Array.isArray(o.tokens),
+    'tokens',
+    "an object of token to plan, such as { demo: 'professional' }",
+    o.tokens,
+  );
   for (const [token, spec] of Object.entries(o.tokens)) setToken(token, spec);
 
   const failureHttp = (ret: number): number =>
