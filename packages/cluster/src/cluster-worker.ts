@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { createHash, randomUUID } from 'node:crypto';
 import { retryWithBudget, type PlanLimits } from '@quoteflow/core';
 import { ClusterError } from './cluster-error.js';
+import { describeRedisError } from './internal/describe-redis-error.js';
 import { ClusterMembership } from './cluster-membership.js';
 import {
   clusterSync,
@@ -111,7 +112,7 @@ export class ClusterWorker implements AsyncDisposable {
       if (options.signal?.aborted === true) throw error;
       throw new ClusterError(
         'QF_REDIS_UNREACHABLE',
-        `Redis at ${redactRedisUrl(this.options.redis)} did not answer within ${Math.round(options.timeoutMs / 1000)} s`,
+        `Redis at ${redactRedisUrl(this.options.redis)} did not answer within ${Math.round(options.timeoutMs / 1000)} s: ${describeRedisError(error)}`,
         { cause: error },
       );
     }

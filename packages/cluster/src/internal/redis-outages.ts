@@ -1,3 +1,4 @@
+import { describeRedisError } from './describe-redis-error.js';
 import { REDIS_UNAVAILABLE_REMINDER_MS, type RedisQuotaEvent } from '../redis-window-store-options.js';
 
 /**
@@ -19,13 +20,13 @@ export class RedisOutages {
       this.available = false;
       this.downSinceMs = this.remindedAtMs = nowMs;
       this.count++;
-      this.onEvent({ type: 'redis-unavailable', atMs: nowMs, error: describe(error) });
+      this.onEvent({ type: 'redis-unavailable', atMs: nowMs, error: describeRedisError(error) });
     } else if (nowMs - this.remindedAtMs >= REDIS_UNAVAILABLE_REMINDER_MS) {
       this.remindedAtMs = nowMs;
       this.onEvent({
         type: 'redis-unavailable',
         atMs: nowMs,
-        error: describe(error),
+        error: describeRedisError(error),
         downMs: nowMs - this.downSinceMs,
       });
     }
@@ -42,9 +43,4 @@ export class RedisOutages {
   totalMs(nowMs: number): number {
     return this.pastMs + (this.available ? 0 : nowMs - this.downSinceMs);
   }
-}
-
-/** An error's message without anything that could carry a secret (ioredis messages name host:port only). */
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
