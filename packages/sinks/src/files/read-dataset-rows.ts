@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tableFromIPC, type Table } from 'apache-arrow';
+import { DataType, tableFromIPC, TimeUnit, type Table } from 'apache-arrow';
 import { readParquet } from 'parquet-wasm';
 import { isKlineType, seriesKey } from '@quoteflow/core';
 import type { FileSummary } from './dataset-log.js';
@@ -48,7 +48,9 @@ export async function forEachDatasetRow(
             ? undefined
             : vector.nullCount > 0
               ? [...vector]
-              : (vector.toArray() as ArrayLike<unknown>),
+              : DataType.isTimestamp(vector.type)
+                ? timestampsInMs(vector.toArray() as ArrayLike<bigint | number>, vector.type.unit)
+                : (vector.toArray() as ArrayLike<unknown>),
         );
       }
       return columns.get(name);
@@ -56,6 +58,27 @@ export async function forEachDatasetRow(
     const rows = table.numRows;
     for (let i = 0; i < rows; i++) onRow((name) => column(name)?.[i]);
   }
+}
+
+/**
+ * A timestamp column's values buffer (in the column's unit: s, ms, us or ns, as whoever wrote the
+ * file chose; DuckDB writes us) as epoch ms. Arrow's per-cell `get()` converts; `toArray()` does not.
+ */
+function timestampsInMs(values: ArrayLike<bigint | number>, unit: TimeUnit): number[] {
+  const perMs = unit === TimeUnit.MICROSECOND ? 1_000 : unit === TimeUnit.NANOSECOND ? 1_000_000 : undefined;
+  const out = new Array<number>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (unit === TimeUnit.SECOND) out[i] = Number(v) * 1_000;
+    else if (perMs === undefined) out[i] = Number(v);
+    else if (typeof v === 'number') out[i] = Math.floor(v / perMs);
+    else {
+      // Floor division, also before 1970.
+      const d = BigInt(perMs);
+      out[i] = Number((v - (((v % d) + d) % d)) / d);
+    }
+  }
+  return out;
 }
 
 /**
