@@ -18,6 +18,7 @@ export class KlineSeriesState {
   #newestOfBackfill: number | undefined;
   #newestOfBackfillFinal = false;
   #heldOldest: BarUpdate | undefined;
+  #windowEnded = false;
 
   constructor(
     readonly code: string,
@@ -31,9 +32,9 @@ export class KlineSeriesState {
   }
 
   /**
-   * Notes an update from `mergeBars`; returns whether it goes to the sinks now. In a backfill-only
-   * run with a window, bars that closed after the backfill are the next run's, and the oldest of the
-   * N + 1 waits for {@link KlineSeriesState.endBackfillWindow}.
+   * Notes an update from `mergeBars`; returns whether it goes to the sinks now. With a window, the
+   * oldest of the N + 1 waits for {@link KlineSeriesState.endBackfillWindow}; in a backfill-only run
+   * bars that closed after the backfill are the next run's.
    */
   note(u: BarUpdate, backfillOnly: boolean): boolean {
     if (!u.final) {
@@ -46,17 +47,23 @@ export class KlineSeriesState {
     if (this.newestPending !== undefined && u.tsMs >= this.newestPending) this.newestPending = undefined;
     if (this.newestFinal === undefined || u.tsMs > this.newestFinal) this.newestFinal = u.tsMs;
     if (u.tsMs === this.#newestOfBackfill) this.#newestOfBackfillFinal = true;
-    if (!backfillOnly || this.#newestOfBackfill === undefined) return true;
-    if (u.tsMs > this.#newestOfBackfill) return false;
-    if (u.tsMs === this.#oldestOfBackfill) {
+    if (this.#newestOfBackfill === undefined) return true;
+    if (backfillOnly && u.tsMs > this.#newestOfBackfill) return false;
+    if (u.tsMs === this.#oldestOfBackfill && !this.#windowEnded) {
       this.#heldOldest = u;
       return false;
     }
     return true;
   }
 
-  /** The held oldest bar, when it belongs to the N: the newest bar of the backfill did not close. */
+  /**
+   * Ends the window: the held oldest bar, when it belongs to the N (the newest bar of the backfill
+   * did not close). A live run ends it right after the first read (the N most recent closed bars of
+   * that moment: with the market closed, all N + 1 are closed and the oldest is not one of them); a
+   * backfill-only run once its newest bars had a chance to settle.
+   */
   endBackfillWindow(): BarUpdate | undefined {
+    this.#windowEnded = true;
     return this.#newestOfBackfillFinal ? undefined : this.#heldOldest;
   }
 }

@@ -177,6 +177,11 @@ export class KlineSource {
     if (resume.kind === 'none' && this.o.bars === 0) return;
     const grown = await this.reads.grow(s, resume);
     const { got, wanted } = await this.reads.first(s, resume);
+    if (this.o.live) {
+      // Exactly N closed bars of that moment, then every bar that closes from there.
+      const oldest = s.endBackfillWindow();
+      if (oldest !== undefined) this.o.emit(oldest);
+    }
     const { code, klineType } = s;
     this.o.emitEvent({ type: 'backfill-progress', code, klineType, bars: got.length, wanted });
     this.o.emitEvent({
