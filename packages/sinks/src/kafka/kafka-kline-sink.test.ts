@@ -1,67 +1,15 @@
-import { InvalidOptionError, type BarUpdate } from '@quoteflow/core';
+import { InvalidOptionError } from '@quoteflow/core';
 import { describe, expect, it } from 'vitest';
-import { FakeKafkaCluster, type FakeDriverHooks } from './internal/fake-transactional-kafka.js';
-import { KafkaKlineSinkError } from './kafka-kline-sink-error.js';
-import type { KafkaKlineSinkOptions } from './kafka-kline-sink-options.js';
-import { KafkaKlineSink } from './kafka-kline-sink.js';
-
-const T0 = Date.UTC(2026, 0, 5, 14, 30);
-const MINUTE = 60_000;
-
-function bar(code: string, i: number, final = true): BarUpdate {
-  return {
-    type: 'bar-update',
-    code,
-    klineType: 1,
-    tsMs: T0 + i * MINUTE,
-    open: 100 + i,
-    high: 101 + i,
-    low: 99 + i,
-    close: 100.5 + i,
-    volume: 1000 + i,
-    turnover: null,
-    readAtMs: T0 + (i + 1) * MINUTE + 5_000,
-    receivedAtMs: T0 + (i + 1) * MINUTE + 5_050,
-    final,
-    revision: final ? 1 : 0,
-  };
-}
-
-/** Options a test may also unset (`transactionalId: undefined`). */
-type TestOptions = { [K in keyof KafkaKlineSinkOptions]?: KafkaKlineSinkOptions[K] | undefined };
-
-function open(
-  cluster: FakeKafkaCluster,
-  options: TestOptions = {},
-  hooks: FakeDriverHooks = {},
-): Promise<KafkaKlineSink> {
-  return KafkaKlineSink.open({
-    brokers: '127.0.0.1:9092',
-    topicPrefix: 'md',
-    transactionalId: 'w1',
-    lingerMs: 0,
-    driver: cluster.factory(hooks),
-    ...options,
-  } as KafkaKlineSinkOptions);
-}
-
-/** The final bars a read_committed consumer of md.kline sees, as `code@minute`. */
-function committedFinals(cluster: FakeKafkaCluster): string[] {
-  return cluster
-    .readCommitted('md.kline')
-    .map((r) => JSON.parse(r.value ?? '') as { code: string; ts: string; final: boolean })
-    .filter((v) => v.final)
-    .map((v) => `${v.code}@${(Date.parse(v.ts) - T0) / MINUTE}`);
-}
-
-async function rejection(p: Promise<unknown>): Promise<KafkaKlineSinkError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(KafkaKlineSinkError);
-  return err as KafkaKlineSinkError;
-}
+import {
+  bar,
+  committedFinals,
+  MINUTE,
+  open,
+  rejection,
+  T0,
+  type TestOptions,
+} from '../../test-support/kline-sink-fixtures.js';
+import { FakeKafkaCluster } from './internal/fake-transactional-kafka.js';
 
 describe('KafkaKlineSink, exactly once', () => {
   it('creates the data topic and a compacted watermark topic, and starts with no watermarks', async () => {
