@@ -18,8 +18,8 @@ export type KafkaKlineSinkErrorCode = (typeof KAFKA_KLINE_SINK_ERROR_CODES)[numb
  *
  * - `QF_FENCED`: another producer took the sink's transactional id (a newer process with the same
  *   id, or a worker's `fence()`), or the broker aborted its transaction after
- *   `transactionTimeoutMs`, or, redoing a transaction, the sink found another producer's commit
- *   to its series. Nothing of the open transaction is visible; the sink has stopped. Not
+ *   `transactionTimeoutMs`, or, redoing a transaction, the sink found a commit it did not make
+ *   (to its series, or under its transactional id). Nothing of the open transaction is visible; the sink has stopped. Not
  *   retryable: the id (or the series) belongs to someone else now.
  * - `QF_KAFKA_TRANSACTION`: a transaction could not be committed: the sink redid it for
  *   `deliveryTimeoutMs` (a broker restarting) without success, or the broker refused it. Retryable

@@ -241,7 +241,7 @@ describe('KafkaKlineSink, exactly once across crashes (in-memory Kafka)', () => 
             });
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 300, examples: [ZOMBIE_WITH_A_STALE_VIEW] },
     );
   });
 });
@@ -255,3 +255,30 @@ const processArbDefaults: Omit<Process, 'dieAt' | 'failures'> = {
   repeat: 1,
   overlap: 5,
 };
+
+/**
+ * Found by this test: a process whose commit failed is paused while it replaces its producer; its
+ * successor (the same transactional id) commits bar 1; resumed, the zombie's new producer takes the
+ * id back, and its transaction (a forming update) has no series to check. Unless the watermark
+ * read after the replacement also notices the successor's commit under its id, it goes on with its
+ * stale watermarks and commits bar 1 again.
+ */
+const ZOMBIE_WITH_A_STALE_VIEW: [number, number, Process[]] = [
+  1,
+  2,
+  [
+    { dieAt: 7, how: 'kill-after', replay: 0, formingEvery: 0, failures: new Map() },
+    {
+      dieAt: 14,
+      how: 'pause',
+      replay: 1,
+      formingEvery: 1,
+      failures: new Map([
+        [4, 'fail'],
+        [8, 'fail'],
+        [13, 'fail'],
+      ]),
+    },
+    { dieAt: 8, how: 'kill', replay: 0, formingEvery: 0, failures: new Map() },
+  ].map((p) => ({ ...p, checkpointEvery: 1, maxBatchRecords: 1, repeat: 0, overlap: 0 }) as Process),
+];

@@ -1,7 +1,7 @@
 import { seriesKey, type BarUpdate } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import type { SeriesWatermark } from '../files/dataset-log-format.js';
-import { commitOutcome, transactionWatermarks } from './internal/commit-outcome.js';
+import { checkpointCommit } from './internal/commit-outcome.js';
 import { KlineTransaction } from './internal/kline-transaction.js';
 import { withTimeout } from './internal/with-timeout.js';
 import { PendingSeries } from './internal/pending-series.js';
@@ -22,10 +22,11 @@ import {
 import type { KafkaDriverOptions, KafkaProducerDriver } from './kafka-producer-driver.js';
 import { KafkaSink, type KafkaSinkLogger } from './kafka-sink.js';
 import type {
+  KafkaCommittedRecord,
   KafkaTransactionalDriver,
   KafkaTransactionalDriverFactory,
 } from './kafka-transactional-driver.js';
-import { klineWatermarkMessage, klineWatermarksOf } from './kline-watermark-record.js';
+import { klineWatermarksOf } from './kline-watermark-record.js';
 import { toKafkaMessage, type KafkaMessage } from './to-kafka-message.js';
 import type { KafkaKlineSinkStats } from './kafka-kline-sink-stats.js';
 
@@ -302,15 +303,12 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
    */
   async #commit(transaction: KlineTransaction, added: ReadonlyMap<string, SeriesWatermark>): Promise<void> {
     const t0 = performance.now();
-    const nowMs = Date.now();
-    const w = transactionWatermarks(this.#committed, added);
-    const marks = [...w.after].map(([key, mark]) =>
-      klineWatermarkMessage(this.watermarkTopic, key, mark, this.transactionalId, nowMs),
+    const sink = { transactionalId: this.transactionalId, committed: this.#committed };
+    const c = checkpointCommit(this.watermarkTopic, sink, added, Date.now(), () =>
+      this.#readWatermarkRecords(),
     );
-    const outcome = async (mayHaveCommitted: boolean): Promise<'committed' | 'not-committed'> =>
-      commitOutcome(this.watermarkTopic, w, await this.#readWatermarks(), mayHaveCommitted);
     try {
-      await transaction.commit(marks, outcome);
+      await transaction.commit(c.marks, c.outcome);
     } catch (err) {
       this.#fail(
         err,
@@ -318,7 +316,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       );
       this.#throwIfFailed();
     }
-    for (const [key, mark] of w.after) this.#committed.set(key, mark);
+    for (const [key, mark] of c.after) this.#committed.set(key, mark);
     this.#lastCommitMs = performance.now() - t0;
   }
 
@@ -374,8 +372,11 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
   }
 
   async #readWatermarks(): Promise<Map<string, SeriesWatermark>> {
-    const records = await this.#driver().readCommitted(this.watermarkTopic, this.#o.watermarkReadTimeoutMs);
-    return klineWatermarksOf(this.watermarkTopic, records);
+    return klineWatermarksOf(this.watermarkTopic, await this.#readWatermarkRecords());
+  }
+
+  #readWatermarkRecords(): Promise<KafkaCommittedRecord[]> {
+    return this.#driver().readCommitted(this.watermarkTopic, this.#o.watermarkReadTimeoutMs);
   }
 
   /** The sink stops: the first failure is kept (as a sink error) for every later call, and the transaction aborted. */

@@ -109,9 +109,9 @@ export class KlineTransaction {
    * watermark topic `read_committed` to its end: this transaction's watermark records there mean
    * it committed (done), the sink's previous ones that it did not (sent again, with the same
    * `marks`). Like reopening the sink, a new producer takes the transactional id back from
-   * whoever holds it, so the check runs after every replacement: another producer's commit to
-   * these series (this sink lost its id or its series) stops the sink with `QF_FENCED` before
-   * anything is sent again.
+   * whoever holds it, so the check runs after every replacement: a commit the sink did not make,
+   * to these series or under its transactional id (it lost its id or its series, and its
+   * watermarks are stale), stops it with `QF_FENCED` before anything is sent again.
    */
   async commit(marks: readonly KafkaMessage[], outcome: CommitOutcomeCheck): Promise<void> {
     await this.#retrying(async () => {
