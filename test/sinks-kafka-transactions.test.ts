@@ -3,18 +3,24 @@
  * (librdkafka) as a read_committed consumer: a zombie (two sinks with one transactional id) fails
  * loudly and shows nothing of its open transaction; fence() takes a dead worker's id and ends its
  * transaction at once; open() waits for a transaction open on the watermark topic, boundedly, and
- * reads only committed watermarks however many transactions a producer aborted; at least once
- * takes every bar, so a replay repeats bars that key + kline_type + ts tell apart.
+ * reads only committed watermarks however many transactions a producer aborted; a transaction
+ * whose answers were lost (a send's, a commit's that landed or not) is redone with a new producer
+ * and each bar is committed once; at least once takes every bar, so a replay repeats bars that
+ * key + kline_type + ts tell apart.
  */
 import {
+  KafkajsDriver,
   KafkaKlineSink,
   KAFKA_DRIVERS,
   kafkajsClientConfig,
   kafkajsProducerConfig,
   klineWatermarkMessage,
+  PlatformaticKafkaDriver,
   type KafkaDriverName,
   type KafkaKlineSinkOptions,
   type KafkaKlineSinkError,
+  type KafkaTransactionalDriver,
+  type KafkaTransactionalDriverFactory,
 } from '@quoteflow/sinks';
 import kafkajs from 'kafkajs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -76,7 +82,87 @@ async function rejection(p: Promise<unknown>): Promise<KafkaKlineSinkError> {
   );
 }
 
+/** What a broker restart does to a request: the connection drops, the answer is lost. */
+function connectionLost(): Error {
+  return Object.assign(new Error('Connection error: read ECONNRESET (injected)'), {
+    name: 'KafkaJSConnectionError',
+    code: 'ECONNRESET',
+  });
+}
+
+/**
+ * The built-in driver, with answers lost: the `send`s and `commit`s (counted over every driver the
+ * sink makes) listed in `lost` reach the broker and take effect, then fail as a dropped connection;
+ * those in `refused` fail so before they are sent.
+ */
+function losingAnswers(
+  driver: KafkaDriverName,
+  lost: readonly string[],
+  refused: readonly string[] = [],
+): KafkaTransactionalDriverFactory {
+  const count = new Map<string, number>();
+  const fault = async <T>(op: string, run: () => Promise<T>): Promise<T> => {
+    const at = `${op} ${(count.get(op) ?? 0) + 1}`;
+    count.set(op, (count.get(op) ?? 0) + 1);
+    if (refused.includes(at)) throw connectionLost();
+    const result = await run();
+    if (lost.includes(at)) throw connectionLost();
+    return result;
+  };
+  return (o) => {
+    const d: KafkaTransactionalDriver =
+      driver === 'kafkajs' ? new KafkajsDriver(o) : new PlatformaticKafkaDriver(o);
+    return {
+      name: d.name,
+      connect: () => d.connect(),
+      ensureTopics: (topics) => d.ensureTopics(topics),
+      begin: () => d.begin(),
+      send: (messages) => fault('send', () => d.send(messages)),
+      commit: () => fault('commit', () => d.commit()),
+      abort: () => d.abort(),
+      fence: (ids) => d.fence(ids),
+      readCommitted: (topic, waitMs) => d.readCommitted(topic, waitMs),
+      close: () => d.close(),
+    };
+  };
+}
+
 describe.each(KAFKA_DRIVERS)('KafkaKlineSink transactions (%s)', (driver) => {
+  it('redoes a transaction whose answers were lost with a new producer: a send’s, a commit’s that landed, one’s that did not; each bar once', async () => {
+    const prefix = uniquePrefix(`eos-redo-${driver}`);
+    const sink = await openSink(driver, prefix, {
+      // The first batch reaches the broker, its answer is lost; the first commit is not sent (the
+      // connection dropped first); the second lands, its answer is lost.
+      driver: losingAnswers(driver, ['send 1', 'commit 3'], ['commit 1']),
+      maxBatchRecords: 5,
+      retryMaxDelayMs: 100,
+    });
+    writeBars(sink, 'AAPL.US', 0, 10);
+    await sink.checkpoint();
+    expect(sink.stats().retries).toBe(2);
+    expect(await finalBars(prefix, 'AAPL.US')).toEqual(range(0, 10));
+    writeBars(sink, 'AAPL.US', 10, 20);
+    await sink.checkpoint();
+    expect(sink.stats()).toMatchObject({ retries: 3, committed: 20, checkpoints: 2 });
+    expect(sink.watermarks()?.get('AAPL.US|1')).toEqual({
+      first: BARS_T0,
+      last: BARS_T0 + 19 * BAR_MS,
+      rows: 20,
+    });
+    await sink.close();
+
+    // kcat, read_committed: each bar once, the second transaction not sent again.
+    expect(await finalBars(prefix, 'AAPL.US')).toEqual(range(0, 20));
+    // read_uncommitted: the aborted attempts of the first transaction show (bars 0-4 before the
+    // lost send's redo, then 0-9 before the refused commit's), so the redo did send them again.
+    const all = await finalBars(prefix, 'AAPL.US', 'read_uncommitted');
+    expect(all.filter((i) => i < 10)).toHaveLength(25);
+    expect(all.filter((i) => i >= 10)).toEqual(range(10, 20));
+    const reopened = await openSink(driver, prefix);
+    expect(reopened.watermarks()?.get('AAPL.US|1')?.rows).toBe(20);
+    await reopened.close();
+  });
+
   it('a zombie (the older of two sinks with one transactional id) fails its checkpoint loudly; nothing of its open transaction shows', async () => {
     const prefix = uniquePrefix(`eos-zombie-${driver}`);
     const zombie = await openSink(driver, prefix);

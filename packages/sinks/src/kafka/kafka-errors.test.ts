@@ -40,6 +40,7 @@ describe('Kafka sink errors', () => {
       exactlyOnce: true,
       transactionalId: 'w1',
       transactionTimeoutMs: 60_000,
+      brokers: ['127.0.0.1:9092', '127.0.0.1:9093'],
     };
     const fenced = klineSinkFailure(
       Object.assign(new Error('old epoch'), { type: 'INVALID_PRODUCER_EPOCH' }),
@@ -50,7 +51,7 @@ describe('Kafka sink errors', () => {
     const failed = klineSinkFailure(new Error('broker gone'), sink);
     expect([failed.code, failed.retryable]).toEqual(['QF_KAFKA_TRANSACTION', true]);
     expect(failed.message).toBe(
-      'kafka md.kline (exactly-once): the transaction was not committed: broker gone; open the sink again to resume from its committed watermarks',
+      'kafka md.kline (exactly-once) on 127.0.0.1:9092,127.0.0.1:9093: the transaction was not committed: broker gone; open the sink again to resume from its committed watermarks',
     );
     const alo = klineSinkFailure(Object.assign(new Error('old epoch'), { type: 'INVALID_PRODUCER_EPOCH' }), {
       ...sink,

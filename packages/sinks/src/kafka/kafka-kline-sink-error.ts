@@ -18,11 +18,13 @@ export type KafkaKlineSinkErrorCode = (typeof KAFKA_KLINE_SINK_ERROR_CODES)[numb
  *
  * - `QF_FENCED`: another producer took the sink's transactional id (a newer process with the same
  *   id, or a worker's `fence()`), or the broker aborted its transaction after
- *   `transactionTimeoutMs`. Nothing of the open transaction is visible; the sink has stopped. Not
- *   retryable: the id belongs to someone else now.
- * - `QF_KAFKA_TRANSACTION`: a transaction could not be committed (the broker did not answer
- *   within `deliveryTimeoutMs`, or refused). Retryable by opening the sink again: its watermarks
- *   then say what was committed (after a commit that timed out, that may include the last one).
+ *   `transactionTimeoutMs`, or, redoing a transaction, the sink found a commit it did not make
+ *   (to its series, or under its transactional id). Nothing of the open transaction is visible; the sink has stopped. Not
+ *   retryable: the id (or the series) belongs to someone else now.
+ * - `QF_KAFKA_TRANSACTION`: a transaction could not be committed: the sink redid it for
+ *   `deliveryTimeoutMs` (a broker restarting) without success, or the broker refused it. Retryable
+ *   by opening the sink again: its watermarks then say what was committed (after a commit that got
+ *   no answer, that may include the last one).
  * - `QF_KAFKA_DELIVERY`: at least once, records not acknowledged (the cause lists them).
  * - `QF_KAFKA_WATERMARKS`: the watermark topic could not be read to its end: a transaction on it
  *   stayed open longer than `watermarkReadTimeoutMs`, the broker did not answer, or a record is
@@ -54,6 +56,7 @@ export interface KlineSinkFailureContext {
   readonly exactlyOnce: boolean;
   readonly transactionalId: string | undefined;
   readonly transactionTimeoutMs: number;
+  readonly brokers: readonly string[];
 }
 
 /**
@@ -79,7 +82,7 @@ export function klineSinkFailure(
   }
   return new KafkaKlineSinkError(
     'QF_KAFKA_TRANSACTION',
-    `${sink.name}: ${what}: ${reason}; open the sink again to resume from its committed watermarks`,
+    `${sink.name} on ${sink.brokers.join(',')}: ${what}: ${reason}; open the sink again to resume from its committed watermarks`,
     { retryable: true, cause },
   );
 }
@@ -90,10 +93,7 @@ export function klineSinkFailure(
  * need (a broker that cannot create its transaction state log answers InitProducerId with "not
  * available" for ever).
  */
-export function klineSinkOpenFailure(
-  cause: unknown,
-  sink: KlineSinkFailureContext & { readonly brokers: readonly string[] },
-): KafkaKlineSinkError {
+export function klineSinkOpenFailure(cause: unknown, sink: KlineSinkFailureContext): KafkaKlineSinkError {
   const brokers = sink.brokers.join(',');
   const id =
     sink.transactionalId === undefined ? '' : ` (transactional id ${JSON.stringify(sink.transactionalId)})`;

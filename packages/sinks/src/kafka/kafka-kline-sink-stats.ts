@@ -12,6 +12,11 @@ export interface KafkaKlineSinkStats {
   readonly checkpoints: number;
   /** Records taken and not yet acknowledged by the broker (at most `maxBufferedRecords`). */
   readonly buffered: number;
+  /**
+   * Exactly once: failed attempts of a transactional operation (a batch, a commit) that the sink
+   * redid with a new producer (a broker restarting, the coordinator moving); 0 at least once.
+   */
+  readonly retries: number;
   /** How long the last commit took (watermark records and `EndTxn`), ms; `undefined` before one. */
   readonly lastCommitMs: number | undefined;
 }

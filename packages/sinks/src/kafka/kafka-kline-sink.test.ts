@@ -1,67 +1,15 @@
-import { InvalidOptionError, type BarUpdate } from '@quoteflow/core';
+import { InvalidOptionError } from '@quoteflow/core';
 import { describe, expect, it } from 'vitest';
-import { FakeKafkaCluster, type FakeDriverHooks } from './internal/fake-transactional-kafka.js';
-import { KafkaKlineSinkError } from './kafka-kline-sink-error.js';
-import type { KafkaKlineSinkOptions } from './kafka-kline-sink-options.js';
-import { KafkaKlineSink } from './kafka-kline-sink.js';
-
-const T0 = Date.UTC(2026, 0, 5, 14, 30);
-const MINUTE = 60_000;
-
-function bar(code: string, i: number, final = true): BarUpdate {
-  return {
-    type: 'bar-update',
-    code,
-    klineType: 1,
-    tsMs: T0 + i * MINUTE,
-    open: 100 + i,
-    high: 101 + i,
-    low: 99 + i,
-    close: 100.5 + i,
-    volume: 1000 + i,
-    turnover: null,
-    readAtMs: T0 + (i + 1) * MINUTE + 5_000,
-    receivedAtMs: T0 + (i + 1) * MINUTE + 5_050,
-    final,
-    revision: final ? 1 : 0,
-  };
-}
-
-/** Options a test may also unset (`transactionalId: undefined`). */
-type TestOptions = { [K in keyof KafkaKlineSinkOptions]?: KafkaKlineSinkOptions[K] | undefined };
-
-function open(
-  cluster: FakeKafkaCluster,
-  options: TestOptions = {},
-  hooks: FakeDriverHooks = {},
-): Promise<KafkaKlineSink> {
-  return KafkaKlineSink.open({
-    brokers: '127.0.0.1:9092',
-    topicPrefix: 'md',
-    transactionalId: 'w1',
-    lingerMs: 0,
-    driver: cluster.factory(hooks),
-    ...options,
-  } as KafkaKlineSinkOptions);
-}
-
-/** The final bars a read_committed consumer of md.kline sees, as `code@minute`. */
-function committedFinals(cluster: FakeKafkaCluster): string[] {
-  return cluster
-    .readCommitted('md.kline')
-    .map((r) => JSON.parse(r.value ?? '') as { code: string; ts: string; final: boolean })
-    .filter((v) => v.final)
-    .map((v) => `${v.code}@${(Date.parse(v.ts) - T0) / MINUTE}`);
-}
-
-async function rejection(p: Promise<unknown>): Promise<KafkaKlineSinkError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(KafkaKlineSinkError);
-  return err as KafkaKlineSinkError;
-}
+import {
+  bar,
+  committedFinals,
+  MINUTE,
+  open,
+  rejection,
+  T0,
+  type TestOptions,
+} from '../../test-support/kline-sink-fixtures.js';
+import { FakeKafkaCluster } from './internal/fake-transactional-kafka.js';
 
 describe('KafkaKlineSink, exactly once', () => {
   it('creates the data topic and a compacted watermark topic, and starts with no watermarks', async () => {
@@ -231,7 +179,7 @@ describe('KafkaKlineSink, exactly once', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it('surfaces a failed send at the next write and checkpoint, and aborts the transaction', async () => {
+  it('surfaces a send without an answer at the next write and checkpoint, and aborts the transaction', async () => {
     const cluster = new FakeKafkaCluster();
     let sends = 0;
     const sink = await open(
@@ -247,14 +195,17 @@ describe('KafkaKlineSink, exactly once', () => {
     const err = await rejection(sink.checkpoint());
     expect(err.code).toBe('QF_KAFKA_TRANSACTION');
     expect(err.retryable).toBe(true);
-    expect(err.message).toContain('no acknowledgement within deliveryTimeoutMs = 50 ms');
+    // KafkaSink's deadline of the batch or the transaction's own, whichever comes first.
+    expect(err.message).toMatch(
+      /^kafka md\.kline \(exactly-once\) on 127\.0\.0\.1:9092: the transaction was not committed: .*deliveryTimeoutMs = 50 ms/,
+    );
     expect(() => sink.write(bar('A.US', 2))).toThrow(err);
     await sink.close();
     expect(cluster.hasOpenTransaction('md.kline')).toBe(false);
     expect(committedFinals(cluster)).toEqual([]);
   });
 
-  it('says the outcome is unknown when the commit is not answered in time', async () => {
+  it('says the outcome is unknown when the commit is not answered within deliveryTimeoutMs', async () => {
     const cluster = new FakeKafkaCluster();
     const sink = await open(
       cluster,
@@ -266,7 +217,9 @@ describe('KafkaKlineSink, exactly once', () => {
     sink.write(bar('A.US', 0));
     const err = await rejection(sink.checkpoint());
     expect(err.code).toBe('QF_KAFKA_TRANSACTION');
-    expect(err.message).toContain('the commit did not complete (if it timed out, its outcome is unknown)');
+    expect(err.message).toMatch(
+      /^kafka md\.kline \(exactly-once\) on 127\.0\.0\.1:9092: the commit got no answer: its outcome is unknown: no success on 127\.0\.0\.1:9092 in 1 attempt over \d+ ms \(deliveryTimeoutMs = 30 ms\); the last failed with: no answer within the 30 ms left of deliveryTimeoutMs = 30 ms; open the sink again/,
+    );
     await sink.close();
   });
 

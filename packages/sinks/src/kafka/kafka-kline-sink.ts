@@ -1,6 +1,7 @@
 import { seriesKey, type BarUpdate } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
-import { addWatermark, type SeriesWatermark } from '../files/dataset-log-format.js';
+import type { SeriesWatermark } from '../files/dataset-log-format.js';
+import { checkpointCommit } from './internal/commit-outcome.js';
 import { KlineTransaction } from './internal/kline-transaction.js';
 import { withTimeout } from './internal/with-timeout.js';
 import { PendingSeries } from './internal/pending-series.js';
@@ -21,10 +22,11 @@ import {
 import type { KafkaDriverOptions, KafkaProducerDriver } from './kafka-producer-driver.js';
 import { KafkaSink, type KafkaSinkLogger } from './kafka-sink.js';
 import type {
+  KafkaCommittedRecord,
   KafkaTransactionalDriver,
   KafkaTransactionalDriverFactory,
 } from './kafka-transactional-driver.js';
-import { klineWatermarkMessage, klineWatermarksOf } from './kline-watermark-record.js';
+import { klineWatermarksOf } from './kline-watermark-record.js';
 import { toKafkaMessage, type KafkaMessage } from './to-kafka-message.js';
 import type { KafkaKlineSinkStats } from './kafka-kline-sink-stats.js';
 
@@ -43,8 +45,10 @@ import type { KafkaKlineSinkStats } from './kafka-kline-sink-stats.js';
  *   `watermarks()` is `undefined`; a final bar may repeat after a crash.
  *
  * `write` never waits: records go out in batches (one request in flight), and more than
- * `maxBufferedRecords` unacknowledged stops the sink (`QF_BUFFER_OVERFLOW`). A failure (broker gone
- * past `deliveryTimeoutMs`, fenced) is raised by the next `write`/`checkpoint`; the transaction is
+ * `maxBufferedRecords` unacknowledged stops the sink (`QF_BUFFER_OVERFLOW`). Exactly once, a
+ * transaction that meets a broker restart is redone with a new producer (the same transactional id)
+ * for up to `deliveryTimeoutMs`, a commit without an answer decided from the watermark topic. A
+ * failure (past that, fenced) is raised by the next `write`/`checkpoint`; the transaction is
  * aborted. Errors: {@link KafkaKlineSinkError}.
  *
  * @example
@@ -73,7 +77,8 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
   readonly #factory: KafkaTransactionalDriverFactory;
   readonly #logger: KafkaSinkLogger;
   readonly #inner: KafkaSink;
-  #driver!: KafkaTransactionalDriver;
+  /** At least once: the driver; exactly once, the transaction's (it replaces it after a transient failure). */
+  #plainDriver!: KafkaTransactionalDriver;
   #driverOptions!: KafkaDriverOptions;
   /** Exactly once: the transaction KafkaSink's batches go into. */
   #transaction: KlineTransaction | undefined;
@@ -133,12 +138,12 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
   }
 
   async #open(): Promise<void> {
-    const { brokers, deliveryTimeoutMs } = this.#driverOptions;
+    const { deliveryTimeoutMs } = this.#driverOptions;
     try {
       await withTimeout(this.#inner.connect(), deliveryTimeoutMs, 'deliveryTimeoutMs');
-      if (this.#o.topics.length > 0) await this.#driver.ensureTopics(this.#o.topics);
+      if (this.#o.topics.length > 0) await this.#driver().ensureTopics(this.#o.topics);
     } catch (err) {
-      throw klineSinkOpenFailure(err, { ...this.#failureContext(), brokers });
+      throw klineSinkOpenFailure(err, this.#failureContext());
     }
     if (!this.#exactlyOnce) return;
     const fence = this.#o.fence.filter((id) => id !== this.transactionalId);
@@ -209,7 +214,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     if (this.#closed) throw this.#closedError();
     checkFencedIds(transactionalIds, this.transactionalId);
     try {
-      await this.#driver.fence(transactionalIds);
+      await this.#driver().fence(transactionalIds);
     } catch (err) {
       throw new KafkaKlineSinkError(
         'QF_KAFKA_TRANSACTION',
@@ -236,6 +241,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       committed: this.#committedBars,
       checkpoints: this.#checkpoints,
       buffered: this.#buffered,
+      retries: this.#transaction?.retries ?? 0,
       lastCommitMs: this.#lastCommitMs,
     };
   }
@@ -261,7 +267,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     this.#transaction?.refuse();
     this.#buffered -= this.#held.length;
     this.#held = [];
-    // Exactly once, batches not yet sent fail (#sendInTransaction refuses them); the one in flight ends first.
+    // Exactly once, batches not yet sent fail (the refused transaction); the one in flight ends first.
     await this.#inner.flush().catch(() => undefined);
     await this.#aborting;
     await this.#abort();
@@ -277,9 +283,8 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       await this.#inner.flush().catch((err: unknown) => this.#fail(err));
       this.#throwIfFailed();
       const added = sealed.added();
-      if (this.#transaction?.open === true) await this.#commit(this.#transaction, added);
-      if (this.#exactlyOnce)
-        for (const [key, w] of added) this.#committed.set(key, addWatermark(this.#committed.get(key), w));
+      // Exactly once, every final bar taken went into the transaction: nothing pending, nothing added.
+      if (this.#transaction?.pending === true) await this.#commit(this.#transaction, added);
       this.#checkpoints++;
       this.#committedBars += sealed.bars;
       return { sink: this.name, closedBars: sealed.bars, series: added, files: [] };
@@ -292,25 +297,26 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     }
   }
 
-  /** Produces the series' new watermarks into the open transaction and commits it. */
+  /**
+   * Produces the series' new watermarks into the open transaction and commits it (redone after a
+   * transient failure; see KlineTransaction.commit); the watermarks advance once it committed.
+   */
   async #commit(transaction: KlineTransaction, added: ReadonlyMap<string, SeriesWatermark>): Promise<void> {
     const t0 = performance.now();
-    const nowMs = Date.now();
-    const marks = [...added].map(([key, w]) =>
-      klineWatermarkMessage(
-        this.watermarkTopic,
-        key,
-        addWatermark(this.#committed.get(key), w),
-        this.transactionalId,
-        nowMs,
-      ),
+    const sink = { transactionalId: this.transactionalId, committed: this.#committed };
+    const c = checkpointCommit(this.watermarkTopic, sink, added, Date.now(), () =>
+      this.#readWatermarkRecords(),
     );
     try {
-      await transaction.commit(marks);
+      await transaction.commit(c.marks, c.outcome);
     } catch (err) {
-      this.#fail(err, 'the commit did not complete (if it timed out, its outcome is unknown)');
+      this.#fail(
+        err,
+        transaction.unanswered ? 'the commit got no answer: its outcome is unknown' : undefined,
+      );
       this.#throwIfFailed();
     }
+    for (const [key, mark] of c.after) this.#committed.set(key, mark);
     this.#lastCommitMs = performance.now() - t0;
   }
 
@@ -344,22 +350,33 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     );
   }
 
-  /** Builds the driver with the options KafkaSink checked; exactly once, KafkaSink's sends go through a transaction. */
+  /**
+   * Builds the driver with the options KafkaSink checked; exactly once, KafkaSink's sends go
+   * through a transaction, which builds a new driver (same options) whenever it redoes one.
+   */
   #adopt(d: KafkaDriverOptions): KafkaProducerDriver {
     this.#driverOptions = d;
-    this.#driver = this.#factory({
-      ...d,
-      transactionalId: this.#o.transactionalId,
-      transactionTimeoutMs: this.#o.transactionTimeoutMs,
-    });
-    if (!this.#exactlyOnce) return this.#driver;
-    this.#transaction = new KlineTransaction(this.#driver, d);
+    const build = (): KafkaTransactionalDriver =>
+      this.#factory({
+        ...d,
+        transactionalId: this.#o.transactionalId,
+        transactionTimeoutMs: this.#o.transactionTimeoutMs,
+      });
+    if (!this.#exactlyOnce) return (this.#plainDriver = build());
+    this.#transaction = new KlineTransaction(build, d, this.#logger);
     return this.#transaction.producerDriver();
   }
 
+  #driver(): KafkaTransactionalDriver {
+    return this.#transaction?.driver ?? this.#plainDriver;
+  }
+
   async #readWatermarks(): Promise<Map<string, SeriesWatermark>> {
-    const records = await this.#driver.readCommitted(this.watermarkTopic, this.#o.watermarkReadTimeoutMs);
-    return klineWatermarksOf(this.watermarkTopic, records);
+    return klineWatermarksOf(this.watermarkTopic, await this.#readWatermarkRecords());
+  }
+
+  #readWatermarkRecords(): Promise<KafkaCommittedRecord[]> {
+    return this.#driver().readCommitted(this.watermarkTopic, this.#o.watermarkReadTimeoutMs);
   }
 
   /** The sink stops: the first failure is kept (as a sink error) for every later call, and the transaction aborted. */
@@ -399,6 +416,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       exactlyOnce: this.#exactlyOnce,
       transactionalId: this.transactionalId,
       transactionTimeoutMs: this.#o.transactionTimeoutMs,
+      brokers: this.#driverOptions.brokers,
     };
   }
 }

@@ -60,7 +60,14 @@ export interface KafkaTransactionalDriver extends KafkaProducerDriver {
   readCommitted(topic: string, waitMs: number): Promise<KafkaCommittedRecord[]>;
 }
 
-/** Builds a transactional driver; lets a caller bring its own client (or a test double). */
+/**
+ * Builds a transactional driver; lets a caller bring its own client (or a test double). The K-line
+ * sink calls it again, with the same options, each time it redoes a transaction after a transient
+ * failure (a broker restarting): the new driver's `connect` initialises transactions with the same
+ * transactional id, and the old one is closed. Its errors tell transient from final by the
+ * broker's error name (kafkajs `type`, @platformatic/kafka `apiId`, such as
+ * `COORDINATOR_NOT_AVAILABLE`), the client's error `name` or the socket's `code` (`ECONNRESET`).
+ */
 export type KafkaTransactionalDriverFactory = (
   options: KafkaTransactionalDriverOptions,
 ) => KafkaTransactionalDriver;

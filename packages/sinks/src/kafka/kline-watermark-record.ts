@@ -34,7 +34,15 @@ const WatermarkValueSchema = z.looseObject({
   first: z.number().int(),
   last: z.number().int(),
   rows: z.number().int().nonnegative(),
+  transactional_id: z.string().nullable().optional(),
 });
+
+/** A series' newest watermark record: the watermark, and who committed it. */
+export interface CommittedWatermark {
+  readonly watermark: SeriesWatermark;
+  /** The committing sink's transactional id (`undefined`: none recorded). */
+  readonly transactionalId: string | undefined;
+}
 
 /** The watermark message of one series. */
 export function klineWatermarkMessage(
@@ -68,7 +76,15 @@ export function klineWatermarksOf(
   topic: string,
   records: readonly KafkaCommittedRecord[],
 ): Map<string, SeriesWatermark> {
-  const out = new Map<string, SeriesWatermark>();
+  return new Map([...klineWatermarkCommitsOf(topic, records)].map(([key, c]) => [key, c.watermark]));
+}
+
+/** {@link klineWatermarksOf}, with the transactional id each newest record was committed with. */
+export function klineWatermarkCommitsOf(
+  topic: string,
+  records: readonly KafkaCommittedRecord[],
+): Map<string, CommittedWatermark> {
+  const out = new Map<string, CommittedWatermark>();
   for (const r of records) {
     if (r.value === undefined) {
       out.delete(r.key);
@@ -84,7 +100,10 @@ export function klineWatermarksOf(
         { cause: err },
       );
     }
-    out.set(r.key, { first: parsed.first, last: parsed.last, rows: parsed.rows });
+    out.set(r.key, {
+      watermark: { first: parsed.first, last: parsed.last, rows: parsed.rows },
+      transactionalId: parsed.transactional_id ?? undefined,
+    });
   }
   return out;
 }

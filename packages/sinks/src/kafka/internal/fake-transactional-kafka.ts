@@ -1,9 +1,10 @@
 /**
  * An in-memory model of Kafka transactions for unit and property tests: topics as logs, one
  * transaction per transactional id, an epoch per id that every init bumps (aborting what that id
- * left open and fencing its earlier holders), and `read_committed` reads. Drivers can be killed
- * (kill -9: everything after hangs, nothing more takes effect) at an operation of the test's
- * choosing.
+ * left open and fencing its earlier holders), and `read_committed` reads. At an operation of the
+ * test's choosing, the drivers of one factory (one process) can be killed (kill -9: everything
+ * after hangs, nothing more takes effect), or the operation can fail transiently (as during a
+ * broker restart), before it takes effect or after (its answer lost: a commit that landed).
  */
 import { KafkaKlineSinkError } from '../kafka-kline-sink-error.js';
 import type { KafkaTopicSpec } from '../kafka-producer-driver.js';
@@ -37,9 +38,14 @@ export class FakeKafkaCluster {
   readonly createdTopics: KafkaTopicSpec[] = [];
   #txnSeq = 0;
 
-  /** A driver factory for `KafkaKlineSink.open({ driver })`; `hooks` script its fate. */
+  /**
+   * A driver factory for `KafkaKlineSink.open({ driver })`, standing for one process: `hooks`
+   * script its fate, and its drivers (the sink makes a new one to redo a transaction) count their
+   * operations together and die together.
+   */
   factory(hooks: FakeDriverHooks = {}): (o: KafkaTransactionalDriverOptions) => FakeTransactionalDriver {
-    return (o) => new FakeTransactionalDriver(this, o, hooks);
+    const process: FakeProcess = { operations: 0, killed: false, drivers: 0 };
+    return (o) => new FakeTransactionalDriver(this, o, hooks, process);
   }
 
   /** InitProducerId: bumps the id's epoch, aborting its open transaction. */
@@ -106,16 +112,34 @@ export class FakeKafkaCluster {
   }
 }
 
-/** How a test scripts a fake driver. */
+/** What a test's hook makes of one driver operation (see {@link FakeDriverHooks}). */
+export type FakeVerdict = 'kill' | 'kill-after' | 'fail' | 'fail-after' | Promise<void> | undefined;
+
+/** How a test scripts the drivers of a fake process. */
 export interface FakeDriverHooks {
   /**
-   * Called before each operation takes effect, with its name and a running count (from 1):
-   * `'kill'` kills the driver before the operation (it never reaches the broker), `'kill-after'`
-   * lets it take effect and then kills (its answer is lost); a promise delays it.
+   * Called before each operation takes effect, with its name and a running count over the
+   * process's drivers (from 1): `'kill'` kills the process before the operation (it never reaches
+   * the broker), `'kill-after'` lets it take effect and then kills (its answer is lost); `'fail'`
+   * rejects it with a transient broker error without effect, `'fail-after'` lets it take effect
+   * and then rejects it so (a commit that landed, whose answer was lost); a promise delays it.
    */
-  readonly onOperation?: (op: string, n: number) => 'kill' | 'kill-after' | Promise<void> | undefined;
-  /** Called once the driver is killed. */
+  readonly onOperation?: (op: string, n: number) => FakeVerdict;
+  /** Called once the process is killed. */
   readonly onKilled?: () => void;
+}
+
+/** What the drivers of one factory share: one process's operation count and fate. */
+interface FakeProcess {
+  operations: number;
+  killed: boolean;
+  /** Drivers made so far. */
+  drivers: number;
+}
+
+/** The transient error of a failed operation: what a restarting broker answers, kafkajs-style. */
+function transientError(op: string): FakeBrokerError {
+  return new FakeBrokerError(op === 'send' ? 'NOT_LEADER_OR_FOLLOWER' : 'COORDINATOR_NOT_AVAILABLE');
 }
 
 const never = new Promise<never>(() => undefined);
@@ -123,18 +147,25 @@ const never = new Promise<never>(() => undefined);
 export class FakeTransactionalDriver implements KafkaTransactionalDriver {
   readonly name = 'fake';
   readonly #producer: { id: string; epoch: number } | undefined;
+  readonly #process: FakeProcess;
   #inTransaction = false;
-  #operations = 0;
-  killed = false;
   closed = false;
 
   constructor(
     readonly cluster: FakeKafkaCluster,
     readonly options: KafkaTransactionalDriverOptions,
     readonly hooks: FakeDriverHooks,
+    process: FakeProcess = { operations: 0, killed: false, drivers: 0 },
   ) {
+    this.#process = process;
+    process.drivers++;
     this.#producer =
       options.transactionalId === undefined ? undefined : { id: options.transactionalId, epoch: -1 };
+  }
+
+  /** Whether its process was killed. */
+  get killed(): boolean {
+    return this.#process.killed;
   }
 
   connect(): Promise<void> {
@@ -181,6 +212,13 @@ export class FakeTransactionalDriver implements KafkaTransactionalDriver {
           retryable: true,
         });
       return this.cluster.readCommitted(topic);
+    }).catch((err: unknown) => {
+      // As the real drivers' reads do: a broker's failure is a retryable QF_KAFKA_WATERMARKS.
+      if (!(err instanceof FakeBrokerError)) throw err;
+      throw new KafkaKlineSinkError('QF_KAFKA_WATERMARKS', `fake: could not read ${topic}: ${err.message}`, {
+        retryable: true,
+        cause: err,
+      });
     });
   }
 
@@ -188,10 +226,10 @@ export class FakeTransactionalDriver implements KafkaTransactionalDriver {
     this.closed = true;
   }
 
-  /** kill -9: nothing this driver does from now on takes effect or settles. */
+  /** kill -9: nothing a driver of its process does from now on takes effect or settles. */
   kill(): void {
-    if (this.killed) return;
-    this.killed = true;
+    if (this.#process.killed) return;
+    this.#process.killed = true;
     this.hooks.onKilled?.();
   }
 
@@ -204,14 +242,16 @@ export class FakeTransactionalDriver implements KafkaTransactionalDriver {
   async #run<T>(op: string, effect: () => T): Promise<T> {
     if (this.killed) return never;
     await Promise.resolve();
-    const verdict = this.hooks.onOperation?.(op, ++this.#operations);
+    const verdict = this.hooks.onOperation?.(op, ++this.#process.operations);
     if (verdict === 'kill') this.kill();
+    else if (verdict === 'fail') throw transientError(op);
     else if (verdict instanceof Promise) await verdict;
     if (this.killed) return never;
     const result = effect();
     if (verdict === 'kill-after') this.kill();
     if (this.killed) return never;
     await Promise.resolve();
+    if (verdict === 'fail-after') throw transientError(op);
     return result;
   }
 }

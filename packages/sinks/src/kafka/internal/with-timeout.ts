@@ -3,14 +3,19 @@ export class OperationTimeout extends Error {
   override name = 'OperationTimeout';
 }
 
-/** `promise`, or an {@link OperationTimeout} naming the option once `timeoutMs` passed (the promise runs on). */
-export async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, option: string): Promise<T> {
+/**
+ * `promise`, or an {@link OperationTimeout} naming the option once `timeoutMs` passed (the promise
+ * runs on); `limit` says what the limit was when it is not the option itself.
+ */
+export async function withTimeout<T>(
+  promise: Promise<T>,
+  timeoutMs: number,
+  option: string,
+  limit = `${option} = ${timeoutMs} ms`,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new OperationTimeout(`no answer within ${option} = ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    timer = setTimeout(() => reject(new OperationTimeout(`no answer within ${limit}`)), timeoutMs);
   });
   try {
     return await Promise.race([promise, timeout]);
