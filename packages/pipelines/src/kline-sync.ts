@@ -203,7 +203,10 @@ class SyncRun {
       );
     if (kafka !== undefined) {
       const fence = this.#departedToFence(kafka.delivery);
-      this.#kafka = await KafkaKlineSink.open({ ...kafka, ...(fence.length > 0 ? { fence } : {}) });
+      this.#kafka = await KafkaKlineSink.open({
+        ...kafka,
+        ...(fence.length > 0 ? { fenceAtOpen: fence } : {}),
+      });
       sinks.push(this.#kafka);
     }
     if (statePath !== undefined)

@@ -65,6 +65,8 @@ function klineKafkaOptions(
       ...options,
       delivery: 'exactly-once',
       transactionalId: klineTransactionalId(kafka, step, lease?.workerId),
+      // A cluster worker commits Kafka transactions only while it holds its lease, as files.
+      ...(lease === undefined ? {} : { fence: lease.valid }),
     },
     ...(lease === undefined
       ? {}

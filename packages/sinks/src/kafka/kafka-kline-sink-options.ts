@@ -62,7 +62,15 @@ export interface KafkaKlineSinkOptions extends Omit<KafkaSinkOptions, 'driver'> 
    * read (see {@link KafkaKlineSink.fence}): a worker that starts on series whose holder died need
    * not wait out the dead one's open transaction.
    */
-  readonly fence?: readonly string[];
+  readonly fenceAtOpen?: readonly string[];
+  /**
+   * Exactly once: asked right before each commit and before a redone transaction takes its
+   * producer's id back: false means this sink may no longer write its series (a cluster worker whose
+   * lease lapsed); the transaction is not committed and the sink fails with `QF_FENCED`. Kafka fences
+   * by transactional id only, so this is what keeps a paused worker whose series were taken over
+   * (under other ids) from committing them after all, as `DatasetSink`'s `fence` does for files.
+   */
+  readonly fence?: () => boolean;
 }
 
 /** Defaults of {@link KafkaKlineSinkOptions} beyond those of `KAFKA_SINK_DEFAULTS`, units in the names. */
@@ -96,7 +104,7 @@ export interface ResolvedKlineSinkOptions {
   /** The topics `open` creates when missing: the data topic, and exactly once the watermark topic. */
   readonly topics: readonly KafkaTopicSpec[];
   /** Other workers' transactional ids to fence at `open`. */
-  readonly fence: readonly string[];
+  readonly fenceAtOpen: readonly string[];
 }
 
 /** Checks the K-line sink's own options (the shared ones are `KafkaSink`'s to check). */
@@ -153,7 +161,7 @@ export function resolveKlineSinkOptions(options: KafkaKlineSinkOptions): Resolve
     maxBufferedRecords: positiveInt('maxBufferedRecords', options.maxBufferedRecords ?? d.maxBufferedRecords),
     topicPrefix,
     topics: (options.createTopics ?? KAFKA_SINK_DEFAULTS.createTopics) ? topics : [],
-    fence: fenceIds(options.fence),
+    fenceAtOpen: fenceIds(options.fenceAtOpen),
   };
 }
 
@@ -161,10 +169,10 @@ function fenceIds(ids: unknown): readonly string[] {
   if (ids === undefined) return [];
   if (!Array.isArray(ids))
     throw new InvalidOptionError(
-      'fence',
-      `kafka: "fence" must be an array of transactional ids, got ${JSON.stringify(ids)}`,
+      'fenceAtOpen',
+      `kafka: "fenceAtOpen" must be an array of transactional ids, got ${JSON.stringify(ids)}`,
     );
-  for (const id of ids) checkTransactionalId('fence', id);
+  for (const id of ids) checkTransactionalId('fenceAtOpen', id);
   return ids as readonly string[];
 }
 

@@ -163,6 +163,34 @@ describe('KafkaKlineSink, exactly once, through transient failures (a broker res
     await sink.close();
   });
 
+  it('commits nothing, and does not take its id back on a redo, once its lease lapsed (a paused worker)', async () => {
+    const cluster = new FakeKafkaCluster();
+    let leaseHeld = true;
+    // Sends: bar 0, its watermark, bar 1, then the next send fails as the broker restarts.
+    const sink = await open(cluster, { ...FAST, fence: () => leaseHeld }, failing('send', 4, 'fail'));
+    sink.write(bar('A.US', 0));
+    await sink.checkpoint();
+    sink.write(bar('A.US', 1));
+    await sink.flush();
+    // Paused past its lease: another worker holds the series now, under its own transactional id.
+    leaseHeld = false;
+    const err = await rejection(sink.checkpoint());
+    expect(err.code).toBe('QF_FENCED');
+    expect(err.message).toContain('its lease lapsed');
+    expect(committedFinals(cluster)).toEqual(['A.US@0']);
+    await sink.close();
+
+    // Without a failure to redo, the commit itself asks too.
+    const other = new FakeKafkaCluster();
+    let held = true;
+    const plain = await open(other, { fence: () => held });
+    plain.write(bar('B.US', 0));
+    held = false;
+    expect((await rejection(plain.checkpoint())).code).toBe('QF_FENCED');
+    expect(committedFinals(other)).toEqual([]);
+    await plain.close();
+  });
+
   it('stops with QF_FENCED, sending nothing again, when redoing finds another producer’s commit to its series', async () => {
     const cluster = new FakeKafkaCluster();
     // Sends: bar 0, its watermark, bar 1, then its watermark fails as the broker restarts.
@@ -172,7 +200,7 @@ describe('KafkaKlineSink, exactly once, through transient failures (a broker res
     sink.write(bar('A.US', 1));
     await sink.flush();
     // Meanwhile a worker that took the series over (taking this sink's id away) committed them on.
-    const taker = await open(cluster, { transactionalId: 'w2', fence: ['w1'] });
+    const taker = await open(cluster, { transactionalId: 'w2', fenceAtOpen: ['w1'] });
     taker.write(bar('A.US', 1));
     taker.write(bar('A.US', 2));
     await taker.checkpoint();

@@ -75,6 +75,8 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
   readonly #o: ResolvedKlineSinkOptions;
   readonly #exactlyOnce: boolean;
   readonly #factory: KafkaTransactionalDriverFactory;
+  /** The lease check asked before each commit (the `fence` option). */
+  readonly #mayWrite: () => boolean;
   readonly #logger: KafkaSinkLogger;
   readonly #inner: KafkaSink;
   /** At least once: the driver; exactly once, the transaction's (it replaces it after a transient failure). */
@@ -113,6 +115,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     this.#exactlyOnce = o.delivery === 'exactly-once';
     this.name = `kafka ${o.topicPrefix}.kline (${o.delivery})`;
     this.#factory = transactionalDriverFactory(options.driver);
+    this.#mayWrite = options.fence ?? (() => true);
     this.#logger = options.logger ?? {};
     this.#pending = new PendingSeries(this.#exactlyOnce);
     // KafkaSink checks the shared options and batches; its driver is ours (see #adopt).
@@ -146,7 +149,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       throw klineSinkOpenFailure(err, this.#failureContext());
     }
     if (!this.#exactlyOnce) return;
-    const fence = this.#o.fence.filter((id) => id !== this.transactionalId);
+    const fence = this.#o.fenceAtOpen.filter((id) => id !== this.transactionalId);
     if (fence.length > 0) await this.fence(fence);
     this.#committed = await this.#readWatermarks();
   }
@@ -363,7 +366,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
         transactionTimeoutMs: this.#o.transactionTimeoutMs,
       });
     if (!this.#exactlyOnce) return (this.#plainDriver = build());
-    this.#transaction = new KlineTransaction(build, d, this.#logger);
+    this.#transaction = new KlineTransaction(build, d, this.#logger, this.#mayWrite);
     return this.#transaction.producerDriver();
   }
 

@@ -15,6 +15,7 @@
  */
 import { monotonicClock, retryWithBudget } from '@quoteflow/core';
 import type { KafkaDriverOptions, KafkaProducerDriver } from '../kafka-producer-driver.js';
+import { KafkaKlineSinkError } from '../kafka-kline-sink-error.js';
 import { KafkaSinkClosedError } from '../kafka-sink-closed-error.js';
 import type { KafkaSinkLogger } from '../kafka-sink.js';
 import type { KafkaTransactionalDriver } from '../kafka-transactional-driver.js';
@@ -58,6 +59,8 @@ export class KlineTransaction {
     private readonly newDriver: () => KafkaTransactionalDriver,
     private readonly o: KlineTransactionTimeouts,
     private readonly logger: KafkaSinkLogger,
+    /** The sink's lease check (its `fence` option): asked before each commit and each new producer. */
+    private readonly mayWrite: () => boolean = () => true,
   ) {
     this.#driver = newDriver();
   }
@@ -123,6 +126,7 @@ export class KlineTransaction {
       }
       if (this.#broken) await this.#resend();
       if (marks.length > 0) await this.#step(() => this.#driver.send(marks));
+      this.#checkLease('committed');
       this.#unanswered = true;
       await this.#step(() => this.#driver.commit());
       this.#ended();
@@ -161,6 +165,7 @@ export class KlineTransaction {
 
   /** A new producer with the same transactional id: its InitProducerId ends what the old one left. */
   async #replace(): Promise<void> {
+    this.#checkLease('sent again');
     const old = this.#driver;
     this.#driver = this.newDriver();
     this.#open = false;
@@ -176,6 +181,16 @@ export class KlineTransaction {
     this.#open = true;
     for (const batch of this.#kept) await this.#step(() => this.#driver.send(batch));
     this.#broken = false;
+  }
+
+  /** Stops here, never retried, when the sink may no longer write its series. */
+  #checkLease(what: string): void {
+    if (this.mayWrite()) return;
+    this.#refused.abort();
+    throw new KafkaKlineSinkError(
+      'QF_FENCED',
+      `kafka: the transaction was not ${what}: this worker may no longer write its series (its lease lapsed)`,
+    );
   }
 
   #ended(): void {
