@@ -61,19 +61,37 @@ const SPECIAL_WEEKS = [
 describe('core calendar vs simulator calendar', () => {
   it('agrees on every day of 2024-2026: sessions, lunch breaks, holidays, half days, DST', () => {
     const disagreements: string[] = [];
+    // What was compared: trading days, and days split by a lunch break, per market (so that two
+    // calendars that both knew no session at all could not agree).
+    const compared = new Map<string, { days: number; lunchBreaks: number }>();
     for (const m of MARKETS) {
+      const counts = { days: 0, lunchBreaks: 0 };
+      compared.set(m.name, counts);
       for (let day = FIRST_DAY; day <= LAST_DAY; day++) {
-        const core = tradingSegmentsOn(m.core, localDate(day)).map(([s, e]) => `${iso(s)}-${iso(e)}`);
+        const segments = tradingSegmentsOn(m.core, localDate(day));
+        const core = segments.map(([s, e]) => `${iso(s)}-${iso(e)}`);
         const sim = sessionsOfDay(m.sim, day).map(([s, e]) => `${iso(s)}-${iso(e)}`);
         if (core.join() !== sim.join())
           disagreements.push(`${m.name} ${dateOf(day)}: core [${core.join()}] sim [${sim.join()}]`);
+        if (segments.length > 0) counts.days++;
+        if (segments.length > 1) counts.lunchBreaks++;
       }
     }
     expect(disagreements).toEqual([]);
+    // About 250 trading days a year; Hong Kong and the A shares break for lunch, New York does not.
+    for (const [name, counts] of compared) {
+      expect(counts.days, name).toBeGreaterThan(3 * 235);
+      expect(counts.days, name).toBeLessThan(3 * 256);
+      if (name === 'XHKG' || name === 'XSHG' || name === 'XSHE')
+        expect(counts.lunchBreaks, name).toBeGreaterThan(3 * 200);
+      else expect(counts.lunchBreaks, name).toBe(0);
+    }
   });
 
   it('agrees on the forex week: the simulator trades where every provider does, and only where one may', () => {
     const fx = SIM_CALENDARS.weekdays;
+    let surelyQuarters = 0;
+    let closedQuarters = 0;
     for (let t = FIRST_DAY * DAY_MS; t < (LAST_DAY + 1) * DAY_MS; t += HOUR_MS / 4) {
       const sim = isTradingAt(fx, t);
       const surely = surelyTradingMsBetween(t, t + 1) > 0;
@@ -81,7 +99,13 @@ describe('core calendar vs simulator calendar', () => {
       const maybe = isWeeklyMarketOpenAt(t) || new Date(t).getUTCDay() === 5;
       if (surely) expect(sim, `sim closed at ${iso(t)}`).toBe(true);
       if (sim) expect(maybe, `sim open at ${iso(t)}`).toBe(true);
+      if (surely) surelyQuarters++;
+      if (!sim) closedQuarters++;
     }
+    // Both sides were seen: most quarter hours trade surely, and the weekends close (48 h a week).
+    const quarters = ((LAST_DAY + 1 - FIRST_DAY) * DAY_MS) / (HOUR_MS / 4);
+    expect(surelyQuarters).toBeGreaterThan(quarters * 0.6);
+    expect(closedQuarters).toBeGreaterThan(quarters * 0.25);
   });
 
   for (const labelling of SIM_LABELLINGS) {

@@ -414,23 +414,9 @@ describe('quoteflow sync (e2e)', () => {
     try {
       const out = join(work, 'sync');
       const state = join(out, 'state.json');
-      const args = [
-        'sync',
-        '--codes',
-        'BTCUSDT,ETHUSDT',
-        '--kline-types',
-        '1',
-        '--bars',
-        '30',
-        '--out',
-        out,
-        '--format',
-        'ndjson',
-        '--state',
-        state,
-        '--checkpoint-ms',
-        '1000',
-      ];
+      const flags =
+        'sync --codes BTCUSDT,ETHUSDT --kline-types 1 --bars 30 --format ndjson --checkpoint-ms 1000';
+      const args = [...flags.split(' '), '--out', out, '--state', state];
       const env = { QUOTEFLOW_BASE_URL: market.url, QUOTEFLOW_TOKEN: TOKEN, QUOTEFLOW_PLAN: 'basic' };
       const since = market.marketNow();
       const first = start(args, env);

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 
@@ -126,9 +126,16 @@ describe('quoteflow sync --metrics-port', () => {
     expect(first).toContain('quoteflow_process_cpu_seconds_total');
     expect(first).not.toContain('quoteflow_process_process_');
     expect(first).not.toContain(TOKEN);
-    await sleep(1_500);
-    const later = (await get(port, '/metrics')).text;
-    expect(sample(later, 'quoteflow_requests_total{endpoint="batch-kline",outcome="ok"}')).toBeGreaterThan(0);
+    // The live polls are counted too, once one has been answered.
+    await vi.waitFor(
+      async () => {
+        const later = (await get(port, '/metrics')).text;
+        expect(
+          sample(later, 'quoteflow_requests_total{endpoint="batch-kline",outcome="ok"}'),
+        ).toBeGreaterThan(0);
+      },
+      { timeout: 20_000, interval: 100 },
+    );
     run.child.kill('SIGTERM');
     expect((await run.done).code).toBe(0);
   });

@@ -35,6 +35,9 @@ it('runs the Kafka broker from the jars on the host: a message produced is consu
     clientId: 'qf-host-engine',
     brokers: [broker.brokers],
     logLevel: kafkajs.logLevel.NOTHING,
+    // A broker just started on a loaded machine may take a while to lead its new partition: the
+    // topic's creation waits for that (kafkajs asks again), up to about a minute.
+    retry: { retries: 15, maxRetryTime: 5_000 },
   });
   const admin = kafka.admin();
   await admin.connect();

@@ -120,7 +120,14 @@ it('loses nothing and duplicates nothing when the broker restarts mid-stream (bo
   const writtenAtStop = streams.map((s) => s.written);
   await broker.stop();
   const ackedAtStop = streams.map((s) => s.sink.stats().acknowledged);
-  await sleep(1_500); // the broker is away; writes pile up to the bound, then the writers wait
+  // The broker is away: writes pile up to the bound, then the writers wait (none wrote for 300 ms).
+  let seen = streams.map((s) => s.written);
+  let stillSince = Date.now();
+  await until(() => {
+    const now = streams.map((s) => s.written);
+    if (now.some((n, i) => n !== seen[i])) [seen, stillSince] = [now, Date.now()];
+    return Date.now() - stillSince >= 300;
+  }, 'the writers wait while the broker is away');
   const writtenWhileDown = streams.map((s) => s.written);
   for (const [i, s] of streams.entries()) {
     expect(s.sink.stats().outstanding, s.driver).toBeLessThanOrEqual(MAX_IN_FLIGHT);

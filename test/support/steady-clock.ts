@@ -38,6 +38,8 @@ interface Timer {
 }
 
 export interface SteadyClock extends Clock {
+  /** Runs the clock at `speed` from now on (a test may start slower, while a backfill is read). */
+  setSpeed(speed: number): void;
   /** Real ms the clock stood still because heartbeats came late (for a test's log line). */
   readonly stalledMs: number;
   /** Stops the heartbeat; timers not yet due never fire. */
@@ -45,7 +47,8 @@ export interface SteadyClock extends Clock {
 }
 
 export function steadyClock(options: SteadyClockOptions): SteadyClock {
-  const { speed, startMs } = options;
+  const { startMs } = options;
+  let speed = options.speed;
   const tickMs = options.tickMs ?? 2;
   const maxStepMs = options.maxStepMs ?? 25;
   let nowMs = startMs;
@@ -79,6 +82,12 @@ export function steadyClock(options: SteadyClockOptions): SteadyClock {
     },
     clearTimeout: (handle) => {
       timers = timers.filter((t) => t.id !== handle);
+    },
+    setSpeed: (next) => {
+      const real = performance.now();
+      nowMs += Math.min(real - lastBeat, maxStepMs) * speed;
+      lastBeat = real;
+      speed = next;
     },
     get stalledMs() {
       return stalledMs;
