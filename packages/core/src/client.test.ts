@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QuoteflowClient, type QuoteflowClientOptions, type RequestRecord } from './client.js';
 import { ManualClock, systemClock, type Clock } from './clock.js';
 import {
@@ -524,7 +524,8 @@ describe('QuoteflowClient cancellation and lifecycle', () => {
     const { c } = client();
     const controller = new AbortController();
     const p = c.depth(['EURGBP'], { signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 30));
+    // In flight: the server has it (and never answers).
+    await vi.waitFor(() => expect(seen).toHaveLength(1), { timeout: 10_000, interval: 5 });
     controller.abort();
     const err = await failure(p);
     expect(err).toBeInstanceOf(AbortedError);
