@@ -98,13 +98,17 @@ describe('quoteflow run --schema', () => {
     const schema = JSON.parse(r.stdout) as {
       required: string[];
       properties: {
-        service: { properties: { plan: { enum: string[] } } };
-        pipelines: { items: { anyOf: unknown[] } };
+        service: { properties: { plan: { anyOf: { enum?: string[]; pattern?: string }[] } } };
+        pipelines: { anyOf: { type?: string; items?: { anyOf: unknown[] } }[] };
       };
     };
     expect(schema.required).toEqual(expect.arrayContaining(['version', 'pipelines']));
-    expect(schema.properties.service.properties.plan.enum).toContain('professional');
-    const text = JSON.stringify(schema.properties.pipelines.items.anyOf);
+    // A plan is one of the plans, or a ${ENV} reference resolved when the file is read.
+    const planChoices = schema.properties.service.properties.plan.anyOf;
+    expect(planChoices.find((c) => c.enum)?.enum).toContain('professional');
+    expect(planChoices.some((c) => c.pattern?.includes('\\$\\{'))).toBe(true);
+    const pipelineList = schema.properties.pipelines.anyOf.find((c) => c.type === 'array');
+    const text = JSON.stringify(pipelineList?.items?.anyOf);
     for (const key of [
       'kline',
       'depth',

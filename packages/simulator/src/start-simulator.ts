@@ -156,15 +156,14 @@ function checkOption(ok: boolean, name: string, expected: string, got: unknown):
   if (!ok) throw new RangeError(`startSimulator: "${name}" must be ${expected}, got ${JSON.stringify(got)}`);
 }
 
-/**
- * Starts a local simulator of the market-data HTTP service on `node:http`.
- * @example
- * const sim = await startSimulator({ port: 0, tokens: { demo: 'professional' }, seed: 7, labelling: { daily: 'utc-midnight' } });
- * const res = await fetch(`${sim.url}/quote-b-api/kline?token=demo&query=${encodeURIComponent(JSON.stringify(q))}`);
- * await sim.close();
- */
-export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const o = { ...DEFAULTS, ...options };
+function withDefaults(options: SimulatorOptions) {
+  return { ...DEFAULTS, ...options };
+}
+
+/** Refuses options a simulator cannot start with, naming the option; returns the limit mode in force. */
+function checkSimulatorOptions(
+  o: ReturnType<typeof withDefaults>,
+): NonNullable<SimulatorOptions['limitMode']> {
   checkOption(
     Number.isInteger(o.port) && o.port >= 0 && o.port <= 65_535,
     'port',
@@ -198,6 +197,32 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     "'omit', 'empty' or 'zero'",
     o.cfdDepthVolume,
   );
+  for (const h of o.halts ?? [])
+    checkOption(
+      exchangeOfSimHalt(h) !== undefined && Number.isFinite(h.fromMs) && h.toMs > h.fromMs,
+      'halts',
+      'halts of .SH or .US codes (or with an exchange) with fromMs < toMs',
+      h,
+    );
+  checkOption(
+    typeof o.tokens === 'object' && o.tokens !== null && !Array.isArray(o.tokens),
+    'tokens',
+    "an object of token to plan, such as { demo: 'professional' }",
+    o.tokens,
+  );
+  return limitMode;
+}
+
+/**
+ * Starts a local simulator of the market-data HTTP service on `node:http`.
+ * @example
+ * const sim = await startSimulator({ port: 0, tokens: { demo: 'professional' }, seed: 7, labelling: { daily: 'utc-midnight' } });
+ * const res = await fetch(`${sim.url}/quote-b-api/kline?token=demo&query=${encodeURIComponent(JSON.stringify(q))}`);
+ * await sim.close();
+ */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const o = withDefaults(options);
+  const limitMode = checkSimulatorOptions(o);
   const clock = o.clock;
   checkOption(
     typeof clock === 'object' && clock !== null && typeof clock.now === 'function',
@@ -226,13 +251,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   const faults = new FaultInjector(o.faults ?? [], o.seed);
   const halts = o.halts ?? [];
-  for (const h of halts)
-    checkOption(
-      exchangeOfSimHalt(h) !== undefined && Number.isFinite(h.fromMs) && h.toMs > h.fromMs,
-      'halts',
-      'halts of .SH or .US codes (or with an exchange) with fromMs < toMs',
-      h,
-    );
   const log = new RequestLog();
   const tokens = new Map<string, TokenState>();
   const specs = new Map<string, SimPlan | SimTokenSpec>();
@@ -252,12 +270,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       limiter: new RateLimiter(limits, { countRefused: o.countRefused, dayTimeZone: o.dayTimeZone }),
     });
   };
-  checkOption(
-    typeof o.tokens === 'object' && o.tokens !== null && !Array.isArray(o.tokens),
-    'tokens',
-    "an object of token to plan, such as { demo: 'professional' }",
-    o.tokens,
-  );
   for (const [token, spec] of Object.entries(o.tokens)) setToken(token, spec);
 
   const failureHttp = (ret: number): number =>
