@@ -385,7 +385,7 @@ describe('three sync workers on one token', () => {
           ws.every((w) =>
             w.lines.some((l) => l.type === 'members' && l.fenced === true && l.atMs! >= stoppedAt),
           ),
-        30_000,
+        60_000,
         'every worker fenced while Redis is down',
       );
       await own.restart();
@@ -482,7 +482,7 @@ describe('three sync workers on one token', () => {
       w3.child.kill('SIGSTOP');
       await until(
         () => pausedItems.every((code) => [...heldBy(w1), ...heldBy(w2)].includes(code)),
-        30_000,
+        60_000,
         'takeover of the paused worker',
       );
       const resumedAt = Date.now();
@@ -490,7 +490,7 @@ describe('three sync workers on one token', () => {
       // It finds its lease lapsed, drops what it had not committed, and joins again.
       await until(
         () => w3.lines.some((l) => l.type === 'members' && l.fenced === true && l.atMs! >= resumedAt - 50),
-        30_000,
+        60_000,
         'the resumed worker fences itself',
       );
       const splitAgainAt = await until(
@@ -501,7 +501,7 @@ describe('three sync workers on one token', () => {
       // Each runs its new share (a request after the split) before they stop.
       await until(
         () => [w1, w2, w3].every((w) => w.lines.some((l) => l.type === 'start' && l.atMs! > splitAgainAt)),
-        30_000,
+        60_000,
         'every worker at work after the split',
       );
       for (const w of [w1, w2, w3]) w.child.kill('SIGTERM');

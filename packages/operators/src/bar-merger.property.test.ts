@@ -639,7 +639,7 @@ describe('createBarMerger against a model of the provider', () => {
 
   it('emits only true final values, each bar final once and in order, and every closed bar once it is read after its end', () => {
     fc.assert(fc.property(scenarioArb, runScenario), { numRuns: 250 });
-  });
+  }, 120_000);
 
   it('proves bars by reads sent after an answer with a newer bar arrived, never by concurrent ones', () => {
     fc.assert(fc.property(laterArrivalArb, runScenario), { numRuns: 120 });
