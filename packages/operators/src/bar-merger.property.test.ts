@@ -643,5 +643,5 @@ describe('createBarMerger against a model of the provider', () => {
 
   it('proves bars by reads sent after an answer with a newer bar arrived, never by concurrent ones', () => {
     fc.assert(fc.property(laterArrivalArb, runScenario), { numRuns: 120 });
-  });
+  }, 120_000);
 });
