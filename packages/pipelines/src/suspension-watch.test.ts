@@ -134,7 +134,7 @@ describe('suspensionWatch', () => {
     expect((await rows()).map((r) => r.symbol)).toEqual(stored.map((c) => c.record.symbol));
     expect(summary.files.length).toBeGreaterThan(0);
     expect(sent.map((m) => m.topic)).toEqual(stored.map(() => 'qft-susp.suspension'));
-    expect(sent.map((m) => JSON.parse(m.value) as { symbol: string }).map((v) => v.symbol)).toEqual(
+    expect(sent.map((m) => JSON.parse(m.value.toString()) as { symbol: string }).map((v) => v.symbol)).toEqual(
       stored.map((c) => c.record.symbol),
     );
   });
