@@ -6,7 +6,8 @@
 format (magic byte, schema id) and fetches the writer's schema from the registry by that id; basic
 auth from SR_USER / SR_PASSWORD (the environment, never the command line). `json`: values are
 parsed as JSON text. Reads every partition from the start (assigned: no group to join) as a
-read_committed consumer until COUNT records came in all, then prints {"topic", "key", "value",
+read_committed consumer until COUNT records came in all (COUNT 0: to the end of every partition as
+it was when the reader started), then prints {"topic", "key", "value",
 "schema_id"} lines; exits 1 if fewer came within READ_TIMEOUT_S
 (environment, default 60).
 """
@@ -17,7 +18,7 @@ import sys
 import time
 import uuid
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -39,6 +40,7 @@ def main() -> int:
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
             "isolation.level": "read_committed",
+            "enable.partition.eof": True,
         }
     )
     metadata = consumer.list_topics(timeout=30)
@@ -49,13 +51,28 @@ def main() -> int:
         partitions += [TopicPartition(topic, p, OFFSET_BEGINNING) for p in metadata.topics[topic].partitions]
     consumer.assign(partitions)
     out = []
+    # COUNT 0: read to the end offsets (the last stable ones, read_committed) of every partition.
+    ends = {}
+    if count == 0:
+        for tp in partitions:
+            low, high = consumer.get_watermark_offsets(tp, timeout=30)
+            if high > low:
+                ends[(tp.topic, tp.partition)] = high
     deadline = time.monotonic() + timeout_s
+
+    def done() -> bool:
+        return len(out) >= count if count > 0 else not ends
+
     try:
-        while len(out) < count and time.monotonic() < deadline:
+        while not done() and time.monotonic() < deadline:
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
             if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    if msg.offset() >= ends.get((msg.topic(), msg.partition()), 0):
+                        ends.pop((msg.topic(), msg.partition()), None)
+                    continue
                 raise RuntimeError(str(msg.error()))
             raw = msg.value()
             if deserialize is not None:
@@ -69,8 +86,8 @@ def main() -> int:
         consumer.close()
     for r in out:
         print(json.dumps(r, sort_keys=True))
-    if len(out) < count:
-        print(f"read {len(out)} of {count} records of {','.join(topics)} within {timeout_s} s", file=sys.stderr)
+    if not done():
+        print(f"read {len(out)} of {count or 'all'} records of {','.join(topics)} within {timeout_s} s", file=sys.stderr)
         return 1
     return 0
 
