@@ -10,18 +10,27 @@ import type { KafkaTopicKind } from '../to-kafka-message.js';
 
 /** An Avro record schema (the subset quoteflow writes). */
 export interface AvroRecordSchema {
+  /** Always `record`. */
   readonly type: 'record';
+  /** The record's name (`Kline`, `Depth`, `Suspension`). */
   readonly name: string;
+  /** `io.quoteflow` for quoteflow's. */
   readonly namespace?: string;
+  /** What the record is. */
   readonly doc?: string;
+  /** In the JSON value's order. */
   readonly fields: readonly AvroField[];
 }
 
 /** One field of an {@link AvroRecordSchema}. */
 export interface AvroField {
+  /** The JSON value's key. */
   readonly name: string;
+  /** An Avro type: `'string'`, `['null', 'double']`, a record, an array… */
   readonly type: unknown;
+  /** What the field holds. */
   readonly doc?: string;
+  /** The value a reader gives a record written without the field (`null` for every nullable one). */
   readonly default?: unknown;
 }
 

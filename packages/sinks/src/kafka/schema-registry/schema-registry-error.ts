@@ -4,7 +4,9 @@
  * (409). The message names the registry's URL (never credentials) and the subject.
  */
 export class SchemaRegistryError extends Error {
+  /** `SchemaRegistryError`. */
   override name = 'SchemaRegistryError';
+  /** The stable code: `QF_SCHEMA_REGISTRY`. */
   readonly code = 'QF_SCHEMA_REGISTRY';
   /** The registry's URL, without credentials. */
   readonly url: string;

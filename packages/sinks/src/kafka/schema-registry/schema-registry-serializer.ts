@@ -1,5 +1,7 @@
-import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import avsc from 'avsc';
+// Types only: the client (with its Avro, JSON Schema and Protobuf helpers) and avsc load in
+// `open`, so importing @quoteflow/sinks (and every CLI command's start-up) does not pay for them.
+import type { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import type avsc from 'avsc';
 import { InvalidOptionError } from '@quoteflow/core';
 import { withTimeout } from '../internal/with-timeout.js';
 import {
@@ -21,6 +23,7 @@ export interface SchemaRegistrySerializerOptions {
   readonly url: string;
   /** Basic auth (both or neither); never printed. */
   readonly username?: string;
+  /** The password of `username`. */
   readonly password?: string;
   /** The topics are `<topicPrefix>.<kind>`, their subjects `<topicPrefix>.<kind>-value`. */
   readonly topicPrefix?: string;
@@ -65,6 +68,7 @@ interface TopicSchema {
  * ```
  */
 export class SchemaRegistrySerializer implements KafkaValueSerializer {
+  /** `avro`. */
   readonly format = 'avro';
   /** The registry's URL (no credentials). */
   readonly url: string;
@@ -86,6 +90,10 @@ export class SchemaRegistrySerializer implements KafkaValueSerializer {
       );
     }
     const auth = o.username === undefined ? undefined : { username: o.username, password: o.password! };
+    const [{ SchemaRegistry }, { default: avro }] = await Promise.all([
+      import('@kafkajs/confluent-schema-registry'),
+      import('avsc'),
+    ]);
     const registry = new SchemaRegistry({
       host: url,
       ...(auth === undefined ? {} : { auth }),
@@ -97,7 +105,7 @@ export class SchemaRegistrySerializer implements KafkaValueSerializer {
       const topic = `${o.topicPrefix}.${kind}`;
       const subject = `${topic}-value`;
       const schema = o.schemas?.[kind] ?? AVRO_SCHEMAS[kind];
-      const type = avsc.Type.forSchema(schema as avsc.Schema);
+      const type = avro.Type.forSchema(schema as avsc.Schema);
       const id = await withTimeout(schemaId(registry, subject, schema), o.timeoutMs, 'timeoutMs').catch(
         (err: unknown) => {
           throw registryError(url, subject, err);
@@ -113,6 +121,7 @@ export class SchemaRegistrySerializer implements KafkaValueSerializer {
     return new Map([...this.#topics].map(([t, s]) => [t, { subject: s.subject, id: s.id }]));
   }
 
+  /** The wire format of `value` for `topic` (one `open` got the id of); throws for another topic. */
   serialize(topic: string, _kind: KafkaTopicKind, value: KafkaMessageValue): Buffer {
     const schema = this.#topics.get(topic);
     if (schema === undefined) {
@@ -135,7 +144,8 @@ async function schemaId(
   subject: string,
   schema: AvroRecordSchema,
 ): Promise<number> {
-  const confluent = { type: SchemaType.AVRO, schema: JSON.stringify(schema) } as const;
+  // SchemaType.AVRO (the client's enum, a value: not imported here).
+  const confluent = { type: 'AVRO' as SchemaType.AVRO, schema: JSON.stringify(schema) };
   try {
     return (await registerKeepingCompatibility(registry, subject, confluent)).id;
   } catch (err) {
@@ -164,16 +174,27 @@ async function registerKeepingCompatibility(
   schema: { type: SchemaType.AVRO; schema: string },
 ): Promise<{ id: number }> {
   try {
-    return await registry.register(schema, { subject, compatibility: COMPATIBILITY.BACKWARD });
+    return await registry.register(schema, { subject, compatibility: 'BACKWARD' as COMPATIBILITY });
   } catch (err) {
     // The client's ConfluentSchemaRegistryCompatibilityError (not exported): "(BACKWARD != FULL)".
     const level = /^Compatibility does not match the configuration \(\w+ != (\w+)\)/.exec(
       messageOf(err),
     )?.[1];
-    if (level === undefined || !(Object.values(COMPATIBILITY) as string[]).includes(level)) throw err;
+    if (level === undefined || !COMPATIBILITY_LEVELS.includes(level)) throw err;
     return registry.register(schema, { subject, compatibility: level as COMPATIBILITY, updateConfig: false });
   }
 }
+
+/** The client's COMPATIBILITY values. */
+const COMPATIBILITY_LEVELS = [
+  'NONE',
+  'BACKWARD',
+  'BACKWARD_TRANSITIVE',
+  'FORWARD',
+  'FORWARD_TRANSITIVE',
+  'FULL',
+  'FULL_TRANSITIVE',
+];
 
 class SchemaLookupError extends Error {
   constructor(
