@@ -82,7 +82,7 @@ const read = (topics: string | string[], avro: boolean): Promise<ConfluentPython
   );
 
 describe('quoteflow --schema-registry', () => {
-  it("sync, depth, suspensions --watch and run produce Avro that decodes to the contract's JSON", async () => {
+  it("sync, depth, suspensions --watch and run produce Avro that decodes to the contract's JSON; a read-only user looks the schema up", async () => {
     const p = {
       sync: uniquePrefix('sr-cli-sync'),
       depth: uniquePrefix('sr-cli-depth'),
@@ -192,7 +192,30 @@ describe('quoteflow --schema-registry', () => {
       rs.map((r) => [r.key, r.value]).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
     expect(byKey(susp)).toEqual(byKey(suspJson));
     await expectNoSecret(runs, w.password);
-  }, 120_000);
+
+    // A read-only principal may not register: it looks the schema registered above up, and
+    // produces with the same id.
+    const asReader = await runQuoteflow(
+      [
+        'depth',
+        '--codes',
+        'BTCUSDT',
+        '--duration',
+        '4',
+        '--kafka',
+        brokers,
+        '--topic-prefix',
+        p.depth,
+        ...sr,
+      ],
+      env(registry.reader),
+    );
+    expect(asReader.code, asReader.stderr).toBe(0);
+    const after = await read(`${p.depth}.depth`, true);
+    expect(after.length).toBeGreaterThan(depth.length);
+    expect(new Set(after.map((r) => r.schema_id))).toEqual(new Set([depth[0]!.schema_id]));
+    await expectNoSecret([asReader], registry.reader.password);
+  }, 180_000);
 
   it('refuses before any request: wrong password, unreachable registry, incompatible schema (exit 1)', async () => {
     const prefix = uniquePrefix('sr-cli-fail');
