@@ -37,7 +37,6 @@ const env = (
   QUOTEFLOW_BASE_URL: on.url,
   QUOTEFLOW_TOKEN: token,
   QUOTEFLOW_PLAN: 'professional',
-  QUOTEFLOW_CONNECT_TIMEOUT_S: '10',
   ...(user === undefined
     ? {}
     : { QUOTEFLOW_SCHEMA_REGISTRY_USER: user.username, QUOTEFLOW_SCHEMA_REGISTRY_PASSWORD: user.password }),
@@ -201,7 +200,7 @@ describe('quoteflow --schema-registry', () => {
         '--codes',
         'BTCUSDT',
         '--duration',
-        '4',
+        '10',
         '--kafka',
         brokers,
         '--topic-prefix',

@@ -78,7 +78,14 @@ function openAs(
   more: Partial<SchemaRegistrySerializerOptions> = {},
   user: SchemaRegistryUser = registry.writer,
 ): Promise<SchemaRegistrySerializer> {
-  return SchemaRegistrySerializer.open({ url: registry.url, ...user, topicPrefix, ...more });
+  // A minute, not the 20 s default: the test machine's two cores may be very busy.
+  return SchemaRegistrySerializer.open({
+    url: registry.url,
+    ...user,
+    topicPrefix,
+    timeoutMs: 60_000,
+    ...more,
+  });
 }
 
 describe('Avro values with a schema registry', () => {

@@ -67,7 +67,9 @@ export async function startSchemaRegistry(
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`registry.sh run exited ${code} before serving:\n${log}`)));
   });
-  const value = { url: `http://127.0.0.1:${port}/apis/ccompat/v7`, writer, reader, startMs: Date.now() - t0 };
+  const url = `http://127.0.0.1:${port}/apis/ccompat/v7`;
+  await warmUp(url, writer);
+  const value = { url, writer, reader, startMs: Date.now() - t0 };
   console.error(
     `schema registry: Apicurio serving ${value.url} after ${value.startMs} ms (JVM start included)`,
   );
@@ -82,6 +84,24 @@ export async function startSchemaRegistry(
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Registers a throwaway schema once: a fresh JVM answers its first registration slowly (class
+ * loading, the in-memory database), which belongs to the start-up, not to the first test.
+ */
+async function warmUp(url: string, user: SchemaRegistryUser): Promise<void> {
+  const schema = { type: 'record', name: 'WarmUp', fields: [{ name: 'a', type: 'string' }] };
+  const res = await fetch(`${url}/subjects/qft-warm-up-value/versions`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`,
+      'content-type': 'application/vnd.schemaregistry.v1+json',
+    },
+    body: JSON.stringify({ schema: JSON.stringify(schema) }),
+    signal: AbortSignal.timeout(120_000),
+  });
+  if (!res.ok) throw new Error(`schema registry warm-up: ${res.status} ${await res.text()}`);
 }
 
 /** One record as read_avro_topic.py prints it. */
