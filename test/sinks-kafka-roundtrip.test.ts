@@ -130,7 +130,7 @@ function expectedByKey(input: KafkaRecord[], prefix: string, topic: string): Map
   for (const r of input) {
     const m = toKafkaMessage(r, prefix);
     if (m.topic !== topic) continue;
-    byKey.set(m.key, [...(byKey.get(m.key) ?? []), m.value]);
+    byKey.set(m.key, [...(byKey.get(m.key) ?? []), m.value.toString()]);
   }
   return byKey;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates (or refreshes) the Python virtualenv at the repository root, `.venv/`, with the readers the
-# file-sink interop tests and the Parquet benchmark use: pyarrow, polars, duckdb, pytz, pyspark (PyPI;
+# file-sink interop tests and the Parquet benchmark use: pyarrow, polars, duckdb, pytz, pyspark, and
+# confluent-kafka with its Avro deserializer (the schema registry tests) (PyPI;
 # Spark runs on Java 17+, which scripts/kafka/setup.sh installs).
 # Idempotent and fast when already set up: it only calls pip when requirements.txt changed.
 # Usage: scripts/python/setup.sh            (PYTHON=python3.12 scripts/python/setup.sh to choose)
@@ -16,7 +17,7 @@ if [[ ! -x "$venv/bin/python" ]]; then
   echo "python: creating $venv with $("$python" --version 2>&1)" >&2
   "$python" -m venv "$venv"
 fi
-if [[ -f "$stamp" ]] && cmp -s "$req" "$stamp" && "$venv/bin/python" -c 'import pyarrow, polars, duckdb, pytz, pyspark' 2>/dev/null; then
+if [[ -f "$stamp" ]] && cmp -s "$req" "$stamp" && "$venv/bin/python" -c 'import pyarrow, polars, duckdb, pytz, pyspark, fastavro, confluent_kafka.schema_registry.avro' 2>/dev/null; then
   exit 0
 fi
 echo "python: installing $(sed -e 's/#.*//' -e '/^\s*$/d' "$req" | tr -s ' \n' ' ')" >&2

@@ -1,5 +1,7 @@
+import type { TestSchemaRegistry } from './schema-registry.js';
+
 /** The run's shared fixtures (shared-fixtures-setup.ts starts them) and what a test gets of each. */
-export const SHARED_FIXTURES = ['redis', 'python-reader', 'chromium'] as const;
+export const SHARED_FIXTURES = ['redis', 'python-reader', 'chromium', 'schema-registry'] as const;
 export type SharedFixtureName = (typeof SHARED_FIXTURES)[number];
 
 export interface SharedFixtures {
@@ -9,4 +11,6 @@ export interface SharedFixtures {
   readonly 'python-reader': { readonly port: number };
   /** The run's headless Chromium: `puppeteer.connect({ browserWSEndpoint: wsEndpoint })`. */
   readonly chromium: { readonly wsEndpoint: string };
+  /** The run's Apicurio Registry (schema-registry.ts): share it by subject (a topic prefix of your own). */
+  readonly 'schema-registry': TestSchemaRegistry;
 }

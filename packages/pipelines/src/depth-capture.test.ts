@@ -128,7 +128,7 @@ describe('depthCapture', () => {
     expect(sent).toHaveLength(summary.ticks);
     expect(sent.every((m) => m.topic === 'qft-depth.depth')).toBe(true);
     const ids = sent.map((m) => {
-      const value = JSON.parse(m.value) as { code: string; seq: string };
+      const value = JSON.parse(m.value.toString()) as { code: string; seq: string };
       expect(m.key).toBe(value.code);
       return `${value.code}#${value.seq}`;
     });

@@ -134,9 +134,9 @@ describe('suspensionWatch', () => {
     expect((await rows()).map((r) => r.symbol)).toEqual(stored.map((c) => c.record.symbol));
     expect(summary.files.length).toBeGreaterThan(0);
     expect(sent.map((m) => m.topic)).toEqual(stored.map(() => 'qft-susp.suspension'));
-    expect(sent.map((m) => JSON.parse(m.value) as { symbol: string }).map((v) => v.symbol)).toEqual(
-      stored.map((c) => c.record.symbol),
-    );
+    expect(
+      sent.map((m) => JSON.parse(m.value.toString()) as { symbol: string }).map((v) => v.symbol),
+    ).toEqual(stored.map((c) => c.record.symbol));
   });
 
   it('takes the first snapshot of each exchange silently without emitInitial, and keeps to one query a minute', async () => {

@@ -9,6 +9,11 @@
  * timed part, so the difference is the sink's own cost: batching, the in-flight bound, one promise
  * per record, topic bookkeeping. Target: the sink >= 90% of the raw kafkajs rate.
  *
+ * Avro against JSON: the sink's `write()` with the contract's JSON values (the default) and with
+ * Avro values in the Confluent wire format (`SchemaRegistrySerializer`, its schema registered
+ * before the timed part), against an Apicurio Registry the bench starts (scripts/registry) unless
+ * `SCHEMA_REGISTRY_URL` names one; the mean value size of each is printed too.
+ *
  * Run: `pnpm bench kafka` (builds first). Uses the cluster in `KAFKA_BROKERS`, else starts a
  * broker with scripts/kafka/broker.sh (instance `.cache/kafka/instances/bench`) and stops it.
  * `KAFKA_BENCH_MESSAGES` (default 200000) and `KAFKA_BENCH_ROUNDS` (default 3) size the run;
@@ -25,14 +30,17 @@ import {
   kafkajsProducerConfig,
   kafkajsTopicMessages,
   platformaticProducerOptions,
+  SchemaRegistrySerializer,
   toKafka,
   toKafkaMessage,
   type KafkaCompression,
   type KafkaDriverName,
   type KafkaDriverOptions,
+  type KafkaValueSerializer,
 } from '@quoteflow/sinks';
 import kafkajs from 'kafkajs';
 import { benchBroker } from './bench-broker.js';
+import { benchRegistry, type BenchRegistry } from './bench-registry.js';
 import { from, lastValueFrom } from 'rxjs';
 
 const N = Number(process.env['KAFKA_BENCH_MESSAGES'] ?? 200_000);
@@ -124,11 +132,26 @@ const rawPlatformatic: Run = async (compression) => {
   return s;
 };
 
+let registry: BenchRegistry | undefined;
+/** Avro values: the depth topic's schema registered under the prefix (before the timed part). */
+async function avroValues(prefix: string): Promise<KafkaValueSerializer> {
+  registry ??= await benchRegistry();
+  return SchemaRegistrySerializer.open({ url: registry.url, topicPrefix: prefix, kinds: ['depth'] });
+}
+
 const viaSink =
-  (driver: KafkaDriverName, how: 'write' | 'operator'): Run =>
+  (driver: KafkaDriverName, how: 'write' | 'operator', values: 'json' | 'avro' = 'json'): Run =>
   async (compression) => {
-    const prefix = await freshPrefix(`sink-${driver}`);
-    const sink = new KafkaSink({ brokers, driver, compression, topicPrefix: prefix, clientId: 'qf-bench' });
+    const prefix = await freshPrefix(`sink-${driver}-${values}`);
+    const valueSerializer = values === 'avro' ? await avroValues(prefix) : undefined;
+    const sink = new KafkaSink({
+      brokers,
+      driver,
+      compression,
+      topicPrefix: prefix,
+      clientId: 'qf-bench',
+      ...(valueSerializer === undefined ? {} : { valueSerializer }),
+    });
     await sink.connect();
     const t0 = performance.now();
     if (how === 'write') {
@@ -158,6 +181,11 @@ const allContenders: [string, Run][] = [
   ['raw @platformatic/kafka send (baseline 2)', rawPlatformatic],
   ['KafkaSink platformatic, write()', viaSink('platformatic', 'write')],
   ['KafkaSink platformatic, toKafka operator', viaSink('platformatic', 'operator')],
+  ['KafkaSink kafkajs, write(), Avro values (schema registry)', viaSink('kafkajs', 'write', 'avro')],
+  [
+    'KafkaSink platformatic, write(), Avro values (schema registry)',
+    viaSink('platformatic', 'write', 'avro'),
+  ],
 ];
 // The two baselines always run (the ratios need them); KAFKA_BENCH_ONLY=text keeps the others that match.
 const only = process.env['KAFKA_BENCH_ONLY'];
@@ -194,7 +222,19 @@ try {
     }
     console.log('');
   }
+  if (registry !== undefined) {
+    const sizes = await freshPrefix('sizes');
+    const avro = await avroValues(sizes);
+    const mean = (f: (t: DepthTick) => number): string =>
+      (ticks.reduce((n, t) => n + f(t), 0) / N).toFixed(1);
+    const json = mean((t) => Buffer.byteLength(toKafkaMessage(t, sizes).value));
+    const avroBytes = mean((t) => toKafkaMessage(t, sizes, avro).value.length);
+    console.log(
+      `mean value size: JSON ${json} bytes, Avro ${avroBytes} bytes (its 5-byte wire header included); the registry (Apicurio) served after ${registry.startMs} ms\n`,
+    );
+  }
 } finally {
   await admin.disconnect();
   broker.stop();
+  registry?.stop();
 }

@@ -79,6 +79,7 @@ export {
   KAFKA_TOPIC_KINDS,
   DEFAULT_TOPIC_PREFIX,
   toKafkaMessage,
+  JSON_VALUE_SERIALIZER,
   kafkaTopicKindOf,
   kafkaKeyOf,
   kafkaMessageValue,
@@ -90,6 +91,8 @@ export type {
   KafkaTopicKind,
   KafkaRecord,
   KafkaMessage,
+  KafkaMessageValue,
+  KafkaValueSerializer,
   KlineMessageValue,
   DepthMessageValue,
   LevelMessageValue,
@@ -111,4 +114,19 @@ export {
 } from './kafka/kafkajs-driver.js';
 export { PlatformaticKafkaDriver, platformaticProducerOptions } from './kafka/platformatic-driver.js';
 export { KafkaDeliveryError } from './kafka/kafka-delivery-error.js';
+// Avro values in the Confluent wire format, schemas from a schema registry (subjects `<topic>-value`).
+export {
+  SchemaRegistrySerializer,
+  SCHEMA_REGISTRY_DEFAULTS,
+  checkRegistryUrl,
+} from './kafka/schema-registry/schema-registry-serializer.js';
+export type { SchemaRegistrySerializerOptions } from './kafka/schema-registry/schema-registry-serializer.js';
+export { SchemaRegistryError } from './kafka/schema-registry/schema-registry-error.js';
+export {
+  AVRO_SCHEMAS,
+  KLINE_AVRO_SCHEMA,
+  DEPTH_AVRO_SCHEMA,
+  SUSPENSION_AVRO_SCHEMA,
+} from './kafka/schema-registry/avro-schemas.js';
+export type { AvroRecordSchema, AvroField } from './kafka/schema-registry/avro-schemas.js';
 export { KafkaSinkClosedError } from './kafka/kafka-sink-closed-error.js';

@@ -8,6 +8,7 @@ import { intAtLeast } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { SCHEMA_REGISTRY_HELP, kafkaFlags } from '../internal/schema-registry-option.js';
 import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
@@ -20,6 +21,7 @@ interface DepthFlags {
   format: DatasetFormat;
   kafka?: string;
   topicPrefix: string;
+  schemaRegistry?: string;
   duration?: number;
   metricsPort?: number;
   baseUrl?: string;
@@ -46,6 +48,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
     )
     .option('--kafka <brokers>', 'produce to Kafka (host:port,...)')
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
+    .option('--schema-registry <url>', SCHEMA_REGISTRY_HELP)
     .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1))
     .option(
       '--metrics-port <port>',
@@ -57,6 +60,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
     const codes = await resolveCodes(flags, ctx.io.cwd);
     if (flags.out === undefined && flags.kafka === undefined)
       throw new UsageError('--out or --kafka is required');
+    const kafka = kafkaFlags(flags, ['depth'], ctx.io.env);
     if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
     const statusEveryMs = statusIntervalMs(ctx.io.env);
     const [
@@ -91,8 +95,6 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
     );
     const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
     try {
-      const kafka =
-        flags.kafka === undefined ? undefined : { brokers: flags.kafka, topicPrefix: flags.topicPrefix };
       if (kafka !== undefined)
         await checkKafka(kafka, {
           timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),

@@ -9,6 +9,7 @@ import { checkOutDir } from '../internal/check-out-dir.js';
 import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
+import { kafkaFlags } from '../internal/schema-registry-option.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
 import { StreamingTable } from '../internal/streaming-table.js';
@@ -24,10 +25,12 @@ export async function watchSuspensions(
     out?: string;
     kafka?: string;
     topicPrefix: string;
+    schemaRegistry?: string;
     duration?: number;
     metricsPort?: number;
   },
 ): Promise<void> {
+  const kafka = kafkaFlags(flags, ['suspension'], ctx.io.env);
   if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
   const notice = suspensionSlotNotice(ctx.logger);
   const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
@@ -53,8 +56,6 @@ export async function watchSuspensions(
   );
   const table = new StreamingTable(suspensionColumns());
   try {
-    const kafka =
-      flags.kafka === undefined ? undefined : { brokers: flags.kafka, topicPrefix: flags.topicPrefix };
     if (kafka !== undefined)
       await checkKafka(kafka, {
         timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),

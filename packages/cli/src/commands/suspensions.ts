@@ -6,6 +6,7 @@ import { intAtLeast } from '../internal/parse-args.js';
 import { renderTable, type Column } from '../internal/render-table.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
+import { SCHEMA_REGISTRY_HELP } from '../internal/schema-registry-option.js';
 import { UsageError } from '../internal/usage-error.js';
 
 interface SuspensionsFlags {
@@ -15,6 +16,7 @@ interface SuspensionsFlags {
   out?: string;
   kafka?: string;
   topicPrefix: string;
+  schemaRegistry?: string;
   duration?: number;
   metricsPort?: number;
   baseUrl?: string;
@@ -50,6 +52,7 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
     .option('--out <dir>', 'with --watch: also write the suspension dataset under DIR')
     .option('--kafka <brokers>', 'with --watch: also produce to Kafka (host:port,...)')
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
+    .option('--schema-registry <url>', `with --watch, ${SCHEMA_REGISTRY_HELP}`)
     .option('--duration <seconds>', 'with --watch: stop after this many seconds', intAtLeast(1))
     .option(
       '--metrics-port <port>',
@@ -62,6 +65,7 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       for (const [key, flag] of [
         ['out', '--out'],
         ['kafka', '--kafka'],
+        ['schemaRegistry', '--schema-registry'],
         ['duration', '--duration'],
         ['metricsPort', '--metrics-port'],
       ] as const) {

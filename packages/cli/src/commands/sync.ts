@@ -8,6 +8,7 @@ import { intAtLeast, klineTypeList } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
 
 interface SyncFlags {
   codes?: string[];
@@ -18,6 +19,7 @@ interface SyncFlags {
   format: DatasetFormat;
   kafka?: string;
   topicPrefix: string;
+  schemaRegistry?: string;
   kafkaDelivery?: KafkaDelivery;
   kafkaTransactionalId?: string;
   duration?: number;
@@ -53,6 +55,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     )
     .option('--kafka <brokers>', 'also produce forming and closed bars to Kafka (host:port,...)')
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
+    .option('--schema-registry <url>', SCHEMA_REGISTRY_HELP)
     .option('--duration <seconds>', 'stop after this many seconds', intAtLeast(1))
     .option('--state <file>', 'state file (last closed bar per series) for restarts')
     .option('--redis <url>', 'share the plan between several processes through Redis')
@@ -81,6 +84,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       throw new UsageError(
         '--kafka-transactional-id must be 1 to 200 printable ASCII characters without spaces',
       );
+    const schemaRegistry = schemaRegistryFlag(flags, ['kline'], ctx.io.env);
     await checkOutDir(flags.out, ctx.io.cwd);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
@@ -99,6 +103,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
               topicPrefix: flags.topicPrefix,
               delivery: flags.kafkaDelivery,
               transactionalId: flags.kafkaTransactionalId,
+              schemaRegistry,
             },
       statePath: flags.state,
       durationS: flags.duration,

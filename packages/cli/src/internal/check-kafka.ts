@@ -1,5 +1,10 @@
-import { KafkaSink, type KafkaDelivery } from '@quoteflow/sinks';
+import { KafkaSink, type KafkaDelivery, type KafkaValueSerializer } from '@quoteflow/sinks';
 import { envSecondsMs } from './env-seconds.js';
+import {
+  openedSchemaRegistry,
+  openSchemaRegistry,
+  type CliSchemaRegistry,
+} from './schema-registry-option.js';
 
 /** The settings a CLI command gives its Kafka sink. */
 export interface CliKafkaOptions {
@@ -9,6 +14,8 @@ export interface CliKafkaOptions {
   readonly delivery?: KafkaDelivery | undefined;
   /** K-lines: `--kafka-transactional-id`, the stem of the sink's transactional id. */
   readonly transactionalId?: string | undefined;
+  /** `--schema-registry`: Avro values (opened by {@link checkKafka}); JSON without. */
+  readonly schemaRegistry?: CliSchemaRegistry | undefined;
 }
 
 /**
@@ -22,20 +29,32 @@ export const CLI_KAFKA_DELIVERY_TIMEOUT_MS = 30_000;
 export function cliKafkaSinkOptions(
   kafka: CliKafkaOptions,
   env: Readonly<Record<string, string | undefined>>,
-): { brokers: string | readonly string[]; topicPrefix: string; deliveryTimeoutMs: number } {
+): {
+  brokers: string | readonly string[];
+  topicPrefix: string;
+  deliveryTimeoutMs: number;
+  valueSerializer?: KafkaValueSerializer;
+} {
   const deliveryTimeoutMs = envSecondsMs(
     env,
     'QUOTEFLOW_KAFKA_DELIVERY_TIMEOUT_S',
     CLI_KAFKA_DELIVERY_TIMEOUT_MS / 1000,
   );
-  return { brokers: kafka.brokers, topicPrefix: kafka.topicPrefix, deliveryTimeoutMs };
+  return {
+    brokers: kafka.brokers,
+    topicPrefix: kafka.topicPrefix,
+    deliveryTimeoutMs,
+    ...(kafka.schemaRegistry === undefined
+      ? {}
+      : { valueSerializer: openedSchemaRegistry(kafka.schemaRegistry, kafka.topicPrefix) }),
+  };
 }
 
 /**
  * Connects to the Kafka cluster before the command asks the service for anything or writes a
  * file, so an unreachable broker fails it (exit 1, naming Kafka) within `timeoutMs` instead of
  * after data was fetched that it could not deliver. SIGINT/SIGTERM during the wait fail it too,
- * with that cause.
+ * with that cause. With a schema registry, then gets the topics' schema ids (registering them).
  */
 export async function checkKafka(
   kafka: CliKafkaOptions,
@@ -68,4 +87,6 @@ export async function checkKafka(
     // A connect still retrying must not hold the command: close without waiting for it.
     sink.close().catch(() => undefined);
   }
+  if (kafka.schemaRegistry !== undefined)
+    await openSchemaRegistry(kafka.schemaRegistry, kafka.topicPrefix, options.timeoutMs);
 }

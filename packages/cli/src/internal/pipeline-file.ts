@@ -40,6 +40,11 @@ const KafkaSinkSchema = z.strictObject({
     .string()
     .regex(/^[\x21-\x7e]{1,200}$/, '1 to 200 printable ASCII characters without spaces')
     .optional(),
+  /**
+   * A schema registry's URL (Confluent's REST API): values in Avro, subjects `<topic>-value`; basic
+   * auth from QUOTEFLOW_SCHEMA_REGISTRY_USER / _PASSWORD (`--schema-registry` of the commands).
+   */
+  schemaRegistry: z.string().min(1).optional(),
 });
 /** NDJSON on stdout, one record per line in the Kafka value shape (pipe it into `jq`, like kcat). */
 const StdoutSinkSchema = z.strictObject({});

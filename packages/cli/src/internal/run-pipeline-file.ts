@@ -11,7 +11,8 @@ import {
 } from '@quoteflow/pipelines';
 import { depthMessageValue, suspensionMessageValue } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
-import { cliKafkaSinkOptions } from './check-kafka.js';
+import { cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
+import { resolveSchemaRegistry } from './schema-registry-option.js';
 import { CommandRun, type CommandRunSpec, type KlineStep, type StartOnShare } from './command-run.js';
 import { gapWarningFields } from './gap-warning.js';
 import type { KlinePipelineStep, PipelineFile, PipelineStep } from './pipeline-file.js';
@@ -49,7 +50,7 @@ export async function runPipelineFile(
       kafka: spec.pipelines.flatMap((step, i) =>
         step.sinks?.kafka === undefined
           ? []
-          : [{ kafka: step.sinks.kafka, flag: `pipelines[${i}].sinks.kafka` }],
+          : [{ kafka: cliKafkaOf(step, ctx.io.env, i)!, flag: `pipelines[${i}].sinks.kafka` }],
       ),
       klines: spec.pipelines.flatMap((step) => ('kline' in step.source ? [step.source.kline] : [])),
     });
@@ -64,7 +65,7 @@ export async function runPipelineFile(
           command.stop(error);
         });
         streams.push(stream);
-        const kline = await command.kafkaDelivery(klineStepOf(s), `pipelines[${i}].sinks.kafka`);
+        const kline = await command.kafkaDelivery(klineStepOf(s, ctx.io.env), `pipelines[${i}].sinks.kafka`);
         handles.push(startKline(ctx, command, name, s, kline, stream, share));
       } else if ('depth' in step.source)
         handles.push(startDepth(ctx, command, name, step as DepthStep, share));
@@ -126,13 +127,13 @@ function commandSpec(
 type Share = (items: readonly string[], start: StartOnShare) => PipelineHandle<unknown>;
 
 /** A kline pipeline of the file as the command's K-line step. */
-function klineStepOf(s: KlinePipelineStep): KlineStep {
+function klineStepOf(s: KlinePipelineStep, env: Readonly<Record<string, string | undefined>>): KlineStep {
   return {
     ...s.source.kline,
     live: true,
     out: s.sinks?.files?.out,
     format: s.sinks?.files?.format,
-    kafka: s.sinks?.kafka,
+    kafka: cliKafkaOf(s, env),
     statePath: s.state,
   };
 }
@@ -239,10 +240,24 @@ function filesOf(ctx: CommandContext, s: PipelineStep) {
 }
 
 function kafkaOf(s: PipelineStep, env: Readonly<Record<string, string | undefined>>) {
+  const kafka = cliKafkaOf(s, env);
+  return kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, env) };
+}
+
+/** A step's Kafka sink as the commands' `--kafka …` flags give it, its schema registry resolved. */
+function cliKafkaOf(
+  s: PipelineStep,
+  env: Readonly<Record<string, string | undefined>>,
+  index?: number,
+): CliKafkaOptions | undefined {
   const kafka = s.sinks?.kafka;
-  return kafka === undefined
-    ? {}
-    : { kafka: cliKafkaSinkOptions({ brokers: kafka.brokers, topicPrefix: kafka.topicPrefix }, env) };
+  if (kafka === undefined) return undefined;
+  const kind = 'kline' in s.source ? 'kline' : 'depth' in s.source ? 'depth' : 'suspension';
+  const field = `${index === undefined ? '' : `pipelines[${index}].`}sinks.kafka.schemaRegistry`;
+  return {
+    ...kafka,
+    schemaRegistry: resolveSchemaRegistry(kafka.schemaRegistry, [kind], env, field),
+  };
 }
 
 function warn(ctx: CommandContext, pipeline: string) {

@@ -27,7 +27,12 @@ import type {
   KafkaTransactionalDriverFactory,
 } from './kafka-transactional-driver.js';
 import { klineWatermarksOf } from './kline-watermark-record.js';
-import { toKafkaMessage, type KafkaMessage } from './to-kafka-message.js';
+import {
+  JSON_VALUE_SERIALIZER,
+  toKafkaMessage,
+  type KafkaMessage,
+  type KafkaValueSerializer,
+} from './to-kafka-message.js';
 import type { KafkaKlineSinkStats } from './kafka-kline-sink-stats.js';
 
 /**
@@ -78,6 +83,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
   /** The lease check asked before each commit (the `fence` option). */
   readonly #mayWrite: () => boolean;
   readonly #logger: KafkaSinkLogger;
+  readonly #serializer: KafkaValueSerializer;
   readonly #inner: KafkaSink;
   /** At least once: the driver; exactly once, the transaction's (it replaces it after a transient failure). */
   #plainDriver!: KafkaTransactionalDriver;
@@ -117,6 +123,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     this.#factory = transactionalDriverFactory(options.driver);
     this.#mayWrite = options.fence ?? (() => true);
     this.#logger = options.logger ?? {};
+    this.#serializer = options.valueSerializer ?? JSON_VALUE_SERIALIZER;
     this.#pending = new PendingSeries(this.#exactlyOnce);
     // KafkaSink checks the shared options and batches; its driver is ours (see #adopt).
     this.#inner = new KafkaSink({ ...options, createTopics: false, driver: (d) => this.#adopt(d) });
@@ -169,19 +176,22 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
    */
   write(update: BarUpdate): void {
     this.#usable();
+    let message: KafkaMessage;
     if (update.final) {
       const key = seriesKey(update.code, update.klineType);
       if (this.#exactlyOnce && this.#holds(key, update.tsMs)) {
         this.#dropped++;
         return;
       }
+      // Serialised first: a value the serializer refuses throws before the sink counts it.
+      message = toKafkaMessage(update, this.#o.topicPrefix, this.#serializer);
       this.#reserve();
       this.#pending.take(key, update.tsMs);
     } else {
+      message = toKafkaMessage(update, this.#o.topicPrefix, this.#serializer);
       this.#reserve();
       this.#forming++;
     }
-    const message = toKafkaMessage(update, this.#o.topicPrefix);
     if (this.#exactlyOnce && this.#sealed !== undefined) this.#held.push(message);
     else this.#deliver(message);
   }

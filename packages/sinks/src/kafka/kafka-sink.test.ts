@@ -61,7 +61,7 @@ describe('KafkaSink', () => {
     await Promise.all(writes);
     expect(driver.maxInFlight).toBe(1);
     expect(driver.batches.map((b) => b.messages.length)).toEqual([3, 3, 2]);
-    expect(driver.sent().map((m) => JSON.parse(m.value).seq)).toEqual([
+    expect(driver.sent().map((m) => JSON.parse(m.value.toString()).seq)).toEqual([
       '0',
       '1',
       '2',
@@ -124,7 +124,9 @@ describe('KafkaSink', () => {
     }
     expect(writes.every((w) => w.state === 'resolved')).toBe(true);
     expect(sink.stats().maxOutstanding).toBe(4);
-    expect(driver.sent().map((m) => Number(JSON.parse(m.value).seq))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(driver.sent().map((m) => Number(JSON.parse(m.value.toString()).seq))).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+    ]);
   });
 
   it('on a failed batch stops, rejects it, what is queued and what waits, and lists them all', async () => {
@@ -138,7 +140,7 @@ describe('KafkaSink', () => {
     expect(err).toBeInstanceOf(KafkaDeliveryError);
     expect(err.code).toBe('QF_KAFKA_DELIVERY');
     expect(err.message).toContain('broker on fire');
-    expect(err.undelivered.map((m) => JSON.parse(m.value).seq)).toEqual(['0', '1', '2', '3']);
+    expect(err.undelivered.map((m) => JSON.parse(m.value.toString()).seq)).toEqual(['0', '1', '2', '3']);
     // The two that were waiting for a slot are refused too, and counted.
     expect(sink.stats().undelivered).toBe(6);
     const later = track(sink.write(tick('F', 99)));
@@ -152,15 +154,9 @@ describe('KafkaSink', () => {
     expect((closed as KafkaDeliveryError).message).toBe(
       'kafka: 7 records (quoteflow.depth ×7) not acknowledged by the broker: fake gave up: broker on fire',
     );
-    expect((closed as KafkaDeliveryError).undelivered.map((m) => JSON.parse(m.value).seq)).toEqual([
-      '0',
-      '1',
-      '2',
-      '3',
-      '4',
-      '5',
-      '99',
-    ]);
+    expect((closed as KafkaDeliveryError).undelivered.map((m) => JSON.parse(m.value.toString()).seq)).toEqual(
+      ['0', '1', '2', '3', '4', '5', '99'],
+    );
     expect(driver.closes).toBe(1);
   });
 

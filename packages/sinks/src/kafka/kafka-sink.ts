@@ -11,9 +11,11 @@ import { KafkajsDriver } from './kafkajs-driver.js';
 import { PlatformaticKafkaDriver } from './platformatic-driver.js';
 import {
   DEFAULT_TOPIC_PREFIX,
+  JSON_VALUE_SERIALIZER,
   toKafkaMessage,
   type KafkaMessage,
   type KafkaRecord,
+  type KafkaValueSerializer,
 } from './to-kafka-message.js';
 
 /** The built-in producer drivers. */
@@ -59,6 +61,11 @@ export interface KafkaSinkOptions {
   readonly retryMaxDelayMs?: number;
   /** TCP connect timeout, ms. */
   readonly connectTimeoutMs?: number;
+  /**
+   * How record values are written: the contract's JSON by default; Avro in the Confluent wire
+   * format with a `SchemaRegistrySerializer` (opened first: it registers the schemas).
+   */
+  readonly valueSerializer?: KafkaValueSerializer;
   readonly logger?: KafkaSinkLogger;
 }
 
@@ -79,7 +86,7 @@ export const KAFKA_SINK_DEFAULTS = {
   deliveryTimeoutMs: 120_000,
   retryMaxDelayMs: 2_000,
   connectTimeoutMs: 10_000,
-} as const satisfies Omit<Required<KafkaSinkOptions>, 'brokers' | 'logger'>;
+} as const satisfies Omit<Required<KafkaSinkOptions>, 'brokers' | 'logger' | 'valueSerializer'>;
 
 /** Counters of a sink, for monitoring and tests. */
 export interface KafkaSinkStats {
@@ -141,7 +148,8 @@ const RECORD_OVERHEAD_BYTES = 32;
  * ```
  */
 export class KafkaSink implements AsyncDisposable {
-  readonly #o: Required<Omit<KafkaSinkOptions, 'logger' | 'brokers' | 'driver'>>;
+  readonly #o: Required<Omit<KafkaSinkOptions, 'logger' | 'brokers' | 'driver' | 'valueSerializer'>>;
+  readonly #serializer: KafkaValueSerializer;
   readonly #driverOptions: KafkaDriverOptions;
   readonly #factory: KafkaDriverFactory;
   readonly #logger: KafkaSinkLogger;
@@ -213,6 +221,7 @@ export class KafkaSink implements AsyncDisposable {
         `kafka: "driver" must be ${KAFKA_DRIVERS.join(' or ')} or a factory, got ${JSON.stringify(o.driver)}`,
       );
     this.#o = o;
+    this.#serializer = options.valueSerializer ?? JSON_VALUE_SERIALIZER;
     this.#logger = options.logger ?? {};
     this.#driverOptions = {
       brokers,
@@ -267,7 +276,13 @@ export class KafkaSink implements AsyncDisposable {
    * when it was not delivered, with a {@link KafkaSinkClosedError} after `close()`.
    */
   write(record: KafkaRecord): Promise<void> {
-    return this.writeMessage(toKafkaMessage(record, this.#o.topicPrefix));
+    let message: KafkaMessage;
+    try {
+      message = toKafkaMessage(record, this.#o.topicPrefix, this.#serializer);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    return this.writeMessage(message);
   }
 
   /** Like {@link KafkaSink.write} for a message already mapped (`toKafkaMessage`). */

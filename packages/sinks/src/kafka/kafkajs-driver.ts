@@ -96,7 +96,7 @@ export function kafkajsCompression(compression: KafkaCompression): CompressionTy
 
 /** Groups a batch by topic, keeping the order of the messages of each topic. */
 export function kafkajsTopicMessages(messages: readonly KafkaMessage[]): TopicMessages[] {
-  const byTopic = new Map<string, { key: string; value: string }[]>();
+  const byTopic = new Map<string, { key: string; value: string | Buffer }[]>();
   for (const m of messages) {
     let list = byTopic.get(m.topic);
     if (list === undefined) byTopic.set(m.topic, (list = []));

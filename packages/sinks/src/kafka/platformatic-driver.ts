@@ -2,8 +2,9 @@ import {
   Admin,
   Producer,
   compatibilityPartitioner,
-  stringSerializers,
+  stringSerializer,
   type ProducerOptions,
+  type Serializers,
 } from '@platformatic/kafka';
 import { platformaticBackoff } from './internal/platformatic-backoff.js';
 import { readCommittedTopic } from './internal/read-committed-topic.js';
@@ -15,7 +16,16 @@ import type {
 } from './kafka-transactional-driver.js';
 import type { KafkaMessage } from './to-kafka-message.js';
 
-type StringProducer = Producer<string, string, string, string>;
+/** Values are JSON text or (Avro, schema registry) bytes. */
+type MessageValue = string | Buffer;
+type StringProducer = Producer<string, MessageValue, string, string>;
+
+const SERIALIZERS: Serializers<string, MessageValue, string, string> = {
+  key: stringSerializer,
+  value: (v) => (typeof v === 'string' ? stringSerializer(v) : v),
+  headerKey: stringSerializer,
+  headerValue: stringSerializer,
+};
 /** The library does not export its Transaction class by name. */
 type Transaction = Awaited<ReturnType<StringProducer['beginTransaction']>>;
 
@@ -34,7 +44,7 @@ type Transaction = Awaited<ReturnType<StringProducer['beginTransaction']>>;
  */
 export function platformaticProducerOptions(
   options: KafkaDriverOptions | KafkaTransactionalDriverOptions,
-): ProducerOptions<string, string, string, string> {
+): ProducerOptions<string, MessageValue, string, string> {
   const transactional =
     'transactionalId' in options && options.transactionalId !== undefined
       ? {
@@ -48,7 +58,7 @@ export function platformaticProducerOptions(
   return {
     clientId: options.clientId,
     bootstrapBrokers: [...options.brokers],
-    serializers: stringSerializers,
+    serializers: SERIALIZERS,
     idempotent: true,
     acks: -1,
     compression: options.compression,

@@ -61,7 +61,7 @@ describe('toKafkaMessage', () => {
   });
 
   it('maps a closed history bar as final, with when it was read (not when the answer arrived)', () => {
-    expect(JSON.parse(toKafkaMessage(bar).value)).toMatchObject({
+    expect(JSON.parse(toKafkaMessage(bar).value.toString())).toMatchObject({
       final: true,
       volume: 7,
       read_at: '2026-01-02T01:35:30.000Z',
@@ -74,21 +74,21 @@ describe('toKafkaMessage', () => {
     const m = toKafkaMessage(tick);
     expect(m.topic).toBe('quoteflow.depth');
     expect(m.key).toBe('BTCUSDT');
-    expect(JSON.parse(m.value)).toStrictEqual({
+    expect(JSON.parse(m.value.toString())).toStrictEqual({
       code: 'BTCUSDT',
       seq: '18446744073709551615',
       tick_time: null,
       bids: [{ price: 1.5, volume: null }],
       asks: [{ price: 1.6, volume: 2 }],
     });
-    expect(JSON.parse(toKafkaMessage({ ...tick, seq: undefined }).value).seq).toBeNull();
+    expect(JSON.parse(toKafkaMessage({ ...tick, seq: undefined }).value.toString()).seq).toBeNull();
   });
 
   it('maps a suspension to P.suspension keyed by symbol, with the exchange and every raw field', () => {
     const m = toKafkaMessage(halt, 'p');
     expect(m.topic).toBe('p.suspension');
     expect(m.key).toBe('ABCD');
-    expect(JSON.parse(m.value)).toStrictEqual({
+    expect(JSON.parse(m.value.toString())).toStrictEqual({
       exchange: 'nasdaq',
       symbol: 'ABCD',
       symbol_name: null,
@@ -114,11 +114,13 @@ describe('toKafkaMessage', () => {
 
   it("uses the datasets' column names plus the partition keys (and final for klines)", () => {
     const names = (kind: keyof typeof DATASET_COLUMNS) => DATASET_COLUMNS[kind].map((c) => c.name);
-    expect(Object.keys(JSON.parse(toKafkaMessage(update).value)).sort()).toEqual(
+    expect(Object.keys(JSON.parse(toKafkaMessage(update).value.toString())).sort()).toEqual(
       [...names('kline'), 'kline_type', 'final'].sort(),
     );
-    expect(Object.keys(JSON.parse(toKafkaMessage(tick).value)).sort()).toEqual(names('depth').sort());
-    expect(Object.keys(JSON.parse(toKafkaMessage(halt).value)).sort()).toEqual(
+    expect(Object.keys(JSON.parse(toKafkaMessage(tick).value.toString())).sort()).toEqual(
+      names('depth').sort(),
+    );
+    expect(Object.keys(JSON.parse(toKafkaMessage(halt).value.toString())).sort()).toEqual(
       [...names('suspension'), 'exchange'].sort(),
     );
   });
@@ -151,7 +153,7 @@ describe('toKafkaMessage', () => {
           };
           const m = toKafkaMessage(t);
           expect(m.key).toBe(code);
-          const v = JSON.parse(m.value) as Record<string, unknown>;
+          const v = JSON.parse(m.value.toString()) as Record<string, unknown>;
           expect(Object.keys(v)).toEqual(['code', 'seq', 'tick_time', 'bids', 'asks']);
           expect(v['code']).toBe(code);
           expect(v['seq'] === null ? undefined : BigInt(v['seq'] as string)).toBe(seq);

@@ -14,12 +14,37 @@ export type KafkaTopicKind = (typeof KAFKA_TOPIC_KINDS)[number];
 /** What the Kafka sink produces. A `Bar` (closed, from history) goes out as a final kline. */
 export type KafkaRecord = Bar | BarUpdate | DepthTick | SuspensionRecord;
 
-/** One message as the producer drivers send it: UTF-8 key and value. */
+/**
+ * One message as the producer drivers send it: a UTF-8 key; the value as the sink's
+ * {@link KafkaValueSerializer} made it (JSON text by default, bytes for Avro).
+ */
 export interface KafkaMessage {
   readonly topic: string;
   readonly key: string;
-  readonly value: string;
+  readonly value: string | Buffer;
 }
+
+/** A message value before serialisation: the contract's JSON shape of its dataset. */
+export type KafkaMessageValue = KlineMessageValue | DepthMessageValue | SuspensionMessageValue;
+
+/**
+ * Turns a message value into the bytes (or text) the record carries. The default,
+ * {@link JSON_VALUE_SERIALIZER}, writes the contract's JSON; `SchemaRegistrySerializer` writes Avro
+ * in the Confluent wire format. Synchronous: anything that needs a request (registering schemas)
+ * happens before the sink opens.
+ */
+export interface KafkaValueSerializer {
+  /** `json`, `avro`, …: for logs and errors. */
+  readonly format: string;
+  /** The value of a record of `kind` going to `topic`; throws when it cannot (unknown topic). */
+  serialize(topic: string, kind: KafkaTopicKind, value: KafkaMessageValue): string | Buffer;
+}
+
+/** The default values: the contract's JSON text. */
+export const JSON_VALUE_SERIALIZER: KafkaValueSerializer = {
+  format: 'json',
+  serialize: (_topic, _kind, value) => JSON.stringify(value),
+};
 
 /** The default topic prefix (`--topic-prefix`). */
 export const DEFAULT_TOPIC_PREFIX = 'quoteflow';
@@ -138,9 +163,7 @@ export function suspensionMessageValue(r: SuspensionRecord): SuspensionMessageVa
 }
 
 /** The JSON value of any record (not yet serialised). */
-export function kafkaMessageValue(
-  record: KafkaRecord,
-): KlineMessageValue | DepthMessageValue | SuspensionMessageValue {
+export function kafkaMessageValue(record: KafkaRecord): KafkaMessageValue {
   switch (record.type) {
     case 'bar':
     case 'bar-update':
@@ -154,11 +177,12 @@ export function kafkaMessageValue(
 
 /**
  * Maps a domain record to its Kafka message: topic `<topicPrefix>.<kind>`, key = product code
- * (symbol for suspensions), value = the contract's JSON.
+ * (symbol for suspensions), value = the contract's JSON (or what `serializer` makes of it).
  *
  * @param record - a bar, bar update, depth tick or suspension record
  * @param topicPrefix - the topic prefix
- * @defaultValue topicPrefix `'quoteflow'`
+ * @param serializer - how the value is written
+ * @defaultValue topicPrefix `'quoteflow'`, serializer {@link JSON_VALUE_SERIALIZER}
  * @example
  * ```ts
  * const msg = toKafkaMessage(tick, 'md'); // { topic: 'md.depth', key: 'AAPL.US', value: '{"code":…}' }
@@ -167,10 +191,13 @@ export function kafkaMessageValue(
 export function toKafkaMessage(
   record: KafkaRecord,
   topicPrefix: string = DEFAULT_TOPIC_PREFIX,
+  serializer: KafkaValueSerializer = JSON_VALUE_SERIALIZER,
 ): KafkaMessage {
+  const kind = kafkaTopicKindOf(record);
+  const topic = `${topicPrefix}.${kind}`;
   return {
-    topic: `${topicPrefix}.${kafkaTopicKindOf(record)}`,
+    topic,
     key: kafkaKeyOf(record),
-    value: JSON.stringify(kafkaMessageValue(record)),
+    value: serializer.serialize(topic, kind, kafkaMessageValue(record)),
   };
 }

@@ -99,11 +99,11 @@ describe('commitOutcome', () => {
       sink,
       new Map([['A|1', w(5, 6, 2)]]),
       Date.UTC(2026, 0, 5),
-      async () => [{ partition: 0, offset: 0n, key: 'A|1', value: c.marks[0]!.value }],
+      async () => [{ partition: 0, offset: 0n, key: 'A|1', value: c.marks[0]!.value.toString() }],
     );
     expect(c.after).toEqual(new Map([['A|1', w(0, 6, 7)]]));
     expect(c.marks.map((m) => m.key)).toEqual(['A|1']);
-    expect(JSON.parse(c.marks[0]!.value)).toMatchObject({
+    expect(JSON.parse(c.marks[0]!.value.toString())).toMatchObject({
       first: 0,
       last: 6,
       rows: 7,

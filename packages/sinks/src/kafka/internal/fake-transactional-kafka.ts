@@ -72,7 +72,7 @@ export class FakeKafkaCluster {
     for (const m of messages) {
       const log = this.#logs.get(m.topic) ?? [];
       this.#logs.set(m.topic, log);
-      log.push({ key: m.key, value: m.value, offset: BigInt(log.length), txn });
+      log.push({ key: m.key, value: m.value.toString(), offset: BigInt(log.length), txn });
     }
   }
 
