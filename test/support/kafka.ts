@@ -11,6 +11,7 @@ import kafkajs from 'kafkajs';
 import { inject } from 'vitest';
 import { BROKER_SCRIPT, REPO_ROOT } from './kafka-global-setup.js';
 import { runKafkaContainer, startKafkaContainer } from './kafka-container.js';
+import { hostListeners, type SecureListeners } from './kafka-listeners.js';
 import { testEngine } from './test-engine.js';
 
 const run = promisify(execFile);
@@ -47,8 +48,23 @@ export async function kafkaBrokers(): Promise<string> {
     throw new Error(
       'no kafkaInstanceDir provided: is test/support/kafka-global-setup.ts the project globalSetup?',
     );
-  if ((await testEngine()) === 'containers') return runKafkaContainer(dir, inject('kafkaWatchPid'));
+  if ((await testEngine()) === 'containers')
+    return (await runKafkaContainer(dir, inject('kafkaWatchPid'))).brokers;
   return startInstance(dir, inject('kafkaWatchPid'));
+}
+
+/**
+ * The secured listeners of the run's broker (SASL_SSL, MTLS, WRONGNAME; see kafka-listeners.ts),
+ * which `kafkaBrokers()` starts as well. An external cluster (`KAFKA_BROKERS`) has none known here.
+ */
+export async function kafkaSecureListeners(): Promise<SecureListeners> {
+  if (process.env['KAFKA_BROKERS'])
+    throw new Error("the secured-listener tests need the run's own broker: unset KAFKA_BROKERS");
+  const dir = inject('kafkaInstanceDir');
+  if ((await testEngine()) === 'containers')
+    return (await runKafkaContainer(dir, inject('kafkaWatchPid'))).listeners;
+  await startInstance(dir, inject('kafkaWatchPid'));
+  return hostListeners(dir);
 }
 
 /** A topic prefix no other test uses: `qft-<name>-<random>`. */
