@@ -111,4 +111,28 @@ export {
 } from './kafka/kafkajs-driver.js';
 export { PlatformaticKafkaDriver, platformaticProducerOptions } from './kafka/platformatic-driver.js';
 export { KafkaDeliveryError } from './kafka/kafka-delivery-error.js';
+// Secured clusters: TLS and SASL, client property names, failures in the user's terms, a check at start.
+export {
+  KAFKA_SASL_MECHANISMS,
+  resolveKafkaSecurity,
+  kafkajsSecurity,
+  platformaticSecurity,
+} from './kafka/kafka-security.js';
+export type {
+  KafkaSaslMechanism,
+  KafkaSaslOptions,
+  KafkaTlsOptions,
+  KafkaSecurity,
+} from './kafka/kafka-security.js';
+export {
+  KAFKA_CONNECTION_PROPERTIES,
+  KAFKA_SECURITY_PROTOCOLS,
+  kafkaSettingsFromProperties,
+  isSecretKafkaProperty,
+} from './kafka/kafka-properties.js';
+export type { KafkaConnectionSettings, KafkaSecurityProtocol } from './kafka/kafka-properties.js';
+export { describeKafkaFailure, kafkaFailureKind, PERMANENT_KAFKA_FAILURES } from './kafka/kafka-failure.js';
+export type { KafkaFailureKind, KafkaFailureContext } from './kafka/kafka-failure.js';
+export { checkKafkaCluster, KafkaClusterError } from './kafka/check-kafka-cluster.js';
+export type { KafkaClusterCheck } from './kafka/check-kafka-cluster.js';
 export { KafkaSinkClosedError } from './kafka/kafka-sink-closed-error.js';

@@ -11,8 +11,13 @@ import { UsageError } from '../internal/usage-error.js';
 import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
+import {
+  addKafkaConnectionOptions,
+  resolveKafkaConnection,
+  type KafkaConnectionFlags,
+} from '../internal/kafka-options.js';
 
-interface DepthFlags {
+interface DepthFlags extends KafkaConnectionFlags {
   codes?: string[];
   codesFile?: string;
   intervalMs?: number;
@@ -52,11 +57,12 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       'serve Prometheus metrics, /health and /ready on 127.0.0.1:PORT',
       intAtLeast(0),
     );
+  addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: DepthFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
-    if (flags.out === undefined && flags.kafka === undefined)
-      throw new UsageError('--out or --kafka is required');
+    const kafka = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
+    if (flags.out === undefined && kafka === undefined) throw new UsageError('--out or --kafka is required');
     if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
     const statusEveryMs = statusIntervalMs(ctx.io.env);
     const [
@@ -86,17 +92,16 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       stopper.signal,
       describeSinks({
         out: flags.out,
-        kafka: flags.kafka === undefined ? undefined : { brokers: flags.kafka },
+        kafka,
       }),
     );
     const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
     try {
-      const kafka =
-        flags.kafka === undefined ? undefined : { brokers: flags.kafka, topicPrefix: flags.topicPrefix };
       if (kafka !== undefined)
         await checkKafka(kafka, {
           timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
           signal: ctx.signal,
+          topics: ['depth'],
         });
       const capture = depthCapture({
         client,

@@ -9,6 +9,7 @@ import { checkOutDir } from '../internal/check-out-dir.js';
 import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
+import { resolveKafkaConnection, type KafkaConnectionFlags } from '../internal/kafka-options.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
 import { StreamingTable } from '../internal/streaming-table.js';
@@ -18,17 +19,17 @@ import { suspensionColumns, suspensionJson } from './suspensions.js';
 export async function watchSuspensions(
   ctx: CommandContext,
   service: ServiceOptions,
-  flags: {
+  flags: KafkaConnectionFlags & {
     exchange: Exchange;
     format: 'table' | 'json' | 'ndjson';
     out?: string;
-    kafka?: string;
     topicPrefix: string;
     duration?: number;
     metricsPort?: number;
   },
 ): Promise<void> {
   if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
+  const kafka = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
   const notice = suspensionSlotNotice(ctx.logger);
   const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
   const client = createClient(service, ctx.logger, metrics, undefined, undefined, (r) => {
@@ -48,17 +49,16 @@ export async function watchSuspensions(
     stopper.signal,
     describeSinks({
       out: flags.out,
-      kafka: flags.kafka === undefined ? undefined : { brokers: flags.kafka },
+      kafka,
     }),
   );
   const table = new StreamingTable(suspensionColumns());
   try {
-    const kafka =
-      flags.kafka === undefined ? undefined : { brokers: flags.kafka, topicPrefix: flags.topicPrefix };
     if (kafka !== undefined)
       await checkKafka(kafka, {
         timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
         signal: ctx.signal,
+        topics: ['suspension'],
       });
     const watch = suspensionWatch({
       client,

@@ -6,9 +6,10 @@ import { intAtLeast } from '../internal/parse-args.js';
 import { renderTable, type Column } from '../internal/render-table.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
+import { addKafkaConnectionOptions, type KafkaConnectionFlags } from '../internal/kafka-options.js';
 import { UsageError } from '../internal/usage-error.js';
 
-interface SuspensionsFlags {
+interface SuspensionsFlags extends KafkaConnectionFlags {
   exchange: Exchange;
   format: 'table' | 'json' | 'ndjson';
   watch?: boolean;
@@ -56,12 +57,15 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       'with --watch: serve Prometheus metrics, /health and /ready on 127.0.0.1:PORT',
       intAtLeast(0),
     );
+  addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SuspensionsFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
     if (flags.watch !== true) {
       for (const [key, flag] of [
         ['out', '--out'],
         ['kafka', '--kafka'],
+        ['kafkaConfig', '--kafka-config'],
+        ['kafkaProperty', '-X/--kafka-property'],
         ['duration', '--duration'],
         ['metricsPort', '--metrics-port'],
       ] as const) {

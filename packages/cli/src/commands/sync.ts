@@ -8,8 +8,13 @@ import { intAtLeast, klineTypeList } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import {
+  addKafkaConnectionOptions,
+  resolveKafkaConnection,
+  type KafkaConnectionFlags,
+} from '../internal/kafka-options.js';
 
-interface SyncFlags {
+interface SyncFlags extends KafkaConnectionFlags {
   codes?: string[];
   codesFile?: string;
   klineTypes: KlineType[];
@@ -67,6 +72,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
         .hideHelp(),
     );
   addKafkaDeliveryOptions(cmd);
+  addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SyncFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
@@ -75,7 +81,8 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
-    if (flags.kafka === undefined && (flags.kafkaDelivery ?? flags.kafkaTransactionalId) !== undefined)
+    const kafka = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
+    if (kafka === undefined && (flags.kafkaDelivery ?? flags.kafkaTransactionalId) !== undefined)
       throw new UsageError('--kafka-delivery and --kafka-transactional-id need --kafka');
     if (flags.kafkaTransactionalId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(flags.kafkaTransactionalId))
       throw new UsageError(
@@ -92,14 +99,9 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       format: flags.format,
       live: true,
       kafka:
-        flags.kafka === undefined
+        kafka === undefined
           ? undefined
-          : {
-              brokers: flags.kafka,
-              topicPrefix: flags.topicPrefix,
-              delivery: flags.kafkaDelivery,
-              transactionalId: flags.kafkaTransactionalId,
-            },
+          : { ...kafka, delivery: flags.kafkaDelivery, transactionalId: flags.kafkaTransactionalId },
       statePath: flags.state,
       durationS: flags.duration,
       metricsPort: flags.metricsPort,

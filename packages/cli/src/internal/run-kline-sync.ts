@@ -79,7 +79,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
   const handles: PipelineHandle<unknown>[] = [];
   try {
     await command.preflight({
-      kafka: run.kafka === undefined ? [] : [{ kafka: run.kafka, flag: '--kafka' }],
+      kafka: run.kafka === undefined ? [] : [{ kafka: run.kafka, flag: '--kafka', topics: ['kline'] }],
       klines: [run],
     });
     const step = await command.kafkaDelivery(run, '--kafka');

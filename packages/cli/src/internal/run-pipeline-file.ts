@@ -12,6 +12,7 @@ import {
 import { depthMessageValue, suspensionMessageValue } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { cliKafkaSinkOptions } from './check-kafka.js';
+import { pipelineKafkaOptions, type CliKafkaOptions } from './kafka-options.js';
 import { CommandRun, type CommandRunSpec, type KlineStep, type StartOnShare } from './command-run.js';
 import { gapWarningFields } from './gap-warning.js';
 import type { KlinePipelineStep, PipelineFile, PipelineStep } from './pipeline-file.js';
@@ -38,6 +39,15 @@ export async function runPipelineFile(
   metricsPort?: number,
 ): Promise<void> {
   const statusEveryMs = statusIntervalMs(ctx.io.env);
+  // Each kafka: block's connection (files read, properties checked) before anything starts.
+  for (const [i, step] of spec.pipelines.entries()) {
+    const block = step.sinks?.kafka;
+    if (block !== undefined)
+      kafkaOfStep.set(
+        step,
+        await pipelineKafkaOptions(block, `pipelines[${i}].sinks.kafka`, ctx.io, ctx.redactor),
+      );
+  }
   const command = await CommandRun.start(ctx, commandSpec(ctx, spec, service, requestLog, metricsPort));
   const handles: PipelineHandle<unknown>[] = [];
   const streams: KlineStreams[] = [];
@@ -46,11 +56,16 @@ export async function runPipelineFile(
   const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ pipelines: running }));
   try {
     await command.preflight({
-      kafka: spec.pipelines.flatMap((step, i) =>
-        step.sinks?.kafka === undefined
-          ? []
-          : [{ kafka: step.sinks.kafka, flag: `pipelines[${i}].sinks.kafka` }],
-      ),
+      kafka: spec.pipelines.flatMap((step, i) => {
+        const kafka = kafkaOfStep.get(step);
+        const topics =
+          'kline' in step.source
+            ? (['kline'] as const)
+            : 'depth' in step.source
+              ? (['depth'] as const)
+              : (['suspension'] as const);
+        return kafka === undefined ? [] : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics }];
+      }),
       klines: spec.pipelines.flatMap((step) => ('kline' in step.source ? [step.source.kline] : [])),
     });
     for (const [i, step] of spec.pipelines.entries()) {
@@ -116,7 +131,7 @@ function commandSpec(
       : { redis: { url: redisUrl, group: 'run', heartbeatMs: spec.redis?.heartbeatMs } }),
     ...(requestLog ? { requestLogDirs: logDirs } : {}),
     sinks: spec.pipelines
-      .map((s) => describeSinks({ out: s.sinks?.files?.out, kafka: s.sinks?.kafka }))
+      .map((s) => describeSinks({ out: s.sinks?.files?.out, kafka: kafkaOfStep.get(s) }))
       .filter((d) => d !== '')
       .join('; '),
     readyOnFirstAnswer: true,
@@ -132,7 +147,14 @@ function klineStepOf(s: KlinePipelineStep): KlineStep {
     live: true,
     out: s.sinks?.files?.out,
     format: s.sinks?.files?.format,
-    kafka: s.sinks?.kafka,
+    kafka:
+      s.sinks?.kafka === undefined
+        ? undefined
+        : {
+            ...kafkaOfStep.get(s)!,
+            delivery: s.sinks.kafka.delivery,
+            transactionalId: s.sinks.kafka.transactionalId,
+          },
     statePath: s.state,
   };
 }
@@ -238,11 +260,12 @@ function filesOf(ctx: CommandContext, s: PipelineStep) {
   return files === undefined ? {} : { files: { dir: resolve(ctx.io.cwd, files.out), format: files.format } };
 }
 
+/** The Kafka options of each pipeline with a kafka: sink, resolved once at the start of the run. */
+const kafkaOfStep = new WeakMap<PipelineStep, CliKafkaOptions>();
+
 function kafkaOf(s: PipelineStep, env: Readonly<Record<string, string | undefined>>) {
-  const kafka = s.sinks?.kafka;
-  return kafka === undefined
-    ? {}
-    : { kafka: cliKafkaSinkOptions({ brokers: kafka.brokers, topicPrefix: kafka.topicPrefix }, env) };
+  const kafka = kafkaOfStep.get(s);
+  return kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, env) };
 }
 
 function warn(ctx: CommandContext, pipeline: string) {

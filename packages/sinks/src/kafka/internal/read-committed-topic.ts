@@ -13,6 +13,7 @@ import type { KafkaDriverOptions } from '../kafka-producer-driver.js';
 import type { KafkaCommittedRecord } from '../kafka-transactional-driver.js';
 import { committedRecords, type FetchedBatch } from './committed-records.js';
 import { platformaticBackoff } from './platformatic-backoff.js';
+import { platformaticSecurity } from '../kafka-security.js';
 
 const FETCH_MAX_BYTES = 8 << 20;
 const POLL_MS = 50;
@@ -38,6 +39,7 @@ export async function readCommittedTopic(
     requestTimeout: options.requestTimeoutMs,
     retries: Math.ceil(options.deliveryTimeoutMs / options.retryMaxDelayMs) + 1,
     retryDelay: platformaticBackoff(options.retryMaxDelayMs),
+    ...platformaticSecurity(options),
   });
   try {
     const deadline = Date.now() + waitMs;
