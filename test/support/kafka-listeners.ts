@@ -62,3 +62,30 @@ export function testUser(name: 'qf-plain' | 'qf-scram' | 'qf-scram256' | 'qf-den
   if (line === undefined) throw new Error(`no user ${name} in scripts/kafka/test-users.txt`);
   return { mechanism: line[0] as TestUser['mechanism'], username: name, password: line[2] ?? '' };
 }
+
+/** kcat/librdkafka client properties of a SASL_SSL login as `user` (the CA's certificate trusted). */
+export function saslSslProperties(listeners: SecureListeners, user: TestUser): Record<string, string> {
+  return {
+    'security.protocol': 'SASL_SSL',
+    'sasl.mechanism': user.mechanism,
+    'sasl.username': user.username,
+    'sasl.password': user.password,
+    'ssl.ca.location': join(listeners.tlsDir, 'ca.pem'),
+  };
+}
+
+/** Client properties of an mTLS login (CN=qf-client) on the MTLS listener. */
+export function mtlsProperties(listeners: SecureListeners): Record<string, string> {
+  return {
+    'security.protocol': 'SSL',
+    'ssl.ca.location': join(listeners.tlsDir, 'ca.pem'),
+    'ssl.certificate.location': join(listeners.tlsDir, 'client.pem'),
+    'ssl.key.location': join(listeners.tlsDir, 'client.key'),
+    'ssl.key.password': readFileSync(join(listeners.tlsDir, 'client.key.password'), 'utf8'),
+  };
+}
+
+/** Properties as `-X KEY=VALUE` arguments. */
+export function dashX(properties: Readonly<Record<string, string>>): string[] {
+  return Object.entries(properties).flatMap(([k, v]) => ['-X', `${k}=${v}`]);
+}

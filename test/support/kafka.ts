@@ -16,6 +16,9 @@ import { testEngine } from './test-engine.js';
 
 const run = promisify(execFile);
 
+/** The librdkafka kcat runs on against the secured listeners (scripts/kafka/setup.sh). */
+export const LIBRDKAFKA_DIR = join(REPO_ROOT, '.cache', 'kafka', 'librdkafka', '2.16.1');
+
 /** One message as read back from a topic. */
 export interface ReadMessage {
   readonly key: string;
@@ -178,12 +181,16 @@ export async function consumeWithKafkajs(
  * Reads the whole of `topic` with kcat (librdkafka, an independent client), from the beginning to
  * the end at the time of the call: `kcat -C -b B -t T -f '%k\t%p\t%o\t%s\n' -e`, with
  * `-X isolation.level=…` when `isolation` is given (librdkafka's default is read_committed).
+ * `properties` are more `-X KEY=VALUE` (a secured listener's security.protocol, sasl.*, ssl.*);
+ * with them kcat runs on the newer librdkafka scripts/kafka/setup.sh keeps (Debian's 2.0.2
+ * cannot log in with SCRAM on Kafka 4).
  */
 export async function consumeWithKcat(
   brokers: string,
   topic: string,
   timeoutMs = 30_000,
   isolation?: 'read_committed' | 'read_uncommitted',
+  properties: Readonly<Record<string, string>> = {},
 ): Promise<ReadMessage[]> {
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(
@@ -195,6 +202,7 @@ export async function consumeWithKcat(
         '-t',
         topic,
         ...(isolation === undefined ? [] : ['-X', `isolation.level=${isolation}`]),
+        ...Object.entries(properties).flatMap(([k, v]) => ['-X', `${k}=${v}`]),
         '-f',
         '%k\\t%p\\t%o\\t%s\\n',
         '-e',
@@ -204,6 +212,9 @@ export async function consumeWithKcat(
       ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
+        ...(Object.keys(properties).length === 0
+          ? {}
+          : { env: { ...process.env, LD_LIBRARY_PATH: LIBRDKAFKA_DIR } }),
       },
     );
     let stdout = '';
