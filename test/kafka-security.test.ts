@@ -95,7 +95,7 @@ describe('the CLI over secured listeners', () => {
     const metricsPort = await freePort();
     const sync = startQuoteflow(
       [
-        ...'sync --codes BTCUSDT --kline-types 1 --bars 5 --duration 4 --out'.split(' '),
+        ...'sync --codes BTCUSDT --kline-types 1 --bars 5 --duration 8 --out'.split(' '),
         join(work, 'sync'),
         '--kafka-config',
         config,
@@ -217,6 +217,58 @@ describe('the CLI over secured listeners', () => {
   });
 });
 
+describe('a pipeline file with a kafka: block of tls: and sasl:', () => {
+  const EXAMPLE = join(import.meta.dirname, '..', 'examples', 'pipelines', 'depth-to-secured-kafka.yaml');
+  const exampleEnv = (prefix: string, extra: Record<string, string> = {}) =>
+    env({
+      KAFKA_BROKERS: listeners.saslSsl,
+      KAFKA_CA_FILE: join(listeners.tlsDir, 'ca.pem'),
+      KAFKA_USERNAME: scram.username,
+      KAFKA_PASSWORD: scram.password,
+      TOPIC_PREFIX: prefix,
+      DURATION: '3',
+      ...extra,
+    });
+
+  it('examples/pipelines/depth-to-secured-kafka.yaml produces over SASL_SSL into a topic of 3 partitions', async () => {
+    const prefix = uniquePrefix('sec-pipeline');
+    const r = await runQuoteflow(['run', EXAMPLE], exampleEnv(prefix));
+    expect(r.code, r.stderr).toBe(0);
+    expectNoSecret(r.stdout + r.stderr, 'the output');
+    expect(await partitionCount(await kafkaBrokers(), `${prefix}.depth`)).toBe(3);
+    const read = await consumeWithKcat(
+      listeners.saslSsl,
+      `${prefix}.depth`,
+      30_000,
+      undefined,
+      saslSslProperties(listeners, scram),
+    );
+    expect(read.length).toBeGreaterThan(0);
+    for (const m of read) expect(m.key).toBe((JSON.parse(m.value) as { code: string }).code);
+  });
+
+  it('names the field of a bad setting (exit 2) and a refused login (exit 1)', async () => {
+    const prefix = uniquePrefix('sec-pipeline-bad');
+    const file = join(work, 'oauth.yaml');
+    await writeFile(
+      file,
+      (await readFile(EXAMPLE, 'utf8')).replace('mechanism: SCRAM-SHA-512', 'mechanism: OAUTHBEARER'),
+    );
+    const oauth = await runQuoteflow(['run', file], exampleEnv(prefix));
+    expect(oauth.code, oauth.stderr).toBe(2);
+    expect(oauth.stderr).toContain('pipelines[0].sinks.kafka.sasl.mechanism: OAUTHBEARER is not supported');
+    const refused = await runQuoteflow(
+      ['run', EXAMPLE],
+      exampleEnv(prefix, { KAFKA_PASSWORD: 'wrong-Pw-123456' }),
+    );
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toContain(
+      `Kafka (pipelines[0].sinks.kafka): authentication failed for user qf-scram with SCRAM-SHA-512 at ${listeners.saslSsl}`,
+    );
+    expect(refused.stderr).not.toContain('wrong-Pw-123456');
+  });
+});
+
 describe('loud, specific failures: exit 1 within 30 s, naming the broker, before any request', () => {
   const cases: [string, () => string[], (l: SecureListeners) => string][] = [
     [
@@ -287,6 +339,48 @@ describe('loud, specific failures: exit 1 within 30 s, naming the broker, before
     expect(r.stderr).toContain(message(listeners));
     expect(r.elapsedMs).toBeLessThan(30_000);
     expect(sim.log.count({})).toBe(before);
+    expectNoSecret(r.stdout + r.stderr, 'the output');
+  });
+
+  it('a topic the user may see but not write: exit 1 at the first delivery, naming the user and the topic', async () => {
+    const prefix = uniquePrefix('sec-acl');
+    const topic = `${prefix}.depth`;
+    const admin = new kafkajs.Kafka({
+      brokers: [await kafkaBrokers()],
+      logLevel: kafkajs.logLevel.NOTHING,
+    }).admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+      // DESCRIBE only: the check at start sees the topic; producing to it is refused.
+      await admin.createAcls({
+        acl: [
+          {
+            resourceType: kafkajs.AclResourceTypes.TOPIC,
+            resourceName: topic,
+            resourcePatternType: kafkajs.ResourcePatternTypes.LITERAL,
+            principal: `User:${denied.username}`,
+            host: '*',
+            operation: kafkajs.AclOperationTypes.DESCRIBE,
+            permissionType: kafkajs.AclPermissionTypes.ALLOW,
+          },
+        ],
+      });
+    } finally {
+      await admin.disconnect();
+    }
+    const r = await runQuoteflow(
+      [
+        ...'depth --codes BTCUSDT --duration 20 --kafka-create-topics false --topic-prefix'.split(' '),
+        prefix,
+        ...dashX({ 'bootstrap.servers': listeners.saslSsl, ...saslSslProperties(listeners, denied) }),
+      ],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`user qf-denied may not create or write ${topic}`);
+    expect(r.stderr).toContain(topic);
+    expect(r.elapsedMs).toBeLessThan(30_000);
     expectNoSecret(r.stdout + r.stderr, 'the output');
   });
 

@@ -145,7 +145,7 @@ export function describeKafkaFailure(err: unknown, context: KafkaFailureContext)
     case 'topic-authorization':
       return `${who} may not write or create ${topics} at ${at} (topic authorization failed: the cluster's ACLs)`;
     case 'cluster-authorization':
-      return `${who} may not create ${topics} at ${at} (cluster authorization failed): have them created, or give the principal CREATE`;
+      return `${who} may not create or write ${topics} at ${at} (cluster authorization failed: creating a topic needs CREATE, producing needs WRITE on the topic): have the topics created and WRITE granted, or grant CREATE`;
     case 'transactional-id-authorization':
       return `${who} may not use transactional id ${context.transactionalId ?? ''} at ${at} (the cluster's ACLs); or --kafka-delivery at-least-once`;
     case 'group-authorization':

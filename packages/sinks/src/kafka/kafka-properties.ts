@@ -163,7 +163,6 @@ function tlsSettings(
   const ca = read('ssl.ca.location');
   if (ca !== undefined) checkCertificate('ssl.ca.location', ca);
   const cert = read('ssl.certificate.location');
-  if (cert !== undefined) checkCertificate('ssl.certificate.location', cert);
   const key = read('ssl.key.location');
   const keyPassword = p('ssl.key.password');
   if ((cert === undefined) !== (key === undefined))
@@ -191,6 +190,7 @@ function tlsSettings(
           );
     }
   }
+  if (cert !== undefined) checkCertificate('ssl.certificate.location', cert);
   const algorithm = p('ssl.endpoint.identification.algorithm');
   if (algorithm !== undefined && algorithm !== 'https' && algorithm !== 'none')
     throw bad(
