@@ -143,13 +143,13 @@ export function describeKafkaFailure(err: unknown, context: KafkaFailureContext)
     case 'plaintext-to-tls':
       return `${at} requires TLS (set security.protocol to SSL or SASL_SSL)`;
     case 'topic-authorization':
-      return `${who} may not write or create ${topics} at ${at} (topic authorization failed: the cluster's ACLs)`;
+      return `${who} may not write or create ${topics} at ${at} (TOPIC_AUTHORIZATION_FAILED: the cluster's ACLs)`;
     case 'cluster-authorization':
-      return `${who} may not create or write ${topics} at ${at} (cluster authorization failed: creating a topic needs CREATE, producing needs WRITE on the topic): have the topics created and WRITE granted, or grant CREATE`;
+      return `${who} may not create or write ${topics} at ${at} (CLUSTER_AUTHORIZATION_FAILED: creating a topic needs CREATE, producing needs WRITE on the topic): have the topics created and WRITE granted, or grant CREATE`;
     case 'transactional-id-authorization':
-      return `${who} may not use transactional id ${context.transactionalId ?? ''} at ${at} (the cluster's ACLs); or --kafka-delivery at-least-once`;
+      return `${who} may not use transactional id ${context.transactionalId ?? ''} at ${at} (TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the cluster's ACLs); or --kafka-delivery at-least-once`;
     case 'group-authorization':
-      return `${who} may not use its consumer group at ${at} (group authorization failed)`;
+      return `${who} may not use its consumer group at ${at} (GROUP_AUTHORIZATION_FAILED)`;
     case 'unreachable':
       return `${at} cannot be reached`;
   }

@@ -138,7 +138,12 @@ export function resolveKlineSinkOptions(options: KafkaKlineSinkOptions): Resolve
   const replicationFactor = options.replicationFactor ?? KAFKA_SINK_DEFAULTS.replicationFactor;
   const configs = options.topicConfigs ?? {};
   const topics: KafkaTopicSpec[] = [
-    { topic: `${topicPrefix}.kline`, partitions, replicationFactor, configs },
+    {
+      topic: `${topicPrefix}.kline`,
+      partitions,
+      replicationFactor,
+      ...(Object.keys(configs).length === 0 ? {} : { configs }),
+    },
   ];
   // One partition keeps every series' watermarks in commit order; compaction keeps the newest per series.
   if (delivery === 'exactly-once')

@@ -428,7 +428,7 @@ export class KafkaSink implements AsyncDisposable {
             topic,
             partitions: this.#o.partitions,
             replicationFactor: this.#o.replicationFactor,
-            configs: this.#o.topicConfigs,
+            ...(Object.keys(this.#o.topicConfigs).length === 0 ? {} : { configs: this.#o.topicConfigs }),
           })),
         );
         for (const t of fresh) this.#knownTopics.add(t);
