@@ -139,6 +139,8 @@ describe('the CLI over secured listeners', () => {
       expect(r.code, `${name}: ${r.stderr}`).toBe(0);
       expectNoSecret(r.stdout + r.stderr, `${name}'s output`);
     }
+    // The sync's K-lines went exactly once (Kafka transactions over SASL_SSL), not the fallback.
+    expect(syncRun.stderr).not.toContain('cannot run transactions');
     expectNoSecret(metrics, 'the metrics scrape');
     for (const file of await filesUnder(work))
       if (file !== config) expectNoSecret(await readFile(file, 'latin1'), file);

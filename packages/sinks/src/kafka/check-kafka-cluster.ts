@@ -127,13 +127,23 @@ async function checkTopics(
     );
   }
   try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map(kafkajsNewTopic),
-    });
+    // No waiting for leaders here: kafkajs's wait gives up on the "unknown topic" a KRaft broker
+    // answers right after a create; the sinks' producers wait for leaders themselves.
+    await admin.createTopics({ waitForLeaders: false, topics: missing.map(kafkajsNewTopic) });
   } catch (err) {
+    // Created meanwhile by another process (or the answer was lost): fine once every topic is listed.
+    if (kafkaFailureKind(err) !== undefined || !(await allListed(admin, names))) throw fail(err, names);
+  }
+}
+
+/** Whether every topic of `names` is listed within a few seconds (the broker's metadata may lag a create). */
+async function allListed(admin: kafkajs.Admin, names: readonly string[]): Promise<boolean> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
     const now = new Set(await admin.listTopics().catch(() => [] as string[]));
-    if (names.some((t) => !now.has(t))) throw fail(err, names);
+    if (names.every((t) => now.has(t))) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(200);
   }
 }
 

@@ -29,18 +29,7 @@ export async function readCommittedTopic(
   waitMs: number,
 ): Promise<KafkaCommittedRecord[]> {
   const brokers = options.brokers.join(',');
-  const consumer = new Consumer({
-    clientId: options.clientId,
-    // Never joined: Consumer.fetch and listOffsets need no group, but the constructor wants an id.
-    groupId: `${options.clientId}.read-committed`,
-    bootstrapBrokers: [...options.brokers],
-    connectTimeout: options.connectTimeoutMs,
-    timeout: options.requestTimeoutMs,
-    requestTimeout: options.requestTimeoutMs,
-    retries: Math.ceil(options.deliveryTimeoutMs / options.retryMaxDelayMs) + 1,
-    retryDelay: platformaticBackoff(options.retryMaxDelayMs),
-    ...platformaticSecurity(options),
-  });
+  const consumer = groupFreeConsumer(options);
   try {
     const deadline = Date.now() + waitMs;
     const offsets = async (isolationLevel: number, timestamp: bigint): Promise<bigint[]> =>
@@ -119,4 +108,20 @@ export async function readCommittedTopic(
   } finally {
     await consumer.close().catch(() => undefined);
   }
+}
+
+/** A consumer that never joins its group (fetch and listOffsets need none), with the driver's connection. */
+function groupFreeConsumer(options: KafkaDriverOptions): Consumer {
+  return new Consumer({
+    clientId: options.clientId,
+    // Never joined: Consumer.fetch and listOffsets need no group, but the constructor wants an id.
+    groupId: `${options.clientId}.read-committed`,
+    bootstrapBrokers: [...options.brokers],
+    connectTimeout: options.connectTimeoutMs,
+    timeout: options.requestTimeoutMs,
+    requestTimeout: options.requestTimeoutMs,
+    retries: Math.ceil(options.deliveryTimeoutMs / options.retryMaxDelayMs) + 1,
+    retryDelay: platformaticBackoff(options.retryMaxDelayMs),
+    ...platformaticSecurity(options),
+  });
 }
