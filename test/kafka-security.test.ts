@@ -217,6 +217,42 @@ describe('the CLI over secured listeners', () => {
     expect(missing.stderr).toContain(`topic ${prefix}-none.depth does not exist at ${listeners.saslSsl}`);
     expect(sim.log.count({})).toBe(before);
   });
+
+  it('with topic creation off, an exactly-once sync also needs P.kline.watermarks (exit 1 naming it); at least once it does not', async () => {
+    const prefix = uniquePrefix('sec-provisioned');
+    const admin = new kafkajs.Kafka({
+      brokers: [await kafkaBrokers()],
+      logLevel: kafkajs.logLevel.NOTHING,
+    }).admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({
+        topics: [{ topic: `${prefix}.kline`, numPartitions: 2 }],
+        waitForLeaders: true,
+      });
+    } finally {
+      await admin.disconnect();
+    }
+    const args = [
+      ...'sync --codes BTCUSDT --kline-types 1 --bars 2 --duration 3 --kafka-create-topics false --out'.split(
+        ' ',
+      ),
+      join(work, prefix),
+      '--topic-prefix',
+      prefix,
+      ...dashX({ 'bootstrap.servers': listeners.saslSsl, ...saslSslProperties(listeners, scram) }),
+    ];
+    const before = sim.log.count({});
+    const exactly = await runQuoteflow(args, env());
+    expect(exactly.code, exactly.stderr).toBe(1);
+    expect(exactly.stderr).toContain(
+      `topic ${prefix}.kline.watermarks does not exist at ${listeners.saslSsl}`,
+    );
+    expect(exactly.stderr).toContain('or --kafka-delivery at-least-once');
+    expect(sim.log.count({})).toBe(before);
+    const atLeast = await runQuoteflow([...args, '--kafka-delivery', 'at-least-once'], env());
+    expect(atLeast.code, atLeast.stderr).toBe(0);
+  });
 });
 
 describe('a pipeline file with a kafka: block of tls: and sasl:', () => {

@@ -86,6 +86,11 @@ export async function checkKafka(
     readonly signal: AbortSignal;
     readonly flag?: string;
     readonly topics?: readonly KafkaTopicKind[];
+    /**
+     * K-lines exactly once (or maybe): with topic creation off, `P.kline.watermarks` must exist
+     * too (the sink creates it otherwise, compacted, one partition).
+     */
+    readonly watermarks?: boolean;
   },
 ): Promise<void> {
   const where = `Kafka (${options.flag ?? '--kafka'})`;
@@ -100,7 +105,12 @@ export async function checkKafka(
         ...(sink.clientId === undefined ? {} : { clientId: sink.clientId }),
         ...(sink.tls === undefined ? {} : { tls: sink.tls }),
         ...(sink.sasl === undefined ? {} : { sasl: sink.sasl }),
-        topics: topicSpecs(kafka, options.topics ?? []),
+        topics: [
+          ...topicSpecs(kafka, options.topics ?? []),
+          ...(options.watermarks === true && !kafka.createTopics
+            ? [{ topic: `${kafka.topicPrefix}.kline.watermarks`, partitions: 1, replicationFactor: -1 }]
+            : []),
+        ],
         createTopics: kafka.createTopics,
         timeoutMs: options.timeoutMs,
         signal: stop.signal,
@@ -124,7 +134,13 @@ export async function checkKafka(
       }),
     ]);
   } catch (err) {
-    if (err instanceof KafkaClusterError) throw new Error(`${where}: ${err.message}`, { cause: err });
+    if (err instanceof KafkaClusterError) {
+      const hint =
+        err.kind === 'missing-topic' && err.message.includes('.kline.watermarks')
+          ? ` (K-lines exactly once keep their watermarks there: 1 partition, cleanup.policy=compact; or --kafka-delivery at-least-once)`
+          : '';
+      throw new Error(`${where}: ${err.message}${hint}`, { cause: err });
+    }
     throw err;
   } finally {
     clearTimeout(timer);

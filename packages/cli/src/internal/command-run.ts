@@ -181,6 +181,8 @@ export class CommandRun {
       readonly flag: string;
       /** The topics it will write (checked, or created when the options say so). */
       readonly topics?: readonly KafkaTopicKind[];
+      /** K-lines not at least once: `P.kline.watermarks` must exist when topic creation is off. */
+      readonly watermarks?: boolean;
     }[];
     readonly klines?: readonly {
       readonly codes: readonly string[];
@@ -188,12 +190,13 @@ export class CommandRun {
     }[];
   }): Promise<void> {
     const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env);
-    for (const { kafka, flag, topics } of checks.kafka ?? [])
+    for (const { kafka, flag, topics, watermarks } of checks.kafka ?? [])
       await checkKafka(kafka, {
         timeoutMs,
         signal: this.ctx.signal,
         flag,
         ...(topics === undefined ? {} : { topics }),
+        watermarks: watermarks === true,
       });
     await this.worker?.connect({ timeoutMs, signal: this.ctx.signal });
     if (this.worker !== undefined) return;

@@ -79,7 +79,17 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
   const handles: PipelineHandle<unknown>[] = [];
   try {
     await command.preflight({
-      kafka: run.kafka === undefined ? [] : [{ kafka: run.kafka, flag: '--kafka', topics: ['kline'] }],
+      kafka:
+        run.kafka === undefined
+          ? []
+          : [
+              {
+                kafka: run.kafka,
+                flag: '--kafka',
+                topics: ['kline'],
+                watermarks: run.kafka.delivery !== 'at-least-once',
+              },
+            ],
       klines: [run],
     });
     const step = await command.kafkaDelivery(run, '--kafka');

@@ -64,7 +64,10 @@ export async function runPipelineFile(
             : 'depth' in step.source
               ? (['depth'] as const)
               : (['suspension'] as const);
-        return kafka === undefined ? [] : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics }];
+        const watermarks = 'kline' in step.source && step.sinks?.kafka?.delivery !== 'at-least-once';
+        return kafka === undefined
+          ? []
+          : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics, watermarks }];
       }),
       klines: spec.pipelines.flatMap((step) => ('kline' in step.source ? [step.source.kline] : [])),
     });
