@@ -60,6 +60,20 @@ function expectNoSecret(text: string, where: string): void {
   for (const secret of SECRETS) expect(text.includes(secret), `${where} holds a password`).toBe(false);
 }
 
+/** Runs `work` with a kafkajs admin on the PLAINTEXT listener (User:ANONYMOUS, a super user). */
+async function asAdmin(work: (admin: kafkajs.Admin) => Promise<void>): Promise<void> {
+  const admin = new kafkajs.Kafka({
+    brokers: [await kafkaBrokers()],
+    logLevel: kafkajs.logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  try {
+    await work(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 async function scrapeMetrics(port: number): Promise<string> {
   for (let i = 0; i < 200; i++) {
     try {
@@ -220,19 +234,12 @@ describe('the CLI over secured listeners', () => {
 
   it('with topic creation off, an exactly-once sync also needs P.kline.watermarks (exit 1 naming it); at least once it does not', async () => {
     const prefix = uniquePrefix('sec-provisioned');
-    const admin = new kafkajs.Kafka({
-      brokers: [await kafkaBrokers()],
-      logLevel: kafkajs.logLevel.NOTHING,
-    }).admin();
-    await admin.connect();
-    try {
+    await asAdmin(async (admin) => {
       await admin.createTopics({
         topics: [{ topic: `${prefix}.kline`, numPartitions: 2 }],
         waitForLeaders: true,
       });
-    } finally {
-      await admin.disconnect();
-    }
+    });
     const args = [
       ...'sync --codes BTCUSDT --kline-types 1 --bars 2 --duration 3 --kafka-create-topics false --out'.split(
         ' ',
@@ -363,7 +370,8 @@ describe('loud, specific failures: exit 1 within 30 s, naming the broker, before
       () => `user qf-denied may not write or create`,
     ],
   ];
-  it.each(cases)('%s', async (_, args, message) => {
+  // Concurrent: none of them may send a request, so the simulator's count holds for all at once.
+  it.concurrent.each(cases)('%s', async (_, args, message) => {
     const before = sim.log.count({});
     const r = await runQuoteflow(
       [
@@ -380,49 +388,7 @@ describe('loud, specific failures: exit 1 within 30 s, naming the broker, before
     expectNoSecret(r.stdout + r.stderr, 'the output');
   });
 
-  it('a topic the user may see but not write: exit 1 at the first delivery, naming the user and the topic', async () => {
-    const prefix = uniquePrefix('sec-acl');
-    const topic = `${prefix}.depth`;
-    const admin = new kafkajs.Kafka({
-      brokers: [await kafkaBrokers()],
-      logLevel: kafkajs.logLevel.NOTHING,
-    }).admin();
-    await admin.connect();
-    try {
-      await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-      // DESCRIBE only: the check at start sees the topic; producing to it is refused.
-      await admin.createAcls({
-        acl: [
-          {
-            resourceType: kafkajs.AclResourceTypes.TOPIC,
-            resourceName: topic,
-            resourcePatternType: kafkajs.ResourcePatternTypes.LITERAL,
-            principal: `User:${denied.username}`,
-            host: '*',
-            operation: kafkajs.AclOperationTypes.DESCRIBE,
-            permissionType: kafkajs.AclPermissionTypes.ALLOW,
-          },
-        ],
-      });
-    } finally {
-      await admin.disconnect();
-    }
-    const r = await runQuoteflow(
-      [
-        ...'depth --codes BTCUSDT --duration 20 --kafka-create-topics false --topic-prefix'.split(' '),
-        prefix,
-        ...dashX({ 'bootstrap.servers': listeners.saslSsl, ...saslSslProperties(listeners, denied) }),
-      ],
-      env(),
-    );
-    expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain(`user qf-denied may not create or write ${topic}`);
-    expect(r.stderr).toContain(topic);
-    expect(r.elapsedMs).toBeLessThan(30_000);
-    expectNoSecret(r.stdout + r.stderr, 'the output');
-  });
-
-  it.each([
+  it.concurrent.each([
     [
       ['-X', 'sasl.mechanism=OAUTHBEARER', '-X', 'security.protocol=SASL_SSL'],
       'OAUTHBEARER is not supported',
@@ -440,6 +406,43 @@ describe('loud, specific failures: exit 1 within 30 s, naming the broker, before
     const r = await runQuoteflow(['depth', '--codes', 'BTCUSDT', '--kafka', '127.0.0.1:1', ...args], env());
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(message);
+  });
+});
+
+describe('a topic the user may see but not write', () => {
+  it('a topic the user may see but not write: exit 1 at the first delivery, naming the user and the topic', async () => {
+    const prefix = uniquePrefix('sec-acl');
+    const topic = `${prefix}.depth`;
+    await asAdmin(async (admin) => {
+      await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+      // DESCRIBE only: the check at start sees the topic; producing to it is refused.
+      await admin.createAcls({
+        acl: [
+          {
+            resourceType: kafkajs.AclResourceTypes.TOPIC,
+            resourceName: topic,
+            resourcePatternType: kafkajs.ResourcePatternTypes.LITERAL,
+            principal: `User:${denied.username}`,
+            host: '*',
+            operation: kafkajs.AclOperationTypes.DESCRIBE,
+            permissionType: kafkajs.AclPermissionTypes.ALLOW,
+          },
+        ],
+      });
+    });
+    const r = await runQuoteflow(
+      [
+        ...'depth --codes BTCUSDT --duration 20 --kafka-create-topics false --topic-prefix'.split(' '),
+        prefix,
+        ...dashX({ 'bootstrap.servers': listeners.saslSsl, ...saslSslProperties(listeners, denied) }),
+      ],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`user qf-denied may not create or write ${topic}`);
+    expect(r.stderr).toContain(topic);
+    expect(r.elapsedMs).toBeLessThan(30_000);
+    expectNoSecret(r.stdout + r.stderr, 'the output');
   });
 });
 
