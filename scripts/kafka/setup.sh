@@ -2,6 +2,8 @@
 # Everything the Kafka tests and benchmarks need, idempotent (safe to run again):
 #   - kcat (Debian package), the independent client the tests read topics back with;
 #   - the Apache Kafka broker's jars, fetched from Maven Central into .cache/kafka (scripts/kafka/broker.sh fetch).
+#   - librdkafka 2.16 for kcat's SCRAM logins (from the confluent-kafka wheel, below); openssl for the
+#     certificates of the secured listeners (scripts/kafka/tls.sh).
 # Needs Java 17+ and Maven for the broker (installed from Debian's packages when missing and apt-get exists).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +19,7 @@ missing=()
 command -v kcat >/dev/null || missing+=(kcat)
 command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || missing+=(maven)
+command -v openssl >/dev/null || missing+=(openssl) # scripts/kafka/tls.sh: the secured listeners' certificates
 if ((${#missing[@]} > 0)); then
   command -v apt-get >/dev/null || {
     echo "kafka-setup: please install: ${missing[*]}" >&2
