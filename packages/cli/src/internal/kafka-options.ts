@@ -104,13 +104,14 @@ export function parseKafkaPropertiesFile(
   text: string,
   file: string,
   env: Readonly<Record<string, string | undefined>>,
+  label = '--kafka-config',
 ): Record<string, string> {
   const out: Record<string, string> = {};
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();
     if (line === '' || line.startsWith('#') || line.startsWith('!')) return;
     const m = /^([^=:\s]+)\s*[=:\s]\s*(.*)$/.exec(line);
-    if (m === null) throw new UsageError(`--kafka-config ${file}:${i + 1}: expected key=value`);
+    if (m === null) throw new UsageError(`${label} ${file}:${i + 1}: expected key=value`);
     const key = m[1] as string;
     out[key] = (m[2] as string).replace(
       /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?\}/g,
@@ -118,7 +119,7 @@ export function parseKafkaPropertiesFile(
         const value = env[name] ?? fallback;
         if (value === undefined)
           throw new UsageError(
-            `--kafka-config ${file}:${i + 1}: ${key}: environment variable ${name} is not set`,
+            `${label} ${file}:${i + 1}: ${key}: environment variable ${name} is not set`,
           );
         return value;
       },
@@ -141,7 +142,7 @@ async function readPropertiesFile(
       `${label} ${JSON.stringify(file)} cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
     );
   }
-  return parseKafkaPropertiesFile(text, file, io.env);
+  return parseKafkaPropertiesFile(text, file, io.env, label);
 }
 
 /** `-X`/`--kafka-topic-config` entries → a record (the last of a key wins). */
