@@ -118,9 +118,7 @@ export function parseKafkaPropertiesFile(
       (_, name: string, fallback?: string) => {
         const value = env[name] ?? fallback;
         if (value === undefined)
-          throw new UsageError(
-            `${label} ${file}:${i + 1}: ${key}: environment variable ${name} is not set`,
-          );
+          throw new UsageError(`${label} ${file}:${i + 1}: ${key}: environment variable ${name} is not set`);
         return value;
       },
     );
