@@ -444,6 +444,53 @@ describe('a topic the user may see but not write', () => {
     expect(r.elapsedMs).toBeLessThan(30_000);
     expectNoSecret(r.stdout + r.stderr, 'the output');
   });
+
+  it('a user that may write but not use transactional ids: an unset --kafka-delivery falls back to at least once, with a warning naming why', async () => {
+    const prefix = uniquePrefix('sec-notx');
+    await asAdmin(async (admin) => {
+      await admin.createTopics({
+        topics: [{ topic: `${prefix}.kline` }, { topic: `${prefix}.kline.watermarks` }],
+        waitForLeaders: true,
+      });
+      // Everything on the topics of the prefix, nothing on transactional ids.
+      await admin.createAcls({
+        acl: (['DESCRIBE', 'READ', 'WRITE'] as const).map((op) => ({
+          resourceType: kafkajs.AclResourceTypes.TOPIC,
+          resourceName: prefix,
+          resourcePatternType: kafkajs.ResourcePatternTypes.PREFIXED,
+          principal: `User:${denied.username}`,
+          host: '*',
+          operation: kafkajs.AclOperationTypes[op],
+          permissionType: kafkajs.AclPermissionTypes.ALLOW,
+        })),
+      });
+    });
+    const r = await runQuoteflow(
+      [
+        ...'sync --codes BTCUSDT --kline-types 1 --bars 3 --duration 5 --kafka-create-topics false --out'.split(
+          ' ',
+        ),
+        join(work, prefix),
+        '--topic-prefix',
+        prefix,
+        ...dashX({ 'bootstrap.servers': listeners.saslSsl, ...saslSslProperties(listeners, denied) }),
+      ],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('cannot run transactions: delivering K-lines at least once');
+    // kafkajs hides the broker's TRANSACTIONAL_ID_AUTHORIZATION_FAILED behind "no coordinator".
+    expect(r.stderr).toContain('user qf-denied may not be allowed that transactional id');
+    expectNoSecret(r.stdout + r.stderr, 'the output');
+    const read = await consumeWithKcat(
+      listeners.saslSsl,
+      `${prefix}.kline`,
+      30_000,
+      undefined,
+      saslSslProperties(listeners, scram),
+    );
+    expect(read.some((m) => (JSON.parse(m.value) as { final: boolean }).final)).toBe(true);
+  });
 });
 
 describe('the library over SASL_SSL', () => {

@@ -19,6 +19,7 @@ export type KafkaFailureKind =
   | 'cluster-authorization'
   | 'transactional-id-authorization'
   | 'group-authorization'
+  | 'coordinator-not-found'
   | 'unreachable';
 
 /** Failures no retry mends: the command should stop at once rather than wait out its timeout. */
@@ -76,6 +77,9 @@ function kindOf(e: Record<string, unknown>): KafkaFailureKind | undefined {
   if (str('name') === 'KafkaJSSASLAuthenticationError' || code === 'PLT_KFK_AUTHENTICATION')
     return 'authentication';
   if (UNTRUSTED.has(code)) return 'untrusted-certificate';
+  // kafkajs drops the broker's answer to FindCoordinator (TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+  // among them) and says only this.
+  if (str('name') === 'KafkaJSGroupCoordinatorNotFound') return 'coordinator-not-found';
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return 'hostname-mismatch';
   if (/ALERT_BAD_CERTIFICATE|CERTIFICATE_REQUIRED|HANDSHAKE_FAILURE/.test(code)) return 'client-certificate';
   if (/WRONG_VERSION_NUMBER/.test(code) || /verify the broker supports TLS/.test(message))
@@ -150,6 +154,10 @@ export function describeKafkaFailure(err: unknown, context: KafkaFailureContext)
       return `${who} may not use transactional id ${context.transactionalId ?? ''} at ${at} (TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the cluster's ACLs); or --kafka-delivery at-least-once`;
     case 'group-authorization':
       return `${who} may not use its consumer group at ${at} (GROUP_AUTHORIZATION_FAILED)`;
+    case 'coordinator-not-found':
+      return context.transactionalId === undefined
+        ? `${at} named no coordinator for ${who} (FindCoordinator failed)`
+        : `${at} named no transaction coordinator for transactional id ${context.transactionalId}: ${who} may not be allowed that transactional id (the cluster's ACLs; kafkajs reports TRANSACTIONAL_ID_AUTHORIZATION_FAILED so), or the coordinator is not available yet; or --kafka-delivery at-least-once`;
     case 'unreachable':
       return `${at} cannot be reached`;
   }
