@@ -132,7 +132,7 @@ export {
 } from './kafka/kafka-properties.js';
 export type { KafkaConnectionSettings, KafkaSecurityProtocol } from './kafka/kafka-properties.js';
 export { describeKafkaFailure, kafkaFailureKind, PERMANENT_KAFKA_FAILURES } from './kafka/kafka-failure.js';
-export type { KafkaFailureKind, KafkaFailureContext } from './kafka/kafka-failure.js';
+export type { KafkaFailureKind, KafkaFailureContext, KafkaFailure } from './kafka/kafka-failure.js';
 export { checkKafkaCluster, KafkaClusterError } from './kafka/check-kafka-cluster.js';
 export type { KafkaClusterCheck } from './kafka/check-kafka-cluster.js';
 export { KafkaSinkClosedError } from './kafka/kafka-sink-closed-error.js';

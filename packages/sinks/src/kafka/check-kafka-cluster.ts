@@ -32,7 +32,9 @@ export interface KafkaClusterCheck extends Pick<KafkaSinkOptions, 'brokers' | 'c
 
 /** Why {@link checkKafkaCluster} failed: `kind` says what (`undefined` when no answer came in time). */
 export class KafkaClusterError extends Error {
+  /** Always `QF_KAFKA_CLUSTER`. */
   readonly code = 'QF_KAFKA_CLUSTER';
+  /** What failed: a {@link KafkaFailureKind}, a missing topic, no answer in time, or something else (`undefined`). */
   readonly kind: KafkaFailureKind | 'missing-topic' | 'timeout' | undefined;
   constructor(kind: KafkaClusterError['kind'], message: string, cause?: unknown) {
     super(message, cause === undefined ? undefined : { cause });

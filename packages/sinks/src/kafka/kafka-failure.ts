@@ -53,7 +53,9 @@ const BY_BROKER_ERROR: Readonly<Record<string, KafkaFailureKind>> = {
   GROUP_AUTHORIZATION_FAILED: 'group-authorization',
 };
 
-interface Found {
+/** A failure {@link kafkaFailureKind} recognised. */
+export interface KafkaFailure {
+  /** What failed. */
   kind: KafkaFailureKind;
   /** The broker named by the error, when it names one (`host:port`). */
   broker?: string;
@@ -90,8 +92,8 @@ function kindOf(e: Record<string, unknown>): KafkaFailureKind | undefined {
 }
 
 /** The most specific kind of failure in `err`'s tree, with the broker it names, if any. */
-export function kafkaFailureKind(err: unknown): Found | undefined {
-  let found: Found | undefined;
+export function kafkaFailureKind(err: unknown): KafkaFailure | undefined {
+  let found: KafkaFailure | undefined;
   let broker: string | undefined;
   for (const e of errorTree(err)) {
     if (typeof e['broker'] === 'string') broker ??= e['broker'];
@@ -106,9 +108,13 @@ export function kafkaFailureKind(err: unknown): Found | undefined {
 
 /** What a message about a failure may name: the brokers, the login, the topics concerned. */
 export interface KafkaFailureContext {
+  /** The bootstrap brokers, named when the error names no broker of its own. */
   readonly brokers: readonly string[];
+  /** The client's TLS and SASL settings (the user and mechanism are named; never the password). */
   readonly security: KafkaSecurity;
+  /** The topics written, named by a permission failure. */
   readonly topics?: readonly string[];
+  /** The producer's transactional id, named by a transactional failure. */
   readonly transactionalId?: string | undefined;
 }
 

@@ -33,15 +33,22 @@ export const KAFKA_CONNECTION_PROPERTIES = [
   'compression.type',
 ] as const;
 
+/** `security.protocol` values: TLS or not, SASL or not. */
 export const KAFKA_SECURITY_PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const;
+/** One of {@link KAFKA_SECURITY_PROTOCOLS}. */
 export type KafkaSecurityProtocol = (typeof KAFKA_SECURITY_PROTOCOLS)[number];
 
 /** Sink options from properties (only those the properties set). */
 export interface KafkaConnectionSettings {
+  /** `bootstrap.servers`. */
   readonly brokers?: string;
+  /** `client.id`. */
   readonly clientId?: string;
+  /** `compression.type`. */
   readonly compression?: KafkaCompression;
+  /** `security.protocol` SSL or SASL_SSL, with the `ssl.*` files read. */
   readonly tls?: KafkaTlsOptions;
+  /** `security.protocol` SASL_*, with `sasl.*`. */
   readonly sasl?: KafkaSaslOptions;
 }
 

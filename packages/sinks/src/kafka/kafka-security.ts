@@ -10,12 +10,16 @@ import type { SASLOptions } from 'kafkajs';
 
 /** SASL mechanisms the drivers authenticate with. */
 export const KAFKA_SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
+/** One of {@link KAFKA_SASL_MECHANISMS}. */
 export type KafkaSaslMechanism = (typeof KAFKA_SASL_MECHANISMS)[number];
 
 /** SASL login (`security.protocol` SASL_SSL, or SASL_PLAINTEXT without `tls`). */
 export interface KafkaSaslOptions {
+  /** PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512. */
   readonly mechanism: KafkaSaslMechanism;
+  /** The principal's name (named in failures). */
   readonly username: string;
+  /** Never shown in any message. */
   readonly password: string;
 }
 
@@ -39,7 +43,9 @@ export interface KafkaTlsOptions {
 
 /** The connection security of a Kafka client, checked. */
 export interface KafkaSecurity {
+  /** TLS to the brokers; plaintext when absent. */
   readonly tls?: KafkaTlsOptions | undefined;
+  /** SASL login; none when absent. */
   readonly sasl?: KafkaSaslOptions | undefined;
 }
 
