@@ -142,6 +142,16 @@ describe('describeKafkaFailure', () => {
     expect(text).not.toContain('sasl-Pw-secret-77');
   });
 
+  it('says what a kafkajs "no coordinator" means for a transactional id', () => {
+    const err = {
+      name: 'KafkaJSNonRetriableError',
+      originalError: { name: 'KafkaJSGroupCoordinatorNotFound', message: 'Failed to find group coordinator' },
+    };
+    expect(describeKafkaFailure(err, { ...context, transactionalId: 'tx-1' })).toContain(
+      'named no transaction coordinator for transactional id tx-1: user u may not be allowed that transactional id',
+    );
+  });
+
   it('leaves other errors alone', () => {
     expect(describeKafkaFailure(new Error('boom'), context)).toBeUndefined();
   });
