@@ -45,7 +45,9 @@ describe('with a Kafka sink', () => {
     const runs = await Promise.all([
       runQuoteflow(
         [
-          ...words('sync --codes BTCUSDT --kline-types 1 --bars 5 --duration 3 --out'),
+          // 6 s: the checks at start (Kafka login and topics, the transactions probe) and the
+          // backfill must fit in, with room, on a loaded machine; 3 s left no closed bar at times.
+          ...words('sync --codes BTCUSDT --kline-types 1 --bars 5 --duration 6 --out'),
           join(work, 'sync'),
         ].concat(['--kafka', brokers, '--topic-prefix', uniquePrefix('out-sync')]),
         env(),

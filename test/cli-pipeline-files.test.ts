@@ -177,6 +177,7 @@ describe('every example pipeline file runs', () => {
       'bars-to-stdout.yaml',
       'depth-and-suspensions.yaml',
       'depth-to-kafka.yaml',
+      'depth-to-secured-kafka.yaml', // run by kafka-security.test.ts, against the secured listeners
       'kline-to-parquet.yaml',
     ]);
   });

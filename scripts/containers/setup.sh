@@ -50,7 +50,8 @@ base_image="localhost/quoteflow-bookworm-minbase:latest"
 # The Kafka image's tag names its configuration (test/support/test-engine.ts computes the same), so
 # checkouts of different versions on one machine never run each other's broker settings.
 kafka_config_hash="$(cat "$here/kafka.Containerfile" "$here/kafka-entrypoint.sh" "$here/log4j2.properties" \
-  "$root/scripts/kafka/broker-settings.properties" | sha256sum | cut -c1-12)"
+  "$root/scripts/kafka/broker-settings.properties" "$root/scripts/kafka/broker-security.properties" \
+  "$root/scripts/kafka/security-config.sh" "$root/scripts/kafka/test-users.txt" | sha256sum | cut -c1-12)"
 kafka_image="localhost/quoteflow-test-kafka:$kafka_version-$kafka_config_hash"
 redis_image="localhost/quoteflow-test-redis:latest"
 
@@ -238,6 +239,7 @@ build_base
 bash "$root/scripts/kafka/broker.sh" fetch
 libs="${KAFKA_CACHE_DIR:-$root/.cache/kafka}/$kafka_version/libs"
 build "$kafka_image" "$here/kafka.Containerfile" "$libs" "$here/kafka-entrypoint.sh" "$here/log4j2.properties" \
-  "$root/scripts/kafka/broker-settings.properties"
+  "$root/scripts/kafka/broker-settings.properties" "$root/scripts/kafka/broker-security.properties" \
+  "$root/scripts/kafka/security-config.sh" "$root/scripts/kafka/test-users.txt"
 build "$redis_image" "$here/redis.Containerfile"
 log "images: $kafka_image $redis_image"

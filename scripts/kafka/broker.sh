@@ -20,10 +20,14 @@
 #                        thread, and leaves the CPU to the tests)
 #   KAFKA_START_TIMEOUT  seconds to wait for the broker to serve (default 180)
 #   KAFKA_WATCH_PID      if set, the broker is stopped once that process has exited
+#   KAFKA_TLS_DIR        the secured listeners' key material (default <repo>/.cache/kafka/tls, made
+#                        by scripts/kafka/tls.sh on first start)
 #
 # An instance keeps its port and data across stop/start, so a client can ride out a restart.
 # `start` on a running instance only prints its address. Files of an instance:
 #   bootstrap   HOST:PORT, written once the broker serves (what tests read)
+#   listeners   NAME=HOST:PORT of each secured listener (SASL_SSL, MTLS, WRONGNAME) and TLS_DIR=…,
+#               written with bootstrap (scripts/kafka/broker-security.properties says what they are)
 #   pid         the JVM's process id while it runs
 #   server.log  the broker's log
 set -euo pipefail
@@ -134,19 +138,20 @@ set_java_cmd() {
 }
 
 write_config() {
-  local port="$1" cport="$2"
+  local port="$1" cport="$2" sport="$3" mport="$4" wport="$5" tls="$6"
   {
     cat <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport,SASL_SSL://127.0.0.1:$sport,MTLS://127.0.0.1:$mport,WRONGNAME://127.0.0.1:$wport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SASL_SSL://127.0.0.1:$sport,MTLS://127.0.0.1:$mport,WRONGNAME://127.0.0.1:$wport
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL,WRONGNAME:SSL
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$instance/data
 EOF
     cat "$here/broker-settings.properties"
+    sh "$here/security-config.sh" properties "$tls"
   } >"$instance/server.properties"
   # Kafka 3.x (reload4j) and 4.x (log4j2): INFO to server.log via stdout redirection.
   cat >"$instance/log4j.properties" <<'EOF'
@@ -188,27 +193,39 @@ cmd_start() {
     return 0
   fi
   cmd_fetch
-  local port cport
+  local port tls
+  tls="$(bash "$here/tls.sh" "${KAFKA_TLS_DIR:-$root/.cache/kafka/tls}")"
   port="${KAFKA_PORT:-$(cat "$instance/port" 2>/dev/null || true)}"
-  cport="$(cat "$instance/controller-port" 2>/dev/null || true)"
   if [[ -z "$port" ]] || { [[ -z "${KAFKA_PORT:-}" ]] && port_open "$port"; }; then port="$(free_port)"; fi
-  if [[ -z "$cport" ]] || port_open "$cport" || [[ "$cport" == "$port" ]]; then
-    cport="$(free_port)"
-    while [[ "$cport" == "$port" ]]; do cport="$(free_port)"; done
-  fi
   echo "$port" >"$instance/port"
-  echo "$cport" >"$instance/controller-port"
+  # The controller's and the secured listeners' ports: kept across restarts too, each its own.
+  local name p taken=" $port "
+  local -A ports=()
+  for name in controller-port sasl-ssl-port mtls-port wrongname-port; do
+    p="$(cat "$instance/$name" 2>/dev/null || true)"
+    while [[ -z "$p" ]] || port_open "$p" || [[ "$taken" == *" $p "* ]]; do p="$(free_port)"; done
+    taken+="$p "
+    ports[$name]="$p"
+    echo "$p" >"$instance/$name"
+  done
   rm -f "$instance/bootstrap"
-  write_config "$port" "$cport"
+  write_config "$port" "${ports[controller-port]}" "${ports[sasl-ssl-port]}" "${ports[mtls-port]}" \
+    "${ports[wrongname-port]}" "$tls"
   set_java_cmd
-  if [[ ! -f "$instance/data/meta.properties" ]]; then
+  # SCRAM users are in the metadata log from format time: a storage formatted with other users
+  # (or before there were any) is formatted again.
+  local users scram
+  users="$(sh "$here/security-config.sh" users-hash)"
+  if [[ ! -f "$instance/data/meta.properties" || "$(cat "$instance/users-hash" 2>/dev/null)" != "$users" ]]; then
     log "formatting storage in $instance/data"
     rm -rf "$instance/data"
+    mapfile -t scram < <(sh "$here/security-config.sh" scram-args | tr ' ' '\n')
     "${java_cmd[@]}" kafka.tools.StorageTool format -t "$(cluster_id)" -c "$instance/server.properties" \
-      >"$instance/format.log" 2>&1 || {
+      "${scram[@]}" >"$instance/format.log" 2>&1 || {
       cat "$instance/format.log" >&2
       die "formatting storage failed"
     }
+    echo "$users" >"$instance/users-hash"
   fi
   log "starting Kafka $version on 127.0.0.1:$port (instance $instance)"
   # setsid: the broker outlives this script and is not hit by signals meant for its caller.
@@ -234,6 +251,8 @@ cmd_start() {
     fi
     sleep 0.25
   done
+  printf 'SASL_SSL=127.0.0.1:%s\nMTLS=127.0.0.1:%s\nWRONGNAME=127.0.0.1:%s\nTLS_DIR=%s\n' \
+    "${ports[sasl-ssl-port]}" "${ports[mtls-port]}" "${ports[wrongname-port]}" "$tls" >"$instance/listeners"
   echo "127.0.0.1:$port" >"$instance/bootstrap.tmp"
   mv "$instance/bootstrap.tmp" "$instance/bootstrap"
   log "serving on 127.0.0.1:$port"
@@ -243,7 +262,7 @@ cmd_start() {
 cmd_stop() {
   local pid
   if ! pid="$(running_pid)"; then
-    rm -f "$instance/pid" "$instance/bootstrap"
+    rm -f "$instance/pid" "$instance/bootstrap" "$instance/listeners"
     return 0
   fi
   log "stopping broker (pid $pid)"
@@ -257,7 +276,7 @@ cmd_stop() {
     log "broker did not stop within 60 s; killing it"
     kill -KILL "$pid" 2>/dev/null || true
   fi
-  rm -f "$instance/pid" "$instance/bootstrap"
+  rm -f "$instance/pid" "$instance/bootstrap" "$instance/listeners"
 }
 
 cmd_status() {

@@ -3,6 +3,9 @@
  * (scripts/containers/setup.sh) started by testcontainers, single-node KRaft, published on a fixed
  * free port of 127.0.0.1 that it also advertises, so a stop and a start by container id keep the
  * bootstrap address, the topics and the offsets (the container's file system survives a stop).
+ * Its secured listeners (SASL_SSL, MTLS, WRONGNAME: scripts/kafka/broker-security.properties) are
+ * published and advertised the same way; their key material, made on the host by
+ * scripts/kafka/tls.sh, is copied in when the container is created.
  */
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,6 +19,7 @@ import {
   testContainer,
 } from './containers.js';
 import { freePort } from './redis-server.js';
+import { ensureKafkaTls, type SecureListeners } from './kafka-listeners.js';
 import { KAFKA_IMAGE } from './test-engine.js';
 
 /** What the broker logs once it serves (as scripts/kafka/broker.sh waits for). */
@@ -26,6 +30,8 @@ export interface KafkaContainer {
   readonly id: string;
   /** `127.0.0.1:PORT`. */
   readonly brokers: string;
+  /** The secured listeners' addresses and the key material's directory on the host. */
+  readonly listeners: SecureListeners;
   /** Stops it (SIGTERM, then SIGKILL after 60 s); it keeps its port and data. */
   stop(): Promise<void>;
   /** Starts it again and waits until it serves. */
@@ -36,20 +42,47 @@ export interface KafkaContainer {
 
 /** Starts a broker container named `quoteflow-test-kafka-<what>-…`, owned by `ownerPid`. */
 export async function startKafkaContainer(what: string, ownerPid = process.pid): Promise<KafkaContainer> {
-  const port = await freePort();
+  const tlsDir = await ensureKafkaTls();
+  const ports: number[] = [];
+  while (ports.length < 4) {
+    const p = await freePort();
+    if (!ports.includes(p)) ports.push(p);
+  }
+  const [port, sasl, mtls, wrong] = ports as [number, number, number, number];
   const started = await testContainer(KAFKA_IMAGE, containerName(`kafka-${what}`), ownerPid)
     .withLoopbackPort(9092, port)
-    .withEnvironment({ KAFKA_ADVERTISED_PORT: String(port) })
+    .withLoopbackPort(9095, sasl)
+    .withLoopbackPort(9096, mtls)
+    .withLoopbackPort(9097, wrong)
+    .withEnvironment({
+      KAFKA_ADVERTISED_PORT: String(port),
+      KAFKA_SASL_SSL_PORT: String(sasl),
+      KAFKA_MTLS_PORT: String(mtls),
+      KAFKA_WRONGNAME_PORT: String(wrong),
+    })
+    .withCopyFilesToContainer(
+      ['ca.pem', 'broker.pem', 'wrongname.pem'].map((f) => ({
+        source: join(tlsDir, f),
+        target: `/opt/kafka/tls/${f}`,
+      })),
+    )
     .withWaitStrategy(Wait.forLogMessage(STARTED))
     .withStartupTimeout(180_000)
     .start();
-  return kafkaContainer(started.getId(), `127.0.0.1:${port}`);
+  const listeners: SecureListeners = {
+    saslSsl: `127.0.0.1:${sasl}`,
+    mtls: `127.0.0.1:${mtls}`,
+    wrongName: `127.0.0.1:${wrong}`,
+    tlsDir,
+  };
+  return kafkaContainer(started.getId(), `127.0.0.1:${port}`, listeners);
 }
 
-function kafkaContainer(id: string, brokers: string): KafkaContainer {
+function kafkaContainer(id: string, brokers: string, listeners: SecureListeners): KafkaContainer {
   return {
     id,
     brokers,
+    listeners,
     stop: () => stopContainer(id, 60_000),
     start: async () => {
       await startContainer(id);
@@ -92,14 +125,14 @@ async function waitUntilServing(brokers: string, timeoutMs: number): Promise<voi
  * The run's shared broker container, recorded in `dir/container.json`: the first worker to ask
  * starts it (a lock directory serialises the workers), the others read the record.
  */
-export async function runKafkaContainer(dir: string, ownerPid: number): Promise<string> {
+export async function runKafkaContainer(dir: string, ownerPid: number): Promise<ContainerRecord> {
   const record = join(dir, 'container.json');
   const lock = join(dir, 'lock');
   await mkdir(dir, { recursive: true });
   const deadline = Date.now() + 300_000;
   for (;;) {
     const known = await readRecord(record);
-    if (known !== undefined) return known.brokers;
+    if (known !== undefined) return known;
     try {
       await mkdir(lock);
     } catch {
@@ -109,11 +142,16 @@ export async function runKafkaContainer(dir: string, ownerPid: number): Promise<
     }
     try {
       const again = await readRecord(record);
-      if (again !== undefined) return again.brokers;
+      if (again !== undefined) return again;
       const broker = await startKafkaContainer('run', ownerPid);
-      await writeFile(`${record}.tmp`, JSON.stringify({ id: broker.id, brokers: broker.brokers }));
+      const written: ContainerRecord = {
+        id: broker.id,
+        brokers: broker.brokers,
+        listeners: broker.listeners,
+      };
+      await writeFile(`${record}.tmp`, JSON.stringify(written));
       await rename(`${record}.tmp`, record);
-      return broker.brokers;
+      return written;
     } finally {
       await rm(lock, { recursive: true, force: true });
     }
@@ -126,9 +164,16 @@ export async function removeRunKafkaContainer(dir: string): Promise<void> {
   if (known !== undefined) await removeContainer(known.id);
 }
 
-async function readRecord(path: string): Promise<{ id: string; brokers: string } | undefined> {
+/** What `dir/container.json` holds about the run's broker container. */
+export interface ContainerRecord {
+  readonly id: string;
+  readonly brokers: string;
+  readonly listeners: SecureListeners;
+}
+
+async function readRecord(path: string): Promise<ContainerRecord | undefined> {
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as { id: string; brokers: string };
+    return JSON.parse(await readFile(path, 'utf8')) as ContainerRecord;
   } catch {
     return undefined;
   }

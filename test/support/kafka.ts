@@ -11,9 +11,13 @@ import kafkajs from 'kafkajs';
 import { inject } from 'vitest';
 import { BROKER_SCRIPT, REPO_ROOT } from './kafka-global-setup.js';
 import { runKafkaContainer, startKafkaContainer } from './kafka-container.js';
+import { hostListeners, type SecureListeners } from './kafka-listeners.js';
 import { testEngine } from './test-engine.js';
 
 const run = promisify(execFile);
+
+/** The librdkafka kcat runs on against the secured listeners (scripts/kafka/setup.sh). */
+export const LIBRDKAFKA_DIR = join(REPO_ROOT, '.cache', 'kafka', 'librdkafka', '2.16.1');
 
 /** One message as read back from a topic. */
 export interface ReadMessage {
@@ -47,8 +51,23 @@ export async function kafkaBrokers(): Promise<string> {
     throw new Error(
       'no kafkaInstanceDir provided: is test/support/kafka-global-setup.ts the project globalSetup?',
     );
-  if ((await testEngine()) === 'containers') return runKafkaContainer(dir, inject('kafkaWatchPid'));
+  if ((await testEngine()) === 'containers')
+    return (await runKafkaContainer(dir, inject('kafkaWatchPid'))).brokers;
   return startInstance(dir, inject('kafkaWatchPid'));
+}
+
+/**
+ * The secured listeners of the run's broker (SASL_SSL, MTLS, WRONGNAME; see kafka-listeners.ts),
+ * which `kafkaBrokers()` starts as well. An external cluster (`KAFKA_BROKERS`) has none known here.
+ */
+export async function kafkaSecureListeners(): Promise<SecureListeners> {
+  if (process.env['KAFKA_BROKERS'])
+    throw new Error("the secured-listener tests need the run's own broker: unset KAFKA_BROKERS");
+  const dir = inject('kafkaInstanceDir');
+  if ((await testEngine()) === 'containers')
+    return (await runKafkaContainer(dir, inject('kafkaWatchPid'))).listeners;
+  await startInstance(dir, inject('kafkaWatchPid'));
+  return hostListeners(dir);
 }
 
 /** A topic prefix no other test uses: `qft-<name>-<random>`. */
@@ -162,12 +181,16 @@ export async function consumeWithKafkajs(
  * Reads the whole of `topic` with kcat (librdkafka, an independent client), from the beginning to
  * the end at the time of the call: `kcat -C -b B -t T -f '%k\t%p\t%o\t%s\n' -e`, with
  * `-X isolation.level=…` when `isolation` is given (librdkafka's default is read_committed).
+ * `properties` are more `-X KEY=VALUE` (a secured listener's security.protocol, sasl.*, ssl.*);
+ * with them kcat runs on the newer librdkafka scripts/kafka/setup.sh keeps (Debian's 2.0.2
+ * cannot log in with SCRAM on Kafka 4).
  */
 export async function consumeWithKcat(
   brokers: string,
   topic: string,
   timeoutMs = 30_000,
   isolation?: 'read_committed' | 'read_uncommitted',
+  properties: Readonly<Record<string, string>> = {},
 ): Promise<ReadMessage[]> {
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(
@@ -179,6 +202,7 @@ export async function consumeWithKcat(
         '-t',
         topic,
         ...(isolation === undefined ? [] : ['-X', `isolation.level=${isolation}`]),
+        ...Object.entries(properties).flatMap(([k, v]) => ['-X', `${k}=${v}`]),
         '-f',
         '%k\\t%p\\t%o\\t%s\\n',
         '-e',
@@ -188,6 +212,9 @@ export async function consumeWithKcat(
       ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
+        ...(Object.keys(properties).length === 0
+          ? {}
+          : { env: { ...process.env, LD_LIBRARY_PATH: LIBRDKAFKA_DIR } }),
       },
     );
     let stdout = '';

@@ -74,6 +74,9 @@ function kafkaConfigHash(): string {
     'containers/kafka-entrypoint.sh',
     'containers/log4j2.properties',
     'kafka/broker-settings.properties',
+    'kafka/broker-security.properties',
+    'kafka/security-config.sh',
+    'kafka/test-users.txt',
   ])
     hash.update(readFileSync(join(root, file)));
   return hash.digest('hex').slice(0, 12);

@@ -7,6 +7,7 @@ import { exitCodeFor } from './internal/exit-code-for.js';
 import { resolveLogSettings, type LogSettings } from './internal/log-settings.js';
 import { Redactor } from './internal/redactor.js';
 import { tokensInArgs } from './internal/service-options.js';
+import { kafkaSecretsInArgs } from './internal/kafka-options.js';
 import { StderrChannel } from './internal/stderr-channel.js';
 import { StopWaits } from './internal/stop-waits.js';
 
@@ -20,6 +21,7 @@ import { StopWaits } from './internal/stop-waits.js';
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const redactor = new Redactor();
   for (const token of tokensInArgs(argv, io.env)) redactor.add(token);
+  for (const secret of kafkaSecretsInArgs(argv)) redactor.add(secret);
   const stderr = new StderrChannel(io.stderr, redactor, io.stderrIsTTY ?? false);
   // The environment's log settings until commander has parsed the flags (applied before the
   // action runs); a bad value there is reported then, unless a flag overrides it.

@@ -18,6 +18,10 @@
  * broker with scripts/kafka/broker.sh (instance `.cache/kafka/instances/bench`) and stops it.
  * `KAFKA_BENCH_MESSAGES` (default 200000) and `KAFKA_BENCH_ROUNDS` (default 3) size the run;
  * `KAFKA_BENCH_COMPRESSIONS` (default `none,gzip,lz4`) picks the codecs.
+ *
+ * Then, on a broker the bench started, the sink's `write()` over the SASL_SSL listener (TLS plus a
+ * SCRAM-SHA-512 login) against the same over PLAINTEXT, per driver, interleaved rounds (the first
+ * compression only); `KAFKA_BENCH_SECURITY=0` leaves it out.
  */
 import { randomBytes } from 'node:crypto';
 import { Producer } from '@platformatic/kafka';
@@ -140,12 +144,22 @@ async function avroValues(prefix: string): Promise<KafkaValueSerializer> {
 }
 
 const viaSink =
-  (driver: KafkaDriverName, how: 'write' | 'operator', values: 'json' | 'avro' = 'json'): Run =>
+  (
+    driver: KafkaDriverName,
+    how: 'write' | 'operator',
+    values: 'json' | 'avro' = 'json',
+    secured = false,
+  ): Run =>
   async (compression) => {
     const prefix = await freshPrefix(`sink-${driver}-${values}`);
     const valueSerializer = values === 'avro' ? await avroValues(prefix) : undefined;
+    const saslSsl = broker.saslSsl;
+    const connection =
+      secured && saslSsl !== undefined
+        ? { brokers: saslSsl.brokers, tls: { ca: saslSsl.ca }, sasl: saslSsl.sasl }
+        : { brokers };
     const sink = new KafkaSink({
-      brokers,
+      ...connection,
       driver,
       compression,
       topicPrefix: prefix,
@@ -193,6 +207,34 @@ const contenders = allContenders.filter(
   ([name]) => !only || name.includes('baseline') || name.includes(only),
 );
 
+/** write() over SASL_SSL (SCRAM-SHA-512) against PLAINTEXT, per driver, interleaved rounds. */
+async function securityTable(compression: KafkaCompression): Promise<void> {
+  const rows: [string, Run, Run][] = (['kafkajs', 'platformatic'] as const).map((d) => [
+    d,
+    viaSink(d, 'write'),
+    viaSink(d, 'write', 'json', true),
+  ]);
+  console.log(
+    `### KafkaSink write() over SASL_SSL (TLS + SCRAM-SHA-512) vs PLAINTEXT, compression ${compression}\n`,
+  );
+  console.log('| driver | PLAINTEXT messages/s | SASL_SSL messages/s | SASL_SSL / PLAINTEXT |');
+  console.log('|---|---:|---:|---:|');
+  for (const [driver, plain, secured] of rows) {
+    const p: number[] = [];
+    const s: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      (globalThis as { gc?: () => void }).gc?.();
+      p.push(await plain(compression));
+      (globalThis as { gc?: () => void }).gc?.();
+      s.push(await secured(compression));
+    }
+    const pr = N / median(p);
+    const sr = N / median(s);
+    console.log(`| ${driver} | ${fmt(pr)} | ${fmt(sr)} | ${((100 * sr) / pr).toFixed(0)}% |`);
+  }
+  console.log('');
+}
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
@@ -233,6 +275,8 @@ try {
       `mean value size: JSON ${json} bytes, Avro ${avroBytes} bytes (its 5-byte wire header included); the registry (Apicurio) served after ${registry.startMs} ms\n`,
     );
   }
+  if (broker.saslSsl !== undefined && process.env['KAFKA_BENCH_SECURITY'] !== '0')
+    await securityTable(COMPRESSIONS[0]!);
 } finally {
   await admin.disconnect();
   broker.stop();

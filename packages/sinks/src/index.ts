@@ -129,4 +129,28 @@ export {
   SUSPENSION_AVRO_SCHEMA,
 } from './kafka/schema-registry/avro-schemas.js';
 export type { AvroRecordSchema, AvroField } from './kafka/schema-registry/avro-schemas.js';
+// Secured clusters: TLS and SASL, client property names, failures in the user's terms, a check at start.
+export {
+  KAFKA_SASL_MECHANISMS,
+  resolveKafkaSecurity,
+  kafkajsSecurity,
+  platformaticSecurity,
+} from './kafka/kafka-security.js';
+export type {
+  KafkaSaslMechanism,
+  KafkaSaslOptions,
+  KafkaTlsOptions,
+  KafkaSecurity,
+} from './kafka/kafka-security.js';
+export {
+  KAFKA_CONNECTION_PROPERTIES,
+  KAFKA_SECURITY_PROTOCOLS,
+  kafkaSettingsFromProperties,
+  isSecretKafkaProperty,
+} from './kafka/kafka-properties.js';
+export type { KafkaConnectionSettings, KafkaSecurityProtocol } from './kafka/kafka-properties.js';
+export { describeKafkaFailure, kafkaFailureKind, PERMANENT_KAFKA_FAILURES } from './kafka/kafka-failure.js';
+export type { KafkaFailureKind, KafkaFailureContext, KafkaFailure } from './kafka/kafka-failure.js';
+export { checkKafkaCluster, KafkaClusterError } from './kafka/check-kafka-cluster.js';
+export type { KafkaClusterCheck } from './kafka/check-kafka-cluster.js';
 export { KafkaSinkClosedError } from './kafka/kafka-sink-closed-error.js';

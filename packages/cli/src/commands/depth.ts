@@ -8,12 +8,17 @@ import { intAtLeast } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
-import { SCHEMA_REGISTRY_HELP, kafkaFlags } from '../internal/schema-registry-option.js';
+import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
 import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
+import {
+  addKafkaConnectionOptions,
+  resolveKafkaConnection,
+  type KafkaConnectionFlags,
+} from '../internal/kafka-options.js';
 
-interface DepthFlags {
+interface DepthFlags extends KafkaConnectionFlags {
   codes?: string[];
   codesFile?: string;
   intervalMs?: number;
@@ -55,12 +60,14 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       'serve Prometheus metrics, /health and /ready on 127.0.0.1:PORT',
       intAtLeast(0),
     );
+  addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: DepthFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
-    if (flags.out === undefined && flags.kafka === undefined)
-      throw new UsageError('--out or --kafka is required');
-    const kafka = kafkaFlags(flags, ['depth'], ctx.io.env);
+    const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
+    const schemaRegistry = schemaRegistryFlag(flags, connection, ['depth'], ctx.io.env);
+    const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
+    if (flags.out === undefined && kafka === undefined) throw new UsageError('--out or --kafka is required');
     if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
     const statusEveryMs = statusIntervalMs(ctx.io.env);
     const [
@@ -90,7 +97,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       stopper.signal,
       describeSinks({
         out: flags.out,
-        kafka: flags.kafka === undefined ? undefined : { brokers: flags.kafka },
+        kafka,
       }),
     );
     const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
@@ -99,6 +106,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
         await checkKafka(kafka, {
           timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
           signal: ctx.signal,
+          topics: ['depth'],
         });
       const capture = depthCapture({
         client,

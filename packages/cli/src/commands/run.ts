@@ -45,7 +45,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     .summary('run a declarative pipeline file (YAML)')
     .description(
       'Runs the pipelines of a YAML file: each has one source (kline: sync; depth: capture; suspensions: watch) and ' +
-        'sinks (files: {out, format}; kafka: {brokers, topicPrefix, schemaRegistry}; stdout: NDJSON lines, kline with {finalOnly}). ' +
+        'sinks (files: {out, format}; kafka: {brokers, topicPrefix, tls, sasl, createTopics, topics, properties, configFile, schemaRegistry}; stdout: NDJSON lines, kline with {finalOnly}). ' +
         'A kline pipeline may add operators, each with its own stdout sink and no request of its own: ' +
         'resample: {to: K | {minutes: N}, emit: final|all} and yesterdayClose: {} (needs kline type 8). ' +
         'Values may be ${NAME} or ${NAME:default}, filled from the environment ($${ for a literal ${). ' +

@@ -9,7 +9,8 @@ import { checkOutDir } from '../internal/check-out-dir.js';
 import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
-import { kafkaFlags } from '../internal/schema-registry-option.js';
+import { schemaRegistryFlag } from '../internal/schema-registry-option.js';
+import { resolveKafkaConnection, type KafkaConnectionFlags } from '../internal/kafka-options.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
 import { StreamingTable } from '../internal/streaming-table.js';
@@ -19,18 +20,19 @@ import { suspensionColumns, suspensionJson } from './suspensions.js';
 export async function watchSuspensions(
   ctx: CommandContext,
   service: ServiceOptions,
-  flags: {
+  flags: KafkaConnectionFlags & {
     exchange: Exchange;
     format: 'table' | 'json' | 'ndjson';
     out?: string;
-    kafka?: string;
     topicPrefix: string;
     schemaRegistry?: string;
     duration?: number;
     metricsPort?: number;
   },
 ): Promise<void> {
-  const kafka = kafkaFlags(flags, ['suspension'], ctx.io.env);
+  const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
+  const schemaRegistry = schemaRegistryFlag(flags, connection, ['suspension'], ctx.io.env);
+  const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
   if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
   const notice = suspensionSlotNotice(ctx.logger);
   const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
@@ -51,7 +53,7 @@ export async function watchSuspensions(
     stopper.signal,
     describeSinks({
       out: flags.out,
-      kafka: flags.kafka === undefined ? undefined : { brokers: flags.kafka },
+      kafka,
     }),
   );
   const table = new StreamingTable(suspensionColumns());
@@ -60,6 +62,7 @@ export async function watchSuspensions(
       await checkKafka(kafka, {
         timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
         signal: ctx.signal,
+        topics: ['suspension'],
       });
     const watch = suspensionWatch({
       client,

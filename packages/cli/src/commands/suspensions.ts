@@ -7,9 +7,10 @@ import { renderTable, type Column } from '../internal/render-table.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { SCHEMA_REGISTRY_HELP } from '../internal/schema-registry-option.js';
+import { addKafkaConnectionOptions, type KafkaConnectionFlags } from '../internal/kafka-options.js';
 import { UsageError } from '../internal/usage-error.js';
 
-interface SuspensionsFlags {
+interface SuspensionsFlags extends KafkaConnectionFlags {
   exchange: Exchange;
   format: 'table' | 'json' | 'ndjson';
   watch?: boolean;
@@ -59,6 +60,7 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       'with --watch: serve Prometheus metrics, /health and /ready on 127.0.0.1:PORT',
       intAtLeast(0),
     );
+  addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SuspensionsFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
     if (flags.watch !== true) {
@@ -66,6 +68,8 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
         ['out', '--out'],
         ['kafka', '--kafka'],
         ['schemaRegistry', '--schema-registry'],
+        ['kafkaConfig', '--kafka-config'],
+        ['kafkaProperty', '-X/--kafka-property'],
         ['duration', '--duration'],
         ['metricsPort', '--metrics-port'],
       ] as const) {

@@ -9,8 +9,13 @@ import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
 import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
+import {
+  addKafkaConnectionOptions,
+  resolveKafkaConnection,
+  type KafkaConnectionFlags,
+} from '../internal/kafka-options.js';
 
-interface SyncFlags {
+interface SyncFlags extends KafkaConnectionFlags {
   codes?: string[];
   codesFile?: string;
   klineTypes: KlineType[];
@@ -70,6 +75,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
         .hideHelp(),
     );
   addKafkaDeliveryOptions(cmd);
+  addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SyncFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
@@ -78,13 +84,14 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
-    if (flags.kafka === undefined && (flags.kafkaDelivery ?? flags.kafkaTransactionalId) !== undefined)
+    const kafka = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
+    if (kafka === undefined && (flags.kafkaDelivery ?? flags.kafkaTransactionalId) !== undefined)
       throw new UsageError('--kafka-delivery and --kafka-transactional-id need --kafka');
     if (flags.kafkaTransactionalId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(flags.kafkaTransactionalId))
       throw new UsageError(
         '--kafka-transactional-id must be 1 to 200 printable ASCII characters without spaces',
       );
-    const schemaRegistry = schemaRegistryFlag(flags, ['kline'], ctx.io.env);
+    const schemaRegistry = schemaRegistryFlag(flags, kafka, ['kline'], ctx.io.env);
     await checkOutDir(flags.out, ctx.io.cwd);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
@@ -96,11 +103,10 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       format: flags.format,
       live: true,
       kafka:
-        flags.kafka === undefined
+        kafka === undefined
           ? undefined
           : {
-              brokers: flags.kafka,
-              topicPrefix: flags.topicPrefix,
+              ...kafka,
               delivery: flags.kafkaDelivery,
               transactionalId: flags.kafkaTransactionalId,
               schemaRegistry,

@@ -1,22 +1,16 @@
-import { KafkaSink, type KafkaDelivery, type KafkaValueSerializer } from '@quoteflow/sinks';
-import { envSecondsMs } from './env-seconds.js';
 import {
-  openedSchemaRegistry,
-  openSchemaRegistry,
-  type CliSchemaRegistry,
-} from './schema-registry-option.js';
+  checkKafkaCluster,
+  KafkaClusterError,
+  type KafkaSinkOptions,
+  type KafkaTopicKind,
+  type KafkaTopicSpec,
+  type KafkaValueSerializer,
+} from '@quoteflow/sinks';
+import { envSecondsMs } from './env-seconds.js';
+import type { CliKafkaOptions } from './kafka-options.js';
+import { openedSchemaRegistry, openSchemaRegistry } from './schema-registry-option.js';
 
-/** The settings a CLI command gives its Kafka sink. */
-export interface CliKafkaOptions {
-  readonly brokers: string | readonly string[];
-  readonly topicPrefix: string;
-  /** K-lines: `--kafka-delivery`; unset, exactly once where the brokers run transactions. */
-  readonly delivery?: KafkaDelivery | undefined;
-  /** K-lines: `--kafka-transactional-id`, the stem of the sink's transactional id. */
-  readonly transactionalId?: string | undefined;
-  /** `--schema-registry`: Avro values (opened by {@link checkKafka}); JSON without. */
-  readonly schemaRegistry?: CliSchemaRegistry | undefined;
-}
+export type { CliKafkaOptions } from './kafka-options.js';
 
 /**
  * How long a batch may stay unacknowledged before the sink (and so the command) fails: the
@@ -25,11 +19,27 @@ export interface CliKafkaOptions {
  */
 export const CLI_KAFKA_DELIVERY_TIMEOUT_MS = 30_000;
 
-/** The sink options of a CLI command: its brokers and prefix, delivery bounded for operators. */
+/** The sink options a CLI command's Kafka sink shares: brokers, prefix, login, topics, delivery bounded for operators. */
+export type CliKafkaSinkOptions = Pick<
+  KafkaSinkOptions,
+  | 'brokers'
+  | 'topicPrefix'
+  | 'deliveryTimeoutMs'
+  | 'clientId'
+  | 'compression'
+  | 'tls'
+  | 'sasl'
+  | 'createTopics'
+  | 'partitions'
+  | 'replicationFactor'
+  | 'topicConfigs'
+>;
+
+/** The sink options of a CLI command: its brokers, prefix, TLS/SASL and topic settings, delivery bounded for operators. */
 export function cliKafkaSinkOptions(
   kafka: CliKafkaOptions,
   env: Readonly<Record<string, string | undefined>>,
-): {
+): CliKafkaSinkOptions & {
   brokers: string | readonly string[];
   topicPrefix: string;
   deliveryTimeoutMs: number;
@@ -44,48 +54,105 @@ export function cliKafkaSinkOptions(
     brokers: kafka.brokers,
     topicPrefix: kafka.topicPrefix,
     deliveryTimeoutMs,
+    createTopics: kafka.createTopics,
+    ...(kafka.clientId === undefined ? {} : { clientId: kafka.clientId }),
+    ...(kafka.compression === undefined ? {} : { compression: kafka.compression }),
+    ...(kafka.tls === undefined ? {} : { tls: kafka.tls }),
+    ...(kafka.sasl === undefined ? {} : { sasl: kafka.sasl }),
+    ...(kafka.partitions === undefined ? {} : { partitions: kafka.partitions }),
+    ...(kafka.replicationFactor === undefined ? {} : { replicationFactor: kafka.replicationFactor }),
+    ...(kafka.topicConfigs === undefined ? {} : { topicConfigs: kafka.topicConfigs }),
     ...(kafka.schemaRegistry === undefined
       ? {}
       : { valueSerializer: openedSchemaRegistry(kafka.schemaRegistry, kafka.topicPrefix) }),
   };
 }
 
+/** The topic specs of `kinds` under the command's prefix, as its sinks create them. */
+function topicSpecs(kafka: CliKafkaOptions, kinds: readonly KafkaTopicKind[]): KafkaTopicSpec[] {
+  return kinds.map((kind) => ({
+    topic: `${kafka.topicPrefix}.${kind}`,
+    partitions: kafka.partitions ?? -1,
+    replicationFactor: kafka.replicationFactor ?? -1,
+    ...(kafka.topicConfigs === undefined ? {} : { configs: kafka.topicConfigs }),
+  }));
+}
+
 /**
- * Connects to the Kafka cluster before the command asks the service for anything or writes a
- * file, so an unreachable broker fails it (exit 1, naming Kafka) within `timeoutMs` instead of
- * after data was fetched that it could not deliver. SIGINT/SIGTERM during the wait fail it too,
- * with that cause. With a schema registry, then gets the topics' schema ids (registering them).
+ * Checks the Kafka cluster before the command asks the service for anything or writes a file: it
+ * answers, takes the login and certificates, and the topics of `options.topics` exist (created now
+ * when `createTopics`). A refused login, an untrusted or misnamed certificate, a missing
+ * permission or topic fails it at once (exit 1) naming the broker and what went wrong; a broker
+ * that does not answer, after `timeoutMs`. SIGINT/SIGTERM during the wait fail it too. With a
+ * schema registry, then gets the topics' schema ids (registering them).
  */
 export async function checkKafka(
   kafka: CliKafkaOptions,
-  options: { readonly timeoutMs: number; readonly signal: AbortSignal; readonly flag?: string },
+  options: {
+    readonly timeoutMs: number;
+    readonly signal: AbortSignal;
+    readonly flag?: string;
+    readonly topics?: readonly KafkaTopicKind[];
+    /**
+     * K-lines exactly once (or maybe): with topic creation off, `P.kline.watermarks` must exist
+     * too (the sink creates it otherwise, compacted, one partition).
+     */
+    readonly watermarks?: boolean;
+  },
 ): Promise<void> {
-  const sink = new KafkaSink({ brokers: kafka.brokers, topicPrefix: kafka.topicPrefix });
-  const where = `Kafka at ${[kafka.brokers].flat().join(',')} (${options.flag ?? '--kafka'})`;
+  const where = `Kafka (${options.flag ?? '--kafka'})`;
+  // The connection only: the registry's serializer is opened after the cluster answered.
+  const sink = cliKafkaSinkOptions({ ...kafka, schemaRegistry: undefined }, {});
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
+  const stop = new AbortController();
   try {
     await Promise.race([
-      sink.connect(),
+      checkKafkaCluster({
+        brokers: sink.brokers,
+        ...(sink.clientId === undefined ? {} : { clientId: sink.clientId }),
+        ...(sink.tls === undefined ? {} : { tls: sink.tls }),
+        ...(sink.sasl === undefined ? {} : { sasl: sink.sasl }),
+        topics: [
+          ...topicSpecs(kafka, options.topics ?? []),
+          ...(options.watermarks === true && !kafka.createTopics
+            ? [{ topic: `${kafka.topicPrefix}.kline.watermarks`, partitions: 1, replicationFactor: -1 }]
+            : []),
+        ],
+        createTopics: kafka.createTopics,
+        timeoutMs: options.timeoutMs,
+        signal: stop.signal,
+      }),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`${where} did not answer within ${Math.round(options.timeoutMs / 1000)} s`)),
-          options.timeoutMs,
-        );
-        onAbort = () => reject(new Error(`${where} had not answered when the command was stopped`));
+        const brokers = [kafka.brokers].flat().join(',');
+        timer = setTimeout(() => {
+          stop.abort();
+          reject(
+            new Error(
+              `${where} at ${brokers} did not answer within ${Math.round(options.timeoutMs / 1000)} s`,
+            ),
+          );
+        }, options.timeoutMs + 2_000);
+        onAbort = () => {
+          stop.abort();
+          reject(new Error(`${where} at ${brokers} had not answered when the command was stopped`));
+        };
         if (options.signal.aborted) onAbort();
         else options.signal.addEventListener('abort', onAbort, { once: true });
       }),
     ]);
   } catch (err) {
-    throw err instanceof Error && err.message.startsWith(where)
-      ? err
-      : new Error(`${where} cannot be reached`, { cause: err });
+    if (err instanceof KafkaClusterError) {
+      const hint =
+        err.kind === 'missing-topic' && err.message.includes('.kline.watermarks')
+          ? ` (K-lines exactly once keep their watermarks there: 1 partition, cleanup.policy=compact; or --kafka-delivery at-least-once)`
+          : '';
+      throw new Error(`${where}: ${err.message}${hint}`, { cause: err });
+    }
+    throw err;
   } finally {
     clearTimeout(timer);
     if (onAbort !== undefined) options.signal.removeEventListener('abort', onAbort);
-    // A connect still retrying must not hold the command: close without waiting for it.
-    sink.close().catch(() => undefined);
   }
   if (kafka.schemaRegistry !== undefined)
     await openSchemaRegistry(kafka.schemaRegistry, kafka.topicPrefix, options.timeoutMs);

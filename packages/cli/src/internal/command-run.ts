@@ -13,6 +13,7 @@ import type { KlineSyncOptions, PipelineHandle } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
+import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
 import { CliMetrics, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
@@ -175,15 +176,28 @@ export class CommandRun {
    * `/batch-kline` interval is taken in turns only once it runs).
    */
   async preflight(checks: {
-    readonly kafka?: readonly { readonly kafka: CliKafkaOptions; readonly flag: string }[];
+    readonly kafka?: readonly {
+      readonly kafka: CliKafkaOptions;
+      readonly flag: string;
+      /** The topics it will write (checked, or created when the options say so). */
+      readonly topics?: readonly KafkaTopicKind[];
+      /** K-lines not at least once: `P.kline.watermarks` must exist when topic creation is off. */
+      readonly watermarks?: boolean;
+    }[];
     readonly klines?: readonly {
       readonly codes: readonly string[];
       readonly klineTypes: readonly KlineType[];
     }[];
   }): Promise<void> {
     const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env);
-    for (const { kafka, flag } of checks.kafka ?? [])
-      await checkKafka(kafka, { timeoutMs, signal: this.ctx.signal, flag });
+    for (const { kafka, flag, topics, watermarks } of checks.kafka ?? [])
+      await checkKafka(kafka, {
+        timeoutMs,
+        signal: this.ctx.signal,
+        flag,
+        ...(topics === undefined ? {} : { topics }),
+        watermarks: watermarks === true,
+      });
     await this.worker?.connect({ timeoutMs, signal: this.ctx.signal });
     if (this.worker !== undefined) return;
     for (const k of checks.klines ?? [])

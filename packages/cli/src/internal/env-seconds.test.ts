@@ -4,7 +4,7 @@ import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
 import { statusIntervalMs } from './status-ticker.js';
 import { UsageError } from './usage-error.js';
 
-const kafka = { brokers: '127.0.0.1:9092', topicPrefix: 'qf' };
+const kafka = { brokers: '127.0.0.1:9092', topicPrefix: 'qf', createTopics: true };
 
 describe('the timeouts a command waits out', () => {
   it('waits 30 s for Kafka or Redis at start, or the --duration when longer, unless QUOTEFLOW_CONNECT_TIMEOUT_S says', () => {

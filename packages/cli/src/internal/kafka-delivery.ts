@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { KlineType } from '@quoteflow/core';
 import { KafkaKlineSink, type KafkaDelivery } from '@quoteflow/sinks';
 import type { Logger } from 'pino';
-import type { CliKafkaOptions } from './check-kafka.js';
+import { cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
 
 /** How long the start of an unset `--kafka-delivery` waits to learn whether the brokers run transactions. */
 const AUTO_PROBE_MS = 10_000;
@@ -41,8 +41,7 @@ export async function resolveKafkaDelivery(
   const auto = kafka.delivery === undefined;
   try {
     const probe = await KafkaKlineSink.open({
-      brokers: kafka.brokers,
-      topicPrefix: kafka.topicPrefix,
+      ...cliKafkaSinkOptions(kafka, {}),
       delivery: 'exactly-once',
       transactionalId,
       deliveryTimeoutMs: auto ? Math.min(AUTO_PROBE_MS, options.timeoutMs) : options.timeoutMs,

@@ -49,6 +49,18 @@ function describeSource(step: PipelineStep): string {
   return `suspensions ${step.source.suspensions.exchanges.join(',')}`;
 }
 
+/** A kafka: block's brokers and login, in words (never its password). */
+function kafkaWhere(k: {
+  brokers?: string | string[];
+  properties?: Record<string, unknown>;
+  tls?: unknown;
+  sasl?: { mechanism: string; username: string };
+}): string {
+  const brokers = k.brokers ?? k.properties?.['bootstrap.servers'] ?? '(brokers from configFile)';
+  const login = k.sasl === undefined ? '' : ` as ${k.sasl.username} (${k.sasl.mechanism})`;
+  return `${String(brokers)}${k.tls === undefined || k.tls === false ? '' : ' over TLS'}${login}`;
+}
+
 function describeSinks(sinks: Partial<Record<'files' | 'kafka' | 'stdout', unknown>> | undefined): string {
   const names = Object.entries(sinks ?? {})
     .filter(([, v]) => v !== undefined)
@@ -56,7 +68,7 @@ function describeSinks(sinks: Partial<Record<'files' | 'kafka' | 'stdout', unkno
       k === 'files'
         ? `files ${(v as { out: string }).out}`
         : k === 'kafka'
-          ? `kafka ${String((v as { brokers: string | string[] }).brokers)}`
+          ? `kafka ${kafkaWhere(v as { brokers?: string | string[]; properties?: Record<string, unknown>; tls?: unknown; sasl?: { mechanism: string; username: string } })}`
           : 'stdout',
     );
   return names.length === 0 ? 'stdout (changes)' : names.join(', ');

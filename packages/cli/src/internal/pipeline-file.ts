@@ -30,9 +30,49 @@ const FilesSinkSchema = z.strictObject({
   out: z.string().min(1),
   format: z.enum(['parquet', 'arrow', 'ndjson']).default('parquet'),
 });
+const stringish = z.union([z.string(), z.number(), z.boolean()]);
 const KafkaSinkSchema = z.strictObject({
-  brokers: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+  /** bootstrap.servers; may come from `properties` or `configFile` instead. */
+  brokers: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
   topicPrefix: z.string().min(1).default('quoteflow'),
+  clientId: z.string().min(1).optional(),
+  compression: z.enum(['none', 'gzip', 'snappy', 'lz4', 'zstd']).optional(),
+  /** A Kafka client properties file, as `--kafka-config` (`${NAME}` from the environment). */
+  configFile: z.string().min(1).optional(),
+  /** Kafka client properties by their librdkafka/Java names, as `-X` (over `configFile`). */
+  properties: z.record(z.string(), stringish).optional(),
+  /** TLS to the brokers: `true` (the system's CAs), or the files of a private CA and a client certificate. */
+  tls: z
+    .union([
+      z.boolean(),
+      z.strictObject({
+        caFile: z.string().min(1).optional(),
+        certFile: z.string().min(1).optional(),
+        keyFile: z.string().min(1).optional(),
+        /** Write `${NAME}`: taken from the environment. */
+        keyPassword: z.string().min(1).optional(),
+        checkHostname: z.boolean().optional(),
+      }),
+    ])
+    .optional(),
+  /** SASL login; write the password as `${NAME}` (taken from the environment), never in the file. */
+  sasl: z
+    .strictObject({
+      mechanism: z.string().min(1),
+      username: z.string().min(1),
+      password: z.string().min(1),
+    })
+    .optional(),
+  /** Create a missing topic (default), or fail naming it (topics are provisioned). */
+  createTopics: z.boolean().optional(),
+  /** How topics created here are made. */
+  topics: z
+    .strictObject({
+      partitions: z.number().int().min(1).optional(),
+      replicationFactor: z.number().int().min(1).optional(),
+      configs: z.record(z.string(), stringish).optional(),
+    })
+    .optional(),
   /** K-lines: exactly-once (Kafka transactions; the default where the brokers run them) or at-least-once. */
   delivery: z.enum(['exactly-once', 'at-least-once']).optional(),
   /** K-lines: the stem of the sink's transactional id (default: quoteflow.PREFIX.<hash of the universe>). */

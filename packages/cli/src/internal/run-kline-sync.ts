@@ -78,10 +78,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     : new StatusTicker(ctx.status, statusIntervalMs(ctx.io.env), () => progress.snapshot());
   const handles: PipelineHandle<unknown>[] = [];
   try {
-    await command.preflight({
-      kafka: run.kafka === undefined ? [] : [{ kafka: run.kafka, flag: '--kafka' }],
-      klines: [run],
-    });
+    await command.preflight({ kafka: kafkaChecks(run.kafka), klines: [run] });
     const step = await command.kafkaDelivery(run, '--kafka');
     const handle = command.share(run.codes, (codes, lease) =>
       klineSync({
@@ -138,4 +135,18 @@ function mergeSummaries(runs: readonly KlineSyncSummary[]): KlineSyncSummary {
     truncatedSeries: [...new Set(runs.flatMap((r) => r.truncatedSeries))],
     liveCycles: runs.reduce((n, r) => n + r.liveCycles, 0),
   };
+}
+
+/** The Kafka check of a K-line sync: its topic, and its watermark topic unless at least once. */
+function kafkaChecks(kafka: CliKafkaOptions | undefined) {
+  return kafka === undefined
+    ? []
+    : [
+        {
+          kafka,
+          flag: '--kafka',
+          topics: ['kline'] as const,
+          watermarks: kafka.delivery !== 'at-least-once',
+        },
+      ];
 }

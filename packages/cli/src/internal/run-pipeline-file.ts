@@ -11,7 +11,8 @@ import {
 } from '@quoteflow/pipelines';
 import { depthMessageValue, suspensionMessageValue } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
-import { cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
+import { cliKafkaSinkOptions } from './check-kafka.js';
+import { pipelineKafkaOptions, type CliKafkaOptions } from './kafka-options.js';
 import { resolveSchemaRegistry } from './schema-registry-option.js';
 import { CommandRun, type CommandRunSpec, type KlineStep, type StartOnShare } from './command-run.js';
 import { gapWarningFields } from './gap-warning.js';
@@ -39,6 +40,22 @@ export async function runPipelineFile(
   metricsPort?: number,
 ): Promise<void> {
   const statusEveryMs = statusIntervalMs(ctx.io.env);
+  // Each kafka: block's connection (files read, properties checked) before anything starts.
+  for (const [i, step] of spec.pipelines.entries()) {
+    const block = step.sinks?.kafka;
+    if (block === undefined) continue;
+    const kind = 'kline' in step.source ? 'kline' : 'depth' in step.source ? 'depth' : 'suspension';
+    const field = `pipelines[${i}].sinks.kafka`;
+    kafkaOfStep.set(step, {
+      ...(await pipelineKafkaOptions(block, field, ctx.io, ctx.redactor)),
+      schemaRegistry: resolveSchemaRegistry(
+        block.schemaRegistry,
+        [kind],
+        ctx.io.env,
+        `${field}.schemaRegistry`,
+      ),
+    });
+  }
   const command = await CommandRun.start(ctx, commandSpec(ctx, spec, service, requestLog, metricsPort));
   const handles: PipelineHandle<unknown>[] = [];
   const streams: KlineStreams[] = [];
@@ -47,11 +64,19 @@ export async function runPipelineFile(
   const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ pipelines: running }));
   try {
     await command.preflight({
-      kafka: spec.pipelines.flatMap((step, i) =>
-        step.sinks?.kafka === undefined
+      kafka: spec.pipelines.flatMap((step, i) => {
+        const kafka = kafkaOfStep.get(step);
+        const topics =
+          'kline' in step.source
+            ? (['kline'] as const)
+            : 'depth' in step.source
+              ? (['depth'] as const)
+              : (['suspension'] as const);
+        const watermarks = 'kline' in step.source && step.sinks?.kafka?.delivery !== 'at-least-once';
+        return kafka === undefined
           ? []
-          : [{ kafka: cliKafkaOf(step, ctx.io.env, i)!, flag: `pipelines[${i}].sinks.kafka` }],
-      ),
+          : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics, watermarks }];
+      }),
       klines: spec.pipelines.flatMap((step) => ('kline' in step.source ? [step.source.kline] : [])),
     });
     for (const [i, step] of spec.pipelines.entries()) {
@@ -65,7 +90,7 @@ export async function runPipelineFile(
           command.stop(error);
         });
         streams.push(stream);
-        const kline = await command.kafkaDelivery(klineStepOf(s, ctx.io.env), `pipelines[${i}].sinks.kafka`);
+        const kline = await command.kafkaDelivery(klineStepOf(s), `pipelines[${i}].sinks.kafka`);
         handles.push(startKline(ctx, command, name, s, kline, stream, share));
       } else if ('depth' in step.source)
         handles.push(startDepth(ctx, command, name, step as DepthStep, share));
@@ -117,7 +142,7 @@ function commandSpec(
       : { redis: { url: redisUrl, group: 'run', heartbeatMs: spec.redis?.heartbeatMs } }),
     ...(requestLog ? { requestLogDirs: logDirs } : {}),
     sinks: spec.pipelines
-      .map((s) => describeSinks({ out: s.sinks?.files?.out, kafka: s.sinks?.kafka }))
+      .map((s) => describeSinks({ out: s.sinks?.files?.out, kafka: kafkaOfStep.get(s) }))
       .filter((d) => d !== '')
       .join('; '),
     readyOnFirstAnswer: true,
@@ -127,13 +152,20 @@ function commandSpec(
 type Share = (items: readonly string[], start: StartOnShare) => PipelineHandle<unknown>;
 
 /** A kline pipeline of the file as the command's K-line step. */
-function klineStepOf(s: KlinePipelineStep, env: Readonly<Record<string, string | undefined>>): KlineStep {
+function klineStepOf(s: KlinePipelineStep): KlineStep {
   return {
     ...s.source.kline,
     live: true,
     out: s.sinks?.files?.out,
     format: s.sinks?.files?.format,
-    kafka: cliKafkaOf(s, env),
+    kafka:
+      s.sinks?.kafka === undefined
+        ? undefined
+        : {
+            ...kafkaOfStep.get(s)!,
+            delivery: s.sinks.kafka.delivery,
+            transactionalId: s.sinks.kafka.transactionalId,
+          },
     statePath: s.state,
   };
 }
@@ -239,25 +271,12 @@ function filesOf(ctx: CommandContext, s: PipelineStep) {
   return files === undefined ? {} : { files: { dir: resolve(ctx.io.cwd, files.out), format: files.format } };
 }
 
-function kafkaOf(s: PipelineStep, env: Readonly<Record<string, string | undefined>>) {
-  const kafka = cliKafkaOf(s, env);
-  return kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, env) };
-}
+/** The Kafka options of each pipeline with a kafka: sink, resolved once at the start of the run. */
+const kafkaOfStep = new WeakMap<PipelineStep, CliKafkaOptions>();
 
-/** A step's Kafka sink as the commands' `--kafka …` flags give it, its schema registry resolved. */
-function cliKafkaOf(
-  s: PipelineStep,
-  env: Readonly<Record<string, string | undefined>>,
-  index?: number,
-): CliKafkaOptions | undefined {
-  const kafka = s.sinks?.kafka;
-  if (kafka === undefined) return undefined;
-  const kind = 'kline' in s.source ? 'kline' : 'depth' in s.source ? 'depth' : 'suspension';
-  const field = `${index === undefined ? '' : `pipelines[${index}].`}sinks.kafka.schemaRegistry`;
-  return {
-    ...kafka,
-    schemaRegistry: resolveSchemaRegistry(kafka.schemaRegistry, [kind], env, field),
-  };
+function kafkaOf(s: PipelineStep, env: Readonly<Record<string, string | undefined>>) {
+  const kafka = kafkaOfStep.get(s);
+  return kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, env) };
 }
 
 function warn(ctx: CommandContext, pipeline: string) {

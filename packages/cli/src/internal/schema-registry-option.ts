@@ -89,28 +89,14 @@ export const SCHEMA_REGISTRY_HELP =
   `start (looked up where registering is refused); basic auth from ${SCHEMA_REGISTRY_USER_ENV} and ` +
   `${SCHEMA_REGISTRY_PASSWORD_ENV}. Without it values are JSON`;
 
-/** A command's `--schema-registry` (needs `--kafka`: exit 2 otherwise). */
+/** A command's `--schema-registry` (needs a Kafka sink, `--kafka` or `bootstrap.servers`: exit 2 otherwise). */
 export function schemaRegistryFlag(
-  flags: { readonly kafka?: string | undefined; readonly schemaRegistry?: string | undefined },
+  flags: { readonly schemaRegistry?: string | undefined },
+  kafka: object | undefined,
   kinds: readonly KafkaTopicKind[],
   env: Readonly<Record<string, string | undefined>>,
 ): CliSchemaRegistry | undefined {
-  if (flags.schemaRegistry !== undefined && flags.kafka === undefined)
+  if (flags.schemaRegistry !== undefined && kafka === undefined)
     throw new UsageError('--schema-registry needs --kafka');
   return resolveSchemaRegistry(flags.schemaRegistry, kinds, env);
-}
-
-/**
- * A command's `--kafka`, `--topic-prefix` and `--schema-registry` as its Kafka sink's settings
- * (`undefined` without `--kafka`); a bad `--schema-registry` is a usage error here.
- */
-export function kafkaFlags(
-  flags: { readonly kafka?: string; readonly topicPrefix: string; readonly schemaRegistry?: string },
-  kinds: readonly KafkaTopicKind[],
-  env: Readonly<Record<string, string | undefined>>,
-): { brokers: string; topicPrefix: string; schemaRegistry: CliSchemaRegistry | undefined } | undefined {
-  const schemaRegistry = schemaRegistryFlag(flags, kinds, env);
-  return flags.kafka === undefined
-    ? undefined
-    : { brokers: flags.kafka, topicPrefix: flags.topicPrefix, schemaRegistry };
 }

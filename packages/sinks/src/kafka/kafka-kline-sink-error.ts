@@ -1,3 +1,5 @@
+import { describeKafkaFailure, kafkaFailureKind, PERMANENT_KAFKA_FAILURES } from './kafka-failure.js';
+import type { KafkaSecurity } from './kafka-security.js';
 import { OperationTimeout } from './internal/with-timeout.js';
 import { isProducerFencedError } from './kafka-transactional-driver.js';
 
@@ -57,6 +59,21 @@ export interface KlineSinkFailureContext {
   readonly transactionalId: string | undefined;
   readonly transactionTimeoutMs: number;
   readonly brokers: readonly string[];
+  /** TLS and SASL settings, to name a login or certificate failure ({@link describeKafkaFailure}). */
+  readonly security?: KafkaSecurity;
+  /** The topics the sink writes, to name a permission failure. */
+  readonly topics?: readonly string[];
+}
+
+/** A driver's error in the user's terms where it is a known kind (login, TLS, ACL), else its message. */
+function reasonOf(cause: unknown, sink: KlineSinkFailureContext): string {
+  const described = describeKafkaFailure(cause, {
+    brokers: sink.brokers,
+    security: sink.security ?? {},
+    ...(sink.topics === undefined ? {} : { topics: sink.topics }),
+    transactionalId: sink.transactionalId,
+  });
+  return described ?? (cause instanceof Error ? cause.message : String(cause));
 }
 
 /**
@@ -70,7 +87,7 @@ export function klineSinkFailure(
   what = 'the transaction was not committed',
 ): KafkaKlineSinkError {
   if (cause instanceof KafkaKlineSinkError) return cause;
-  const reason = cause instanceof Error ? cause.message : String(cause);
+  const reason = reasonOf(cause, sink);
   if (!sink.exactlyOnce)
     return new KafkaKlineSinkError('QF_KAFKA_DELIVERY', `${sink.name}: ${reason}`, { cause });
   if (isProducerFencedError(cause)) {
@@ -97,7 +114,8 @@ export function klineSinkOpenFailure(cause: unknown, sink: KlineSinkFailureConte
   const brokers = sink.brokers.join(',');
   const id =
     sink.transactionalId === undefined ? '' : ` (transactional id ${JSON.stringify(sink.transactionalId)})`;
-  const reason = cause instanceof Error ? cause.message : String(cause);
+  const reason = reasonOf(cause, sink);
+  const kind = kafkaFailureKind(cause)?.kind;
   const hint =
     sink.exactlyOnce && cause instanceof OperationTimeout
       ? `; if ${brokers} answer, check that they run transactions (transaction.state.log.replication.factor and .min.isr at most the brokers there are)`
@@ -106,7 +124,8 @@ export function klineSinkOpenFailure(cause: unknown, sink: KlineSinkFailureConte
     'QF_KAFKA_UNREACHABLE',
     `${sink.name} could not open on ${brokers}${id}: ${reason}${hint}`,
     {
-      retryable: true,
+      // A refused login, an untrusted certificate or a missing permission stays so on a retry.
+      retryable: kind === undefined || !PERMANENT_KAFKA_FAILURES.has(kind),
       cause,
     },
   );

@@ -136,14 +136,23 @@ export function resolveKlineSinkOptions(options: KafkaKlineSinkOptions): Resolve
   const d = KAFKA_KLINE_SINK_DEFAULTS;
   const partitions = options.partitions ?? KAFKA_SINK_DEFAULTS.partitions;
   const replicationFactor = options.replicationFactor ?? KAFKA_SINK_DEFAULTS.replicationFactor;
-  const topics: KafkaTopicSpec[] = [{ topic: `${topicPrefix}.kline`, partitions, replicationFactor }];
+  const configs = options.topicConfigs ?? {};
+  const topics: KafkaTopicSpec[] = [
+    {
+      topic: `${topicPrefix}.kline`,
+      partitions,
+      replicationFactor,
+      ...(Object.keys(configs).length === 0 ? {} : { configs }),
+    },
+  ];
   // One partition keeps every series' watermarks in commit order; compaction keeps the newest per series.
   if (delivery === 'exactly-once')
     topics.push({
       topic: watermarkTopic,
       partitions: 1,
       replicationFactor,
-      configs: { 'cleanup.policy': 'compact' },
+      // The caller's configs (min.insync.replicas, …) too, but it is compacted whatever they say.
+      configs: { ...configs, 'cleanup.policy': 'compact' },
     });
   return {
     delivery,

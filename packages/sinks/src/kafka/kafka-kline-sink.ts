@@ -430,6 +430,8 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       transactionalId: this.transactionalId,
       transactionTimeoutMs: this.#o.transactionTimeoutMs,
       brokers: this.#driverOptions.brokers,
+      security: this.#driverOptions,
+      topics: [`${this.#o.topicPrefix}.kline`, ...(this.#exactlyOnce ? [this.watermarkTopic] : [])],
     };
   }
 }

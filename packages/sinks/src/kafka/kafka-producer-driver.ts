@@ -2,6 +2,7 @@
  * The small producer interface the Kafka sink talks to, so the client library behind it can be
  * swapped: kafkajs (the default) or @platformatic/kafka, or a test double.
  */
+import type { KafkaSaslOptions, KafkaTlsOptions } from './kafka-security.js';
 import type { KafkaMessage } from './to-kafka-message.js';
 
 /** Compression codecs of a Kafka record batch. */
@@ -53,6 +54,10 @@ export interface KafkaDriverOptions {
   readonly retryMaxDelayMs: number;
   /** TCP connect timeout, ms. */
   readonly connectTimeoutMs: number;
+  /** TLS to the brokers; plaintext when absent. */
+  readonly tls?: KafkaTlsOptions | undefined;
+  /** SASL login; none when absent. */
+  readonly sasl?: KafkaSaslOptions | undefined;
   /**
    * How long the sink waits for a batch's acknowledgement, ms: drivers keep reconnecting and
    * retrying for at least this long before they give up (a broker restart must not fail a batch).

@@ -1,5 +1,7 @@
 import { InvalidOptionError, type QuoteflowLogger } from '@quoteflow/core';
 import { KafkaDeliveryError } from './kafka-delivery-error.js';
+import { describeKafkaFailure } from './kafka-failure.js';
+import { resolveKafkaSecurity, type KafkaSaslOptions, type KafkaTlsOptions } from './kafka-security.js';
 import {
   KAFKA_COMPRESSIONS,
   type KafkaCompression,
@@ -53,6 +55,12 @@ export interface KafkaSinkOptions {
   readonly partitions?: number;
   /** Replication factor of a created topic; `-1` = the broker's `default.replication.factor`. */
   readonly replicationFactor?: number;
+  /** Topic configs of a created topic (`{'min.insync.replicas': '2'}`); the broker's defaults otherwise. */
+  readonly topicConfigs?: Readonly<Record<string, string>>;
+  /** TLS to the brokers (`true`: Node's CAs, hostname checked); plaintext by default. */
+  readonly tls?: KafkaTlsOptions | boolean;
+  /** SASL login (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512); none by default. */
+  readonly sasl?: KafkaSaslOptions;
   /** How long the broker may take to answer one produce request, ms. */
   readonly requestTimeoutMs?: number;
   /** How long a batch may go unacknowledged (retries included) before the sink gives up, ms. */
@@ -82,11 +90,13 @@ export const KAFKA_SINK_DEFAULTS = {
   createTopics: true,
   partitions: -1,
   replicationFactor: -1,
+  topicConfigs: {},
+  tls: false,
   requestTimeoutMs: 30_000,
   deliveryTimeoutMs: 120_000,
   retryMaxDelayMs: 2_000,
   connectTimeoutMs: 10_000,
-} as const satisfies Omit<Required<KafkaSinkOptions>, 'brokers' | 'logger' | 'valueSerializer'>;
+} as const satisfies Omit<Required<KafkaSinkOptions>, 'brokers' | 'logger' | 'sasl' | 'valueSerializer'>;
 
 /** Counters of a sink, for monitoring and tests. */
 export interface KafkaSinkStats {
@@ -148,7 +158,9 @@ const RECORD_OVERHEAD_BYTES = 32;
  * ```
  */
 export class KafkaSink implements AsyncDisposable {
-  readonly #o: Required<Omit<KafkaSinkOptions, 'logger' | 'brokers' | 'driver' | 'valueSerializer'>>;
+  readonly #o: Required<
+    Omit<KafkaSinkOptions, 'logger' | 'brokers' | 'driver' | 'sasl' | 'tls' | 'valueSerializer'>
+  >;
   readonly #serializer: KafkaValueSerializer;
   readonly #driverOptions: KafkaDriverOptions;
   readonly #factory: KafkaDriverFactory;
@@ -212,6 +224,8 @@ export class KafkaSink implements AsyncDisposable {
     checkInt('connectTimeoutMs', o.connectTimeoutMs, 1);
     if (o.partitions !== -1) checkInt('partitions', o.partitions, 1);
     if (o.replicationFactor !== -1) checkInt('replicationFactor', o.replicationFactor, 1);
+    checkTopicConfigs(o.topicConfigs);
+    const security = resolveKafkaSecurity(o.tls, o.sasl);
     if (o.driver === 'kafkajs') this.#factory = (d) => new KafkajsDriver(d);
     else if (o.driver === 'platformatic') this.#factory = (d) => new PlatformaticKafkaDriver(d);
     else if (typeof o.driver === 'function') this.#factory = o.driver;
@@ -231,6 +245,7 @@ export class KafkaSink implements AsyncDisposable {
       retryMaxDelayMs: o.retryMaxDelayMs,
       connectTimeoutMs: o.connectTimeoutMs,
       deliveryTimeoutMs: o.deliveryTimeoutMs,
+      ...security,
     };
     // Build the driver now, so a bad option of the driver (zstd on an old Node) throws here.
     this.#driver = this.#factory(this.#driverOptions);
@@ -430,6 +445,7 @@ export class KafkaSink implements AsyncDisposable {
             topic,
             partitions: this.#o.partitions,
             replicationFactor: this.#o.replicationFactor,
+            ...(Object.keys(this.#o.topicConfigs).length === 0 ? {} : { configs: this.#o.topicConfigs }),
           })),
         );
         for (const t of fresh) this.#knownTopics.add(t);
@@ -492,8 +508,15 @@ export class KafkaSink implements AsyncDisposable {
     this.#linger = undefined;
     const messages = lost.flatMap((b) => b.messages);
     const message = cause instanceof Error ? cause.message : String(cause);
+    const described = describeKafkaFailure(cause, {
+      brokers: this.#driverOptions.brokers,
+      security: this.#driverOptions,
+      topics: [...new Set(failed.messages.map((m) => m.topic))],
+    });
     const reason =
-      cause instanceof DeliveryTimeout ? message : `${this.#driver?.name ?? 'driver'} gave up: ${message}`;
+      cause instanceof DeliveryTimeout
+        ? message
+        : `${this.#driver?.name ?? 'driver'} gave up: ${described ?? message}`;
     const error = new KafkaDeliveryError(messages, reason, cause);
     this.#failure = error;
     this.#failureReason = reason;
@@ -533,6 +556,20 @@ function checkInt(name: string, value: unknown, min: number): void {
       `kafka: "${name}" must be an integer >= ${min}, got ${JSON.stringify(value)}`,
     );
   }
+}
+
+/** Topic configs are name → string value (`cleanup.policy: compact`), as Kafka takes them. */
+export function checkTopicConfigs(configs: unknown, option = 'topicConfigs'): void {
+  if (
+    typeof configs !== 'object' ||
+    configs === null ||
+    Array.isArray(configs) ||
+    Object.entries(configs).some(([k, v]) => !/^[a-z0-9._-]+$/.test(k) || typeof v !== 'string')
+  )
+    throw new InvalidOptionError(
+      option,
+      `kafka: "${option}" must map topic config names (cleanup.policy, min.insync.replicas, …) to string values`,
+    );
 }
 
 function definedOnly<T extends object>(o: T): T {

@@ -2,6 +2,7 @@ import kafkajs from 'kafkajs';
 import type {
   Admin,
   CompressionTypes as CompressionType,
+  ITopicConfig,
   Kafka,
   KafkaConfig,
   Producer,
@@ -11,6 +12,7 @@ import type {
 } from 'kafkajs';
 import { registerKafkajsCodecs, hasZstd } from './internal/kafkajs-codecs.js';
 import { readCommittedTopic } from './internal/read-committed-topic.js';
+import { kafkajsSecurity } from './kafka-security.js';
 import type { KafkaCompression, KafkaDriverOptions, KafkaTopicSpec } from './kafka-producer-driver.js';
 import type {
   KafkaCommittedRecord,
@@ -42,6 +44,7 @@ export function kafkajsClientConfig(options: KafkaDriverOptions): KafkaConfig {
     connectionTimeout: options.connectTimeoutMs,
     requestTimeout: options.requestTimeoutMs,
     logLevel: logLevel.NOTHING,
+    ...kafkajsSecurity(options),
     // The cluster's retries decide how long a reconnect may take: long enough to span the whole
     // delivery timeout, so a restarting broker does not make kafkajs give up on a batch.
     retry: {
@@ -92,6 +95,16 @@ export function kafkajsCompression(compression: KafkaCompression): CompressionTy
     );
   }
   return COMPRESSION[compression];
+}
+
+/** kafkajs's `createTopics` entry of a topic spec. */
+export function kafkajsNewTopic(t: KafkaTopicSpec): ITopicConfig {
+  return {
+    topic: t.topic,
+    numPartitions: t.partitions,
+    replicationFactor: t.replicationFactor,
+    configEntries: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
+  };
 }
 
 /** Groups a batch by topic, keeping the order of the messages of each topic. */
@@ -195,12 +208,7 @@ export class KafkajsDriver implements KafkaTransactionalDriver {
       await admin.createTopics({
         waitForLeaders: false,
         timeout: this.#options.requestTimeoutMs,
-        topics: missing.map((t) => ({
-          topic: t.topic,
-          numPartitions: t.partitions,
-          replicationFactor: t.replicationFactor,
-          configEntries: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
-        })),
+        topics: missing.map(kafkajsNewTopic),
       });
     } catch (err) {
       // Another producer may have created them meanwhile; only a topic still missing is an error.

@@ -8,6 +8,7 @@ import {
 } from '@platformatic/kafka';
 import { platformaticBackoff } from './internal/platformatic-backoff.js';
 import { readCommittedTopic } from './internal/read-committed-topic.js';
+import { platformaticSecurity } from './kafka-security.js';
 import type { KafkaDriverOptions, KafkaTopicSpec } from './kafka-producer-driver.js';
 import type {
   KafkaCommittedRecord,
@@ -69,6 +70,7 @@ export function platformaticProducerOptions(
     requestTimeout: options.requestTimeoutMs,
     retries: Number.MAX_SAFE_INTEGER,
     retryDelay: platformaticBackoff(options.retryMaxDelayMs),
+    ...platformaticSecurity(options),
     ...transactional,
   };
 }
@@ -149,6 +151,7 @@ export class PlatformaticKafkaDriver implements KafkaTransactionalDriver {
       timeout: this.#options.requestTimeoutMs,
       retries: 5,
       retryDelay: platformaticBackoff(this.#options.retryMaxDelayMs),
+      ...platformaticSecurity(this.#options),
     });
     const admin = this.#admin;
     const existing = new Set(await admin.listTopics());

@@ -13,6 +13,7 @@ import type { KafkaDriverOptions } from '../kafka-producer-driver.js';
 import type { KafkaCommittedRecord } from '../kafka-transactional-driver.js';
 import { committedRecords, type FetchedBatch } from './committed-records.js';
 import { platformaticBackoff } from './platformatic-backoff.js';
+import { platformaticSecurity } from '../kafka-security.js';
 
 const FETCH_MAX_BYTES = 8 << 20;
 const POLL_MS = 50;
@@ -28,17 +29,7 @@ export async function readCommittedTopic(
   waitMs: number,
 ): Promise<KafkaCommittedRecord[]> {
   const brokers = options.brokers.join(',');
-  const consumer = new Consumer({
-    clientId: options.clientId,
-    // Never joined: Consumer.fetch and listOffsets need no group, but the constructor wants an id.
-    groupId: `${options.clientId}.read-committed`,
-    bootstrapBrokers: [...options.brokers],
-    connectTimeout: options.connectTimeoutMs,
-    timeout: options.requestTimeoutMs,
-    requestTimeout: options.requestTimeoutMs,
-    retries: Math.ceil(options.deliveryTimeoutMs / options.retryMaxDelayMs) + 1,
-    retryDelay: platformaticBackoff(options.retryMaxDelayMs),
-  });
+  const consumer = groupFreeConsumer(options);
   try {
     const deadline = Date.now() + waitMs;
     const offsets = async (isolationLevel: number, timestamp: bigint): Promise<bigint[]> =>
@@ -117,4 +108,20 @@ export async function readCommittedTopic(
   } finally {
     await consumer.close().catch(() => undefined);
   }
+}
+
+/** A consumer that never joins its group (fetch and listOffsets need none), with the driver's connection. */
+function groupFreeConsumer(options: KafkaDriverOptions): Consumer {
+  return new Consumer({
+    clientId: options.clientId,
+    // Never joined: Consumer.fetch and listOffsets need no group, but the constructor wants an id.
+    groupId: `${options.clientId}.read-committed`,
+    bootstrapBrokers: [...options.brokers],
+    connectTimeout: options.connectTimeoutMs,
+    timeout: options.requestTimeoutMs,
+    requestTimeout: options.requestTimeoutMs,
+    retries: Math.ceil(options.deliveryTimeoutMs / options.retryMaxDelayMs) + 1,
+    retryDelay: platformaticBackoff(options.retryMaxDelayMs),
+    ...platformaticSecurity(options),
+  });
 }

@@ -1,0 +1,159 @@
+/**
+ * Checks, before a pipeline fetches anything, that a Kafka cluster takes this client: it answers,
+ * the login and certificates are accepted, and the topics exist (or are created now, with the
+ * partitions, replication factor and configs asked for). Failures no retry mends (a refused
+ * login, an untrusted certificate, a missing permission, a missing topic that may not be created)
+ * reject at once, in the user's terms; an unreachable broker is retried until `timeoutMs`.
+ */
+import kafkajs from 'kafkajs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  describeKafkaFailure,
+  kafkaFailureKind,
+  PERMANENT_KAFKA_FAILURES,
+  type KafkaFailureKind,
+} from './kafka-failure.js';
+import type { KafkaTopicSpec } from './kafka-producer-driver.js';
+import { kafkajsNewTopic } from './kafkajs-driver.js';
+import { kafkajsSecurity, resolveKafkaSecurity, type KafkaSecurity } from './kafka-security.js';
+import type { KafkaSinkOptions } from './kafka-sink.js';
+
+/** What {@link checkKafkaCluster} checks. */
+export interface KafkaClusterCheck extends Pick<KafkaSinkOptions, 'brokers' | 'clientId' | 'tls' | 'sasl'> {
+  /** The topics the pipeline will write. */
+  readonly topics: readonly KafkaTopicSpec[];
+  /** Create the missing ones (else a missing topic is the error). */
+  readonly createTopics: boolean;
+  /** How long an unreachable cluster is retried, ms. */
+  readonly timeoutMs: number;
+  /** Stops the wait (SIGINT). */
+  readonly signal?: AbortSignal;
+}
+
+/** Why {@link checkKafkaCluster} failed: `kind` says what (`undefined` when no answer came in time). */
+export class KafkaClusterError extends Error {
+  /** Always `QF_KAFKA_CLUSTER`. */
+  readonly code = 'QF_KAFKA_CLUSTER';
+  /** What failed: a {@link KafkaFailureKind}, a missing topic, no answer in time, or something else (`undefined`). */
+  readonly kind: KafkaFailureKind | 'missing-topic' | 'timeout' | undefined;
+  constructor(kind: KafkaClusterError['kind'], message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'KafkaClusterError';
+    this.kind = kind;
+  }
+}
+
+/** Rejects with a {@link KafkaClusterError} unless the cluster takes this client and its topics are there. */
+export async function checkKafkaCluster(check: KafkaClusterCheck): Promise<void> {
+  const brokers = (typeof check.brokers === 'string' ? check.brokers.split(',') : [...check.brokers])
+    .map((b) => b.trim())
+    .filter(Boolean);
+  const security = resolveKafkaSecurity(check.tls, check.sasl);
+  const deadline = Date.now() + check.timeoutMs;
+  const admin = new kafkajs.Kafka({
+    clientId: check.clientId ?? 'quoteflow',
+    brokers,
+    connectionTimeout: Math.min(10_000, check.timeoutMs),
+    requestTimeout: Math.min(30_000, check.timeoutMs),
+    logLevel: kafkajs.logLevel.NOTHING,
+    retry: { retries: 0 },
+    ...kafkajsSecurity(security),
+  }).admin();
+  const fail = (err: unknown, topics?: readonly string[]): KafkaClusterError => {
+    const kind = kafkaFailureKind(err)?.kind;
+    const message =
+      describeKafkaFailure(err, { brokers, security, ...(topics === undefined ? {} : { topics }) }) ??
+      `Kafka at ${brokers.join(',')}: ${messageWithInner(err)}`;
+    return new KafkaClusterError(kind, message, err);
+  };
+  try {
+    await connect(admin, brokers, deadline, check.signal, fail);
+    await checkTopics(admin, brokers, security, check, fail);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+async function connect(
+  admin: kafkajs.Admin,
+  brokers: readonly string[],
+  deadline: number,
+  signal: AbortSignal | undefined,
+  fail: (err: unknown) => KafkaClusterError,
+): Promise<void> {
+  for (;;) {
+    try {
+      await admin.connect();
+      return;
+    } catch (err) {
+      const kind = kafkaFailureKind(err)?.kind;
+      if (kind !== undefined && PERMANENT_KAFKA_FAILURES.has(kind)) throw fail(err);
+      if (signal?.aborted === true || Date.now() >= deadline) {
+        const last = describeKafkaFailure(err, { brokers, security: {} }) ?? (err as Error).message;
+        throw new KafkaClusterError(
+          'timeout',
+          `Kafka at ${brokers.join(',')} did not answer ${signal?.aborted === true ? 'before the command was stopped' : 'in time'} (last: ${last})`,
+          err,
+        );
+      }
+      await sleep(Math.min(500, Math.max(0, deadline - Date.now())));
+    }
+  }
+}
+
+async function checkTopics(
+  admin: kafkajs.Admin,
+  brokers: readonly string[],
+  security: KafkaSecurity,
+  check: KafkaClusterCheck,
+  fail: (err: unknown, topics?: readonly string[]) => KafkaClusterError,
+): Promise<void> {
+  if (check.topics.length === 0) return;
+  let existing: Set<string>;
+  try {
+    existing = new Set(await admin.listTopics());
+  } catch (err) {
+    throw fail(
+      err,
+      check.topics.map((t) => t.topic),
+    );
+  }
+  const missing = check.topics.filter((t) => !existing.has(t.topic));
+  if (missing.length === 0) return;
+  const names = missing.map((t) => t.topic);
+  if (!check.createTopics) {
+    const who = security.sasl === undefined ? '' : ` (or user ${security.sasl.username} may not see them)`;
+    throw new KafkaClusterError(
+      'missing-topic',
+      `topic ${names.join(', ')} does not exist at ${brokers.join(',')}${who}, and topic creation is off (--kafka-create-topics false): have it created first`,
+    );
+  }
+  try {
+    // No waiting for leaders here: kafkajs's wait gives up on the "unknown topic" a KRaft broker
+    // answers right after a create; the sinks' producers wait for leaders themselves.
+    await admin.createTopics({ waitForLeaders: false, topics: missing.map(kafkajsNewTopic) });
+  } catch (err) {
+    // Created meanwhile by another process (or the answer was lost): fine once every topic is listed.
+    if (kafkaFailureKind(err) !== undefined || !(await allListed(admin, names))) throw fail(err, names);
+  }
+}
+
+/** Whether every topic of `names` is listed within a few seconds (the broker's metadata may lag a create). */
+async function allListed(admin: kafkajs.Admin, names: readonly string[]): Promise<boolean> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const now = new Set(await admin.listTopics().catch(() => [] as string[]));
+    if (names.every((t) => now.has(t))) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(200);
+  }
+}
+
+/** An error's message, with those of the errors it aggregates (kafkajs's topic creation errors). */
+function messageWithInner(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const inner = (err as { errors?: unknown }).errors;
+  return Array.isArray(inner) && inner.length > 0
+    ? `${err.message}: ${inner.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`
+    : err.message;
+}
