@@ -281,6 +281,35 @@ describe('quoteflow depth, run and demo', () => {
         if (l !== '') rows.push(JSON.parse(l) as { code: string; seq: string });
     expect(rows.length).toBeGreaterThan(0);
     expect(new Set(rows.map((t) => `${t.code}#${t.seq}`)).size).toBe(rows.length);
+    // inspect summarizes a depth-only dataset: per code its ticks and seq range, as the rows say.
+    const inspect = await quoteflow(['inspect', '--out', out, '--format', 'json'], {});
+    expect(inspect.code, inspect.stderr).toBe(0);
+    const { depth } = (
+      JSON.parse(inspect.stdout) as {
+        datasets: {
+          depth: { codes: { code: string; ticks: number; first_seq: string; last_seq: string }[] };
+        };
+      }
+    ).datasets;
+    const seqsOf = (code: string) =>
+      rows
+        .filter((t) => t.code === code)
+        .map((t) => BigInt(t.seq))
+        .sort((a, b) => (a < b ? -1 : 1));
+    expect(depth.codes).toEqual(
+      ['BTCUSDT', 'ETHUSDT'].map((code) =>
+        expect.objectContaining({
+          code,
+          ticks: seqsOf(code).length,
+          first_seq: String(seqsOf(code)[0]),
+          last_seq: String(seqsOf(code).at(-1)),
+          repeated_seq: 0,
+        }),
+      ),
+    );
+    const table = await quoteflow(['inspect', '--out', out], {});
+    expect(table.stdout).toMatch(/^depth:\n.*code +ticks/m);
+    expect(table.stdout).toMatch(/^BTCUSDT +\d+ /m);
   });
 
   it('run validates the file first (exit 2 naming line and field) and then runs its pipelines', async () => {

@@ -30,6 +30,7 @@ export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.j
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
 export { inspectDataset, unexplainedGap } from './inspect-dataset.js';
+export type { DepthCodeInspection, SuspensionExchangeInspection } from './inspect-records.js';
 export { compactDatasets } from './compact-datasets.js';
 export type { CompactDatasetsOptions } from './compact-datasets.js';
 export { readKlineBars, readSeriesStarts } from './read-kline-bars.js';
