@@ -29,7 +29,7 @@ export { depthCapture } from './depth-capture.js';
 export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.js';
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
-export { inspectDataset, unexplainedGap } from './inspect-dataset.js';
+export { clipGap, inspectDataset, unexplainedGap } from './inspect-dataset.js';
 export type { DepthCodeInspection, SuspensionExchangeInspection } from './inspect-records.js';
 export { compactDatasets } from './compact-datasets.js';
 export type { CompactDatasetsOptions } from './compact-datasets.js';

@@ -180,3 +180,24 @@ export function unexplainedGap(
   const expected = expectedBarsBetween(code, klineType, a, b);
   return { fromMs: expected.firstMs ?? a, toMs: b, bars: Math.max(1, expected.count) };
 }
+
+/**
+ * The part of `gap` inside the window `[fromMs, toMs)`, with the bars the calendar expects there
+ * (`undefined` when none is): how a report over a time window counts a gap that crosses its edge.
+ */
+export function clipGap(
+  code: string,
+  klineType: KlineType,
+  gap: SeriesGap,
+  fromMs: number,
+  toMs: number,
+): SeriesGap | undefined {
+  if (gap.fromMs >= fromMs && gap.toMs <= toMs) return gap;
+  const start = Math.max(gap.fromMs, fromMs);
+  const end = Math.min(gap.toMs, toMs);
+  if (end <= start) return undefined;
+  const inside = expectedBarsBetween(code, klineType, start - 1, end);
+  return inside.count === 0 || inside.firstMs === undefined
+    ? undefined
+    : { fromMs: inside.firstMs, toMs: end, bars: inside.count };
+}
