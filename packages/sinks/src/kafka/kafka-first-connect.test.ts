@@ -1,19 +1,10 @@
 // With no broker at the address, both Kafka sinks fail within firstConnectTimeoutMs, naming the
 // broker and the refused connection (before: silence for deliveryTimeoutMs, 120 s, then a bare
 // timeout). A real refused TCP connection, on the real drivers.
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { KafkaKlineSink } from './kafka-kline-sink.js';
 import { KafkaSink, KAFKA_DRIVERS } from './kafka-sink.js';
-
-/** An address on 127.0.0.1 where nothing listens (a port just freed). */
-async function closedAddress(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `127.0.0.1:${port}`;
-}
+import { closedAddress } from '../../test-support/closed-address.js';
 
 describe('a Kafka sink with no broker', () => {
   it.each(KAFKA_DRIVERS)(
