@@ -41,7 +41,12 @@ export async function checkKafka(
   kafka: CliKafkaOptions,
   options: { readonly timeoutMs: number; readonly signal: AbortSignal; readonly flag?: string },
 ): Promise<void> {
-  const sink = new KafkaSink({ brokers: kafka.brokers, topicPrefix: kafka.topicPrefix });
+  // The command's own bound decides (the sink's would end the wait at 30 s of a longer --duration).
+  const sink = new KafkaSink({
+    brokers: kafka.brokers,
+    topicPrefix: kafka.topicPrefix,
+    firstConnectTimeoutMs: options.timeoutMs + 60_000,
+  });
   const where = `Kafka at ${[kafka.brokers].flat().join(',')} (${options.flag ?? '--kafka'})`;
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
