@@ -9,6 +9,7 @@ import {
 import { KafkaSinkClosedError } from './kafka-sink-closed-error.js';
 import { KafkajsDriver } from './kafkajs-driver.js';
 import { firstConnect } from './internal/first-connect.js';
+import { OperationTimeout } from './internal/with-timeout.js';
 import { PlatformaticKafkaDriver } from './platformatic-driver.js';
 import {
   DEFAULT_TOPIC_PREFIX,
@@ -495,7 +496,9 @@ export class KafkaSink implements AsyncDisposable {
     const messages = lost.flatMap((b) => b.messages);
     const message = cause instanceof Error ? cause.message : String(cause);
     const reason =
-      cause instanceof DeliveryTimeout ? message : `${this.#driver?.name ?? 'driver'} gave up: ${message}`;
+      cause instanceof DeliveryTimeout || cause instanceof OperationTimeout
+        ? message
+        : `${this.#driver?.name ?? 'driver'} gave up: ${message}`;
     const error = new KafkaDeliveryError(messages, reason, cause);
     this.#failure = error;
     this.#failureReason = reason;
