@@ -112,11 +112,11 @@ describe('quoteflow plan against a measured run', () => {
 
 interface YesterdayCloseRow {
   code: string;
-  prevDate: string;
-  prevTs: string;
-  prevClose: number;
-  latestDate: string;
-  latestTs: string;
+  prev_date: string;
+  prev_ts: string;
+  prev_close: number;
+  latest_date: string;
+  latest_ts: string;
 }
 
 /**
@@ -141,11 +141,11 @@ function expectYesterdayClose(on: Simulator, row: YesterdayCloseRow, labelling =
   const what = `${row.code} (${labelling})`;
   const decimals = on.market.product(row.code)!.priceDecimals;
   const [prev, latest] = on.market.bars(row.code, 8, on.marketNow(), 2) as [SimBar, SimBar];
-  expect(row.prevDate, what).toBe(tradingDateOfSimBar(on.market, row.code, prev));
-  expect(row.prevTs, what).toBe(new Date(prev.startMs).toISOString());
-  expect(row.prevClose, what).toBe(Number(prev.close.toFixed(decimals)));
-  expect(row.latestDate, what).toBe(tradingDateOfSimBar(on.market, row.code, latest));
-  expect(row.latestTs, what).toBe(new Date(latest.startMs).toISOString());
+  expect(row.prev_date, what).toBe(tradingDateOfSimBar(on.market, row.code, prev));
+  expect(row.prev_ts, what).toBe(new Date(prev.startMs).toISOString());
+  expect(row.prev_close, what).toBe(Number(prev.close.toFixed(decimals)));
+  expect(row.latest_date, what).toBe(tradingDateOfSimBar(on.market, row.code, latest));
+  expect(row.latest_ts, what).toBe(new Date(latest.startMs).toISOString());
 }
 
 describe('quoteflow plan by the calendar', () => {
@@ -244,8 +244,8 @@ describe('quoteflow one-shot queries', () => {
         const [row] = JSON.parse(r.stdout) as YesterdayCloseRow[];
         expect(row?.code).toBe(code);
         expectYesterdayClose(other, row!, daily);
-        dates.push(row!.prevDate);
-        labels.add(row!.prevTs);
+        dates.push(row!.prev_date);
+        labels.add(row!.prev_ts);
         expect(other.log.refused()).toEqual([]);
       }
       expect(labels.size, 'each labelling labels the bar differently').toBe(SIM_DAILY_LABELLINGS.length);
@@ -281,6 +281,35 @@ describe('quoteflow depth, run and demo', () => {
         if (l !== '') rows.push(JSON.parse(l) as { code: string; seq: string });
     expect(rows.length).toBeGreaterThan(0);
     expect(new Set(rows.map((t) => `${t.code}#${t.seq}`)).size).toBe(rows.length);
+    // inspect summarizes a depth-only dataset: per code its ticks and seq range, as the rows say.
+    const inspect = await quoteflow(['inspect', '--out', out, '--format', 'json'], {});
+    expect(inspect.code, inspect.stderr).toBe(0);
+    const { depth } = (
+      JSON.parse(inspect.stdout) as {
+        datasets: {
+          depth: { codes: { code: string; ticks: number; first_seq: string; last_seq: string }[] };
+        };
+      }
+    ).datasets;
+    const seqsOf = (code: string) =>
+      rows
+        .filter((t) => t.code === code)
+        .map((t) => BigInt(t.seq))
+        .sort((a, b) => (a < b ? -1 : 1));
+    expect(depth.codes).toEqual(
+      ['BTCUSDT', 'ETHUSDT'].map((code) =>
+        expect.objectContaining({
+          code,
+          ticks: seqsOf(code).length,
+          first_seq: String(seqsOf(code)[0]),
+          last_seq: String(seqsOf(code).at(-1)),
+          repeated_seq: 0,
+        }),
+      ),
+    );
+    const table = await quoteflow(['inspect', '--out', out], {});
+    expect(table.stdout).toMatch(/^depth:\n.*code +ticks/m);
+    expect(table.stdout).toMatch(/^BTCUSDT +\d+ /m);
   });
 
   it('run validates the file first (exit 2 naming line and field) and then runs its pipelines', async () => {

@@ -105,16 +105,16 @@ describe('yesterday-close --format json', () => {
     const run = await runQuoteflow(['yesterday-close', '--codes', codes, '--format', 'json'], env());
     expect(run.code).toBe(0);
     const rows = JSON.parse(run.stdout) as {
-      prevClose: number | null;
-      latestPrice: number;
+      prev_close: number | null;
+      latest_price: number;
       change: number | null;
     }[];
-    const withChange = rows.filter((r) => r.prevClose !== null && r.change !== null);
+    const withChange = rows.filter((r) => r.prev_close !== null && r.change !== null);
     expect(withChange.length).toBeGreaterThan(5);
     for (const r of withChange) {
-      const digits = Math.max(decimalsOf(r.prevClose!), decimalsOf(r.latestPrice));
+      const digits = Math.max(decimalsOf(r.prev_close!), decimalsOf(r.latest_price));
       expect(decimalsOf(r.change!)).toBeLessThanOrEqual(digits);
-      expect(r.change!).toBeCloseTo(r.latestPrice - r.prevClose!, digits);
+      expect(r.change!).toBeCloseTo(r.latest_price - r.prev_close!, digits);
     }
   });
 });

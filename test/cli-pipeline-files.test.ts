@@ -137,7 +137,7 @@ describe('the stdout sink and operators', () => {
     const records = lines(r.stdout);
     const minutes = records.filter((x) => x['kline_type'] === 1 && !('period_minutes' in x));
     const quarters = records.filter((x) => x['period_minutes'] === 15);
-    const closes = records.filter((x) => 'prevClose' in x);
+    const closes = records.filter((x) => 'prev_close' in x);
     expect(minutes.length).toBeGreaterThanOrEqual(60);
     expect(minutes.every((m) => m['final'] === true)).toBe(true);
     // Independent oracle: each whole 15-minute period from the 1-minute bars printed beside it.
@@ -163,11 +163,21 @@ describe('the stdout sink and operators', () => {
         6,
       );
     }
+    // The previous close as of the run, not the 60 past ones the history holds: the newest daily
+    // bar (the day in progress) is the first record's latest, then only what changes follows.
     expect(closes.length).toBeGreaterThan(0);
+    expect(closes.length).toBeLessThan(10);
+    const newestDay = Math.max(
+      ...records.filter((x) => x['kline_type'] === 8).map((x) => Date.parse(x['ts'] as string)),
+    );
+    expect(Date.parse(closes[0]!['latest_ts'] as string)).toBeGreaterThanOrEqual(newestDay);
     expect(closes.at(-1)).toMatchObject({
       code: 'BTCUSDT',
-      prevDate: expect.stringMatching(/^\d{4}-\d\d-\d\d$/),
+      prev_date: expect.stringMatching(/^\d{4}-\d\d-\d\d$/),
     });
+    // One key style in the stream: the datasets' snake_case column names.
+    const keys = new Set(records.flatMap((x) => Object.keys(x)));
+    expect([...keys].filter((k) => !/^[a-z0-9_]+$/.test(k))).toEqual([]);
   });
 });
 

@@ -41,39 +41,52 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await run('tmux', ['kill-session', '-t', SESSION]).catch(() => undefined);
   await sim.close();
   await rm(work, { recursive: true, force: true });
 });
 
-const pane = async (): Promise<string> =>
-  (await run('tmux', ['capture-pane', '-p', '-J', '-t', SESSION])).stdout;
+const pane = async (session: string): Promise<string> =>
+  (await run('tmux', ['capture-pane', '-p', '-J', '-t', session])).stdout;
+
+/**
+ * Runs `quoteflow ARGS` on a real terminal (a tmux session of its own) to its end, and returns every
+ * distinct screen seen on the way (read every 200 ms), the last one with `exit=N` on it.
+ */
+async function screensOf(args: readonly string[], extraEnv: Record<string, string> = {}): Promise<string[]> {
+  const session = `${SESSION}-${Math.random().toString(36).slice(2, 8)}`;
+  const vars = Object.entries({ ...env(), ...extraEnv }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+  await run('tmux', [
+    'new-session',
+    '-d',
+    '-s',
+    session,
+    '-x',
+    '160',
+    '-y',
+    '40',
+    ...vars,
+    `${[QUOTEFLOW_BIN, ...args].join(' ')}; echo "exit=$?"; sleep 120`,
+  ]);
+  try {
+    const screens: string[] = [];
+    const deadline = Date.now() + 90_000;
+    while (!/exit=\d+/.test(screens.at(-1) ?? '') && Date.now() < deadline) {
+      await sleep(200);
+      const screen = await pane(session);
+      if (screen !== screens.at(-1)) screens.push(screen);
+    }
+    return screens;
+  } finally {
+    await run('tmux', ['kill-session', '-t', session]).catch(() => undefined);
+  }
+}
 
 describe('a long command', () => {
   it('on a real terminal (tmux): progress bars, a live status line and pretty logs, then exit 0', async () => {
-    const vars = Object.entries(env()).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    const command = [QUOTEFLOW_BIN, ...args(join(work, 'tty'))].join(' ');
-    await run('tmux', [
-      'new-session',
-      '-d',
-      '-s',
-      SESSION,
-      '-x',
-      '160',
-      '-y',
-      '40',
-      ...vars,
-      `${command}; echo "exit=$?"; sleep 120`,
-    ]);
-    let screen = '';
-    const deadline = Date.now() + 60_000;
-    while (!/exit=\d+/.test(screen) && Date.now() < deadline) {
-      await sleep(250);
-      screen = await pane();
-    }
+    const screen = (await screensOf(args(join(work, 'tty')))).at(-1)!;
     expect(screen).toMatch(/exit=0/);
     // The overall bar reached every series, the live line counted cycles, logs are pretty text.
-    expect(screen).toMatch(/overall\s+\[█+\] 3\/3 series done/);
+    expect(screen).toMatch(/overall\s+\[█+\] (\d+)\/\1 pages \(3\/3 series\) done/);
     expect(screen).toMatch(/live\s+cycles [1-9]\d*\s+closed bars \d+/);
     expect(screen).toMatch(/^\d\d:\d\d:\d\d INFO {2}backfill done/m);
     expect(screen).toMatch(/^\d\d:\d\d:\d\d INFO {2}sync stopped: sinks flushed/m);
@@ -81,6 +94,51 @@ describe('a long command', () => {
     // AAPL.US cannot page back past 500 bars: said once as it happens and once in the summary.
     expect(screen.match(/cannot page backwards/g)?.length).toBe(1);
     expect(screen).toMatch(/cannot go back 1200 bars for 1 series/);
+  });
+
+  it('counts pages on the overall bar while no series is done yet', async () => {
+    // Two crypto series of 3 pages each at one page a second: about 6 s of backfill.
+    const screens = await screensOf([
+      'sync',
+      '--codes',
+      'BTCUSDT,ETHUSDT',
+      '--kline-types',
+      '1',
+      '--bars',
+      '1200',
+      '--out',
+      join(work, 'pages'),
+      '--duration',
+      '12',
+      '--limit',
+      'kline-rate=1/1s',
+    ]);
+    expect(screens.at(-1)).toMatch(/exit=0/);
+    const counts = screens.flatMap((screen) => {
+      const m = /overall\s+\[[^\]]*\] (\d+)\/(\d+) pages \((\d+)\/2 series\)/.exec(screen);
+      return m === null ? [] : [{ pages: Number(m[1]), of: Number(m[2]), series: Number(m[3]) }];
+    });
+    // The bar moves page by page before the first series is whole.
+    expect(
+      counts.some((c) => c.pages > 0 && c.pages < c.of && c.series === 0),
+      JSON.stringify(counts),
+    ).toBe(true);
+  });
+
+  it('draws no bars with -q, nor with --log-format json, on a terminal', async () => {
+    for (const flags of [['-q'], ['--log-format', 'json']]) {
+      const screens = await screensOf([...args(join(work, `quiet${flags.length}`)), ...flags]);
+      const last = screens.at(-1)!;
+      expect(last, flags.join(' ')).toMatch(/exit=0/);
+      for (const screen of screens) {
+        expect(screen, flags.join(' ')).not.toContain('█');
+        expect(screen, flags.join(' ')).not.toMatch(/overall|live\s+cycles/);
+      }
+      // JSON lines stay whole JSON lines: nothing drawn between them.
+      if (flags[0] === '--log-format')
+        for (const line of last.split('\n').filter((l) => l.startsWith('{')))
+          expect(() => JSON.parse(line) as unknown, line).not.toThrow();
+    }
   });
 
   it('with stderr piped: JSON warnings only, plus a one-line status now and then, no bars', async () => {
@@ -91,6 +149,16 @@ describe('a long command', () => {
       .filter((l) => l !== '')
       .map((l) => JSON.parse(l) as { level: number; msg: string });
     expect(lines.filter((l) => l.msg === 'status').length).toBeGreaterThanOrEqual(3);
+    // The status counts closed bars as they come, not at the files' next commit (every 30 s: none
+    // before the stop here).
+    const statuses = lines.filter((l) => l.msg === 'status') as unknown as {
+      closedBars: number;
+      files: number;
+    }[];
+    expect(
+      statuses.some((l) => l.closedBars >= 2 * 1200 && l.files === 0),
+      JSON.stringify(statuses),
+    ).toBe(true);
     expect(lines.every((l) => l.level >= 40 || l.msg === 'status')).toBe(true);
     expect(r.stderr).not.toContain('█');
   });

@@ -177,6 +177,7 @@ describe('quoteflow report', () => {
       code: 'BTCUSDT',
       klineType: 1,
       candles: series[rowOf('BTCUSDT')]!.rows,
+      candleMs: 60_000,
       gaps: 2,
     });
     await (await page.$('#bars-view'))!.screenshot({ path: join(SHOTS, 'bars.png') });
@@ -201,6 +202,87 @@ describe('quoteflow report', () => {
     await page.mouse.click(box.x + 5, box.y + rowHeight * rowOf('ETHUSDT') + rowHeight / 2);
     expect((await state()).chart).toMatchObject({ code: 'ETHUSDT', gaps: 1 });
     expect(problems).toEqual([]);
+  });
+
+  it('fits a 1,200 px window, draws 1-minute bars as 1-minute candles, and leaves gap labels uncovered', async () => {
+    const out = join(work, 'wide');
+    const env = { QUOTEFLOW_BASE_URL: sim.url, QUOTEFLOW_TOKEN: TOKEN, QUOTEFLOW_PLAN: 'professional' };
+    for (const [type, bars] of [
+      ['1', '2500'],
+      ['5', '60'],
+    ] as const) {
+      const r = await runQuoteflow(
+        ['backfill', '--codes', 'BTCUSDT', '--kline-type', type, '--bars', bars, '--out', out],
+        env,
+      );
+      expect(r.code, r.stderr).toBe(0);
+    }
+    // A window of 550 minutes: 550 one-minute cells of 2 px, the widest the heatmap draws, beside
+    // the row labels: what overflowed a 1,200 px window.
+    const inspect = await runQuoteflow(['inspect', '--out', out, '--format', 'json'], {});
+    const minutes = (JSON.parse(inspect.stdout) as InspectJson).datasets.kline.series.find(
+      (x) => x.kline_type === 1,
+    ) as unknown as { last: string };
+    const toMs = Date.parse(minutes.last) + 60_000;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const [whole, narrow] = [join(work, 'wide.html'), join(work, 'window.html')];
+    for (const [html, window] of [
+      [whole, []],
+      [narrow, ['--from', iso(toMs - 550 * 60_000), '--to', iso(toMs)]],
+    ] as const) {
+      const report = await runQuoteflow(['report', '--out', out, '--html', html, ...window], {});
+      expect(report.code, report.stderr).toBe(0);
+    }
+    const page = await browser.newPage();
+    onTestFinished(() => page.close());
+    await page.setViewport({ width: 1200, height: 900 });
+    const layout = async (html: string) => {
+      await page.goto(`file://${html}`, { waitUntil: 'load' });
+      return page.evaluate(() => {
+        // The page's DOM (this file is type-checked without the DOM library).
+        const doc = (
+          globalThis as unknown as {
+            document: {
+              documentElement: { scrollWidth: number; clientWidth: number };
+              getElementById(id: string): { getBoundingClientRect(): { right: number } };
+              querySelector(selector: string): { textContent: string | null } | null;
+            };
+          }
+        ).document;
+        const state = (
+          globalThis as unknown as { quoteflowReport: { heatmapBuckets: number; chart: unknown } }
+        ).quoteflowReport;
+        return {
+          pageWidth: doc.documentElement.scrollWidth,
+          windowWidth: doc.documentElement.clientWidth,
+          heatmapRight: doc.getElementById('heatmap').getBoundingClientRect().right,
+          buckets: state.heatmapBuckets,
+          chart: state.chart,
+          logo: doc.querySelector('#tv-attr-logo') !== null,
+          footer: doc.querySelector('footer')?.textContent ?? '',
+        };
+      });
+    };
+    const windowed = await layout(narrow);
+    expect(windowed.buckets).toBe(550);
+    // Nothing sticks out sideways: the heatmap narrows its cells to the window.
+    expect(windowed.heatmapRight).toBeLessThanOrEqual(windowed.windowWidth);
+    expect(windowed.pageWidth).toBeLessThanOrEqual(windowed.windowWidth);
+    await page.screenshot({ path: join(SHOTS, 'report-1200px.png'), fullPage: true });
+    const all = await layout(whole);
+    // No logo over the chart's lowest bars and their gap labels: the attribution stands as text.
+    expect(all.logo).toBe(false);
+    expect(all.footer).toMatch(/TradingView Lightweight Charts.*https:\/\/www\.tradingview\.com\//);
+    // The 1-minute series (row 0) as 2,500 one-minute candles, not 1,250 two-minute ones.
+    expect(all.chart).toMatchObject({ code: 'BTCUSDT', klineType: 1, candleMs: 60_000, candles: 2500 });
+  });
+
+  it('refuses a code the dataset does not hold with exit 2 naming it, writing nothing', async () => {
+    const html = join(work, 'nosuch.html');
+    const r = await runQuoteflow(['report', '--out', work, '--html', html, '--codes', 'NOSUCH.US'], {});
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--codes NOSUCH\.US: the dataset under .* holds no bars of this code/);
+    await expect(readFile(html)).rejects.toThrow(/ENOENT/);
   });
 
   it('refuses a missing dataset and a bad time with exit 2, writing nothing', async () => {

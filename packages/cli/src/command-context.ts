@@ -31,4 +31,9 @@ export interface CommandContext {
   readonly stopWaits: StopWaits;
   /** Writes result text to stdout (redacted). Results only: logs and progress go to stderr. */
   out(text: string): void;
+  /**
+   * Whether progress bars may be drawn: stderr is a terminal, logs are pretty text and info lines
+   * are on (not with `-q`, nor with `--log-format json`, whose lines a bar would break).
+   */
+  progressBars(): boolean;
 }

@@ -43,6 +43,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     out: (text) => {
       io.stdout.write(redactor.redact(text));
     },
+    progressBars: () => {
+      const { format, level } = logging.settings();
+      return stderr.isTTY && format === 'pretty' && ['trace', 'debug', 'info'].includes(level);
+    },
   };
   const program = createProgram(ctx, (flags) =>
     logging.apply(resolveLogSettings(flags, io.env, stderr.isTTY)),

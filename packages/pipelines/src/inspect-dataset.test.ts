@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Bar, KlineType } from '@quoteflow/core';
 import { DatasetWriter, type DatasetFormat } from '@quoteflow/sinks';
+import { suspension } from '../../sinks/test-support/test-records.js';
 import { inspectDataset } from './inspect-dataset.js';
 import { readKlineBars, readSeriesStarts } from './read-kline-bars.js';
 
@@ -138,4 +139,57 @@ describe('inspectDataset', () => {
     expect(kline.series[0]?.gaps).toEqual([{ fromMs: open + MIN, toMs: open + 61 * MIN, bars: 60 }]);
     await expect(inspectDataset(join(dir, 'nope'))).rejects.toMatchObject({ code: 'QF_PIPELINE_CONFIG' });
   });
+});
+
+describe('inspectDataset of depth and suspension datasets', () => {
+  it.each<DatasetFormat>(['parquet', 'ndjson'])(
+    'summarizes depth codes and suspension exchanges (%s)',
+    async (format) => {
+      const writer = new DatasetWriter({ dir, format });
+      const tick = (code: string, seq: bigint, tickTimeMs: number) =>
+        writer.append({ type: 'depth', code, seq, tickTimeMs, bids: [], asks: [] });
+      tick('BTCUSDT', 5n, Date.UTC(2026, 10, 2, 10));
+      tick('BTCUSDT', 18_446_744_073_709_551_615n, Date.UTC(2026, 10, 2, 10, 1));
+      tick('BTCUSDT', 5n, Date.UTC(2026, 10, 2, 10, 2));
+      tick('700.HK', 7n, Date.UTC(2026, 10, 2, 2));
+      const halt = (symbol: string, haltAtMs: number, resumeAtMs: number | undefined) =>
+        writer.append(suspension(symbol, { haltAtMs, resumeAtMs, publishAtMs: haltAtMs + 1_000 }));
+      halt('ABCD', Date.UTC(2026, 10, 2, 15), Date.UTC(2026, 10, 2, 15, 5));
+      halt('ABCD', Date.UTC(2026, 10, 3, 15), undefined);
+      halt('WXYZ', Date.UTC(2026, 10, 4, 15), undefined);
+      await writer.close();
+      const inspection = await inspectDataset(dir);
+      expect(inspection.kline.series).toEqual([]);
+      expect(inspection.depth.codes).toEqual([
+        {
+          code: '700.HK',
+          ticks: 1,
+          firstMs: Date.UTC(2026, 10, 2, 2),
+          lastMs: Date.UTC(2026, 10, 2, 2),
+          firstSeq: '7',
+          lastSeq: '7',
+          repeatedSeq: 0,
+        },
+        {
+          code: 'BTCUSDT',
+          ticks: 3,
+          firstMs: Date.UTC(2026, 10, 2, 10),
+          lastMs: Date.UTC(2026, 10, 2, 10, 2),
+          firstSeq: '5',
+          lastSeq: '18446744073709551615',
+          repeatedSeq: 1,
+        },
+      ]);
+      expect(inspection.suspension.exchanges).toEqual([
+        {
+          exchange: 'nyse',
+          records: 3,
+          symbols: 2,
+          open: 2,
+          firstMs: Date.UTC(2026, 10, 2, 15, 0, 1),
+          lastMs: Date.UTC(2026, 10, 4, 15, 0, 1),
+        },
+      ]);
+    },
+  );
 });

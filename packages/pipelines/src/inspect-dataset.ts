@@ -10,6 +10,12 @@ import { expectedBarsBetween, haltExplainsGap } from '@quoteflow/operators';
 import { PipelineError } from './pipeline-error.js';
 import { listDataFiles, readKlineStarts } from '@quoteflow/sinks';
 import { readHalts, type DatasetHalt } from './read-halts.js';
+import {
+  inspectDepth,
+  inspectSuspensions,
+  type DepthCodeInspection,
+  type SuspensionExchangeInspection,
+} from './inspect-records.js';
 import type { SeriesStarts } from './read-kline-bars.js';
 
 /** Bars missing from a series that the market calendar does not explain. */
@@ -47,8 +53,13 @@ export interface InspectDatasetOptions {
 /** What {@link inspectDataset} finds under `--out DIR`. */
 export interface DatasetInspection {
   readonly kline: { readonly files: number; readonly series: readonly SeriesInspection[] };
-  readonly depth: { readonly files: number };
-  readonly suspension: { readonly files: number };
+  /** Per code: ticks, first and last tick time and seq. */
+  readonly depth: { readonly files: number; readonly codes: readonly DepthCodeInspection[] };
+  /** Per exchange: records, symbols, open halts, first and last publish date. */
+  readonly suspension: {
+    readonly files: number;
+    readonly exchanges: readonly SuspensionExchangeInspection[];
+  };
 }
 
 /**
@@ -56,7 +67,9 @@ export interface DatasetInspection {
  * the rows, first and last bar, duplicates, and the gaps between consecutive bars that the market
  * calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not
  * gaps; core's `barsMissingBetween` decides, under every labelling), nor a halt of the code in the
- * dataset's own suspension records that spans the hole; per dataset the file count.
+ * dataset's own suspension records that spans the hole; per depth code the ticks, first and last
+ * tick time and seq; per suspension exchange the records, symbols and open halts; per dataset the
+ * file count.
  *
  * @throws PipelineError `QF_PIPELINE_CONFIG` when `dir` is not a directory.
  * @example
@@ -91,8 +104,11 @@ export async function inspectDataset(
     .sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : a.klineType - b.klineType));
   return {
     kline: { files: klineFiles.length, series },
-    depth: { files: (await listDataFiles(dir, 'depth')).length },
-    suspension: { files: (await listDataFiles(dir, 'suspension')).length },
+    depth: { files: (await listDataFiles(dir, 'depth')).length, codes: await inspectDepth(dir) },
+    suspension: {
+      files: (await listDataFiles(dir, 'suspension')).length,
+      exchanges: await inspectSuspensions(dir),
+    },
   };
 }
 
@@ -163,4 +179,25 @@ export function unexplainedGap(
   if (haltExplainsGap(halts, code, klineType, a, b)) return undefined;
   const expected = expectedBarsBetween(code, klineType, a, b);
   return { fromMs: expected.firstMs ?? a, toMs: b, bars: Math.max(1, expected.count) };
+}
+
+/**
+ * The part of `gap` inside the window `[fromMs, toMs)`, with the bars the calendar expects there
+ * (`undefined` when none is): how a report over a time window counts a gap that crosses its edge.
+ */
+export function clipGap(
+  code: string,
+  klineType: KlineType,
+  gap: SeriesGap,
+  fromMs: number,
+  toMs: number,
+): SeriesGap | undefined {
+  if (gap.fromMs >= fromMs && gap.toMs <= toMs) return gap;
+  const start = Math.max(gap.fromMs, fromMs);
+  const end = Math.min(gap.toMs, toMs);
+  if (end <= start) return undefined;
+  const inside = expectedBarsBetween(code, klineType, start - 1, end);
+  return inside.count === 0 || inside.firstMs === undefined
+    ? undefined
+    : { fromMs: inside.firstMs, toMs: end, bars: inside.count };
 }

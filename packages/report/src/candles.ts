@@ -6,8 +6,9 @@ const DAY_MS = 86_400_000;
 /** One candle: `[tsSeconds, open, high, low, close, volume]`. */
 export type Candle = readonly [number, number, number, number, number, number];
 
-/** A series' candles and the length of one. */
+/** A series' candles: one per bar of its own period, the newest ones. */
 export interface CandleList {
+  /** Length of one candle (ms): the series' bar period (a day for daily and longer bars). */
   readonly candleMs: number;
   readonly candles: readonly Candle[];
 }
@@ -18,31 +19,14 @@ export function periodOf(klineType: KlineType): number {
 }
 
 /**
- * One candle's length for a series of `rows` bars spanning `spanMs` (first to last start): its bar
- * period, or a multiple of it so that about `maxCandles` candles cover it. Daily and longer bars
- * stay one candle each (their lengths differ).
+ * One candle per bar (never folded into longer candles: 1-minute data is drawn as 1-minute
+ * candles), the newest `maxCandles` of them; a start held twice is one candle (first open, extremes,
+ * last close, summed volume). `bars` in start order.
  */
-export function candleLengthOf(
-  klineType: KlineType,
-  rows: number,
-  spanMs: number,
-  maxCandles: number,
-): number {
-  const period = periodOf(klineType);
-  if (KLINE_PERIOD_MS[klineType] === undefined || rows <= maxCandles) return period;
-  return Math.ceil((spanMs + period) / maxCandles / period) * period;
-}
-
-/** One candle per bar, or bars folded into `candleMs` buckets (first open, extremes, last close, summed volume). */
-export function candlesOf(
-  bars: readonly DatasetBar[],
-  candleMs: number,
-  onePerBar: boolean,
-): [number, number, number, number, number, number][] {
+export function candlesOf(bars: readonly DatasetBar[], maxCandles: number): Candle[] {
   const out: [number, number, number, number, number, number][] = [];
   for (const b of bars) {
-    const start = onePerBar ? b.tsMs : Math.floor(b.tsMs / candleMs) * candleMs;
-    const t = Math.floor(start / 1000);
+    const t = Math.floor(b.tsMs / 1000);
     const last = out.at(-1);
     if (last !== undefined && last[0] === t) {
       last[2] = Math.max(last[2], b.high);
@@ -51,5 +35,5 @@ export function candlesOf(
       last[5] += b.volume ?? 0;
     } else out.push([t, b.open, b.high, b.low, b.close, b.volume ?? 0]);
   }
-  return out;
+  return out.slice(Math.max(0, out.length - maxCandles));
 }

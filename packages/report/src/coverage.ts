@@ -1,4 +1,4 @@
-import { KLINE_PERIOD_MS, type KlineType } from '@quoteflow/core';
+import { KLINE_PERIOD_MS, barFinalAfterMs, calendarOf, type KlineType } from '@quoteflow/core';
 import type { SeriesInspection } from '@quoteflow/pipelines';
 
 /** What one heatmap cell shows (its character in {@link CoverageRow.cells}). */
@@ -22,6 +22,13 @@ export interface CoverageRow {
   readonly cells: string;
 }
 
+/**
+ * The bars a series holds, for {@link coverageOf}: their starts, or the runs `[first, last]` of
+ * heatmap buckets they cover (already by their period, as DuckDB's scan gives them).
+ */
+export type HeldBars =
+  { readonly starts: readonly number[] } | { readonly buckets: readonly (readonly [number, number])[] };
+
 /** Series × time, each cell one of {@link CELL}. */
 export interface Coverage {
   readonly fromMs: number;
@@ -31,6 +38,18 @@ export interface Coverage {
 }
 
 const DAY_MS = 86_400_000;
+
+/** Crypto's calendar, which never closes: on it core's `barFinalAfterMs` is where a bar ends. */
+const AROUND_THE_CLOCK = calendarOf('BTCUSDT');
+
+/**
+ * Where a bar that starts at `startMs` ends, for the heatmap: its kline type's period; a day for a
+ * daily bar, a week for a weekly one, the month for a monthly one. A held bar marks every cell it
+ * covers, so an hourly bar in 3-minute cells is twenty held cells, not one held and nineteen closed.
+ */
+export function barEndMs(klineType: KlineType, startMs: number): number {
+  return barFinalAfterMs(startMs, klineType, AROUND_THE_CLOCK);
+}
 
 /**
  * The heatmap's time buckets from `fromMs` to `toMs`: at most `maxBuckets`, each a whole number of
@@ -51,14 +70,15 @@ export function coverageGrid(
 /**
  * The coverage heatmap of a dataset: time from `fromMs` to `toMs` cut into at most `maxBuckets`
  * buckets (one bar period of the shortest kline type when that fits, so a cell is a bar), each
- * row's cells marked from the bar starts held, the gaps `inspect` found and the code's halts
+ * row's cells marked from the bars held (every cell a bar covers, by its own period: see
+ * {@link barEndMs}), the gaps `inspect` found and the code's halts
  * (suspension records: an empty cell in a halt is halted, not missing). A missing bar marks its
  * cell even when the cell also holds bars, so a hole stays visible at any zoom; the number of
  * missing cells at one bar per cell equals the bars of `inspect`'s gaps.
  */
 export function coverageOf(
   series: readonly SeriesInspection[],
-  startsOf: (s: SeriesInspection) => readonly number[],
+  heldOf: (s: SeriesInspection) => HeldBars,
   haltsOf: (s: SeriesInspection) => readonly { fromMs: number; toMs: number | undefined }[],
   fromMs: number,
   toMs: number,
@@ -69,12 +89,15 @@ export function coverageOf(
   const rows = series.map((s) => {
     const cells: string[] = new Array<string>(buckets).fill(CELL.outside);
     const first = Math.max(0, bucketOf(s.firstMs));
-    const last = Math.min(buckets - 1, bucketOf(s.lastMs));
+    const last = Math.min(buckets - 1, bucketOf(barEndMs(s.klineType, s.lastMs) - 1));
     for (let b = first; b <= last; b++) cells[b] = CELL.closed;
-    for (const ms of startsOf(s)) {
-      const b = bucketOf(ms);
-      if (b >= 0 && b < buckets) cells[b] = CELL.held;
-    }
+    const held = heldOf(s);
+    const runs =
+      'buckets' in held
+        ? held.buckets
+        : held.starts.map((ms) => [bucketOf(ms), bucketOf(barEndMs(s.klineType, ms) - 1)] as const);
+    for (const [from, to] of runs)
+      for (let b = Math.max(0, from); b <= Math.min(buckets - 1, to); b++) cells[b] = CELL.held;
     for (const gap of s.gaps) {
       const until = Math.min(buckets - 1, bucketOf(gap.toMs - 1));
       for (let b = Math.max(0, bucketOf(gap.fromMs)); b <= until; b++) cells[b] = CELL.missing;

@@ -79,11 +79,19 @@ describe('report on DuckDB', () => {
       fc.asyncProperty(
         fc.array(seriesSpec, { minLength: 1, maxLength: 4 }),
         fc.integer({ min: 3, max: 60 }),
-        async (specs, maxBuckets) => {
+        // Sometimes a time window (in minutes after START), which gaps may cross.
+        fc.option(fc.tuple(fc.nat(400 * 60), fc.integer({ min: 1, max: 400 * 60 })), { nil: undefined }),
+        async (specs, maxBuckets, window) => {
           const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));
           try {
             await writeDataset(dir, specs);
-            const options: ReportOptions = { clock: new ManualClock(START + 500 * 86_400_000), maxBuckets };
+            const options: ReportOptions = {
+              clock: new ManualClock(START + 500 * 86_400_000),
+              maxBuckets,
+              ...(window === undefined
+                ? {}
+                : { fromMs: START + window[0] * 60_000, toMs: START + (window[0] + window[1]) * 60_000 }),
+            };
             const rows = await collectReportData(dir, { ...options, engine: 'js' });
             const duck = await collectReportData(dir, { ...options, engine: 'duckdb' });
             expect(duck.summary).toEqual(rows.summary);
@@ -149,8 +157,13 @@ describe('report on DuckDB', () => {
       expect(duck.coverage.bucketMs).toBeLessThan(STEP[5]!);
       expect(duck.coverage).toEqual(rows.coverage);
       expect(duck.summary).toEqual(rows.summary);
+      // Each held hour holds every cell it covers (a 24/7 code: no cell of its span is "closed"),
+      // and the two holes are missing cells, by the series' own period.
       const hourly = duck.coverage.rows.find((r) => r.klineType === 5)!;
-      expect([...hourly.cells.matchAll(/h/g)]).toHaveLength(hours.length);
+      const cellsPerHour = STEP[5]! / duck.coverage.bucketMs;
+      expect(hourly.cells).not.toContain('c');
+      expect([...hourly.cells.matchAll(/h/g)]).toHaveLength(hours.length * cellsPerHour);
+      expect(hourly.cells.replace(/\.+$/, '')).toMatch(/^h+m+h+m+h+$/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -181,6 +194,40 @@ describe('report on DuckDB', () => {
       { numRuns: 10 },
     );
   }, 120_000);
+
+  it("counts the part inside the window of gaps that cross the window's edges", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));
+    try {
+      // Bars 0..399 but 100..219 (120 missing) and 300..349 (50); the window holds 150..319.
+      const held = Array.from({ length: 400 }, (_, k) => k).filter(
+        (k) => !(k >= 100 && k < 220) && !(k >= 300 && k < 350),
+      );
+      await writeDataset(dir, [{ code: 'BTCUSDT', klineType: 1, held, duplicates: [], shifted: [] }]);
+      const options: ReportOptions = {
+        fromMs: START + 150 * 60_000,
+        toMs: START + 320 * 60_000,
+        clock: new ManualClock(START + 500 * 60_000),
+      };
+      for (const engine of ['duckdb', 'js'] as const) {
+        const data = await collectReportData(dir, { ...options, engine });
+        expect(data.summary, engine).toEqual([
+          expect.objectContaining({
+            rows: 80,
+            firstMs: START + 220 * 60_000,
+            lastMs: START + 299 * 60_000,
+            gaps: 2,
+            missingBars: 70 + 20,
+          }),
+        ]);
+        expect(data.coverage.bucketMs).toBe(60_000);
+        expect(data.coverage.rows[0]!.cells, engine).toBe(
+          `${'m'.repeat(70)}${'h'.repeat(80)}${'m'.repeat(20)}`,
+        );
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it('reads only the codes and the time range asked for', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));

@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBResultReader } from '@duckdb/node-api';
 import { KLINE_PERIOD_MS, KLINE_TYPES, calendarOf, isKlineType, type KlineType } from '@quoteflow/core';
-import { candleLengthOf, periodOf, type Candle, type CandleList } from './candles.js';
+import { periodOf, type Candle, type CandleList } from './candles.js';
+import { barEndMs } from './coverage.js';
 import {
+  clipGap,
   unexplainedGap,
   type DatasetHalt,
   type SeriesGap,
@@ -50,6 +52,8 @@ export class KlineScan {
     /** The files as SQL lists of about {@link BATCH_ROWS} rows each, in the order given. */
     private readonly batches: readonly string[],
     private readonly close$: () => void,
+    /** The time window read, if any: gaps crossing its edges count their part inside it. */
+    private readonly window: { readonly fromMs?: number; readonly toMs?: number },
   ) {}
 
   /**
@@ -79,6 +83,12 @@ export class KlineScan {
        ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}`,
     );
     await connection.run(`CREATE TEMP VIEW k AS SELECT * FROM rows_of([${list}])`);
+    // The same series at any time: the bars next to the window's edges.
+    await connection.run(
+      `CREATE TEMP VIEW k_all AS SELECT code, kline_type::INTEGER AS kt, epoch_ms(ts) AS t
+       FROM read_parquet([${list}], hive_partitioning = true, union_by_name = true)
+       WHERE ${where.filter((w) => !w.startsWith('epoch_ms(ts)')).join(' AND ')}`,
+    );
     // Σ_{j<k} (a + j)^e for e = 1, 2, 3: the power sums of k consecutive periods from a.
     await connection.run(`CREATE TEMP MACRO ps1(a, k) AS k * a + k * (k - 1) // 2`);
     await connection.run(
@@ -109,6 +119,10 @@ export class KlineScan {
       () => {
         connection.closeSync();
         instance.closeSync();
+      },
+      {
+        ...(range.fromMs === undefined ? {} : { fromMs: range.fromMs }),
+        ...(range.toMs === undefined ? {} : { toMs: range.toMs }),
       },
     );
   }
@@ -272,41 +286,77 @@ export class KlineScan {
         lastReadMs: reads[s] ?? undefined,
         duplicates,
         gaps,
-        heldBuckets: heldBucketsOf(firsts[s]!, lasts[s]!, periods[s] ?? undefined, breaks, grid),
+        heldBuckets: heldBucketsOf(klineType, firsts[s]!, lasts[s]!, periods[s] ?? undefined, breaks, grid),
       });
     }
+    return this.#withEdgeGaps(out, haltsOf);
+  }
+
+  /** The series with the gaps that cross the window's edges, cut to the window, added. */
+  async #withEdgeGaps(
+    series: ScannedSeries[],
+    haltsOf: ReadonlyMap<string, readonly DatasetHalt[]>,
+  ): Promise<ScannedSeries[]> {
+    const edges = await this.#edges();
+    return series.map((s) => {
+      const edge = edges.get(`${s.code}\u0000${s.klineType}`);
+      if (edge === undefined) return s;
+      const halts = haltsOf.get(s.code) ?? [];
+      const before = edgeGap(s.code, s.klineType, edge.before, s.firstMs, halts, this.window);
+      const after = edgeGap(s.code, s.klineType, s.lastMs, edge.after, halts, this.window);
+      return {
+        ...s,
+        gaps: [...(before === undefined ? [] : [before]), ...s.gaps, ...(after === undefined ? [] : [after])],
+      };
+    });
+  }
+
+  /**
+   * Per series (`code\u0000klineType`), the last start before the window and the first at or after
+   * its end: a gap between one of them and the window's own bars crosses the edge.
+   */
+  async #edges(): Promise<Map<string, { before: number | undefined; after: number | undefined }>> {
+    const out = new Map<string, { before: number | undefined; after: number | undefined }>();
+    const { fromMs, toMs } = this.window;
+    if (fromMs === undefined && toMs === undefined) return out;
+    const result = await this.connection.runAndReadAll(
+      `SELECT code, kt, ${fromMs === undefined ? 'NULL' : `max(t) FILTER (WHERE t < ${Math.trunc(fromMs)})`}::DOUBLE,
+         ${toMs === undefined ? 'NULL' : `min(t) FILTER (WHERE t >= ${Math.trunc(toMs)})`}::DOUBLE
+       FROM k_all GROUP BY code, kt`,
+    );
+    const [codes, types, befores, afters] = columnsOf(result) as [
+      string[],
+      number[],
+      (number | null)[],
+      (number | null)[],
+    ];
+    for (let i = 0; i < codes.length; i++)
+      out.set(`${codes[i]!}\u0000${types[i]!}`, {
+        before: befores[i] ?? undefined,
+        after: afters[i] ?? undefined,
+      });
     return out;
   }
 
   /**
-   * Candles of these series (see `candleLengthOf`), folded by DuckDB: at most about `maxCandles`
-   * rows per series reach JavaScript, however many bars it holds.
+   * Candles of these series: one per bar of the series' own period, the newest `maxCandles` of
+   * each (see `candlesOf`); at most that many rows per series reach JavaScript, however many bars
+   * it holds.
    */
   async candles(
-    series: readonly {
-      readonly code: string;
-      readonly klineType: KlineType;
-      readonly rows: number;
-      readonly firstMs: number;
-      readonly lastMs: number;
-    }[],
+    series: readonly { readonly code: string; readonly klineType: KlineType }[],
     maxCandles: number,
   ): Promise<Map<string, CandleList>> {
     const out = new Map<string, CandleList>();
     if (series.length === 0) return out;
-    const lengths = new Map<string, number>();
-    const wanted = series.map((s) => {
-      const candleMs = candleLengthOf(s.klineType, s.rows, s.lastMs - s.firstMs, maxCandles);
-      lengths.set(`${s.code}\u0000${s.klineType}`, candleMs);
-      const onePerBar = candleMs === periodOf(s.klineType);
-      return `(${sqlString(s.code)}, ${s.klineType}, ${candleMs}, ${onePerBar})`;
-    });
+    const wanted = series.map((s) => `(${sqlString(s.code)}, ${s.klineType})`);
     const result = await this.connection.runAndReadAll(
-      `SELECT code, kt, (s // 1000)::DOUBLE, arg_min(open, t), max(high), min(low), arg_max(close, t),
+      `SELECT code, kt, (t // 1000)::DOUBLE, arg_min(open, t), max(high), min(low), arg_max(close, t),
          sum(coalesce(volume, 0))
-       FROM (SELECT k.*, CASE WHEN w.one THEN k.t ELSE k.t // w.cm * w.cm END AS s
-             FROM k JOIN (VALUES ${wanted.join(', ')}) w(code, kt, cm, one) ON k.code = w.code AND k.kt = w.kt)
-       GROUP BY code, kt, s ORDER BY code, kt, s`,
+       FROM (SELECT k.* FROM k JOIN (VALUES ${wanted.join(', ')}) w(code, kt) ON k.code = w.code AND k.kt = w.kt)
+       GROUP BY code, kt, t
+       QUALIFY row_number() OVER (PARTITION BY code, kt ORDER BY t DESC) <= ${Math.max(1, Math.trunc(maxCandles))}
+       ORDER BY code, kt, t`,
     );
     const [codes, types, starts, opens, highs, lows, closes, volumes] = columnsOf(result) as [
       string[],
@@ -316,7 +366,8 @@ export class KlineScan {
     for (let i = 0; i < codes.length; i++) {
       const key = `${codes[i]!}\u0000${types[i]!}`;
       let list = out.get(key);
-      if (list === undefined) out.set(key, (list = { candleMs: lengths.get(key)!, candles: [] }));
+      if (list === undefined)
+        out.set(key, (list = { candleMs: periodOf(types[i] as KlineType), candles: [] }));
       (list.candles as Candle[]).push([
         starts![i]!,
         opens![i]!,
@@ -332,6 +383,25 @@ export class KlineScan {
   close(): void {
     this.close$();
   }
+}
+
+/**
+ * The gap between a bar outside the scan's window and the window's first or last bar (`a < z`),
+ * cut to the window: the part of a gap crossing an edge that lies inside.
+ */
+function edgeGap(
+  code: string,
+  klineType: KlineType,
+  a: number | undefined,
+  z: number | undefined,
+  halts: readonly DatasetHalt[],
+  window: { readonly fromMs?: number; readonly toMs?: number },
+): SeriesGap | undefined {
+  if (a === undefined || z === undefined) return undefined;
+  const gap = unexplainedGap(code, klineType, a, z, halts, calendarOf(code));
+  return gap === undefined
+    ? undefined
+    : clipGap(code, klineType, gap, window.fromMs ?? -Infinity, window.toMs ?? Infinity);
 }
 
 /** Rows per batch of files aggregated at once (see {@link KlineScan.series}). */
@@ -351,6 +421,7 @@ const SHORTEST_PERIOD_MS = Math.min(
  * holds a start every period. Without a fixed period every start is the end of a break.
  */
 function heldBucketsOf(
+  klineType: KlineType,
   firstMs: number,
   lastMs: number,
   periodMs: number | undefined,
@@ -367,12 +438,13 @@ function heldBucketsOf(
     else runs.push([lo, hi]);
   };
   const bucketOf = (ms: number) => Math.floor((ms - grid.fromMs) / grid.bucketMs);
+  // A bar holds every bucket it covers, by its own period (coverage's barEndMs).
+  const bar = (t: number) => hold(bucketOf(t), bucketOf(barEndMs(klineType, t) - 1));
   const segment = (start: number, end: number) => {
     if (periodMs === undefined) {
-      hold(bucketOf(start), bucketOf(start));
-      hold(bucketOf(end), bucketOf(end));
-    } else if (periodMs <= grid.bucketMs) hold(bucketOf(start), bucketOf(end));
-    else for (let t = start; t <= end; t += periodMs) hold(bucketOf(t), bucketOf(t));
+      bar(start);
+      bar(end);
+    } else hold(bucketOf(start), bucketOf(end + periodMs - 1));
   };
   let start = firstMs;
   for (const [a, z] of breaks) {

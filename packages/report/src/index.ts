@@ -2,7 +2,7 @@
 export { collectReportData } from './report-data.js';
 export type { ReportData, ReportOptions, SeriesCandles, SeriesSummary } from './report-data.js';
 export { coverageOf, CELL } from './coverage.js';
-export type { Coverage, CoverageRow } from './coverage.js';
+export type { Coverage, CoverageRow, HeldBars } from './coverage.js';
 export { readQuotaData } from './quota-data.js';
 export type { QuotaData, EndpointRate } from './quota-data.js';
 export { renderReport } from './render-report.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { ReportData } from './report-data.js';
-import { reportPage } from './report-page.js';
+import { quotaView, reportPage } from './report-page.js';
 
 /** lightweight-charts' standalone build (it defines the global `LightweightCharts`), to inline. */
 async function chartsScript(): Promise<string> {
@@ -29,7 +29,9 @@ export async function renderReport(data: ReportData): Promise<string> {
 <style>
 body { font: 14px system-ui, sans-serif; margin: 1.5rem; color: #263238; }
 h1 { font-size: 1.3rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
-#heatmap { image-rendering: pixelated; cursor: pointer; border: 1px solid #b0bec5; max-width: 100%; }
+#heatmap-cells { display: flex; max-width: 100%; }
+#heatmap-labels { flex: none; }
+#heatmap { image-rendering: pixelated; cursor: pointer; border: 1px solid #b0bec5; min-width: 0; max-width: 100%; flex: 0 1 auto; }
 .legend span { display: inline-block; width: 0.9em; height: 0.9em; margin: 0 0.3em 0 1em; vertical-align: middle; }
 table { border-collapse: collapse; } td, th { padding: 0.2rem 0.6rem; border-bottom: 1px solid #eceff1; text-align: left; }
 tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cursor: pointer; }
@@ -43,7 +45,7 @@ tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cur
 <h2 id="coverage">Coverage</h2>
 <p class="legend"><span style="background:#2e7d32"></span>held<span style="background:#cfd8dc"></span>market closed (calendar)<span style="background:#d32f2f"></span>missing<span style="background:#ffb300"></span>halted (suspension records)</p>
 <p id="heatmap-caption"></p>
-<div style="display:flex"><canvas id="heatmap-labels"></canvas><canvas id="heatmap"></canvas></div>
+<div id="heatmap-cells"><canvas id="heatmap-labels"></canvas><canvas id="heatmap"></canvas></div>
 </section>
 <section id="bars-view">
 <h2 id="bars">Bars</h2>
@@ -60,7 +62,9 @@ tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cur
 <h2 id="summary">Summary</h2>
 <table><thead><tr><th>code</th><th>type</th><th>rows</th><th>first bar (UTC)</th><th>last bar (UTC)</th><th>gaps</th><th>halts</th><th>last read (UTC)</th><th>freshness</th></tr></thead><tbody id="summary-body"></tbody></table>
 </section>
+<footer><p>Charts: TradingView Lightweight Charts™, Copyright (c) 2025 TradingView, Inc., https://www.tradingview.com/ (Apache License 2.0).</p></footer>
 <script>${await chartsScript()}</script>
+<script>${quotaView.toString()}</script>
 <script>(${reportPage.toString()})(${scriptJson(data)}, LightweightCharts);</script>
 </body>
 </html>

@@ -1,5 +1,6 @@
 import { KLINE_PERIOD_MS, type Clock, type KlineType, systemClock } from '@quoteflow/core';
 import {
+  clipGap,
   inspectDataset,
   readHalts,
   readKlineBars,
@@ -9,9 +10,9 @@ import {
   type SeriesInspection,
 } from '@quoteflow/pipelines';
 import { listDataFiles } from '@quoteflow/sinks';
-import { coverageGrid, coverageOf, type Coverage } from './coverage.js';
+import { coverageGrid, coverageOf, type Coverage, type HeldBars } from './coverage.js';
 import { KlineScan } from './duckdb-scan.js';
-import { candleLengthOf, candlesOf, periodOf, type Candle, type CandleList } from './candles.js';
+import { candlesOf, periodOf, type Candle, type CandleList } from './candles.js';
 import { readQuotaData, type QuotaData } from './quota-data.js';
 
 /** What {@link collectReportData} reads. */
@@ -24,7 +25,10 @@ export interface ReportOptions {
   readonly toMs?: number;
   /** Series whose candles the page carries (the first ones in order). @defaultValue 50 */
   readonly maxCandleSeries?: number;
-  /** Candles per series at most; longer series are shown in coarser candles. @defaultValue 2,000 */
+  /**
+   * Candles per series at most: one per bar of the series' own period, the newest ones (a longer
+   * series shows its latest bars; `fromMs`/`toMs` pick others). @defaultValue 5,000
+   */
   readonly maxCandles?: number;
   /** Heatmap columns at most. @defaultValue 720 */
   readonly maxBuckets?: number;
@@ -60,8 +64,10 @@ export interface SeriesSummary {
 export interface SeriesCandles {
   readonly code: string;
   readonly klineType: KlineType;
-  /** Length of one candle (ms): the bar period, or a multiple of it for long series. */
+  /** Length of one candle (ms): the series' bar period (a day for daily and longer bars). */
   readonly candleMs: number;
+  /** Bars of the series in the report's range; more than `candles` when only the newest are carried. */
+  readonly bars: number;
   readonly candles: readonly Candle[];
   /** Gaps to mark on the chart, `[fromSeconds, toSeconds]`. */
   readonly gaps: readonly (readonly [number, number])[];
@@ -105,7 +111,7 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
     const haltsOf = (s: { code: string; firstMs: number; lastMs: number }) =>
       halts.filter((h) => h.code === s.code && h.fromMs <= s.lastMs && (h.toMs ?? Infinity) > s.firstMs);
     const candleSeries = series.slice(0, options.maxCandleSeries ?? 50);
-    const candlesBySeries = await source.candles(candleSeries, options.maxCandles ?? 2_000);
+    const candlesBySeries = await source.candles(candleSeries, options.maxCandles ?? 5_000);
     const summary = series.map((s): SeriesSummary => ({
       code: s.code,
       klineType: s.klineType,
@@ -127,6 +133,7 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
         code: s.code,
         klineType: s.klineType,
         candleMs,
+        bars: s.rows,
         candles: list,
         gaps: s.gaps.map((g) => [Math.floor(g.fromMs / 1000), Math.floor(g.toMs / 1000)] as const),
       };
@@ -140,7 +147,7 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
         suspension: (await listDataFiles(dir, 'suspension')).length,
       },
       summary,
-      coverage: coverageOf(series, source.heldStartsOf, haltsOf, fromMs, toMs, options.maxBuckets ?? 720),
+      coverage: coverageOf(series, source.heldOf, haltsOf, fromMs, toMs, options.maxBuckets ?? 720),
       candles,
       quota: await readQuotaData(dir),
     };
@@ -154,9 +161,9 @@ interface SeriesSource {
   readonly series: readonly (SeriesInspection & { readonly lastReadMs: number | undefined })[];
   readonly fromMs: number;
   readonly toMs: number;
-  /** Bar starts of a series, at least one in every heatmap bucket it holds bars in. */
-  readonly heldStartsOf: (s: { code: string; klineType: KlineType }) => readonly number[];
-  /** Candles of these series (keyed `code\u0000klineType`), at most about `maxCandles` each. */
+  /** The bars a series holds in the heatmap: their starts, or the buckets they cover. */
+  readonly heldOf: (s: { code: string; klineType: KlineType }) => HeldBars;
+  /** Candles of these series (keyed `code\u0000klineType`), the newest `maxCandles` bars of each. */
   candles(series: readonly CandleSeries[], maxCandles: number): Promise<Map<string, CandleList>>;
   close(): void;
 }
@@ -164,6 +171,26 @@ interface SeriesSource {
 type Range = Pick<ReportOptions, 'codes' | 'fromMs' | 'toMs'>;
 type SeriesKey = { readonly code: string; readonly klineType: KlineType };
 type CandleSeries = SeriesKey & { readonly rows: number; readonly firstMs: number; readonly lastMs: number };
+
+/**
+ * A series of the whole dataset seen through a time window: its rows, first and last bar and
+ * duplicates from the window's starts, its gaps cut to the window (a gap crossing an edge counts
+ * the bars of its part inside).
+ */
+function inWindow(s: SeriesInspection, windowStarts: readonly number[], range: Range): SeriesInspection {
+  const sorted = [...windowStarts].sort((a, b) => a - b);
+  const fromMs = range.fromMs ?? -Infinity;
+  const toMs = range.toMs ?? Infinity;
+  return {
+    code: s.code,
+    klineType: s.klineType,
+    rows: sorted.length,
+    duplicates: sorted.filter((t, i) => i > 0 && sorted[i - 1] === t).length,
+    firstMs: sorted[0]!,
+    lastMs: sorted.at(-1)!,
+    gaps: s.gaps.flatMap((g) => clipGap(s.code, s.klineType, g, fromMs, toMs) ?? []),
+  };
+}
 
 /** The heatmap's time span: the options', else from the first bar to the end of the last. */
 function spanOf(
@@ -203,10 +230,7 @@ async function duckDbSource(
       fromMs,
       toMs,
       // One start per bucket held: all the heatmap needs to mark it.
-      heldStartsOf: (s) =>
-        (byKey.get(`${s.code}\u0000${s.klineType}`)?.heldBuckets ?? []).flatMap(([first, last]) =>
-          Array.from({ length: last - first + 1 }, (_, i) => fromMs + (first + i) * bucketMs),
-        ),
+      heldOf: (s) => ({ buckets: byKey.get(`${s.code}\u0000${s.klineType}`)?.heldBuckets ?? [] }),
       candles: (wanted, maxCandles) => scan.candles(wanted, maxCandles),
       close: () => scan.close(),
     };
@@ -228,12 +252,15 @@ async function rowSource(dir: string, range: Range, now: number): Promise<Series
   const wanted = range.codes === undefined ? undefined : new Set(range.codes);
   const keyOf = (s: { code: string; klineType: KlineType }) => `${s.code}\u0000${s.klineType}`;
   const series = inspection.kline.series
-    .filter((s) => wanted === undefined || wanted.has(s.code))
-    .map((s) => ({ ...s, lastReadMs: starts.get(keyOf(s))?.lastReadMs }));
+    .filter((s) => (wanted === undefined || wanted.has(s.code)) && starts.has(keyOf(s)))
+    .map((s) => ({
+      ...(whole ? s : inWindow(s, starts.get(keyOf(s))!.starts, range)),
+      lastReadMs: starts.get(keyOf(s))?.lastReadMs,
+    }));
   return {
     series,
     ...spanOf(series, range, now),
-    heldStartsOf: (s) => starts.get(keyOf(s))?.starts ?? [],
+    heldOf: (s) => ({ starts: starts.get(keyOf(s))?.starts ?? [] }),
     candles: async (chosen, maxCandles) => {
       const out = new Map<string, CandleList>();
       if (chosen.length === 0) return out;
@@ -247,19 +274,8 @@ async function rowSource(dir: string, range: Range, now: number): Promise<Series
         if (list === undefined) bySeries.set(key, (list = []));
         list.push(bar);
       }
-      for (const [key, list] of bySeries) {
-        const first = list[0]!;
-        const candleMs = candleLengthOf(
-          first.klineType,
-          list.length,
-          list.at(-1)!.tsMs - first.tsMs,
-          maxCandles,
-        );
-        out.set(key, {
-          candleMs,
-          candles: candlesOf(list, candleMs, candleMs === periodOf(first.klineType)),
-        });
-      }
+      for (const [key, list] of bySeries)
+        out.set(key, { candleMs: periodOf(list[0]!.klineType), candles: candlesOf(list, maxCandles) });
       return out;
     },
     close: () => undefined,

@@ -28,7 +28,7 @@ export interface ReportPageState {
   readonly heatmapBucketMs: number;
   readonly missingCells: number;
   readonly haltedCells: number;
-  chart: { code: string; klineType: number; candles: number; gaps: number } | undefined;
+  chart: { code: string; klineType: number; candles: number; candleMs: number; gaps: number } | undefined;
   /** What the quota view drew, or `undefined` without a request log. */
   readonly quota: { requests: number; endpoints: string[]; perMinute: number | undefined } | undefined;
   open(row: number): void;
@@ -58,6 +58,9 @@ export function reportPage(data: ReportData, charts: Charts): void {
   const rowH = Math.max(1, Math.min(14, Math.floor(4000 / Math.max(1, coverage.rows.length))));
   canvas.width = coverage.buckets * cellW;
   canvas.height = coverage.rows.length * rowH;
+  // A narrow window narrows the cells (the page never scrolls sideways); rows keep their height,
+  // so they stay level with their labels.
+  canvas.style.height = `${canvas.height}px`;
   const ctx = canvas.getContext('2d')!;
   let missingCells = 0;
   let haltedCells = 0;
@@ -139,8 +142,20 @@ export function reportPage(data: ReportData, charts: Charts): void {
         state.chart = undefined;
         return;
       }
-      title.textContent = `${series.code} type ${series.klineType}, ${series.candles.length} candles of ${Math.round(series.candleMs / 60_000)} min`;
-      chart = charts.createChart(el('chart'), { height: 360, timeScale: { timeVisible: true } });
+      const length =
+        series.candleMs >= 86_400_000 ? 'one bar' : `${Math.round(series.candleMs / 60_000)} min`;
+      title.textContent =
+        `${series.code} type ${series.klineType}, ${series.candles.length} candles of ${length}` +
+        (series.bars > series.candles.length
+          ? `: the newest ${series.candles.length} of ${series.bars} bars (--from/--to show others)`
+          : '');
+      // The library's logo would sit over the lowest bars' marks: its attribution stands as text
+      // below the page instead (the licence allows either).
+      chart = charts.createChart(el('chart'), {
+        height: 360,
+        timeScale: { timeVisible: true },
+        layout: { attributionLogo: false },
+      });
       const candles = chart.addSeries(charts.CandlestickSeries);
       candles.setData(
         series.candles.map(([time, open, high, low, close]) => ({ time, open, high, low, close })),
@@ -153,9 +168,11 @@ export function reportPage(data: ReportData, charts: Charts): void {
       });
       chart.priceScale('volume').applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
       volume.setData(series.candles.map(([time, , , , , v]) => ({ time, value: v })));
+      const firstCandle = series.candles[0]?.[0] ?? 0;
+      const shownGaps = series.gaps.filter(([, to]) => to >= firstCandle);
       charts.createSeriesMarkers(
         candles,
-        series.gaps.map(([from, to]) => ({
+        shownGaps.map(([from, to]) => ({
           time: series.candles.findLast(([t]) => t <= from)?.[0] ?? from,
           position: 'aboveBar',
           color: '#d32f2f',
@@ -168,7 +185,8 @@ export function reportPage(data: ReportData, charts: Charts): void {
         code: series.code,
         klineType: series.klineType,
         candles: series.candles.length,
-        gaps: series.gaps.length,
+        candleMs: series.candleMs,
+        gaps: shownGaps.length,
       };
     },
   };
@@ -176,60 +194,73 @@ export function reportPage(data: ReportData, charts: Charts): void {
   canvas.addEventListener('click', (e) =>
     state.open(Math.floor((e.offsetY * canvas.height) / canvas.clientHeight / rowH)),
   );
-  drawQuota();
-  // Requests per minute by endpoint and the daily budget left, the plan's limits as lines.
-  function drawQuota(): void {
-    const quota = data.quota;
-    const title = el('quota-title');
-    if (quota === undefined) {
-      title.textContent =
-        'No request log beside this dataset: run backfill, sync or run with --request-log to see the quota here.';
-      return;
-    }
-    const outcomes = Object.entries(quota.outcomes)
-      .map(([k, n]) => `${k} ${n}`)
-      .join(', ');
-    title.textContent = `${quota.requests} requests on plan ${quota.plan} (${outcomes})`;
-    const palette = ['#1565c0', '#ef6c00', '#6a1b9a', '#00838f', '#558b2f'];
-    // The plan's lines stay in view: the price axis always spans 0 to the limit.
-    const upTo = (limit: number | undefined) => ({
-      autoscaleInfoProvider: (original: () => { priceRange: { maxValue: number } } | null) => ({
-        priceRange: {
-          minValue: 0,
-          maxValue: Math.max(limit ?? 0, original()?.priceRange.maxValue ?? 0) * 1.05,
-        },
-      }),
-    });
-    const rates = charts.createChart(el('quota-rate'), { height: 240, timeScale: { timeVisible: true } });
-    quota.perMinuteByEndpoint.forEach((e, i) => {
-      const line = rates.addSeries(charts.LineSeries, {
-        color: palette[i % palette.length],
-        title: e.endpoint,
-        lineWidth: 2,
-        ...upTo(quota.perMinute),
-      });
-      line.setData(e.points.map(([time, value]) => ({ time, value })));
-      if (i === 0 && quota.perMinute !== undefined)
-        line.createPriceLine({
-          price: quota.perMinute,
-          color: '#d32f2f',
-          lineStyle: 2,
-          title: 'plan: per minute',
-        });
-    });
-    rates.timeScale().fitContent();
-    const budget = charts.createChart(el('quota-budget'), { height: 200, timeScale: { timeVisible: true } });
-    const left = budget.addSeries(charts.LineSeries, {
-      color: '#2e7d32',
-      title: 'daily budget left',
-      ...upTo(quota.perDay),
-    });
-    left.setData(quota.budgetLeft.map(([time, value]) => ({ time, value })));
-    left.createPriceLine({ price: quota.perDay, color: '#d32f2f', lineStyle: 2, title: 'plan: per day' });
-    left.createPriceLine({ price: 0, color: '#263238', lineStyle: 2, title: 'none left' });
-    budget.timeScale().fitContent();
-  }
+  quotaView(data.quota, charts);
 
   (window as unknown as { quoteflowReport: ReportPageState }).quoteflowReport = state;
   state.open(0);
+}
+
+/**
+ * The quota view: requests per minute by endpoint and the daily budget left, the plan's limits as
+ * lines. Runs in the browser beside {@link reportPage} (inlined by `toString()` before it, so it
+ * is the page's global `quotaView`), and may use nothing from its module either.
+ */
+export function quotaView(quota: ReportData['quota'], charts: Charts): void {
+  const el = (id: string) => document.getElementById(id)!;
+  const title = el('quota-title');
+  if (quota === undefined) {
+    title.textContent =
+      'No request log beside this dataset: run backfill, sync or run with --request-log to see the quota here.';
+    return;
+  }
+  const outcomes = Object.entries(quota.outcomes)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  title.textContent = `${quota.requests} requests on plan ${quota.plan} (${outcomes})`;
+  const palette = ['#1565c0', '#ef6c00', '#6a1b9a', '#00838f', '#558b2f'];
+  // The plan's lines stay in view: the price axis always spans 0 to the limit.
+  const upTo = (limit: number | undefined) => ({
+    autoscaleInfoProvider: (original: () => { priceRange: { maxValue: number } } | null) => ({
+      priceRange: {
+        minValue: 0,
+        maxValue: Math.max(limit ?? 0, original()?.priceRange.maxValue ?? 0) * 1.05,
+      },
+    }),
+  });
+  const rates = charts.createChart(el('quota-rate'), {
+    height: 240,
+    timeScale: { timeVisible: true },
+    layout: { attributionLogo: false },
+  });
+  quota.perMinuteByEndpoint.forEach((e, i) => {
+    const line = rates.addSeries(charts.LineSeries, {
+      color: palette[i % palette.length],
+      title: e.endpoint,
+      lineWidth: 2,
+      ...upTo(quota.perMinute),
+    });
+    line.setData(e.points.map(([time, value]) => ({ time, value })));
+    if (i === 0 && quota.perMinute !== undefined)
+      line.createPriceLine({
+        price: quota.perMinute,
+        color: '#d32f2f',
+        lineStyle: 2,
+        title: 'plan: per minute',
+      });
+  });
+  rates.timeScale().fitContent();
+  const budget = charts.createChart(el('quota-budget'), {
+    height: 200,
+    timeScale: { timeVisible: true },
+    layout: { attributionLogo: false },
+  });
+  const left = budget.addSeries(charts.LineSeries, {
+    color: '#2e7d32',
+    title: 'daily budget left',
+    ...upTo(quota.perDay),
+  });
+  left.setData(quota.budgetLeft.map(([time, value]) => ({ time, value })));
+  left.createPriceLine({ price: quota.perDay, color: '#d32f2f', lineStyle: 2, title: 'plan: per day' });
+  left.createPriceLine({ price: 0, color: '#263238', lineStyle: 2, title: 'none left' });
+  budget.timeScale().fitContent();
 }

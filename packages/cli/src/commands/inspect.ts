@@ -1,5 +1,10 @@
 import { Option, type Command } from 'commander';
-import type { DatasetInspection, SeriesInspection } from '@quoteflow/pipelines';
+import type {
+  DatasetInspection,
+  DepthCodeInspection,
+  SeriesInspection,
+  SuspensionExchangeInspection,
+} from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import { renderTable } from '../internal/render-table.js';
 import { toJson } from '../internal/to-json.js';
@@ -16,7 +21,7 @@ export function registerInspectCommand(program: Command, ctx: CommandContext): v
     .command('inspect')
     .summary('what a dataset directory holds, without any request')
     .description(
-      'Per (code, kline type): rows, first and last bar (ISO-8601 UTC), and the gaps between them that the market calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not gaps, nor a hole that a halt in the suspension records of the dataset spans); per dataset the file count. No request is made.',
+      'Per (code, kline type): rows, first and last bar (ISO-8601 UTC), and the gaps between them that the market calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not gaps, nor a hole that a halt in the suspension records of the dataset spans); per depth code: ticks, first and last tick time and seq, repeated seq; per suspension exchange: records, symbols, open halts, first and last publish date; per dataset the file count. No request is made.',
     )
     .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
@@ -40,6 +45,7 @@ export function registerInspectCommand(program: Command, ctx: CommandContext): v
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+const isoOrNull = (ms: number | undefined): string | null => (ms === undefined ? null : iso(ms));
 
 /** The contract's JSON: `{"datasets": {"kline": {"files", "series": [...]}, "depth": {"files"}, "suspension": {"files"}}}`. */
 function inspectionJson(inspection: DatasetInspection): unknown {
@@ -57,8 +63,29 @@ function inspectionJson(inspection: DatasetInspection): unknown {
           duplicates: s.duplicates,
         })),
       },
-      depth: { files: inspection.depth.files },
-      suspension: { files: inspection.suspension.files },
+      depth: {
+        files: inspection.depth.files,
+        codes: inspection.depth.codes.map((d) => ({
+          code: d.code,
+          ticks: d.ticks,
+          first: isoOrNull(d.firstMs),
+          last: isoOrNull(d.lastMs),
+          first_seq: d.firstSeq ?? null,
+          last_seq: d.lastSeq ?? null,
+          repeated_seq: d.repeatedSeq,
+        })),
+      },
+      suspension: {
+        files: inspection.suspension.files,
+        exchanges: inspection.suspension.exchanges.map((e) => ({
+          exchange: e.exchange,
+          records: e.records,
+          symbols: e.symbols,
+          open: e.open,
+          first: isoOrNull(e.firstMs),
+          last: isoOrNull(e.lastMs),
+        })),
+      },
     },
   };
 }
@@ -69,8 +96,45 @@ function renderInspection(
 ): string {
   const { kline, depth, suspension } = inspection;
   const head = `files: kline ${kline.files}, depth ${depth.files}, suspension ${suspension.files}\n`;
-  if (kline.series.length === 0) return `${head}no kline series\n`;
-  const table = renderTable<SeriesInspection>(kline.series, [
+  const body = renderKline(kline.series, exchangeLocalTime) + renderRecords(inspection);
+  return head + (body === '' ? 'no kline series, depth ticks or suspension records\n' : body);
+}
+
+/** The depth codes and suspension exchanges a dataset holds, as tables (nothing when it holds none). */
+function renderRecords({ depth, suspension }: DatasetInspection): string {
+  const isoOr = (ms: number | undefined) => (ms === undefined ? '-' : iso(ms));
+  const depthTable =
+    depth.codes.length === 0
+      ? ''
+      : `depth:\n${renderTable<DepthCodeInspection>(depth.codes, [
+          { header: 'code', value: (d) => d.code },
+          { header: 'ticks', value: (d) => String(d.ticks), align: 'right' },
+          { header: 'first tick', value: (d) => isoOr(d.firstMs) },
+          { header: 'last tick', value: (d) => isoOr(d.lastMs) },
+          { header: 'first seq', value: (d) => d.firstSeq ?? '-', align: 'right' },
+          { header: 'last seq', value: (d) => d.lastSeq ?? '-', align: 'right' },
+          { header: 'repeated seq', value: (d) => String(d.repeatedSeq), align: 'right' },
+        ])}`;
+  const suspensionTable =
+    suspension.exchanges.length === 0
+      ? ''
+      : `suspension:\n${renderTable<SuspensionExchangeInspection>(suspension.exchanges, [
+          { header: 'exchange', value: (e) => e.exchange },
+          { header: 'records', value: (e) => String(e.records), align: 'right' },
+          { header: 'symbols', value: (e) => String(e.symbols), align: 'right' },
+          { header: 'open halts', value: (e) => String(e.open), align: 'right' },
+          { header: 'first published', value: (e) => isoOr(e.firstMs) },
+          { header: 'last published', value: (e) => isoOr(e.lastMs) },
+        ])}`;
+  return depthTable + suspensionTable;
+}
+
+function renderKline(
+  series: readonly SeriesInspection[],
+  exchangeLocalTime: (ms: number, code: string) => string,
+): string {
+  if (series.length === 0) return '';
+  const table = renderTable<SeriesInspection>(series, [
     { header: 'code', value: (s) => s.code },
     { header: 'kline type', value: (s) => String(s.klineType), align: 'right' },
     { header: 'rows', value: (s) => String(s.rows), align: 'right' },
@@ -80,12 +144,12 @@ function renderInspection(
     { header: 'missing bars', value: (s) => String(s.gaps.reduce((n, g) => n + g.bars, 0)), align: 'right' },
     { header: 'duplicates', value: (s) => String(s.duplicates), align: 'right' },
   ]);
-  const gapLines = kline.series.flatMap((s) =>
+  const gapLines = series.flatMap((s) =>
     s.gaps.map(
       (g) =>
         `gap ${s.code} type ${s.klineType}: ${iso(g.fromMs)} to ${iso(g.toMs)} (${g.bars} bars; ` +
         `exchange time ${exchangeLocalTime(g.fromMs, s.code)} to ${exchangeLocalTime(g.toMs, s.code)})\n`,
     ),
   );
-  return head + table + gapLines.join('');
+  return table + gapLines.join('');
 }

@@ -22,7 +22,9 @@ export function registerReportCommand(program: Command, ctx: CommandContext): vo
         'heatmap of series × time (held, market closed by the calendar, missing; click a row to open its bars), ' +
         'candlesticks with volume and the gaps marked, and a summary table (rows, first/last bar, gaps, last read, ' +
         'freshness). Reads the dataset only: no request is made. Candles are carried for the first 50 series; name ' +
-        'the ones you want with --codes.',
+        'the ones you want with --codes (a code the dataset does not hold is exit 2). Each heatmap cell and candle ' +
+        "follows the series' own bar period; a series longer than 5,000 bars shows its newest 5,000 as candles. " +
+        "With --from/--to, a gap that crosses the window's edge counts its bars inside the window.",
     )
     .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync)')
     .requiredOption('--html <file>', 'the HTML file to write')
@@ -57,6 +59,15 @@ export function registerReportCommand(program: Command, ctx: CommandContext): vo
       ...(fromMs === undefined ? {} : { fromMs }),
       ...(toMs === undefined ? {} : { toMs }),
     });
+    // A code asked for that the dataset does not hold is a mistake to name, not an empty page.
+    const held = new Set(data.summary.map((row) => row.code));
+    const absent = (codes ?? []).filter((code) => !held.has(code));
+    if (absent.length > 0)
+      throw new UsageError(
+        `--codes ${absent.join(',')}: the dataset under ${flags.out} holds no bars of ${absent.length === 1 ? 'this code' : 'these codes'}` +
+          (fromMs === undefined && toMs === undefined ? '' : ' between --from and --to') +
+          ' (quoteflow inspect --out DIR lists what it holds)',
+      );
     // The page's directory is made like --out's (checked writable above); written aside and
     // renamed, so a reader never opens half a page.
     await writeFileDurably(html, await renderReport(data));

@@ -47,7 +47,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       'Runs the pipelines of a YAML file: each has one source (kline: sync; depth: capture; suspensions: watch) and ' +
         'sinks (files: {out, format}; kafka: {brokers, topicPrefix, tls, sasl, createTopics, topics, properties, configFile, schemaRegistry}; stdout: NDJSON lines, kline with {finalOnly}). ' +
         'A kline pipeline may add operators, each with its own stdout sink and no request of its own: ' +
-        'resample: {to: K | {minutes: N}, emit: final|all} and yesterdayClose: {} (needs kline type 8). ' +
+        'resample: {to: K | {minutes: N}, emit: final|all} and yesterdayClose: {} (needs kline type 8; the previous close as of now, once the history is read, then each change). ' +
         'Values may be ${NAME} or ${NAME:default}, filled from the environment ($${ for a literal ${). ' +
         'The file is validated first; an error names the file, line and field. The token comes from --token, ' +
         'QUOTEFLOW_TOKEN, or the variable named by service.tokenEnv, never from the file. Runs until `duration` ' +

@@ -7,6 +7,7 @@ import {
   type Clock,
   type KlineType,
   type QuoteflowClient,
+  type RequestRecord,
 } from '@quoteflow/core';
 import { ClusterWorker, type WorkLease } from '@quoteflow/cluster';
 import type { KlineSyncOptions, PipelineHandle } from '@quoteflow/pipelines';
@@ -104,6 +105,7 @@ export class CommandRun {
   readonly #stopper = new AbortController();
   readonly #requestLog: RequestLog | undefined;
   readonly #cleanups: (() => void)[] = [];
+  readonly #requestListeners: ((record: RequestRecord) => void)[] = [];
 
   private constructor(
     private readonly ctx: CommandContext,
@@ -123,9 +125,15 @@ export class CommandRun {
       (r) => {
         requestLog?.record(r);
         if (spec.readyOnFirstAnswer === true) this.metrics?.startOnAnswer(r);
+        for (const listener of this.#requestListeners) listener(r);
       },
     );
     this.#watchStop();
+  }
+
+  /** Every request the command's client sends from now on (each attempt, once settled) goes to `listener`. */
+  watchRequests(listener: (record: RequestRecord) => void): void {
+    this.#requestListeners.push(listener);
   }
 
   /** Makes the command's parts and serves its metrics; nothing is asked of the service yet. */

@@ -44,6 +44,8 @@ export interface CliLogging {
   readonly status: Logger;
   /** Applies `--log-format`, `-q`, `-v` (called before the command's action runs). */
   apply(settings: LogSettings): void;
+  /** The settings in force. */
+  settings(): LogSettings;
 }
 
 /**
@@ -83,5 +85,6 @@ export function createLogging(channel: StderrChannel, initial: LogSettings): Cli
       logger.level = next.level;
       status.level = next.statusLevel;
     },
+    settings: () => settings,
   };
 }

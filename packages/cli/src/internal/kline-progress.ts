@@ -25,6 +25,8 @@ export class KlineProgress {
   #files = 0;
   #cycles = 0;
   #newestBarAge = '-';
+  #cycle = '';
+  #backfillDone = false;
 
   constructor(
     private readonly stderr: StderrChannel,
@@ -34,8 +36,10 @@ export class KlineProgress {
     private readonly plan: { readonly requests: number; readonly ratePerSecond: number },
     /** The client's and the pipeline's clock, on which bars are labelled and read. */
     private readonly clock: Clock,
+    /** Whether to draw bars (a terminal with pretty logs, not `-q`): else log lines only. */
+    bars: boolean,
   ) {
-    if (stderr.isTTY) {
+    if (bars) {
       this.#multi = new cliProgress.MultiBar(
         {
           stream: stderr.stream as NodeJS.WriteStream,
@@ -62,15 +66,15 @@ export class KlineProgress {
   handle(e: KlineSyncEvent): void {
     switch (e.type) {
       case 'backfill-start':
-        this.#overall = this.#multi?.create(this.totalSeries, 0, {
+        // Pages, not series: a series of many pages would hold the bar at 0 until it ends.
+        this.#overall = this.#multi?.create(Math.max(1, this.plan.requests), 0, {
           name: 'overall'.padEnd(16),
-          unit: 'series',
+          unit: this.#overallUnit(),
           eta_plan: this.#eta(),
         });
         this.logger.info({ series: e.series, requests: this.plan.requests }, 'backfill started');
         break;
       case 'backfill-progress': {
-        this.#pagesDone++;
         const key = `${e.code}:${e.klineType}`;
         let bar = this.#seriesBars.get(key);
         if (bar === undefined && this.#multi !== undefined && this.#seriesBars.size < MAX_SERIES_BARS) {
@@ -82,7 +86,7 @@ export class KlineProgress {
           this.#seriesBars.set(key, bar);
         }
         bar?.update(Math.min(e.bars, bar.getTotal()));
-        this.#overall?.update(this.#seriesDone, { eta_plan: this.#eta() });
+        this.#updateOverall();
         this.logger.debug({ code: e.code, klineType: e.klineType, bars: e.bars }, 'backfill page');
         break;
       }
@@ -94,7 +98,7 @@ export class KlineProgress {
           this.#multi?.remove(bar);
           this.#seriesBars.delete(key);
         }
-        this.#overall?.update(this.#seriesDone, { eta_plan: this.#eta() });
+        this.#updateOverall();
         // A short series was reported by its gap event and is listed again at the end.
         this.logger.debug(
           { code: e.code, klineType: e.klineType, bars: e.bars, truncated: e.truncated },
@@ -103,30 +107,25 @@ export class KlineProgress {
         break;
       }
       case 'backfill-done':
-        this.#overall?.update(this.totalSeries, { eta_plan: 'done' });
+        this.#backfillDone = true;
+        this.#seriesDone = this.totalSeries;
+        this.#overall?.setTotal(Math.max(1, this.#pagesDone));
+        this.#overall?.update(Math.max(1, this.#pagesDone), { unit: this.#overallUnit(), eta_plan: 'done' });
         this.logger.info({ series: e.series, durationMs: e.durationMs }, 'backfill done');
         break;
       case 'live-cycle': {
         this.#cycles++;
         const lag =
           e.newestBarMs === undefined ? '-' : formatDuration(Math.max(0, this.clock.now() - e.newestBarMs));
-        if (this.#multi !== undefined) {
-          this.#status ??= this.#multi.create(
-            1,
-            1,
-            { name: 'live'.padEnd(16), unit: '', eta_plan: '' },
-            { format: '{name} {status}' },
-          );
-          this.#status.update(1, {
-            status: `cycles ${this.#cycles}  closed bars ${this.#closedBars}  files ${this.#files}  groups ${e.groups}  cycle ${e.durationMs} ms`,
-          });
-        }
+        this.#cycle = `groups ${e.groups}  cycle ${e.durationMs} ms`;
         this.#newestBarAge = lag;
+        this.#drawStatus();
         break;
       }
       case 'checkpoint':
-        this.#closedBars = e.closedBars;
+        this.#closedBars = Math.max(this.#closedBars, e.closedBars);
         this.#files += e.files.length;
+        this.#drawStatus();
         for (const f of e.files) this.logger.debug({ file: f }, 'file committed');
         if (e.committed > 0)
           this.logger.info(
@@ -147,6 +146,43 @@ export class KlineProgress {
         this.logger.warn({ err: e.error instanceof Error ? e.error.message : e.error }, e.message);
         break;
     }
+  }
+
+  /** A `/kline` page answered while the backfill runs (the overall bar moves page by page). */
+  page(): void {
+    if (this.#backfillDone) return;
+    this.#pagesDone++;
+    this.#updateOverall();
+  }
+
+  /** A closed bar the sync delivered: counted at once, not at the next checkpoint. */
+  closedBar(): void {
+    this.#closedBars++;
+  }
+
+  /** `N/M pages (S/T series)`: the overall bar's unit. */
+  #overallUnit(): string {
+    return `pages (${this.#seriesDone}/${this.totalSeries} series)`;
+  }
+
+  #updateOverall(): void {
+    if (this.#overall === undefined) return;
+    if (this.#pagesDone > this.#overall.getTotal()) this.#overall.setTotal(this.#pagesDone);
+    this.#overall.update(this.#pagesDone, { unit: this.#overallUnit(), eta_plan: this.#eta() });
+  }
+
+  /** The live status line on a terminal, redrawn at each cycle and each checkpoint. */
+  #drawStatus(): void {
+    if (this.#multi === undefined || this.#cycles === 0) return;
+    this.#status ??= this.#multi.create(
+      1,
+      1,
+      { name: 'live'.padEnd(16), unit: '', eta_plan: '' },
+      { format: '{name} {status}' },
+    );
+    this.#status.update(1, {
+      status: `cycles ${this.#cycles}  closed bars ${this.#closedBars}  files ${this.#files}  ${this.#cycle}`,
+    });
   }
 
   /** Where the sync stands, for the periodic status line. */

@@ -1,4 +1,4 @@
-import { Subject, filter, map, type Observable, type Subscription } from 'rxjs';
+import { BehaviorSubject, Observable, Subject, filter, map, type Subscription } from 'rxjs';
 import type { Bar, BarUpdate, KlineType } from '@quoteflow/core';
 import { resampleBars, yesterdayClose, type ResampledBar, type YesterdayClose } from '@quoteflow/operators';
 import { klineMessageValue } from '@quoteflow/sinks';
@@ -13,6 +13,8 @@ import { yesterdayCloseJson } from './yesterday-close-json.js';
  */
 export class KlineStreams {
   readonly #updates = new Subject<BarUpdate>();
+  /** Whether the sync has read its history (its first backfill is done): see {@link historyRead}. */
+  readonly #current = new BehaviorSubject(false);
   readonly #subscriptions: Subscription[] = [];
 
   /** `onError`: an operator failed; the run stops with that error. */
@@ -27,7 +29,7 @@ export class KlineStreams {
         ),
       );
     for (const op of step.operators)
-      sinks.push(operatorOutput(op, step.source.kline.klineTypes, this.#updates));
+      sinks.push(operatorOutput(op, step.source.kline.klineTypes, this.#updates, this.#current));
     for (const lines of sinks)
       this.#subscriptions.push(lines.subscribe({ next: (v) => write(`${toJson(v)}\n`), error: onError }));
   }
@@ -41,6 +43,14 @@ export class KlineStreams {
     this.#updates.next(update);
   }
 
+  /**
+   * The sync has read its history (`backfill-done`): operators that describe the present, such as
+   * `yesterdayClose`, emit from now on (first what holds now, then each change), never the past.
+   */
+  historyRead(): void {
+    if (!this.#current.value) this.#current.next(true);
+  }
+
   /** The sync ended: operators drop their open periods (never written as final), streams end. */
   complete(): void {
     this.#updates.complete();
@@ -52,6 +62,7 @@ function operatorOutput(
   op: PipelineOperator,
   klineTypes: readonly KlineType[],
   updates$: Observable<BarUpdate>,
+  current$: Observable<boolean>,
 ): Observable<unknown> {
   if ('resample' in op) {
     const { to, emit } = op.resample;
@@ -67,6 +78,7 @@ function operatorOutput(
     filter((u) => u.klineType === 8),
     newestDailyBars(),
     yesterdayClose(),
+    fromThePresent(current$),
     changedPerCode(),
     map(yesterdayCloseJson),
   );
@@ -87,6 +99,34 @@ function newestDailyBars() {
       }),
     );
   };
+}
+
+/**
+ * Holds each code's newest previous close while the sync reads its history (62 daily bars are 62
+ * past "previous closes", not news), emits the held ones once `current$` turns true, then passes
+ * every record through.
+ */
+function fromThePresent(current$: Observable<boolean>) {
+  return (closes$: Observable<YesterdayClose>): Observable<YesterdayClose> =>
+    new Observable<YesterdayClose>((subscriber) => {
+      const held = new Map<string, YesterdayClose>();
+      let current = false;
+      const gate = current$.subscribe((now) => {
+        if (!now || current) return;
+        current = true;
+        for (const y of held.values()) subscriber.next(y);
+        held.clear();
+      });
+      const records = closes$.subscribe({
+        next: (y) => (current ? subscriber.next(y) : held.set(y.code, y)),
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => subscriber.complete(),
+      });
+      return () => {
+        gate.unsubscribe();
+        records.unsubscribe();
+      };
+    });
 }
 
 /** Drops a previous close equal to the last one shown for its code (a forming bar that did not move). */

@@ -61,6 +61,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     estimate.series,
     { requests: estimate.backfill.requests, ratePerSecond: sustainedRate(client.limits, 'kline') },
     client.clock,
+    ctx.progressBars(),
   );
   if (run.live)
     ctx.logger.info(
@@ -72,10 +73,15 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       },
       'live refresh period from the plan',
     );
-  // On a terminal the progress bars show the state; elsewhere a status line now and then.
-  const ticker = ctx.stderr.isTTY
+  // With progress bars they show the state; elsewhere a status line now and then.
+  const ticker = ctx.progressBars()
     ? undefined
     : new StatusTicker(ctx.status, statusIntervalMs(ctx.io.env), () => progress.snapshot());
+  // The overall bar counts /kline pages as they are answered: the pipeline hears of a series
+  // only once all its pages are in.
+  command.watchRequests((r) => {
+    if (r.endpoint === 'kline' && r.outcome === 'ok') progress.page();
+  });
   const handles: PipelineHandle<unknown>[] = [];
   try {
     await command.preflight({ kafka: kafkaChecks(run.kafka), klines: [run] });
@@ -88,6 +94,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
           metrics?.onKlineEvent(e);
         },
         onUpdate: (u) => {
+          if (u.final) progress.closedBar();
           metrics?.onKlineUpdate(u, run.kafka !== undefined);
           run.onUpdate?.(u);
         },

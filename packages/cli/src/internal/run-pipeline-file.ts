@@ -194,6 +194,7 @@ function startKline(
         : {}),
       onEvent: (e) => {
         metrics?.onKlineEvent(e);
+        if (e.type === 'backfill-done') stream.historyRead();
         logKlineEvent(ctx, name, e);
       },
     }),

@@ -4,21 +4,24 @@ import { roundLikeInputs } from './decimals.js';
 /** Decimals of `changePercent` in JSON (a hundredth of a basis point). */
 const PERCENT_DECIMALS = 4;
 
-/** One previous close as JSON (`yesterday-close --format json`, and the `yesterdayClose` pipeline operator). */
+/**
+ * One previous close as JSON (`yesterday-close --format json`, and the `yesterdayClose` pipeline
+ * operator): snake_case keys, as the datasets' columns and every other JSON record of quoteflow.
+ */
 export function yesterdayCloseJson(y: YesterdayClose): Record<string, unknown> {
   return {
     code: y.code,
-    prevDate: y.prevDate ?? null,
-    prevTs: y.prevTsMs === undefined ? null : new Date(y.prevTsMs).toISOString(),
-    prevClose: y.prevClose ?? null,
-    latestDate: y.latestDate,
-    latestTs: new Date(y.latestTsMs).toISOString(),
-    latestPrice: y.latestPrice,
+    prev_date: y.prevDate ?? null,
+    prev_ts: y.prevTsMs === undefined ? null : new Date(y.prevTsMs).toISOString(),
+    prev_close: y.prevClose ?? null,
+    latest_date: y.latestDate,
+    latest_ts: new Date(y.latestTsMs).toISOString(),
+    latest_price: y.latestPrice,
     // Derived values get the decimals of the prices they come from (no float noise).
     change:
       y.change === undefined || y.prevClose === undefined
         ? null
         : roundLikeInputs(y.change, y.prevClose, y.latestPrice),
-    changePercent: y.changePercent === undefined ? null : Number(y.changePercent.toFixed(PERCENT_DECIMALS)),
+    change_percent: y.changePercent === undefined ? null : Number(y.changePercent.toFixed(PERCENT_DECIMALS)),
   };
 }

@@ -10,6 +10,8 @@ import {
 } from './kafka-producer-driver.js';
 import { KafkaSinkClosedError } from './kafka-sink-closed-error.js';
 import { KafkajsDriver } from './kafkajs-driver.js';
+import { firstConnect } from './internal/first-connect.js';
+import { OperationTimeout } from './internal/with-timeout.js';
 import { PlatformaticKafkaDriver } from './platformatic-driver.js';
 import {
   DEFAULT_TOPIC_PREFIX,
@@ -74,6 +76,12 @@ export interface KafkaSinkOptions {
    * format with a `SchemaRegistrySerializer` (opened first: it registers the schemas).
    */
   readonly valueSerializer?: KafkaValueSerializer;
+  /**
+   * How long the sink's first connection to the cluster may take, ms: past it the sink fails,
+   * naming the brokers and what a TCP connection to each meets (`connect ECONNREFUSED …`), instead
+   * of retrying silently for `deliveryTimeoutMs`. Later reconnects are bounded by `deliveryTimeoutMs`.
+   */
+  readonly firstConnectTimeoutMs?: number;
   readonly logger?: KafkaSinkLogger;
 }
 
@@ -96,6 +104,7 @@ export const KAFKA_SINK_DEFAULTS = {
   deliveryTimeoutMs: 120_000,
   retryMaxDelayMs: 2_000,
   connectTimeoutMs: 10_000,
+  firstConnectTimeoutMs: 30_000,
 } as const satisfies Omit<Required<KafkaSinkOptions>, 'brokers' | 'logger' | 'sasl' | 'valueSerializer'>;
 
 /** Counters of a sink, for monitoring and tests. */
@@ -166,6 +175,7 @@ export class KafkaSink implements AsyncDisposable {
   readonly #factory: KafkaDriverFactory;
   readonly #logger: KafkaSinkLogger;
   #driver: KafkaProducerDriver | undefined;
+  #everConnected = false;
   #connected: Promise<void> | undefined;
   readonly #knownTopics = new Set<string>();
 
@@ -222,6 +232,7 @@ export class KafkaSink implements AsyncDisposable {
     checkInt('deliveryTimeoutMs', o.deliveryTimeoutMs, 1);
     checkInt('retryMaxDelayMs', o.retryMaxDelayMs, 1);
     checkInt('connectTimeoutMs', o.connectTimeoutMs, 1);
+    checkInt('firstConnectTimeoutMs', o.firstConnectTimeoutMs, 1);
     if (o.partitions !== -1) checkInt('partitions', o.partitions, 1);
     if (o.replicationFactor !== -1) checkInt('replicationFactor', o.replicationFactor, 1);
     checkTopicConfigs(o.topicConfigs);
@@ -459,7 +470,14 @@ export class KafkaSink implements AsyncDisposable {
     if (this.#connected === undefined) {
       const driver = this.#driver;
       if (driver === undefined) return Promise.reject(new KafkaSinkClosedError());
-      this.#connected = driver.connect();
+      // Until it has once connected, a sink is bounded by firstConnectTimeoutMs and says why.
+      this.#connected = this.#everConnected
+        ? driver.connect()
+        : firstConnect(driver.connect(), this.#driverOptions.brokers, this.#o.firstConnectTimeoutMs).then(
+            () => {
+              this.#everConnected = true;
+            },
+          );
       // A failed connect is retried by the next batch (if the sink has not failed by then).
       this.#connected.catch(() => {
         this.#connected = undefined;
@@ -514,7 +532,7 @@ export class KafkaSink implements AsyncDisposable {
       topics: [...new Set(failed.messages.map((m) => m.topic))],
     });
     const reason =
-      cause instanceof DeliveryTimeout
+      cause instanceof DeliveryTimeout || cause instanceof OperationTimeout
         ? message
         : `${this.#driver?.name ?? 'driver'} gave up: ${described ?? message}`;
     const error = new KafkaDeliveryError(messages, reason, cause);
