@@ -61,84 +61,87 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       intAtLeast(0),
     );
   addKafkaConnectionOptions(cmd);
-  addServiceOptions(cmd).action(async (flags: DepthFlags) => {
-    const service = await resolveServiceOptions(flags, ctx.io.env);
-    const codes = await resolveCodes(flags, ctx.io.cwd);
-    const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
-    const schemaRegistry = schemaRegistryFlag(flags, connection, ['depth'], ctx.io.env);
-    const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
-    if (flags.out === undefined && kafka === undefined) throw new UsageError('--out or --kafka is required');
-    if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
-    const statusEveryMs = statusIntervalMs(ctx.io.env);
-    const [
-      { depthCapture },
-      { createClient },
-      { checkKafka, cliKafkaSinkOptions },
-      { CliMetrics, serveMetrics },
-    ] = await Promise.all([
-      import('@quoteflow/pipelines'),
-      import('../internal/create-client.js'),
-      import('../internal/check-kafka.js'),
-      import('../internal/cli-metrics.js'),
-    ]);
-    const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
-    const client = createClient(service, ctx.logger, metrics, undefined, undefined, metrics?.startOnAnswer);
-    if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
-    const stopper = new AbortController();
-    const onStop = (): void => stopper.abort(ctx.signal.reason);
-    if (ctx.signal.aborted) onStop();
-    ctx.signal.addEventListener('abort', onStop, { once: true });
-    const timer =
-      flags.duration === undefined
-        ? undefined
-        : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
-    let ticks = 0;
-    const flushing = ctx.stopWaits.duringStop(
-      stopper.signal,
-      describeSinks({
-        out: flags.out,
-        kafka,
-      }),
-    );
-    const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
-    try {
-      if (kafka !== undefined)
-        await checkKafka(kafka, {
-          timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
-          signal: ctx.signal,
-          topics: ['depth'],
-        });
-      const capture = depthCapture({
-        client,
-        codes,
-        signal: stopper.signal,
-        onTick: () => void ticks++,
-        ...(flags.intervalMs === undefined ? {} : { intervalMs: flags.intervalMs }),
-        ...(flags.out === undefined
-          ? {}
-          : { files: { dir: resolve(ctx.io.cwd, flags.out), format: flags.format } }),
-        ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
-        onWarning: (message, error) =>
-          ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
+  addServiceOptions(cmd).action((flags: DepthFlags) => runDepth(ctx, flags));
+}
+
+/** One `quoteflow depth` run: its flags checked, the Kafka check, the capture until its stop. */
+async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
+  const service = await resolveServiceOptions(flags, ctx.io.env);
+  const codes = await resolveCodes(flags, ctx.io.cwd);
+  const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
+  const schemaRegistry = schemaRegistryFlag(flags, connection, ['depth'], ctx.io.env);
+  const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
+  if (flags.out === undefined && kafka === undefined) throw new UsageError('--out or --kafka is required');
+  if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
+  const statusEveryMs = statusIntervalMs(ctx.io.env);
+  const [
+    { depthCapture },
+    { createClient },
+    { checkKafka, cliKafkaSinkOptions },
+    { CliMetrics, serveMetrics },
+  ] = await Promise.all([
+    import('@quoteflow/pipelines'),
+    import('../internal/create-client.js'),
+    import('../internal/check-kafka.js'),
+    import('../internal/cli-metrics.js'),
+  ]);
+  const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
+  const client = createClient(service, ctx.logger, metrics, undefined, undefined, metrics?.startOnAnswer);
+  if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
+  const stopper = new AbortController();
+  const onStop = (): void => stopper.abort(ctx.signal.reason);
+  if (ctx.signal.aborted) onStop();
+  ctx.signal.addEventListener('abort', onStop, { once: true });
+  const timer =
+    flags.duration === undefined
+      ? undefined
+      : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
+  let ticks = 0;
+  const flushing = ctx.stopWaits.duringStop(
+    stopper.signal,
+    describeSinks({
+      out: flags.out,
+      kafka,
+    }),
+  );
+  const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
+  try {
+    if (kafka !== undefined)
+      await checkKafka(kafka, {
+        timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
+        signal: ctx.signal,
+        topics: ['depth'],
       });
-      ctx.logger.info({ codes: codes.length }, 'depth capture started');
-      const summary = await capture.done;
-      ctx.logger.info(
-        {
-          polls: summary.polls,
-          ticks: summary.ticks,
-          repeated: summary.repeated,
-          files: summary.files.length,
-        },
-        'depth capture stopped: sinks flushed',
-      );
-    } finally {
-      ticker.stop();
-      flushing();
-      if (timer !== undefined) clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onStop);
-      await client.close();
-      await metrics?.close();
-    }
-  });
+    const capture = depthCapture({
+      client,
+      codes,
+      signal: stopper.signal,
+      onTick: () => void ticks++,
+      ...(flags.intervalMs === undefined ? {} : { intervalMs: flags.intervalMs }),
+      ...(flags.out === undefined
+        ? {}
+        : { files: { dir: resolve(ctx.io.cwd, flags.out), format: flags.format } }),
+      ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
+      onWarning: (message, error) =>
+        ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
+    });
+    ctx.logger.info({ codes: codes.length }, 'depth capture started');
+    const summary = await capture.done;
+    ctx.logger.info(
+      {
+        polls: summary.polls,
+        ticks: summary.ticks,
+        repeated: summary.repeated,
+        files: summary.files.length,
+      },
+      'depth capture stopped: sinks flushed',
+    );
+  } finally {
+    ticker.stop();
+    flushing();
+    if (timer !== undefined) clearTimeout(timer);
+    ctx.signal.removeEventListener('abort', onStop);
+    await client.close();
+    await metrics?.close();
+  }
 }

@@ -84,14 +84,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
-    const kafka = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
-    if (kafka === undefined && (flags.kafkaDelivery ?? flags.kafkaTransactionalId) !== undefined)
-      throw new UsageError('--kafka-delivery and --kafka-transactional-id need --kafka');
-    if (flags.kafkaTransactionalId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(flags.kafkaTransactionalId))
-      throw new UsageError(
-        '--kafka-transactional-id must be 1 to 200 printable ASCII characters without spaces',
-      );
-    const schemaRegistry = schemaRegistryFlag(flags, kafka, ['kline'], ctx.io.env);
+    const kafka = await syncKafkaOf(flags, ctx);
     await checkOutDir(flags.out, ctx.io.cwd);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
@@ -102,15 +95,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       out: flags.out,
       format: flags.format,
       live: true,
-      kafka:
-        kafka === undefined
-          ? undefined
-          : {
-              ...kafka,
-              delivery: flags.kafkaDelivery,
-              transactionalId: flags.kafkaTransactionalId,
-              schemaRegistry,
-            },
+      kafka,
       statePath: flags.state,
       durationS: flags.duration,
       metricsPort: flags.metricsPort,
@@ -119,6 +104,26 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       redis: flags.redis,
     });
   });
+}
+
+/** The sync's Kafka sink from its flags (connection, delivery, transactional id, registry), checked. */
+async function syncKafkaOf(flags: SyncFlags, ctx: CommandContext) {
+  const kafka = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
+  if (kafka === undefined && (flags.kafkaDelivery ?? flags.kafkaTransactionalId) !== undefined)
+    throw new UsageError('--kafka-delivery and --kafka-transactional-id need --kafka');
+  if (flags.kafkaTransactionalId !== undefined && !/^[\x21-\x7e]{1,200}$/.test(flags.kafkaTransactionalId))
+    throw new UsageError(
+      '--kafka-transactional-id must be 1 to 200 printable ASCII characters without spaces',
+    );
+  const schemaRegistry = schemaRegistryFlag(flags, kafka, ['kline'], ctx.io.env);
+  return kafka === undefined
+    ? undefined
+    : {
+        ...kafka,
+        delivery: flags.kafkaDelivery,
+        transactionalId: flags.kafkaTransactionalId,
+        schemaRegistry,
+      };
 }
 
 /** `--kafka-delivery` and `--kafka-transactional-id`: how the K-line records reach Kafka. */

@@ -40,22 +40,7 @@ export async function runPipelineFile(
   metricsPort?: number,
 ): Promise<void> {
   const statusEveryMs = statusIntervalMs(ctx.io.env);
-  // Each kafka: block's connection (files read, properties checked) before anything starts.
-  for (const [i, step] of spec.pipelines.entries()) {
-    const block = step.sinks?.kafka;
-    if (block === undefined) continue;
-    const kind = 'kline' in step.source ? 'kline' : 'depth' in step.source ? 'depth' : 'suspension';
-    const field = `pipelines[${i}].sinks.kafka`;
-    kafkaOfStep.set(step, {
-      ...(await pipelineKafkaOptions(block, field, ctx.io, ctx.redactor)),
-      schemaRegistry: resolveSchemaRegistry(
-        block.schemaRegistry,
-        [kind],
-        ctx.io.env,
-        `${field}.schemaRegistry`,
-      ),
-    });
-  }
+  await resolveKafkaBlocks(ctx, spec);
   const command = await CommandRun.start(ctx, commandSpec(ctx, spec, service, requestLog, metricsPort));
   const handles: PipelineHandle<unknown>[] = [];
   const streams: KlineStreams[] = [];
@@ -147,6 +132,25 @@ function commandSpec(
       .join('; '),
     readyOnFirstAnswer: true,
   };
+}
+
+/** Each kafka: block's connection (files read, properties checked) and registry, before anything starts. */
+async function resolveKafkaBlocks(ctx: CommandContext, spec: PipelineFile): Promise<void> {
+  for (const [i, step] of spec.pipelines.entries()) {
+    const block = step.sinks?.kafka;
+    if (block === undefined) continue;
+    const kind = 'kline' in step.source ? 'kline' : 'depth' in step.source ? 'depth' : 'suspension';
+    const field = `pipelines[${i}].sinks.kafka`;
+    kafkaOfStep.set(step, {
+      ...(await pipelineKafkaOptions(block, field, ctx.io, ctx.redactor)),
+      schemaRegistry: resolveSchemaRegistry(
+        block.schemaRegistry,
+        [kind],
+        ctx.io.env,
+        `${field}.schemaRegistry`,
+      ),
+    });
+  }
 }
 
 type Share = (items: readonly string[], start: StartOnShare) => PipelineHandle<unknown>;
