@@ -21,6 +21,7 @@ export type {
   KlineSyncEvent,
   MissingBars,
   KlineSyncSummary,
+  IncompleteSeries,
   KlineSyncHandle,
   KlineFilesOptions,
 } from './kline-sync-options.js';

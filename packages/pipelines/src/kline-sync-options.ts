@@ -171,6 +171,18 @@ export type KlineSyncEvent =
       /** Closed bars the sync delivered so far (to every sink, before each drops what it holds). */
       readonly closedBars: number;
     }
+  | {
+      /**
+       * The run ended (a stop, `--duration`, a failure) before this series held its N bars: what its
+       * sinks hold now (the fewest of them; what this run delivered without a sink that keeps
+       * watermarks) and what was asked.
+       */
+      readonly type: 'backfill-incomplete';
+      readonly code: string;
+      readonly klineType: KlineType;
+      readonly held: number;
+      readonly wanted: number;
+    }
   | ({ readonly type: 'compacted' } & CompactedPartition)
   | { readonly type: 'warning'; readonly message: string; readonly error?: unknown };
 
@@ -181,6 +193,14 @@ export interface MissingBars {
   /** Start of the last missing bar (epoch ms). */
   readonly lastMs: number;
   readonly bars: number;
+}
+
+/** A series whose backfill did not finish: what its sinks hold (`held`) of the `wanted` bars. */
+export interface IncompleteSeries {
+  readonly code: string;
+  readonly klineType: KlineType;
+  readonly held: number;
+  readonly wanted: number;
 }
 
 /** Counts of a sync so far. */
@@ -194,6 +214,8 @@ export interface KlineSyncSummary {
   readonly files: readonly string[];
   /** Series whose history is shorter than asked because the class cannot page back (stocks). */
   readonly truncatedSeries: readonly string[];
+  /** Series whose backfill the run's end (a stop, `--duration`) cut short: what they hold of what was asked. */
+  readonly incompleteSeries: readonly IncompleteSeries[];
   readonly liveCycles: number;
 }
 

@@ -98,6 +98,44 @@ describe('klineSync', () => {
     expect(events.at(-1)?.type).toBe('checkpoint');
   });
 
+  it('stopped during its backfill, keeps every page read before the stop, and says per series what is still lacking', async () => {
+    // Each /kline answer takes a while: the stop lands while a page is in flight.
+    sim.setFaults([{ kind: 'latency', endpoint: 'kline', latencyMs: 300 }]);
+    const asked = sim.log.count({ endpoint: 'kline' });
+    const events: KlineSyncEvent[] = [];
+    const sync = klineSync({
+      client,
+      codes: ['BTCUSDT'],
+      klineTypes: [1],
+      bars: 2_000, // five pages, read newest first
+      files: { dir, format: 'ndjson' },
+      onEvent: (e) => events.push(e),
+    });
+    // Two pages answered, the third asked for.
+    await vi.waitFor(() => expect(sim.log.count({ endpoint: 'kline' }) - asked).toBeGreaterThanOrEqual(3), {
+      timeout: 20_000,
+      interval: 10,
+    });
+    const summary = await sync.stop();
+    sim.setFaults([]);
+    const held = (await rows()).map((r) => Date.parse(r.ts)).sort((a, b) => a - b);
+    // The newest page's 499 closed bars and the 500 of the next, each once, consecutive.
+    expect(held.length).toBeGreaterThanOrEqual(999);
+    expect(held.length).toBeLessThan(2_000);
+    expect(new Set(held).size).toBe(held.length);
+    for (let i = 1; i < held.length; i++) expect(held[i]! - held[i - 1]!).toBe(60_000);
+    expect(summary.incompleteSeries).toEqual([
+      { code: 'BTCUSDT', klineType: 1, held: held.length, wanted: 2_000 },
+    ]);
+    expect(events).toContainEqual({
+      type: 'backfill-incomplete',
+      code: 'BTCUSDT',
+      klineType: 1,
+      held: held.length,
+      wanted: 2_000,
+    });
+  });
+
   it('after a kill -9 between a commit and its publishing, the next run publishes it; a staged checkpoint never committed stays out', async () => {
     const events: KlineSyncEvent[] = [];
     const opts = {

@@ -1,4 +1,4 @@
-import type { BarUpdate, Clock, GapMarker } from '@quoteflow/core';
+import { seriesKey, type BarUpdate, type Clock, type GapMarker } from '@quoteflow/core';
 import type { KafkaKlineSinkOptions } from '@quoteflow/sinks';
 import type { Halt } from '@quoteflow/operators';
 import {
@@ -14,11 +14,13 @@ import { Subject, takeUntil, tap } from 'rxjs';
 import { isAbort } from './internal/error-kinds.js';
 import { fromAbortSignal } from './internal/from-abort-signal.js';
 import { checkUniverse } from './internal/kline-universe.js';
+import { resumePointOf } from './internal/resume-points.js';
 import { ServiceHalts } from './internal/service-halts.js';
 import { StateFileSink } from './internal/state-file-sink.js';
 import { StopControl } from './internal/stop-control.js';
 import {
   KLINE_SYNC_DEFAULTS,
+  type IncompleteSeries,
   type KlineSyncEvent,
   type KlineSyncHandle,
   type KlineSyncOptions,
@@ -82,6 +84,10 @@ class SyncRun {
   readonly #changes = new Subject<KlineUniverseChange>();
   readonly #commits = new CommitControl();
   readonly #truncated = new Set<string>();
+  /** Series whose backfill finished, and final bars delivered per series (`seriesKey`). */
+  readonly #backfilled = new Set<string>();
+  readonly #delivered = new Map<string, number>();
+  #incomplete: IncompleteSeries[] = [];
   readonly #files: string[] = [];
   #sinks: CommittingSink[] = [];
   #kafka: KafkaKlineSink | undefined;
@@ -123,6 +129,8 @@ class SyncRun {
     } finally {
       known.stop();
       this.#changes.complete();
+      // What the sinks committed is what they hold: said for every series still short of N.
+      this.#reportIncomplete();
       await Promise.all(this.#sinks.map((s) => s.close()));
     }
     return this.#summary();
@@ -231,8 +239,11 @@ class SyncRun {
 
   #onUpdate(u: BarUpdate | GapMarker): void {
     if (u.type === 'gap') return;
-    if (u.final) this.#closedBars++;
-    else this.#formingUpdates++;
+    if (u.final) {
+      this.#closedBars++;
+      const key = seriesKey(u.code, u.klineType);
+      this.#delivered.set(key, (this.#delivered.get(key) ?? 0) + 1);
+    } else this.#formingUpdates++;
     try {
       this.o.onUpdate?.(u);
     } catch (err) {
@@ -254,12 +265,33 @@ class SyncRun {
 
   #event(e: KlineSyncEvent): void {
     if (e.type === 'live-cycle') this.#liveCycles++;
-    if (e.type === 'backfill-series-done' && e.truncated) this.#truncated.add(`${e.code}:${e.klineType}`);
+    if (e.type === 'backfill-series-done') {
+      if (e.truncated) this.#truncated.add(`${e.code}:${e.klineType}`);
+      this.#backfilled.add(seriesKey(e.code, e.klineType));
+    }
     try {
       this.o.onEvent?.(e);
     } catch {
       // A listener's failure must not stop the data.
     }
+  }
+
+  /** A `backfill-incomplete` event for each series of the run whose backfill did not finish. */
+  #reportIncomplete(): void {
+    const wanted = this.o.bars ?? KLINE_SYNC_DEFAULTS.bars;
+    if (wanted === 0) return;
+    const keeping = this.#sinks.some((s) => s.watermarks() !== undefined);
+    for (const code of this.#universe)
+      for (const klineType of this.o.klineTypes) {
+        const key = seriesKey(code, klineType);
+        if (this.#backfilled.has(key)) continue;
+        const resume = resumePointOf(this.#sinks, code, klineType);
+        const held = !keeping ? (this.#delivered.get(key) ?? 0) : resume.kind === 'all' ? resume.rows : 0;
+        if (held >= wanted) continue;
+        const incomplete = { code, klineType, held, wanted };
+        this.#incomplete.push(incomplete);
+        this.#event({ type: 'backfill-incomplete', ...incomplete });
+      }
   }
 
   #summary(): KlineSyncSummary {
@@ -269,6 +301,7 @@ class SyncRun {
       formingUpdates: this.#formingUpdates,
       files: this.#files,
       truncatedSeries: [...this.#truncated],
+      incompleteSeries: this.#incomplete,
       liveCycles: this.#liveCycles,
     };
   }

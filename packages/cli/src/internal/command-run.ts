@@ -103,6 +103,7 @@ export class CommandRun {
   readonly #stopper = new AbortController();
   readonly #requestLog: RequestLog | undefined;
   readonly #cleanups: (() => void)[] = [];
+  #stoppedByDuration = false;
 
   private constructor(
     private readonly ctx: CommandContext,
@@ -162,6 +163,11 @@ export class CommandRun {
   /** Stops every pipeline (they flush); `reason` is why (an operator's failure, say). */
   stop(reason: unknown): void {
     this.#stopper.abort(reason);
+  }
+
+  /** Whether `--duration` stopped the command (not a signal, nor a failure before it). */
+  get stoppedByDuration(): boolean {
+    return this.#stoppedByDuration;
   }
 
   /** Aborted on SIGINT/SIGTERM, at `--duration`, or when a pipeline fails: every pipeline's signal. */
@@ -297,7 +303,10 @@ export class CommandRun {
     const timer =
       spec.durationS === undefined
         ? undefined
-        : setTimeout(() => this.#stopper.abort(new Error('duration reached')), spec.durationS * 1000);
+        : setTimeout(() => {
+            this.#stoppedByDuration = !this.#stopper.signal.aborted;
+            this.#stopper.abort(new Error('duration reached'));
+          }, spec.durationS * 1000);
     const flushing = ctx.stopWaits.duringStop(this.#stopper.signal, spec.sinks);
     this.#cleanups.push(() => {
       flushing();

@@ -6,6 +6,7 @@ import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { CommandRun } from './command-run.js';
 import { KlineProgress } from './kline-progress.js';
+import { Shortfalls } from './shortfalls.js';
 import { describeSinks } from './stop-waits.js';
 import { StatusTicker, statusIntervalMs } from './status-ticker.js';
 import type { ServiceOptions } from './service-options.js';
@@ -77,6 +78,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     ? undefined
     : new StatusTicker(ctx.status, statusIntervalMs(ctx.io.env), () => progress.snapshot());
   const handles: PipelineHandle<unknown>[] = [];
+  const shortfalls = new Shortfalls();
   try {
     await command.preflight({
       kafka: run.kafka === undefined ? [] : [{ kafka: run.kafka, flag: '--kafka' }],
@@ -87,6 +89,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       klineSync({
         ...command.klineSyncOptions(step, codes, lease),
         onEvent: (e) => {
+          shortfalls.note(e);
           progress.handle(e);
           metrics?.onKlineEvent(e);
         },
@@ -97,10 +100,15 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
       }),
     );
     handles.push(handle);
-    const [result] = await command.all([handle]);
+    const [result] = await command.all([handle]).catch((err: unknown) => {
+      progress.stop();
+      shortfalls.report(ctx, 'failed');
+      throw err;
+    });
     const summary = Array.isArray(result) ? mergeSummaries(result) : (result as KlineSyncSummary);
     progress.stop();
-    reportSummary(ctx, run, summary);
+    reportSummary(ctx, run, summary, shortfalls.count > 0);
+    shortfalls.report(ctx, command.stoppedByDuration ? 'duration' : 'stopped');
     return summary;
   } finally {
     progress.stop();
@@ -110,7 +118,12 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
 }
 
 /** The end of a sync or backfill on stderr: what it did, and what the service could not give. */
-function reportSummary(ctx: CommandContext, run: KlineRun, summary: KlineSyncSummary): void {
+function reportSummary(
+  ctx: CommandContext,
+  run: KlineRun,
+  summary: KlineSyncSummary,
+  cutShort: boolean,
+): void {
   ctx.logger.info(
     {
       series: summary.series,
@@ -118,7 +131,11 @@ function reportSummary(ctx: CommandContext, run: KlineRun, summary: KlineSyncSum
       files: summary.files.length,
       liveCycles: summary.liveCycles,
     },
-    run.live ? 'sync stopped: sinks flushed, state written' : 'backfill finished',
+    cutShort
+      ? 'stopped before the backfill completed: what was read is committed'
+      : run.live
+        ? 'sync stopped: sinks flushed, state written'
+        : 'backfill finished',
   );
   if (summary.truncatedSeries.length > 0) {
     ctx.logger.warn(
@@ -136,6 +153,8 @@ function mergeSummaries(runs: readonly KlineSyncSummary[]): KlineSyncSummary {
     formingUpdates: runs.reduce((n, r) => n + r.formingUpdates, 0),
     files: runs.flatMap((r) => r.files),
     truncatedSeries: [...new Set(runs.flatMap((r) => r.truncatedSeries))],
+    // A worker's earlier run handed its series on: only the last run's shortfalls are still open.
+    incompleteSeries: runs.at(-1)?.incompleteSeries ?? [],
     liveCycles: runs.reduce((n, r) => n + r.liveCycles, 0),
   };
 }

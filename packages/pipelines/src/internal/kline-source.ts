@@ -86,7 +86,10 @@ export class KlineSource {
         type: 'series-reset',
         code: s.code,
         klineType: s.klineType,
-        ...(resume.kind === 'all' ? { lastClosedMs: resume.lastMs, firstHeldMs: resume.firstMs } : {}),
+        // Without bars held, a long first read goes in page by page, newest first.
+        ...(resume.kind === 'all'
+          ? { lastClosedMs: resume.lastMs, firstHeldMs: resume.firstMs }
+          : { growsBackwards: true }),
       });
     }
     this.o.emitEvent({ type: 'backfill-start', series: fresh.length });

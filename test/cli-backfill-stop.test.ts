@@ -1,0 +1,91 @@
+// End-to-end (issue 28 item 1): a sync stopped by --duration during its backfill keeps the pages it
+// read (committed as they arrive), says per series what is still lacking and does not exit 0; the
+// next run fetches only the rest. The built binary against the simulator (strict limits, real clock).
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import { runQuoteflow } from './support/quoteflow-process.js';
+
+const TOKEN = 'cli-backfill-stop-token-41c0';
+
+let sim: Simulator;
+let work: string;
+const env = (): Record<string, string> => ({
+  QUOTEFLOW_BASE_URL: sim.url,
+  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_PLAN: 'professional',
+  QUOTEFLOW_STATE_DIR: join(work, 'state'),
+  QUOTEFLOW_LOG_FORMAT: 'json',
+});
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 5 });
+  work = await mkdtemp(join(tmpdir(), 'qf-backfill-stop-'));
+});
+
+afterAll(async () => {
+  await sim.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** Bar starts of `code` in the NDJSON dataset under `dir`, sorted. */
+async function startsIn(dir: string, code: string): Promise<number[]> {
+  const out: number[] = [];
+  const files = await readdir(join(dir, 'kline'), { recursive: true, withFileTypes: true }).catch(() => []);
+  for (const e of files) {
+    if (!e.isFile() || !e.name.endsWith('.ndjson')) continue;
+    for (const line of (await readFile(join(e.parentPath, e.name), 'utf8')).split('\n')) {
+      if (line.trim() === '') continue;
+      const row = JSON.parse(line) as { code: string; ts: string };
+      if (row.code === code) out.push(Date.parse(row.ts));
+    }
+  }
+  return out.sort((a, b) => a - b);
+}
+
+function expectConsecutiveMinutes(starts: readonly number[]): void {
+  expect(new Set(starts).size).toBe(starts.length);
+  for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBe(60_000);
+}
+
+describe('a backfill cut short', () => {
+  it('sync --duration during the backfill: pages kept, the shortfall said, exit 1; the next run completes it', async () => {
+    const out = join(work, 'cut');
+    const base = ['--codes', 'BTCUSDT', '--out', out, '--format', 'ndjson'];
+    const cut = await runQuoteflow(
+      [
+        'sync',
+        ...base,
+        '--kline-types',
+        '1',
+        '--bars',
+        '3000',
+        '--duration',
+        '5',
+        '--limit',
+        'kline-rate=1/2s',
+      ],
+      env(),
+    );
+    expect(cut.code, cut.stderr).toBe(1);
+    const held = await startsIn(out, 'BTCUSDT');
+    // Two or three pages of 500 came in 5 s at one request every 2 s: each committed.
+    expect(held.length).toBeGreaterThanOrEqual(999);
+    expect(held.length).toBeLessThan(3_000);
+    expectConsecutiveMinutes(held);
+    expect(cut.stderr).toContain(`BTCUSDT:1 holds ${held.length} of 3000`);
+    expect(cut.stderr).toContain('--duration ended the run before the backfill completed');
+    expect(cut.stderr).not.toContain('sync stopped: sinks flushed');
+
+    const rest = await runQuoteflow(['backfill', ...base, '--kline-type', '1', '--bars', '3000'], env());
+    expect(rest.code, rest.stderr).toBe(0);
+    const all = await startsIn(out, 'BTCUSDT');
+    // 3,000 then, and whatever closed between the two runs.
+    expect(all.length).toBeGreaterThanOrEqual(3_000);
+    expect(all.length).toBeLessThanOrEqual(3_002);
+    expectConsecutiveMinutes(all);
+    expect(all).toEqual(expect.arrayContaining(held));
+  });
+});
