@@ -4,7 +4,7 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { runQuoteflow } from './support/quoteflow-process.js';
 
@@ -43,6 +43,23 @@ async function startsIn(dir: string, code: string): Promise<number[]> {
     }
   }
   return out.sort((a, b) => a - b);
+}
+
+/** `backfill` of 1,200 1-minute bars of `code` into `out` as NDJSON. */
+function backfill1200(code: string, out: string): string[] {
+  return [
+    'backfill',
+    '--codes',
+    code,
+    '--kline-type',
+    '1',
+    '--bars',
+    '1200',
+    '--out',
+    out,
+    '--format',
+    'ndjson',
+  ];
 }
 
 function expectConsecutiveMinutes(starts: readonly number[]): void {
@@ -87,5 +104,44 @@ describe('a backfill cut short', () => {
     expect(all.length).toBeLessThanOrEqual(3_002);
     expectConsecutiveMinutes(all);
     expect(all).toEqual(expect.arrayContaining(held));
+  });
+
+  it('backfill rides out a failing service within --retry-budget (more failures in a row than a fixed count of attempts allowed)', async () => {
+    const out = join(work, 'flaky');
+    // The first /kline request fails five times in a row (the client's four attempts used to end the
+    // command), and after that about a quarter of the answers are cut or their connection dropped.
+    sim.setFaults([
+      { kind: 'http-5xx', endpoint: 'kline', times: 5 },
+      { kind: 'truncated', endpoint: 'kline', probability: 0.15 },
+      { kind: 'drop', endpoint: 'kline', probability: 0.15 },
+    ]);
+    const r = await runQuoteflow(backfill1200('ETHUSDT', out), env());
+    sim.setFaults([]);
+    expect(r.code, r.stderr).toBe(0);
+    const held = await startsIn(out, 'ETHUSDT');
+    expect(held.length).toBe(1_200);
+    expectConsecutiveMinutes(held);
+  });
+
+  it('backfill whose service fails past --retry-budget: exit 1, the pages read kept, the shortfall said', async () => {
+    const out = join(work, 'failing');
+    const asked = sim.log.count({ endpoint: 'kline' });
+    const run = runQuoteflow(
+      [...backfill1200('XRPUSDT', out), '--limit', 'kline-rate=1/2s', '--retry-budget', '3'],
+      env(),
+    );
+    // The newest page answered; every later /kline request fails.
+    await vi.waitFor(() => expect(sim.log.count({ endpoint: 'kline' }) - asked).toBe(1), {
+      timeout: 20_000,
+      interval: 10,
+    });
+    sim.setFaults([{ kind: 'http-5xx', endpoint: 'kline' }]);
+    const r = await run;
+    sim.setFaults([]);
+    expect(r.code, r.stderr).toBe(1);
+    const held = await startsIn(out, 'XRPUSDT');
+    expect(held.length).toBeGreaterThanOrEqual(499);
+    expect(r.stderr).toContain(`XRPUSDT:1 holds ${held.length} of 1200`);
+    expect(r.stderr).toContain('the run failed before the backfill completed');
   });
 });

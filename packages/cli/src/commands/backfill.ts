@@ -16,6 +16,7 @@ interface BackfillFlags {
   out: string;
   format: DatasetFormat;
   metricsPort?: number;
+  retryBudget: number;
   requestLog?: boolean;
   baseUrl?: string;
   token?: string;
@@ -42,6 +43,13 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     )
     .option('--metrics-port <port>', 'serve Prometheus metrics on 127.0.0.1:PORT', intAtLeast(0))
     .option(
+      '--retry-budget <seconds>',
+      'retry a failing request (5xx, dropped connection, truncated answer, timeout) with backoff for this long ' +
+        'before the command fails; pages already read stay committed',
+      intAtLeast(0),
+      300,
+    )
+    .option(
       '--request-log',
       'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
     );
@@ -61,6 +69,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
       format: flags.format,
       live: false,
       metricsPort: flags.metricsPort,
+      retryBudgetS: flags.retryBudget,
       requestLog: flags.requestLog,
     });
   });

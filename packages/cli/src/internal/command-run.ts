@@ -25,6 +25,8 @@ import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
 /** What a long-running command runs with: the service, its bounds and the parts it may add. */
 export interface CommandRunSpec {
   readonly service: ServiceOptions;
+  /** `--retry-budget` (seconds): how long a failing request is retried (backoff) before the command fails. */
+  readonly retryBudgetS?: number | undefined;
   /** `--duration` (wall-clock seconds): the command stops, flushes and exits 0 after it. */
   readonly durationS?: number | undefined;
   /** `--metrics-port`: Prometheus metrics and probes. */
@@ -124,6 +126,7 @@ export class CommandRun {
         requestLog?.record(r);
         if (spec.readyOnFirstAnswer === true) this.metrics?.startOnAnswer(r);
       },
+      spec.retryBudgetS === undefined ? undefined : { budgetMs: spec.retryBudgetS * 1_000 },
     );
     this.#watchStop();
   }

@@ -24,6 +24,8 @@ export interface KlineRun {
   readonly kafka?: CliKafkaOptions | undefined;
   readonly statePath?: string | undefined;
   readonly durationS?: number | undefined;
+  /** `--retry-budget`: seconds a failing request is retried (with backoff) before the run fails. */
+  readonly retryBudgetS?: number | undefined;
   readonly metricsPort?: number | undefined;
   /** `--request-log`: every request into `out/_requests/` (quoteflow report draws it). */
   readonly requestLog?: boolean | undefined;
@@ -41,6 +43,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
   const command = await CommandRun.start(ctx, {
     service: run.service,
     durationS: run.durationS,
+    retryBudgetS: run.retryBudgetS,
     metricsPort: run.metricsPort,
     ...(run.redis === undefined
       ? {}
