@@ -26,6 +26,8 @@ export type {
   KlineFilesOptions,
 } from './kline-sync-options.js';
 export type { PipelineHandle } from './pipeline-handle.js';
+export { findRefusedCodes, isCodeRefusal } from './internal/refused-codes.js';
+export type { RefusedCode } from './internal/refused-codes.js';
 export { depthCapture } from './depth-capture.js';
 export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.js';
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';

@@ -183,6 +183,16 @@ export type KlineSyncEvent =
       readonly held: number;
       readonly wanted: number;
     }
+  | {
+      /**
+       * A live run stopped syncing a code the service no longer serves (unknown, or out of the
+       * plan): its series left the run, the others go on.
+       */
+      readonly type: 'code-dropped';
+      readonly code: string;
+      /** The service's refusal. */
+      readonly reason: string;
+    }
   | ({ readonly type: 'compacted' } & CompactedPartition)
   | { readonly type: 'warning'; readonly message: string; readonly error?: unknown };
 
@@ -216,6 +226,8 @@ export interface KlineSyncSummary {
   readonly truncatedSeries: readonly string[];
   /** Series whose backfill the run's end (a stop, `--duration`) cut short: what they hold of what was asked. */
   readonly incompleteSeries: readonly IncompleteSeries[];
+  /** Codes a live run dropped because the service stopped serving them (`code-dropped` events). */
+  readonly droppedCodes: readonly string[];
   readonly liveCycles: number;
 }
 

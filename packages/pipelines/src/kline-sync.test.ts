@@ -136,6 +136,46 @@ describe('klineSync', () => {
     });
   });
 
+  it('a live run drops a code the service stops serving, with a code-dropped event, and the others go on', async () => {
+    const own = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 4, clock });
+    const ownClient = new QuoteflowClient({ baseUrl: own.url, token: TOKEN, plan: 'professional', clock });
+    try {
+      const events: KlineSyncEvent[] = [];
+      const finals: { code: string; tsMs: number }[] = [];
+      const sync = klineSync({
+        client: ownClient,
+        codes: ['BTCUSDT', 'SOLUSDT', 'DOGEUSDT'],
+        klineTypes: [1],
+        bars: 3,
+        files: { dir, format: 'ndjson' },
+        onEvent: (e) => events.push(e),
+        onUpdate: (u) => void (u.final && finals.push({ code: u.code, tsMs: u.tsMs })),
+      });
+      const cycles = (): number => events.filter((e) => e.type === 'live-cycle').length;
+      await vi.waitFor(() => expect(cycles()).toBeGreaterThan(0), { timeout: 20_000, interval: 20 });
+      own.withdraw('SOLUSDT');
+      await vi.waitFor(() => expect(events.some((e) => e.type === 'code-dropped')).toBe(true), {
+        timeout: 20_000,
+        interval: 20,
+      });
+      // The others go on: more cycles, and a bar that closed after the drop.
+      const droppedAt = own.marketNow();
+      await vi.waitFor(
+        () => expect(finals.some((f) => f.code === 'DOGEUSDT' && f.tsMs >= droppedAt)).toBe(true),
+        { timeout: 20_000, interval: 20 },
+      );
+      const summary = await sync.stop();
+      expect(events.filter((e) => e.type === 'code-dropped')).toEqual([
+        { type: 'code-dropped', code: 'SOLUSDT', reason: expect.stringContaining('code invalid') as string },
+      ]);
+      expect(summary.droppedCodes).toEqual(['SOLUSDT']);
+      expect(summary.series).toBe(2);
+    } finally {
+      await ownClient.close();
+      await own.close();
+    }
+  });
+
   it('after a kill -9 between a commit and its publishing, the next run publishes it; a staged checkpoint never committed stays out', async () => {
     const events: KlineSyncEvent[] = [];
     const opts = {

@@ -88,6 +88,7 @@ class SyncRun {
   readonly #backfilled = new Set<string>();
   readonly #delivered = new Map<string, number>();
   #incomplete: IncompleteSeries[] = [];
+  readonly #dropped: string[] = [];
   readonly #files: string[] = [];
   #sinks: CommittingSink[] = [];
   #kafka: KafkaKlineSink | undefined;
@@ -265,6 +266,10 @@ class SyncRun {
 
   #event(e: KlineSyncEvent): void {
     if (e.type === 'live-cycle') this.#liveCycles++;
+    if (e.type === 'code-dropped') {
+      this.#dropped.push(e.code);
+      this.#universe.splice(0, this.#universe.length, ...this.#universe.filter((c) => c !== e.code));
+    }
     if (e.type === 'backfill-series-done') {
       if (e.truncated) this.#truncated.add(`${e.code}:${e.klineType}`);
       this.#backfilled.add(seriesKey(e.code, e.klineType));
@@ -302,6 +307,7 @@ class SyncRun {
       files: this.#files,
       truncatedSeries: [...this.#truncated],
       incompleteSeries: this.#incomplete,
+      droppedCodes: [...this.#dropped],
       liveCycles: this.#liveCycles,
     };
   }

@@ -157,6 +157,11 @@ export class SimMarket {
     return this.#products.get(code)?.p;
   }
 
+  /** The product of `code` is no longer listed (the service stops serving it). */
+  withdraw(code: string): void {
+    this.#products.delete(code);
+  }
+
   /** Every listed product. */
   products(): SimProduct[] {
     return [...this.#products.values()].map((s) => s.p);

@@ -121,6 +121,11 @@ export interface Simulator extends AsyncDisposable {
   setFaults(rules: readonly FaultRule[]): void;
   /** Adds one fault rule (for example `{ kind: 'http-5xx', endpoint: 'kline', times: 3 }`). */
   addFault(rule: FaultRule): void;
+  /**
+   * The service stops serving `code` (delisted, say): every later request that names it is refused
+   * as an unknown code (ret 600), a `/batch-kline` request with it as a whole.
+   */
+  withdraw(code: string): void;
   /** Adds or replaces a token (with fresh limit windows). */
   setToken(token: string, plan: SimPlan | SimTokenSpec): void;
   /** Forgets every token's arrivals (windows and daily counts), so the next request starts clean. */
@@ -505,10 +510,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     labelling,
     setFaults: (rules) => faults.set(rules),
     addFault: (rule) => faults.add(rule),
+    withdraw: (code) => market.withdraw(code),
     setToken,
-    resetLimits: () => {
-      for (const [token, spec] of specs) setToken(token, spec);
-    },
+    resetLimits: () => specs.forEach((spec, token) => setToken(token, spec)),
     close,
     [Symbol.asyncDispose]: close,
   };

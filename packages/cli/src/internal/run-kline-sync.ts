@@ -81,7 +81,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     ? undefined
     : new StatusTicker(ctx.status, statusIntervalMs(ctx.io.env), () => progress.snapshot());
   const handles: PipelineHandle<unknown>[] = [];
-  const shortfalls = new Shortfalls();
+  const shortfalls = new Shortfalls(ctx.logger);
   try {
     await command.preflight({
       kafka: run.kafka === undefined ? [] : [{ kafka: run.kafka, flag: '--kafka' }],
@@ -105,13 +105,13 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     handles.push(handle);
     const [result] = await command.all([handle]).catch((err: unknown) => {
       progress.stop();
-      shortfalls.report(ctx, 'failed');
+      shortfalls.report('failed');
       throw err;
     });
     const summary = Array.isArray(result) ? mergeSummaries(result) : (result as KlineSyncSummary);
     progress.stop();
     reportSummary(ctx, run, summary, shortfalls.count > 0);
-    shortfalls.report(ctx, command.stoppedByDuration ? 'duration' : 'stopped');
+    shortfalls.report(command.stoppedByDuration ? 'duration' : 'stopped');
     return summary;
   } finally {
     progress.stop();
@@ -158,6 +158,7 @@ function mergeSummaries(runs: readonly KlineSyncSummary[]): KlineSyncSummary {
     truncatedSeries: [...new Set(runs.flatMap((r) => r.truncatedSeries))],
     // A worker's earlier run handed its series on: only the last run's shortfalls are still open.
     incompleteSeries: runs.at(-1)?.incompleteSeries ?? [],
+    droppedCodes: [...new Set(runs.flatMap((r) => r.droppedCodes))],
     liveCycles: runs.reduce((n, r) => n + r.liveCycles, 0),
   };
 }

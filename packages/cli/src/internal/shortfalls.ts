@@ -1,17 +1,41 @@
 import { PipelineError, type IncompleteSeries, type KlineSyncEvent } from '@quoteflow/pipelines';
-import type { CommandContext } from '../command-context.js';
+import type { Logger } from 'pino';
 
 /** Series named one by one on stderr; past that, a count. */
 const NAMED = 20;
 
 /**
- * The series a K-line run ended short of their N bars (`backfill-incomplete` events), said once at
- * the end on stderr: per series what its sinks hold of what was asked, and why the run ended.
+ * What a K-line run ends without, said on stderr: the series short of their N bars
+ * (`backfill-incomplete` events), per series what its sinks hold of what was asked and why the run
+ * ended; and the codes it dropped because the service stopped serving them (`code-dropped`: a
+ * warning and `quoteflow_codes_dropped_total` when it happens, a list at the end).
  */
 export class Shortfalls {
   readonly #series = new Map<string, IncompleteSeries>();
+  /** Codes a live run dropped (the service stopped serving them), with the refusal. */
+  readonly #dropped = new Map<string, string>();
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Which codes the run dropped. */
+  #reportDropped(): void {
+    if (this.#dropped.size === 0) return;
+    const codes = [...this.#dropped.keys()];
+    this.logger.warn(
+      { codes: codes.slice(0, NAMED), count: codes.length },
+      `${codes.length} code(s) dropped during the run because the service no longer serves them: ${codes.slice(0, NAMED).join(', ')}`,
+    );
+  }
 
   note(e: KlineSyncEvent): void {
+    if (e.type === 'code-dropped') {
+      this.#dropped.set(e.code, e.reason);
+      this.logger.warn(
+        { code: e.code, reason: e.reason },
+        `the service no longer serves ${e.code}: dropped from the run, the other codes go on`,
+      );
+      return;
+    }
     if (e.type !== 'backfill-incomplete') return;
     const { code, klineType, held, wanted } = e;
     this.#series.set(`${code}:${klineType}`, { code, klineType, held, wanted });
@@ -22,11 +46,12 @@ export class Shortfalls {
   }
 
   /**
-   * Says what is still lacking. A stop by `--duration` with bars lacking is not a success: it
+   * Says, at the end, the codes dropped and what is still lacking. A stop by `--duration` with bars lacking is not a success: it
    * throws (exit 1) once said; a stop by a signal (the user's) is a warning; a failure is the
    * failure's own error, after this.
    */
-  report(ctx: CommandContext, why: 'duration' | 'stopped' | 'failed'): void {
+  report(why: 'duration' | 'stopped' | 'failed'): void {
+    this.#reportDropped();
     if (this.#series.size === 0) return;
     const all = [...this.#series.values()];
     const lacking = all.reduce((n, s) => n + (s.wanted - s.held), 0);
@@ -36,7 +61,7 @@ export class Shortfalls {
       failed: 'the run failed',
     }[why];
     const message = `${cause} before the backfill completed: ${all.length} series still lack ${lacking} bars (what was read is committed; run the command again to fetch the rest)`;
-    ctx.logger.warn(
+    this.logger.warn(
       {
         series: all.slice(0, NAMED).map((s) => `${s.code}:${s.klineType} holds ${s.held} of ${s.wanted}`),
         count: all.length,
