@@ -45,8 +45,8 @@ async function startsIn(dir: string, code: string): Promise<number[]> {
   return out.sort((a, b) => a - b);
 }
 
-/** `backfill` of 1,200 1-minute bars of `code` into `out` as NDJSON. */
-function backfill1200(code: string, out: string): string[] {
+/** `backfill` of `bars` 1-minute bars of `code` into `out` as NDJSON. */
+function backfillArgs(code: string, out: string, bars = '1200'): string[] {
   return [
     'backfill',
     '--codes',
@@ -54,7 +54,7 @@ function backfill1200(code: string, out: string): string[] {
     '--kline-type',
     '1',
     '--bars',
-    '1200',
+    bars,
     '--out',
     out,
     '--format',
@@ -115,7 +115,7 @@ describe('a backfill cut short', () => {
       { kind: 'truncated', endpoint: 'kline', probability: 0.15 },
       { kind: 'drop', endpoint: 'kline', probability: 0.15 },
     ]);
-    const r = await runQuoteflow(backfill1200('ETHUSDT', out), env());
+    const r = await runQuoteflow(backfillArgs('ETHUSDT', out), env());
     sim.setFaults([]);
     expect(r.code, r.stderr).toBe(0);
     const held = await startsIn(out, 'ETHUSDT');
@@ -127,7 +127,7 @@ describe('a backfill cut short', () => {
     const out = join(work, 'failing');
     const asked = sim.log.count({ endpoint: 'kline' });
     const run = runQuoteflow(
-      [...backfill1200('XRPUSDT', out), '--limit', 'kline-rate=1/2s', '--retry-budget', '3'],
+      [...backfillArgs('XRPUSDT', out), '--limit', 'kline-rate=1/2s', '--retry-budget', '3'],
       env(),
     );
     // The newest page answered; every later /kline request fails.
@@ -144,4 +144,63 @@ describe('a backfill cut short', () => {
     expect(r.stderr).toContain(`XRPUSDT:1 holds ${held.length} of 1200`);
     expect(r.stderr).toContain('the run failed before the backfill completed');
   });
+
+  it('a dataset that lost a committed file: inspect names it, sync says it at the start and refills the hole', async () => {
+    const out = join(work, 'healing');
+    for (const bars of ['200', '400', '600']) {
+      const r = await runQuoteflow(backfillArgs('XRPUSDT', out, bars), env());
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const files = (await readdir(join(out, 'kline'), { recursive: true })).filter((f) =>
+      f.endsWith('.ndjson'),
+    );
+    const firsts = await Promise.all(
+      files.map(async (f) => ({ f, first: await firstStart(join(out, 'kline', f)) })),
+    );
+    firsts.sort((a, b) => a.first - b.first);
+    const lost = `kline/${firsts[1]!.f}`;
+    await rm(join(out, lost));
+    const inspected = await runQuoteflow(['inspect', '--out', out, '--format', 'json'], env());
+    expect(inspected.code, inspected.stderr).toBe(0);
+    const json = JSON.parse(inspected.stdout) as {
+      datasets: { kline: { missing_files: string[]; series: { gaps: unknown[] }[] } };
+    };
+    expect(json.datasets.kline.missing_files).toEqual([lost]);
+    expect(json.datasets.kline.series[0]!.gaps).toHaveLength(1);
+    expect(inspected.stderr).toContain(lost);
+
+    const sync = await runQuoteflow(
+      [
+        'sync',
+        '--codes',
+        'XRPUSDT',
+        '--kline-types',
+        '1',
+        '--bars',
+        '600',
+        '--out',
+        out,
+        '--format',
+        'ndjson',
+        '--duration',
+        '3',
+      ],
+      env(),
+    );
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(sync.stderr).toContain(lost);
+    expect(sync.stderr).toMatch(/repaired \d+ bars in 1 series/);
+    const held = await startsIn(out, 'XRPUSDT');
+    expectConsecutiveMinutes(held);
+    const again = await runQuoteflow(['inspect', '--out', out, '--format', 'json'], env());
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      datasets: { kline: { missing_files: [], series: [{ gaps: [] }] } },
+    });
+  });
 });
+
+/** The first bar start of an NDJSON dataset file (its rows are written oldest first). */
+async function firstStart(file: string): Promise<number> {
+  const line = (await readFile(file, 'utf8')).split('\n')[0]!;
+  return Date.parse((JSON.parse(line) as { ts: string }).ts);
+}

@@ -22,6 +22,7 @@ export type {
   MissingBars,
   KlineSyncSummary,
   IncompleteSeries,
+  DatasetRepair,
   KlineSyncHandle,
   KlineFilesOptions,
 } from './kline-sync-options.js';
@@ -33,6 +34,7 @@ export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.j
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
 export { inspectDataset, unexplainedGap } from './inspect-dataset.js';
+export { missingCommittedFiles } from './missing-committed-files.js';
 export { compactDatasets } from './compact-datasets.js';
 export type { CompactDatasetsOptions } from './compact-datasets.js';
 export { readKlineBars, readSeriesStarts } from './read-kline-bars.js';

@@ -9,6 +9,7 @@ import {
 import { expectedBarsBetween, haltExplainsGap } from '@quoteflow/operators';
 import { PipelineError } from './pipeline-error.js';
 import { listDataFiles, readKlineStarts } from '@quoteflow/sinks';
+import { missingCommittedFiles } from './missing-committed-files.js';
 import { readHalts, type DatasetHalt } from './read-halts.js';
 import type { SeriesStarts } from './read-kline-bars.js';
 
@@ -46,7 +47,12 @@ export interface InspectDatasetOptions {
 
 /** What {@link inspectDataset} finds under `--out DIR`. */
 export interface DatasetInspection {
-  readonly kline: { readonly files: number; readonly series: readonly SeriesInspection[] };
+  readonly kline: {
+    readonly files: number;
+    readonly series: readonly SeriesInspection[];
+    /** Files the dataset's commit log names that are gone from `dir` ({@link missingCommittedFiles}). */
+    readonly missingFiles: readonly string[];
+  };
   readonly depth: { readonly files: number };
   readonly suspension: { readonly files: number };
 }
@@ -56,7 +62,8 @@ export interface DatasetInspection {
  * the rows, first and last bar, duplicates, and the gaps between consecutive bars that the market
  * calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not
  * gaps; core's `barsMissingBetween` decides, under every labelling), nor a halt of the code in the
- * dataset's own suspension records that spans the hole; per dataset the file count.
+ * dataset's own suspension records that spans the hole; per dataset the file count, and the kline
+ * files its commit log names that are gone.
  *
  * @throws PipelineError `QF_PIPELINE_CONFIG` when `dir` is not a directory.
  * @example
@@ -90,7 +97,7 @@ export async function inspectDataset(
     )
     .sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : a.klineType - b.klineType));
   return {
-    kline: { files: klineFiles.length, series },
+    kline: { files: klineFiles.length, series, missingFiles: await missingCommittedFiles(dir) },
     depth: { files: (await listDataFiles(dir, 'depth')).length },
     suspension: { files: (await listDataFiles(dir, 'suspension')).length },
   };

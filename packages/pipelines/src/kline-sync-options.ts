@@ -193,6 +193,17 @@ export type KlineSyncEvent =
       /** The service's refusal. */
       readonly reason: string;
     }
+  | {
+      /**
+       * At the start, the dataset's unexplained gaps were filled with what the service still serves
+       * (after committed files went missing, and on every backfill-only run): per series with gaps,
+       * the bars repaired and those still lacking.
+       */
+      readonly type: 'repaired';
+      /** Files the commit log names that were gone. */
+      readonly missingFiles: readonly string[];
+      readonly repairs: readonly DatasetRepair[];
+    }
   | ({ readonly type: 'compacted' } & CompactedPartition)
   | { readonly type: 'warning'; readonly message: string; readonly error?: unknown };
 
@@ -203,6 +214,14 @@ export interface MissingBars {
   /** Start of the last missing bar (epoch ms). */
   readonly lastMs: number;
   readonly bars: number;
+}
+
+/** What a run repaired of one series' unexplained gaps, and the bars still lacking (not served any more). */
+export interface DatasetRepair {
+  readonly code: string;
+  readonly klineType: KlineType;
+  readonly repaired: number;
+  readonly lacking: number;
 }
 
 /** A series whose backfill did not finish: what its sinks hold (`held`) of the `wanted` bars. */
@@ -226,6 +245,8 @@ export interface KlineSyncSummary {
   readonly truncatedSeries: readonly string[];
   /** Series whose backfill the run's end (a stop, `--duration`) cut short: what they hold of what was asked. */
   readonly incompleteSeries: readonly IncompleteSeries[];
+  /** The dataset's gaps filled at the start, per series with gaps (`repaired` event). */
+  readonly repairs: readonly DatasetRepair[];
   /** Codes a live run dropped because the service stopped serving them (`code-dropped` events). */
   readonly droppedCodes: readonly string[];
   readonly liveCycles: number;

@@ -13,13 +13,17 @@ import type { Observable } from 'rxjs';
 import { Subject, takeUntil, tap } from 'rxjs';
 import { isAbort } from './internal/error-kinds.js';
 import { fromAbortSignal } from './internal/from-abort-signal.js';
+import { healDataset } from './internal/heal-dataset.js';
+import { HeldRowsSink } from './internal/held-rows-sink.js';
 import { checkUniverse } from './internal/kline-universe.js';
+import { missingCommittedFiles } from './missing-committed-files.js';
 import { resumePointOf } from './internal/resume-points.js';
 import { ServiceHalts } from './internal/service-halts.js';
 import { StateFileSink } from './internal/state-file-sink.js';
 import { StopControl } from './internal/stop-control.js';
 import {
   KLINE_SYNC_DEFAULTS,
+  type DatasetRepair,
   type IncompleteSeries,
   type KlineSyncEvent,
   type KlineSyncHandle,
@@ -89,6 +93,7 @@ class SyncRun {
   readonly #delivered = new Map<string, number>();
   #incomplete: IncompleteSeries[] = [];
   readonly #dropped: string[] = [];
+  #repairs: readonly DatasetRepair[] = [];
   readonly #files: string[] = [];
   #sinks: CommittingSink[] = [];
   #kafka: KafkaKlineSink | undefined;
@@ -123,6 +128,7 @@ class SyncRun {
     try {
       this.#sinks = await this.#openSinks();
       await this.#readHalts();
+      await this.#heal();
       await known.start(); // before the first bar is judged
       await this.#stream(known);
     } catch (err) {
@@ -225,6 +231,39 @@ class SyncRun {
     return sinks;
   }
 
+  /**
+   * Committed files gone from the dataset are said (a warning naming them); then, with files gone
+   * or in a backfill-only run, the dataset's unexplained gaps are filled with what the service
+   * still serves (`healDataset`), and the files sink counts the rows its files really hold.
+   */
+  async #heal(): Promise<void> {
+    const dir = this.o.files?.dir;
+    const index = this.#sinks.findIndex((s) => s instanceof DatasetSink);
+    if (dir === undefined || index < 0) return;
+    const missing = await missingCommittedFiles(dir);
+    if (missing.length > 0)
+      this.#event({
+        type: 'warning',
+        message: `${missing.length} file(s) the dataset's commit log names are gone: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}; refetching what the service still serves`,
+      });
+    if (missing.length === 0 && this.o.live !== false) return;
+    const sink = this.#sinks[index] as DatasetSink;
+    const healed = await healDataset({
+      client: this.o.client,
+      dir,
+      sink,
+      codes: this.#universe,
+      klineTypes: this.o.klineTypes,
+      signal: this.signal,
+    });
+    this.#repairs = healed.repairs;
+    // Said once: what they held is refetched where the service still serves it, or now a gap.
+    if (missing.length > 0) await sink.forget(missing);
+    if (healed.repairs.length > 0 || missing.length > 0)
+      this.#event({ type: 'repaired', missingFiles: missing, repairs: healed.repairs });
+    this.#sinks[index] = new HeldRowsSink(sink, healed.heldRows);
+  }
+
   /** Departed workers' transactional ids not fenced yet (marked fenced). */
   #departedToFence(delivery: KafkaKlineSinkOptions['delivery']): string[] {
     if (delivery === 'at-least-once' || this.o.fenceDeparted === undefined) return [];
@@ -308,6 +347,7 @@ class SyncRun {
       truncatedSeries: [...this.#truncated],
       incompleteSeries: this.#incomplete,
       droppedCodes: [...this.#dropped],
+      repairs: this.#repairs,
       liveCycles: this.#liveCycles,
     };
   }

@@ -16,4 +16,14 @@ describe('SeriesIntake', () => {
     expect(intake.take(bar(5 * MIN))).toBe(false);
     expect(intake.take(bar(20 * MIN))).toBe(true);
   });
+
+  it('takes a reopened start once though the commits cover it (a lost file refilled)', () => {
+    const intake = new SeriesIntake(new Map([['BTCUSDT|1', { first: 0, last: 9 * MIN, rows: 10 }]]));
+    expect(intake.take(bar(4 * MIN))).toBe(false);
+    intake.reopen('BTCUSDT|1', [4 * MIN, 5 * MIN]);
+    expect(intake.take(bar(4 * MIN))).toBe(true);
+    expect(intake.take(bar(4 * MIN))).toBe(false);
+    expect(intake.take(bar(6 * MIN))).toBe(false);
+    expect(intake.take(bar(5 * MIN))).toBe(true);
+  });
 });

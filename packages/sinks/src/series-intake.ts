@@ -15,6 +15,8 @@ export class SeriesIntake {
   #committing = new Map<string, SeriesWatermark[]>();
   /** Taken since the last checkpoint began: runs per series. */
   #pending = new Map<string, SeriesWatermark[]>();
+  /** Starts covered by the commits but not held, per series ({@link SeriesIntake.reopen}). */
+  readonly #reopened = new Map<string, Set<number>>();
 
   constructor(committed: ReadonlyMap<string, SeriesWatermark>) {
     this.#committed = new Map(committed);
@@ -25,18 +27,33 @@ export class SeriesIntake {
     return this.#committed;
   }
 
+  /**
+   * Bars of a series that its commits cover but that are not held (a file of them was lost): the
+   * next final bar of each such start is taken once, as new, though the watermark covers it.
+   */
+  reopen(key: string, starts: readonly number[]): void {
+    let open = this.#reopened.get(key);
+    if (open === undefined) this.#reopened.set(key, (open = new Set()));
+    for (const ts of starts) open.add(ts);
+  }
+
   /** Whether the final bar is new to the sink; records it as taken if so. */
   take(u: Pick<BarUpdate, 'code' | 'klineType' | 'tsMs'>): boolean {
     const key = seriesKey(u.code, u.klineType);
     const ts = u.tsMs;
-    if (covers(this.#committed.get(key), ts) || this.#committing.get(key)?.some((w) => covers(w, ts)))
+    // A reopened start is taken once (the set forgets it), whatever the extents say.
+    const reopened = this.#reopened.get(key)?.delete(ts) === true;
+    if (
+      !reopened &&
+      (covers(this.#committed.get(key), ts) || this.#committing.get(key)?.some((w) => covers(w, ts)))
+    )
       return false;
     let runs = this.#pending.get(key);
     if (runs === undefined) {
       runs = [];
       this.#pending.set(key, runs);
     }
-    if (runs.some((w) => covers(w, ts))) return false;
+    if (!reopened && runs.some((w) => covers(w, ts))) return false;
     // The run this bar continues: the newest one that ends before it (runs do not overlap).
     let below: number | undefined;
     for (let i = 0; i < runs.length; i++)

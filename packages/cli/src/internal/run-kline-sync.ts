@@ -159,6 +159,7 @@ function mergeSummaries(runs: readonly KlineSyncSummary[]): KlineSyncSummary {
     // A worker's earlier run handed its series on: only the last run's shortfalls are still open.
     incompleteSeries: runs.at(-1)?.incompleteSeries ?? [],
     droppedCodes: [...new Set(runs.flatMap((r) => r.droppedCodes))],
+    repairs: runs.flatMap((r) => r.repairs),
     liveCycles: runs.reduce((n, r) => n + r.liveCycles, 0),
   };
 }

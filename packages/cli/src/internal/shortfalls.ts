@@ -1,4 +1,9 @@
-import { PipelineError, type IncompleteSeries, type KlineSyncEvent } from '@quoteflow/pipelines';
+import {
+  PipelineError,
+  type DatasetRepair,
+  type IncompleteSeries,
+  type KlineSyncEvent,
+} from '@quoteflow/pipelines';
 import type { Logger } from 'pino';
 
 /** Series named one by one on stderr; past that, a count. */
@@ -17,6 +22,27 @@ export class Shortfalls {
 
   constructor(private readonly logger: Logger) {}
 
+  /** What the start repaired of the dataset's gaps, and what the service no longer serves. */
+  #reportRepairs(repairs: readonly DatasetRepair[]): void {
+    const repaired = repairs.reduce((n, r) => n + r.repaired, 0);
+    const short = repairs.filter((r) => r.lacking > 0);
+    this.logger.warn(
+      {
+        repairedBars: repaired,
+        series: repairs.slice(0, NAMED).map((r) => `${r.code}:${r.klineType} +${r.repaired}`),
+      },
+      `repaired ${repaired} bars in ${repairs.filter((r) => r.repaired > 0).length} series of the dataset's gaps`,
+    );
+    if (short.length > 0)
+      this.logger.warn(
+        {
+          series: short.slice(0, NAMED).map((r) => `${r.code}:${r.klineType} lacks ${r.lacking}`),
+          count: short.length,
+        },
+        `${short.reduce((n, r) => n + r.lacking, 0)} bars of ${short.length} series cannot be repaired: the service no longer serves them (stock codes reach only their latest page of 500)`,
+      );
+  }
+
   /** Which codes the run dropped. */
   #reportDropped(): void {
     if (this.#dropped.size === 0) return;
@@ -34,6 +60,10 @@ export class Shortfalls {
         { code: e.code, reason: e.reason },
         `the service no longer serves ${e.code}: dropped from the run, the other codes go on`,
       );
+      return;
+    }
+    if (e.type === 'repaired') {
+      this.#reportRepairs(e.repairs);
       return;
     }
     if (e.type !== 'backfill-incomplete') return;
