@@ -35,6 +35,7 @@ export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.j
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
 export { inspectDataset, unexplainedGap } from './inspect-dataset.js';
 export { missingCommittedFiles } from './missing-committed-files.js';
+export { CalendarDisagreements } from './calendar-disagreements.js';
 export { compactDatasets } from './compact-datasets.js';
 export type { CompactDatasetsOptions } from './compact-datasets.js';
 export { readKlineBars, readSeriesStarts } from './read-kline-bars.js';

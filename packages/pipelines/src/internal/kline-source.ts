@@ -7,6 +7,7 @@ import {
   type MergeBarsOutput,
 } from '@quoteflow/operators';
 import { Subject, type Subscription } from 'rxjs';
+import { CalendarDisagreements } from '../calendar-disagreements.js';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { gapEvent } from './gap-event.js';
 import { isPagerGap, KlineHistoryReads } from './kline-history-reads.js';
@@ -56,6 +57,8 @@ export class KlineSource {
   readonly #input = new Subject<MergeBarsInput>();
   readonly #output: Subscription;
   #live: Subscription | undefined;
+  /** Calendar days the service's bars contradict, each said once. */
+  readonly #disagreements = new CalendarDisagreements();
   /** A search for refused codes is under way. */
   #finding = false;
 
@@ -257,6 +260,10 @@ export class KlineSource {
       return;
     }
     const s = this.series.get(seriesKey(out.code, out.klineType));
+    if (out.final) {
+      const warning = this.#disagreements.note(out.code, out.klineType, out.tsMs);
+      if (warning !== undefined) this.o.emitEvent({ type: 'warning', message: warning });
+    }
     if (s !== undefined && s.note(out, !this.o.live)) this.o.emit(out);
   }
 
