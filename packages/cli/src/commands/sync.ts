@@ -42,7 +42,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
         'exactly once, forming and closed bars to Kafka when asked. Runs until --duration seconds pass or ' +
         'SIGINT/SIGTERM, then flushes every sink, writes the state and exits 0. Each page of history is committed ' +
         'as it arrives: a stop during the backfill keeps what was read and says per series what is still lacking ' +
-        '(exit 1 when --duration cut the backfill short; the next run fetches only the rest). A code the service ' +
+        '(the next run fetches only the rest). A code the service ' +
         'stops serving while it runs is dropped with a warning and the others go on. With --state, a ' +
         'restart backfills the gap first: no gap, no duplicate.',
     );

@@ -24,6 +24,11 @@ export interface KlineRun {
   readonly kafka?: CliKafkaOptions | undefined;
   readonly statePath?: string | undefined;
   readonly durationS?: number | undefined;
+  /**
+   * Whether a backfill cut short by `--duration` fails the command (exit 1). @defaultValue false:
+   * the contract's `sync` exits 0 at `--duration`; the shortfall is said on stderr either way.
+   */
+  readonly cutShortFails?: boolean | undefined;
   /** `--retry-budget`: seconds a failing request is retried (with backoff) before the run fails. */
   readonly retryBudgetS?: number | undefined;
   readonly metricsPort?: number | undefined;
@@ -111,7 +116,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     const summary = Array.isArray(result) ? mergeSummaries(result) : (result as KlineSyncSummary);
     progress.stop();
     reportSummary(ctx, run, summary, shortfalls.count > 0);
-    shortfalls.report(command.stoppedByDuration ? 'duration' : 'stopped');
+    shortfalls.report(command.stoppedByDuration ? 'duration' : 'stopped', run.cutShortFails === true);
     return summary;
   } finally {
     progress.stop();

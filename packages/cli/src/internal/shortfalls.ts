@@ -76,11 +76,11 @@ export class Shortfalls {
   }
 
   /**
-   * Says, at the end, the codes dropped and what is still lacking. A stop by `--duration` with bars lacking is not a success: it
-   * throws (exit 1) once said; a stop by a signal (the user's) is a warning; a failure is the
-   * failure's own error, after this.
+   * Says, at the end, the codes dropped and what is still lacking: a warning after a stop (by a
+   * signal, or by `--duration`: exit 0 as the contract has it, exit 1 with `durationFails`), and
+   * before the failure's own error after a failure.
    */
-  report(why: 'duration' | 'stopped' | 'failed'): void {
+  report(why: 'duration' | 'stopped' | 'failed', durationFails = false): void {
     this.#reportDropped();
     if (this.#series.size === 0) return;
     const all = [...this.#series.values()];
@@ -99,6 +99,6 @@ export class Shortfalls {
       },
       message,
     );
-    if (why === 'duration') throw new PipelineError('QF_PIPELINE', message);
+    if (why === 'duration' && durationFails) throw new PipelineError('QF_PIPELINE', message);
   }
 }
