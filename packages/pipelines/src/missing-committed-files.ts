@@ -14,13 +14,22 @@ import { DatasetLog } from '@quoteflow/sinks';
  */
 export async function missingCommittedFiles(dir: string): Promise<string[]> {
   const log = await DatasetLog.open(dir, 'kline');
-  const missing: string[] = [];
-  for (const [path, file] of log.files) {
-    if (await exists(join(dir, path))) continue;
-    if (file.staged !== undefined && (await exists(join(dir, file.staged)))) continue;
-    missing.push(path);
-  }
-  return missing.sort();
+  const absent = async (paths: Iterable<string>): Promise<string[]> => {
+    const out: string[] = [];
+    for (const path of paths) {
+      const file = log.files.get(path);
+      if (file === undefined || (await exists(join(dir, path)))) continue;
+      if (file.staged !== undefined && (await exists(join(dir, file.staged)))) continue;
+      out.push(path);
+    }
+    return out;
+  };
+  const candidates = await absent(log.files.keys());
+  if (candidates.length === 0) return [];
+  // A writer beside this (a checkpoint being published, a compaction's swap) moves files: what the
+  // log, read again, still names and is still not there is missing.
+  await log.refresh();
+  return (await absent(candidates)).sort();
 }
 
 function exists(path: string): Promise<boolean> {

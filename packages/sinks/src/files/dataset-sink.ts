@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { access, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { seriesKey, systemClock, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
@@ -152,14 +152,24 @@ export class DatasetSink implements CommittingSink {
 
   /**
    * Drops files that are gone from disk (lost) from the commit log, so that it lists only files a
-   * reader finds; what each series reached stays recorded (their bars may be written again,
+   * reader finds (each checked again holding the publish lock); what each series reached stays recorded (their bars may be written again,
    * {@link DatasetSink.reopen}). Paths the log does not name are ignored.
    */
   forget(paths: readonly string[]): Promise<void> {
     return this.#oneAtATime(async () => {
       this.#check();
       await this.#log.transaction(async (tx) => {
-        const gone = paths.filter((p) => this.#log.files.has(p));
+        // Asked again holding the lock, the log current and published: only what is really gone.
+        const gone: string[] = [];
+        for (const p of paths)
+          if (
+            this.#log.files.has(p) &&
+            !(await access(join(this.#log.root, p)).then(
+              () => true,
+              () => false,
+            ))
+          )
+            gone.push(p);
         if (gone.length > 0) await tx.commit({ operation: 'checkpoint', add: [], remove: gone });
       });
     });
