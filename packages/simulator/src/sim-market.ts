@@ -143,6 +143,7 @@ export class SimMarket {
         p.minuteVolume,
         p.volumeDecimals,
         p.calendar.id,
+        p.calendar.tradesOn?.join(',') ?? '',
       ].join('|'),
       h,
       logBase: Math.log(p.basePrice),
