@@ -253,6 +253,31 @@ describe('quoteflow one-shot queries', () => {
     },
   );
 
+  it.each(SIM_DAILY_LABELLINGS)(
+    'yesterday-close after a day the calendar calls a holiday and the service traded (%s labels): two dates, one warning',
+    async (daily) => {
+      // The Friday evening after Thanksgiving 2026, which this service traded.
+      await using other = await startSimulator({
+        port: 0,
+        tokens: { [TOKEN]: 'professional' },
+        seed: 5,
+        labelling: { daily },
+        clock: { now: () => Date.parse('2026-11-27T23:00:00Z') },
+        holidayTrading: { us: ['2026-11-26'] },
+      });
+      const r = await quoteflow(['yesterday-close', '--codes', 'AAPL.US,MSFT.US', '--format', 'json'], {
+        ...env(),
+        QUOTEFLOW_BASE_URL: other.url,
+        QUOTEFLOW_LOG_FORMAT: 'json',
+      });
+      expect(r.code, r.stderr).toBe(0);
+      for (const row of JSON.parse(r.stdout) as YesterdayCloseRow[])
+        expect([row.prev_date, row.latest_date]).toEqual(['2026-11-26', '2026-11-27']);
+      // Once for the exchange and the date, not once per code.
+      expect(r.stderr.split('2026-11-26 where the').length - 1).toBe(1);
+    },
+  );
+
   it('suspensions --format ndjson prints one record per line, latest first', async () => {
     const r = await quoteflow(['suspensions', '--exchange', 'nyse', '--format', 'ndjson'], env());
     expect(r.code, r.stderr).toBe(0);

@@ -244,7 +244,10 @@ describe('codes the service does not know', () => {
       env(),
     );
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/NOPE\.US/);
+    expect(r.stderr).toMatch(/the service does not serve NOPE\.US: unknown to the service/);
+    // backfill reads through /kline: the error names neither the check's endpoint nor the good code.
+    expect(r.stderr).not.toMatch(/batch-kline/);
+    expect(r.stderr).not.toMatch(/does not serve[^\n]*BTCUSDT/);
     expect(await filesUnder(out).catch(() => [])).toEqual([]);
     expect(sim.log.count({ endpoint: 'kline' })).toBe(before);
   });

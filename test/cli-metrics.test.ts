@@ -230,6 +230,61 @@ describe('quoteflow sync: a gap', () => {
   });
 });
 
+describe('quoteflow sync: a code the service stops serving mid-run', () => {
+  it('is dropped with a warning and quoteflow_codes_dropped_total, the others go on, and the end says so', async () => {
+    const own = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 12 });
+    try {
+      const port = await freePort();
+      const run = startQuoteflow(
+        [
+          'sync',
+          '--codes',
+          'BTCUSDT,SOLUSDT',
+          '--kline-types',
+          '1',
+          '--bars',
+          '5',
+          '--out',
+          join(work, 'dropped'),
+          '--duration',
+          '12',
+          '--metrics-port',
+          String(port),
+        ],
+        {
+          ...env(),
+          QUOTEFLOW_BASE_URL: own.url,
+          QUOTEFLOW_LOG_FORMAT: 'json',
+          QUOTEFLOW_STATE_DIR: join(work, 'dropped-state'),
+        },
+      );
+      await until(port, '/ready', 200);
+      expect(sample((await get(port, '/metrics')).text, 'quoteflow_codes_dropped_total')).toBe(0);
+      own.withdraw('SOLUSDT');
+      await vi.waitFor(() => expect(run.stderr()).toContain('the service no longer serves SOLUSDT'), {
+        timeout: 20_000,
+        interval: 50,
+      });
+      const polls = own.log.count({ endpoint: 'batch-kline' });
+      const scrape = (await get(port, '/metrics')).text;
+      expect(sample(scrape, 'quoteflow_codes_dropped_total')).toBe(1);
+      expect(promtoolCheck(scrape).status).toBe(0);
+      // The others go on: BTCUSDT is polled again, without SOLUSDT.
+      await vi.waitFor(() => expect(own.log.count({ endpoint: 'batch-kline' })).toBeGreaterThan(polls + 1), {
+        timeout: 20_000,
+        interval: 50,
+      });
+      const r = await run.done;
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(
+        '1 code(s) dropped during the run because the service no longer serves them: SOLUSDT',
+      );
+    } finally {
+      await own.close();
+    }
+  }, 60_000);
+});
+
 describe('quoteflow depth --metrics-port', () => {
   it('says not ready while every poll fails, ready once one is answered', async () => {
     const port = await freePort();

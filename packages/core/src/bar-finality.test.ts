@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { barFinalAfterMs, barsMissingBetween, finalReadFromMs, tradingDateOf } from './bar-finality.js';
+import {
+  barFinalAfterMs,
+  barsMissingBetween,
+  dateCalendarMisses,
+  finalReadFromMs,
+  tradingDateOf,
+} from './bar-finality.js';
 import { barPeriodAt } from './calendar/bar-period-at.js';
 import { calendarOf } from './markets.js';
 
@@ -99,5 +105,30 @@ describe('barsMissingBetween: only real gaps', () => {
   it('keeps crypto around the clock', () => {
     const BTC = calendarOf('BTCUSDT');
     expect(barsMissingBetween(t('2025-11-21T00:00:00Z'), t('2025-11-23T00:00:00Z'), 8, BTC)).toBe(true);
+  });
+});
+
+describe('the service trades where the calendar says it does not (issue 28 item 3)', () => {
+  const aapl = calendarOf('AAPL.US');
+  it('dateCalendarMisses names the date of a bar on a calendar holiday, under every labelling', () => {
+    // Thanksgiving 2026 (NYSE closed): a daily bar labelled midnight UTC, New York midnight or the open.
+    for (const label of ['2026-11-26T00:00:00Z', '2026-11-26T05:00:00Z', '2026-11-26T14:30:00Z'])
+      expect(dateCalendarMisses(Date.parse(label), 8, aapl)).toBe('2026-11-26');
+    expect(dateCalendarMisses(Date.parse('2026-11-25T00:00:00Z'), 8, aapl)).toBeUndefined();
+    expect(dateCalendarMisses(Date.parse('2026-11-25T15:00:00Z'), 1, aapl)).toBeUndefined();
+    // A minute bar after the calendar's close of that day.
+    expect(dateCalendarMisses(Date.parse('2026-11-25T21:30:00Z'), 1, aapl)).toBe('2026-11-25');
+    expect(dateCalendarMisses(Date.parse('2026-11-26T15:00:00Z'), 1, calendarOf('BTCUSDT'))).toBeUndefined();
+  });
+
+  it('a bar on a day the calendar calls a holiday is final by the end of that local day, not the next session', () => {
+    // Good Friday 2026-04-03: the calendar has no session, the service served minute bars.
+    const friday = Date.parse('2026-04-03T15:00:00Z');
+    expect(barFinalAfterMs(friday, 1, aapl)).toBe(Date.parse('2026-04-04T04:00:00Z')); // New York midnight
+    // Read on the Saturday: final (it was held until Monday's close, 2026-04-06T20:00Z).
+    expect(finalReadFromMs(friday, 1, aapl, 15_000)).toBeLessThan(Date.parse('2026-04-04T12:00:00Z'));
+    // Days the calendar agrees with keep their session's close.
+    const thursday = Date.parse('2026-04-02T15:00:00Z');
+    expect(barFinalAfterMs(thursday, 1, aapl)).toBe(Date.parse('2026-04-02T20:00:00Z'));
   });
 });

@@ -1,6 +1,7 @@
 import type { KlineType } from './domain.js';
 import { tradingSegmentsOn } from './calendar/trading-segments-on.js';
 import { surelyTradingMsBetween } from './calendar/weekly-pause.js';
+import { zonedToUtcMs } from './internal/zoned-time.js';
 import { KLINE_PERIOD_MS, type TradingCalendar } from './markets.js';
 import {
   addLocalDays,
@@ -9,6 +10,7 @@ import {
   localDateOf,
   parseLocalDate,
   sessionAtOrAfter,
+  sessionOn,
   weekdayOfDate,
   type LocalDate,
   type TradingSession,
@@ -54,6 +56,9 @@ function lastSessionOfMonth(session: TradingSession, calendar: TradingCalendar):
  * - stocks: the close of the bar's trading day (intraday and daily bars; for intraday bars the day's
  *   last close, not the bar's own end, since where an intraday bar ends depends on the labelling, a
  *   lunch break included), of the week's last trading day (weekly) or of the month's (monthly);
+ *   where the bar's label names a date the calendar gives no session (or an intraday label lies
+ *   after its close: {@link dateCalendarMisses}), the bar is the service's evidence that the
+ *   exchange traded then, and it ends by the end of that local day;
  * - around-the-clock markets: the label plus one period (a day, seven days, a calendar month in
  *   UTC), which bounds the bar's end for any start label.
  *
@@ -81,11 +86,48 @@ export function barFinalAfterMs(tsMs: number, klineType: KlineType, calendar: Tr
     );
   }
   const session = sessionAtOrAfter(tsMs, calendar);
+  // A label outside the session it belongs to may name a day the calendar does not trade (a
+  // holiday, or after its close) while the service's bar says the exchange traded: the bar cannot
+  // last beyond the end of that local day. (A label inside its session agrees with the calendar.)
+  const missed =
+    session !== undefined && tsMs >= session.openMs && klineType !== 8
+      ? undefined
+      : dateCalendarMisses(tsMs, klineType, calendar);
+  if (missed !== undefined) {
+    const [y, m, d] = addLocalDays(parseLocalDate(missed), 1);
+    return zonedToUtcMs(calendar.timeZone, y, m, d);
+  }
   // No session within reach of the label (far outside any calendar): never final by the calendar.
   if (session === undefined) return Number.POSITIVE_INFINITY;
   if (klineType === 9) return lastSessionOfWeek(session, calendar).closeMs;
   if (klineType === 10) return lastSessionOfMonth(session, calendar).closeMs;
   return session.closeMs;
+}
+
+/**
+ * The exchange-local date (`YYYY-MM-DD`) that a stock bar's label names when the calendar gives
+ * that date no session, or (intraday bars) the label lies at or after that date's close: the
+ * service's own bars say the exchange traded where the calendar says it did not (calendars go out
+ * of date: exchanges close, or stay open, at short notice). `undefined` when the two agree, for
+ * weekly and monthly bars and for around-the-clock markets. A daily label names the local date of
+ * the label plus 12 hours, the same under midnight UTC, exchange-local midnight or the open.
+ *
+ * @example
+ * ```ts
+ * // The service serves a daily bar for a day the calendar calls a holiday:
+ * dateCalendarMisses(Date.parse('2026-11-26T00:00:00Z'), 8, calendarOf('AAPL.US')); // '2026-11-26'
+ * ```
+ */
+export function dateCalendarMisses(
+  tsMs: number,
+  klineType: KlineType,
+  calendar: TradingCalendar,
+): string | undefined {
+  if (!hasSessions(calendar) || klineType === 9 || klineType === 10) return undefined;
+  const date = localDateOf(klineType === 8 ? tsMs + DAY_MS / 2 : tsMs, calendar);
+  const session = sessionOn(calendar, date);
+  if (session === undefined || (klineType !== 8 && tsMs >= session.closeMs)) return formatLocalDate(date);
+  return undefined;
 }
 
 /**

@@ -67,8 +67,19 @@ export interface TimeoutOptions {
 
 /** Retry policy: exponential backoff with full jitter, waited on the client's clock. */
 export interface RetryOptions {
-  /** Requests per call, including the first (network errors, timeouts, 5xx, malformed bodies, 429). @defaultValue 4 */
+  /**
+   * Requests per call, including the first (network errors, timeouts, 5xx, malformed bodies, 429).
+   * @defaultValue 4, or unlimited with a finite `budgetMs`
+   */
   readonly maxAttempts?: number;
+  /**
+   * How long a call may go on retrying a transient failure, ms of the client's clock from its first
+   * attempt (core's `retryWithBudget`): for long batch work, a time budget rather than a count of
+   * attempts (with it, `maxAttempts` is unlimited unless given). Suspension calls keep
+   * `suspensionMaxAttempts`.
+   * @defaultValue Infinity (`maxAttempts` alone bounds the retries)
+   */
+  readonly budgetMs?: number;
   /**
    * Requests per suspension call: every retry would wait for the token's once-a-minute slot, so a
    * failed query is reported at once (a watch asks again at its next poll). @defaultValue 1
@@ -258,11 +269,19 @@ export class QuoteflowClient {
     const random = options.retry?.random ?? Math.random;
     if (typeof random !== 'function')
       throw new InvalidOptionError('retry.random', 'QuoteflowClient: "retry.random" must be a function');
+    const budgetMs = options.retry?.budgetMs ?? Number.POSITIVE_INFINITY;
+    if (typeof budgetMs !== 'number' || Number.isNaN(budgetMs) || budgetMs < 0)
+      throw new InvalidOptionError(
+        'retry.budgetMs',
+        `QuoteflowClient: "retry.budgetMs" must be a number >= 0, got ${JSON.stringify(budgetMs)}`,
+      );
+    const maxAttempts = options.retry?.maxAttempts;
     this.#retry = {
-      maxAttempts: checkPositiveInt(
-        'retry.maxAttempts',
-        options.retry?.maxAttempts ?? CLIENT_DEFAULTS.retry.maxAttempts,
-      ),
+      maxAttempts:
+        maxAttempts === undefined && Number.isFinite(budgetMs)
+          ? Number.POSITIVE_INFINITY
+          : checkPositiveInt('retry.maxAttempts', maxAttempts ?? CLIENT_DEFAULTS.retry.maxAttempts),
+      budgetMs,
       suspensionMaxAttempts: checkPositiveInt(
         'retry.suspensionMaxAttempts',
         options.retry?.suspensionMaxAttempts ?? CLIENT_DEFAULTS.retry.suspensionMaxAttempts,
@@ -597,7 +616,11 @@ export class QuoteflowClient {
         this.#logger.warn?.('response.missing-items', { endpoint, missing: pending, round });
         throw (missing = new MissingItemsError(endpoint, pending, [...found.values()], round));
       },
-      { maxAttempts: this.#retry.missingRetries + 1, retryable: (err) => err === missing },
+      {
+        maxAttempts: this.#retry.missingRetries + 1,
+        budgetMs: Number.POSITIVE_INFINITY,
+        retryable: (err) => err === missing,
+      },
     );
   }
 
@@ -610,12 +633,11 @@ export class QuoteflowClient {
     endpoint: EndpointKind,
     signal: AbortSignal | undefined,
     attempt: (n: number) => Promise<T>,
-    options: Pick<RetryWithBudgetOptions, 'maxAttempts' | 'retryable' | 'onRetry'>,
+    options: Pick<RetryWithBudgetOptions, 'maxAttempts' | 'retryable' | 'onRetry' | 'budgetMs'>,
   ): Promise<T> {
     try {
       return await retryWithBudget(attempt, {
         ...options,
-        budgetMs: Number.POSITIVE_INFINITY,
         baseDelayMs: this.#retry.baseDelayMs,
         maxDelayMs: this.#retry.maxDelayMs,
         random: this.#retry.random,
@@ -705,7 +727,7 @@ export class QuoteflowClient {
     };
     try {
       return await this.#retrying(endpoint, signal, once, {
-        maxAttempts: endpoint === 'suspension' ? this.#retry.suspensionMaxAttempts : this.#retry.maxAttempts,
+        ...this.#retryLimits(endpoint),
         retryable: (err) => err === failed && (err as QuoteflowError).retryable,
         onRetry: (err, attempt, delayMs) =>
           this.#logger.warn?.('request.retry', {
@@ -725,6 +747,13 @@ export class QuoteflowClient {
       }
       throw err;
     }
+  }
+
+  /** How long a call of `endpoint` retries: suspension calls a count of attempts, the others the budget too. */
+  #retryLimits(endpoint: EndpointKind): { maxAttempts: number; budgetMs: number } {
+    return endpoint === 'suspension'
+      ? { maxAttempts: this.#retry.suspensionMaxAttempts, budgetMs: Number.POSITIVE_INFINITY }
+      : { maxAttempts: this.#retry.maxAttempts, budgetMs: this.#retry.budgetMs };
   }
 
   #recordRequest(

@@ -59,7 +59,13 @@ export { isWeeklyMarketOpenAt, surelyTradingMsBetween } from './calendar/weekly-
 export { mayTradeAt } from './calendar/may-trade-at.js';
 export { sessionOn, sessionAtOrAfter } from './trading-sessions.js';
 export type { TradingSession, LocalDate } from './trading-sessions.js';
-export { barFinalAfterMs, finalReadFromMs, tradingDateOf, barsMissingBetween } from './bar-finality.js';
+export {
+  barFinalAfterMs,
+  finalReadFromMs,
+  tradingDateOf,
+  barsMissingBetween,
+  dateCalendarMisses,
+} from './bar-finality.js';
 export { zonedToUtcMs, utcToZoned, parseWallClock } from './internal/zoned-time.js';
 export { PRIORITIES } from './request-scheduler.js';
 export type { Priority, ScheduledRequest, RequestScheduler } from './request-scheduler.js';

@@ -15,6 +15,13 @@ export interface SeriesReset {
   readonly lastClosedMs?: number;
   /** The oldest closed bar start already written, if any (see {@link BarMergerOptions.firstHeld}). */
   readonly firstHeldMs?: number;
+  /**
+   * Without `firstHeldMs`: the first bar the series closes after the reset becomes its oldest held
+   * one, so that older history pushed later (a long backfill's pages, read newest first and
+   * delivered as they arrive) is emitted final below it, oldest first within each push, instead of
+   * dropped. Bars then are in order per push, not across pushes.
+   */
+  readonly growsBackwards?: boolean;
 }
 
 /** What a merger takes: one bar, a batch of bars (any order, any series), a gap marker, or a reset. */

@@ -529,3 +529,18 @@ describe('test-support bars', () => {
     ]);
   });
 });
+
+describe('createBarMerger when the service trades on a calendar holiday (issue 28 item 3)', () => {
+  it("proves a stock's newest bar read on the weekend after it, not only after the next session closes", () => {
+    // Good Friday 2026-04-03: no NYSE session by the calendar; the service served minute bars.
+    const saturday = Date.parse('2026-04-04T12:00:00Z');
+    const last = Date.parse('2026-04-03T19:59:00Z');
+    const bars = [last - 60_000, last].map((ts) =>
+      bar('AAPL.US', 1, ts, 100, { readAtMs: saturday, receivedAtMs: saturday + 5 }),
+    );
+    const out: MergeBarsOutput[] = [];
+    createBarMerger().push(bars, (u) => out.push(u));
+    const finals = out.filter((u): u is BarUpdate => u.type === 'bar-update' && u.final).map((u) => u.tsMs);
+    expect(finals).toEqual([last - 60_000, last]); // the newest was held until Monday's close
+  });
+});

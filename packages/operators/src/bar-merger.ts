@@ -171,6 +171,7 @@ class SeriesMerger implements BarMerger {
       calendar: this.calendarOf(code),
       closedTs: seed ?? -Infinity,
       heldFirstTs: seedFirst,
+      growsBackwards: reset?.growsBackwards === true && seedFirst === undefined,
       closedBar: undefined,
       entries: [],
       newestTs: seed,
@@ -394,6 +395,9 @@ class SeriesMerger implements BarMerger {
     const blockedAfter = s.holes[0]?.afterMs ?? Infinity;
     while (entries.length > 0 && entries[0]!.tsMs <= blockedAfter && this.isProven(s, entries[0]!, 0)) {
       const e = entries.shift()!;
+      // A series that grows backwards: its first closed bar is the oldest held, and older history
+      // pushed later (the pages of a backfill, newest first) is final below it.
+      if (s.growsBackwards && s.heldFirstTs === undefined) s.heldFirstTs = e.tsMs;
       s.closedTs = e.tsMs;
       s.closedBar = e.bar;
       emit(toUpdate(e.bar, true, e.revision));

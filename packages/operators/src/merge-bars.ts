@@ -17,6 +17,8 @@ export type MergeBarsOptions = BarMergerOptions;
  *   hours or the open, midnight UTC or local) does not matter;
  * - each closed bar is emitted exactly once as `final: true`, in order of start per series, with
  *   the values of the read that proved it; history bars already closed come only as `final: true`;
+ *   older history below the oldest bar held (a reset's `firstHeldMs`, or with `growsBackwards` its
+ *   first closed bar) comes final, oldest first within each push;
  * - each change of a bar not yet final is emitted as `final: false` with `revision` 0, 1, 2, …
  *   (an unchanged repeat is not emitted);
  * - when a newer bar appears while an older one is unproven (polls skipped it), a `GapMarker` with

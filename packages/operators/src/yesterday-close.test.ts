@@ -84,3 +84,13 @@ describe('yesterdayClose', () => {
     });
   });
 });
+
+describe('yesterdayCloses when the service has a bar on a calendar holiday (issue 28 item 3)', () => {
+  it('names each bar by the date its label names: previous and latest never share a date', () => {
+    // Thanksgiving 2026 (2026-11-26) is a holiday by the calendar; the service served a bar for it.
+    const holiday = bar('AAPL.US', 8, Date.parse('2026-11-26T00:00:00Z'), 100);
+    const friday = bar('AAPL.US', 8, Date.parse('2026-11-27T00:00:00Z'), 101);
+    const [y] = yesterdayCloses([holiday, friday]);
+    expect(y).toMatchObject({ prevDate: '2026-11-26', latestDate: '2026-11-27', prevClose: 100 });
+  });
+});

@@ -21,16 +21,22 @@ export type {
   KlineSyncEvent,
   MissingBars,
   KlineSyncSummary,
+  IncompleteSeries,
+  DatasetRepair,
   KlineSyncHandle,
   KlineFilesOptions,
 } from './kline-sync-options.js';
 export type { PipelineHandle } from './pipeline-handle.js';
+export { findRefusedCodes, isCodeRefusal } from './internal/refused-codes.js';
+export type { RefusedCode } from './internal/refused-codes.js';
 export { depthCapture } from './depth-capture.js';
 export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.js';
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
 export { clipGap, inspectDataset, unexplainedGap } from './inspect-dataset.js';
 export type { DepthCodeInspection, SuspensionExchangeInspection } from './inspect-records.js';
+export { missingCommittedFiles } from './missing-committed-files.js';
+export { CalendarDisagreements } from './calendar-disagreements.js';
 export { compactDatasets } from './compact-datasets.js';
 export type { CompactDatasetsOptions } from './compact-datasets.js';
 export { readKlineBars, readSeriesStarts } from './read-kline-bars.js';

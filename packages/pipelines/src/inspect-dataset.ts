@@ -9,6 +9,7 @@ import {
 import { expectedBarsBetween, haltExplainsGap } from '@quoteflow/operators';
 import { PipelineError } from './pipeline-error.js';
 import { listDataFiles, readKlineStarts } from '@quoteflow/sinks';
+import { missingCommittedFiles } from './missing-committed-files.js';
 import { readHalts, type DatasetHalt } from './read-halts.js';
 import {
   inspectDepth,
@@ -52,7 +53,12 @@ export interface InspectDatasetOptions {
 
 /** What {@link inspectDataset} finds under `--out DIR`. */
 export interface DatasetInspection {
-  readonly kline: { readonly files: number; readonly series: readonly SeriesInspection[] };
+  readonly kline: {
+    readonly files: number;
+    readonly series: readonly SeriesInspection[];
+    /** Files the dataset's commit log names that are gone from `dir` ({@link missingCommittedFiles}). */
+    readonly missingFiles: readonly string[];
+  };
   /** Per code: ticks, first and last tick time and seq. */
   readonly depth: { readonly files: number; readonly codes: readonly DepthCodeInspection[] };
   /** Per exchange: records, symbols, open halts, first and last publish date. */
@@ -69,7 +75,7 @@ export interface DatasetInspection {
  * gaps; core's `barsMissingBetween` decides, under every labelling), nor a halt of the code in the
  * dataset's own suspension records that spans the hole; per depth code the ticks, first and last
  * tick time and seq; per suspension exchange the records, symbols and open halts; per dataset the
- * file count.
+ * file count, and the kline files its commit log names that are gone.
  *
  * @throws PipelineError `QF_PIPELINE_CONFIG` when `dir` is not a directory.
  * @example
@@ -103,7 +109,7 @@ export async function inspectDataset(
     )
     .sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : a.klineType - b.klineType));
   return {
-    kline: { files: klineFiles.length, series },
+    kline: { files: klineFiles.length, series, missingFiles: await missingCommittedFiles(dir) },
     depth: { files: (await listDataFiles(dir, 'depth')).length, codes: await inspectDepth(dir) },
     suspension: {
       files: (await listDataFiles(dir, 'suspension')).length,

@@ -171,6 +171,39 @@ export type KlineSyncEvent =
       /** Closed bars the sync delivered so far (to every sink, before each drops what it holds). */
       readonly closedBars: number;
     }
+  | {
+      /**
+       * The run ended (a stop, `--duration`, a failure) before this series held its N bars: what its
+       * sinks hold now (the fewest of them; what this run delivered without a sink that keeps
+       * watermarks) and what was asked.
+       */
+      readonly type: 'backfill-incomplete';
+      readonly code: string;
+      readonly klineType: KlineType;
+      readonly held: number;
+      readonly wanted: number;
+    }
+  | {
+      /**
+       * A live run stopped syncing a code the service no longer serves (unknown, or out of the
+       * plan): its series left the run, the others go on.
+       */
+      readonly type: 'code-dropped';
+      readonly code: string;
+      /** The service's refusal. */
+      readonly reason: string;
+    }
+  | {
+      /**
+       * At the start, the dataset's unexplained gaps were filled with what the service still serves
+       * (after committed files went missing, and on every backfill-only run): per series with gaps,
+       * the bars repaired and those still lacking.
+       */
+      readonly type: 'repaired';
+      /** Files the commit log names that were gone. */
+      readonly missingFiles: readonly string[];
+      readonly repairs: readonly DatasetRepair[];
+    }
   | ({ readonly type: 'compacted' } & CompactedPartition)
   | { readonly type: 'warning'; readonly message: string; readonly error?: unknown };
 
@@ -181,6 +214,22 @@ export interface MissingBars {
   /** Start of the last missing bar (epoch ms). */
   readonly lastMs: number;
   readonly bars: number;
+}
+
+/** What a run repaired of one series' unexplained gaps, and the bars still lacking (not served any more). */
+export interface DatasetRepair {
+  readonly code: string;
+  readonly klineType: KlineType;
+  readonly repaired: number;
+  readonly lacking: number;
+}
+
+/** A series whose backfill did not finish: what its sinks hold (`held`) of the `wanted` bars. */
+export interface IncompleteSeries {
+  readonly code: string;
+  readonly klineType: KlineType;
+  readonly held: number;
+  readonly wanted: number;
 }
 
 /** Counts of a sync so far. */
@@ -194,6 +243,12 @@ export interface KlineSyncSummary {
   readonly files: readonly string[];
   /** Series whose history is shorter than asked because the class cannot page back (stocks). */
   readonly truncatedSeries: readonly string[];
+  /** Series whose backfill the run's end (a stop, `--duration`) cut short: what they hold of what was asked. */
+  readonly incompleteSeries: readonly IncompleteSeries[];
+  /** The dataset's gaps filled at the start, per series with gaps (`repaired` event). */
+  readonly repairs: readonly DatasetRepair[];
+  /** Codes a live run dropped because the service stopped serving them (`code-dropped` events). */
+  readonly droppedCodes: readonly string[];
   readonly liveCycles: number;
 }
 

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { QuoteflowClient, acceleratedClock, type Clock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
 import { DatasetLog, type LogEntry } from '@quoteflow/sinks';
+import { inspectDataset } from './inspect-dataset.js';
 import { klineSync } from './kline-sync.js';
 import type { KlineSyncEvent } from './kline-sync-options.js';
 
@@ -96,6 +97,134 @@ describe('klineSync', () => {
     }
     expect(events.filter((e) => e.type === 'backfill-series-done')).toHaveLength(2);
     expect(events.at(-1)?.type).toBe('checkpoint');
+  });
+
+  it('stopped during its backfill, keeps every page read before the stop, and says per series what is still lacking', async () => {
+    // Each /kline answer takes a while: the stop lands while a page is in flight.
+    sim.setFaults([{ kind: 'latency', endpoint: 'kline', latencyMs: 300 }]);
+    const asked = sim.log.count({ endpoint: 'kline' });
+    const events: KlineSyncEvent[] = [];
+    const sync = klineSync({
+      client,
+      codes: ['BTCUSDT'],
+      klineTypes: [1],
+      bars: 2_000, // five pages, read newest first
+      files: { dir, format: 'ndjson' },
+      onEvent: (e) => events.push(e),
+    });
+    // Two pages answered, the third asked for.
+    await vi.waitFor(() => expect(sim.log.count({ endpoint: 'kline' }) - asked).toBeGreaterThanOrEqual(3), {
+      timeout: 20_000,
+      interval: 10,
+    });
+    const summary = await sync.stop();
+    sim.setFaults([]);
+    const held = (await rows()).map((r) => Date.parse(r.ts)).sort((a, b) => a - b);
+    // The newest page's 499 closed bars and the 500 of the next, each once, consecutive.
+    expect(held.length).toBeGreaterThanOrEqual(999);
+    expect(held.length).toBeLessThan(2_000);
+    expect(new Set(held).size).toBe(held.length);
+    for (let i = 1; i < held.length; i++) expect(held[i]! - held[i - 1]!).toBe(60_000);
+    expect(summary.incompleteSeries).toEqual([
+      { code: 'BTCUSDT', klineType: 1, held: held.length, wanted: 2_000 },
+    ]);
+    expect(events).toContainEqual({
+      type: 'backfill-incomplete',
+      code: 'BTCUSDT',
+      klineType: 1,
+      held: held.length,
+      wanted: 2_000,
+    });
+  });
+
+  it('a live run drops a code the service stops serving, with a code-dropped event, and the others go on', async () => {
+    const own = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 4, clock });
+    const ownClient = new QuoteflowClient({ baseUrl: own.url, token: TOKEN, plan: 'professional', clock });
+    try {
+      const events: KlineSyncEvent[] = [];
+      const finals: { code: string; tsMs: number }[] = [];
+      const sync = klineSync({
+        client: ownClient,
+        codes: ['BTCUSDT', 'SOLUSDT', 'DOGEUSDT'],
+        klineTypes: [1],
+        bars: 3,
+        files: { dir, format: 'ndjson' },
+        onEvent: (e) => events.push(e),
+        onUpdate: (u) => void (u.final && finals.push({ code: u.code, tsMs: u.tsMs })),
+      });
+      const cycles = (): number => events.filter((e) => e.type === 'live-cycle').length;
+      await vi.waitFor(() => expect(cycles()).toBeGreaterThan(0), { timeout: 20_000, interval: 20 });
+      own.withdraw('SOLUSDT');
+      await vi.waitFor(() => expect(events.some((e) => e.type === 'code-dropped')).toBe(true), {
+        timeout: 20_000,
+        interval: 20,
+      });
+      // The others go on: more cycles, and a bar that closed after the drop.
+      const droppedAt = own.marketNow();
+      await vi.waitFor(
+        () => expect(finals.some((f) => f.code === 'DOGEUSDT' && f.tsMs >= droppedAt)).toBe(true),
+        { timeout: 20_000, interval: 20 },
+      );
+      const summary = await sync.stop();
+      expect(events.filter((e) => e.type === 'code-dropped')).toEqual([
+        { type: 'code-dropped', code: 'SOLUSDT', reason: expect.stringContaining('code invalid') as string },
+      ]);
+      expect(summary.droppedCodes).toEqual(['SOLUSDT']);
+      expect(summary.series).toBe(2);
+    } finally {
+      await ownClient.close();
+      await own.close();
+    }
+  });
+
+  it('heals a dataset whose committed file was lost: said at the start, refetched, its gap gone', async () => {
+    const run = (bars: number, onEvent?: (e: KlineSyncEvent) => void) =>
+      klineSync({
+        client,
+        codes: ['ETHUSDT'],
+        klineTypes: [1],
+        bars,
+        files: { dir, format: 'ndjson' },
+        live: false,
+        ...(onEvent === undefined ? {} : { onEvent }),
+      }).done;
+    // Three files: the newest 200 bars, then 200 older, then 200 older still.
+    for (const bars of [200, 400, 600]) await run(bars);
+    const files = (await readdir(join(dir, 'kline'), { recursive: true })).filter((f) =>
+      f.endsWith('.ndjson'),
+    );
+    expect(files.length).toBeGreaterThanOrEqual(3);
+    const byFirst: { file: string; first: number }[] = [];
+    for (const f of files) {
+      const lines = (await readFile(join(dir, 'kline', f), 'utf8')).split('\n').filter((l) => l !== '');
+      byFirst.push({
+        file: f,
+        first: Math.min(...lines.map((l) => Date.parse((JSON.parse(l) as { ts: string }).ts))),
+      });
+    }
+    byFirst.sort((a, b) => a.first - b.first);
+    const lost = `kline/${byFirst[1]!.file}`; // the middle one: a hole between held bars
+    await rm(join(dir, lost));
+    const before = await inspectDataset(dir);
+    expect(before.kline.missingFiles).toEqual([lost]);
+    expect(before.kline.series[0]!.gaps).toHaveLength(1);
+
+    const events: KlineSyncEvent[] = [];
+    const summary = await run(600, (e) => events.push(e));
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'warning', message: expect.stringContaining(lost) as string }),
+    );
+    const repaired = events.find((e) => e.type === 'repaired');
+    expect(repaired).toMatchObject({ missingFiles: [lost] });
+    expect(summary.repairs).toEqual([
+      { code: 'ETHUSDT', klineType: 1, repaired: expect.any(Number) as number, lacking: 0 },
+    ]);
+    expect(summary.repairs[0]!.repaired).toBeGreaterThanOrEqual(190);
+    const after = await inspectDataset(dir);
+    expect(after.kline.missingFiles).toEqual([]);
+    expect(after.kline.series[0]!.gaps).toEqual([]);
+    expect(after.kline.series[0]!.duplicates).toBe(0);
+    expect(after.kline.series[0]!.rows).toBeGreaterThanOrEqual(600);
   });
 
   it('after a kill -9 between a commit and its publishing, the next run publishes it; a staged checkpoint never committed stays out', async () => {

@@ -1,4 +1,4 @@
-import type { BarUpdate, Clock, GapMarker } from '@quoteflow/core';
+import { seriesKey, type BarUpdate, type Clock, type GapMarker } from '@quoteflow/core';
 import type { KafkaKlineSinkOptions } from '@quoteflow/sinks';
 import type { Halt } from '@quoteflow/operators';
 import {
@@ -13,12 +13,18 @@ import type { Observable } from 'rxjs';
 import { Subject, takeUntil, tap } from 'rxjs';
 import { isAbort } from './internal/error-kinds.js';
 import { fromAbortSignal } from './internal/from-abort-signal.js';
+import { healDataset } from './internal/heal-dataset.js';
+import { HeldRowsSink } from './internal/held-rows-sink.js';
 import { checkUniverse } from './internal/kline-universe.js';
+import { missingCommittedFiles } from './missing-committed-files.js';
+import { resumePointOf } from './internal/resume-points.js';
 import { ServiceHalts } from './internal/service-halts.js';
 import { StateFileSink } from './internal/state-file-sink.js';
 import { StopControl } from './internal/stop-control.js';
 import {
   KLINE_SYNC_DEFAULTS,
+  type DatasetRepair,
+  type IncompleteSeries,
   type KlineSyncEvent,
   type KlineSyncHandle,
   type KlineSyncOptions,
@@ -82,6 +88,12 @@ class SyncRun {
   readonly #changes = new Subject<KlineUniverseChange>();
   readonly #commits = new CommitControl();
   readonly #truncated = new Set<string>();
+  /** Series whose backfill finished, and final bars delivered per series (`seriesKey`). */
+  readonly #backfilled = new Set<string>();
+  readonly #delivered = new Map<string, number>();
+  #incomplete: IncompleteSeries[] = [];
+  readonly #dropped: string[] = [];
+  #repairs: readonly DatasetRepair[] = [];
   readonly #files: string[] = [];
   #sinks: CommittingSink[] = [];
   #kafka: KafkaKlineSink | undefined;
@@ -116,6 +128,7 @@ class SyncRun {
     try {
       this.#sinks = await this.#openSinks();
       await this.#readHalts();
+      await this.#heal();
       await known.start(); // before the first bar is judged
       await this.#stream(known);
     } catch (err) {
@@ -123,6 +136,8 @@ class SyncRun {
     } finally {
       known.stop();
       this.#changes.complete();
+      // What the sinks committed is what they hold: said for every series still short of N.
+      this.#reportIncomplete();
       await Promise.all(this.#sinks.map((s) => s.close()));
     }
     return this.#summary();
@@ -216,6 +231,39 @@ class SyncRun {
     return sinks;
   }
 
+  /**
+   * Committed files gone from the dataset are said (a warning naming them); then, with files gone
+   * or in a backfill-only run, the dataset's unexplained gaps are filled with what the service
+   * still serves (`healDataset`), and the files sink counts the rows its files really hold.
+   */
+  async #heal(): Promise<void> {
+    const dir = this.o.files?.dir;
+    const index = this.#sinks.findIndex((s) => s instanceof DatasetSink);
+    if (dir === undefined || index < 0) return;
+    const missing = await missingCommittedFiles(dir);
+    if (missing.length > 0)
+      this.#event({
+        type: 'warning',
+        message: `${missing.length} file(s) the dataset's commit log names are gone: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}; refetching what the service still serves`,
+      });
+    if (missing.length === 0 && this.o.live !== false) return;
+    const sink = this.#sinks[index] as DatasetSink;
+    const healed = await healDataset({
+      client: this.o.client,
+      dir,
+      sink,
+      codes: this.#universe,
+      klineTypes: this.o.klineTypes,
+      signal: this.signal,
+    });
+    this.#repairs = healed.repairs;
+    // Said once: what they held is refetched where the service still serves it, or now a gap.
+    if (missing.length > 0) await sink.forget(missing);
+    if (healed.repairs.length > 0 || missing.length > 0)
+      this.#event({ type: 'repaired', missingFiles: missing, repairs: healed.repairs });
+    this.#sinks[index] = new HeldRowsSink(sink, healed.heldRows);
+  }
+
   /** Departed workers' transactional ids not fenced yet (marked fenced). */
   #departedToFence(delivery: KafkaKlineSinkOptions['delivery']): string[] {
     if (delivery === 'at-least-once' || this.o.fenceDeparted === undefined) return [];
@@ -231,8 +279,11 @@ class SyncRun {
 
   #onUpdate(u: BarUpdate | GapMarker): void {
     if (u.type === 'gap') return;
-    if (u.final) this.#closedBars++;
-    else this.#formingUpdates++;
+    if (u.final) {
+      this.#closedBars++;
+      const key = seriesKey(u.code, u.klineType);
+      this.#delivered.set(key, (this.#delivered.get(key) ?? 0) + 1);
+    } else this.#formingUpdates++;
     try {
       this.o.onUpdate?.(u);
     } catch (err) {
@@ -254,12 +305,37 @@ class SyncRun {
 
   #event(e: KlineSyncEvent): void {
     if (e.type === 'live-cycle') this.#liveCycles++;
-    if (e.type === 'backfill-series-done' && e.truncated) this.#truncated.add(`${e.code}:${e.klineType}`);
+    if (e.type === 'code-dropped') {
+      this.#dropped.push(e.code);
+      this.#universe.splice(0, this.#universe.length, ...this.#universe.filter((c) => c !== e.code));
+    }
+    if (e.type === 'backfill-series-done') {
+      if (e.truncated) this.#truncated.add(`${e.code}:${e.klineType}`);
+      this.#backfilled.add(seriesKey(e.code, e.klineType));
+    }
     try {
       this.o.onEvent?.(e);
     } catch {
       // A listener's failure must not stop the data.
     }
+  }
+
+  /** A `backfill-incomplete` event for each series of the run whose backfill did not finish. */
+  #reportIncomplete(): void {
+    const wanted = this.o.bars ?? KLINE_SYNC_DEFAULTS.bars;
+    if (wanted === 0) return;
+    const keeping = this.#sinks.some((s) => s.watermarks() !== undefined);
+    for (const code of this.#universe)
+      for (const klineType of this.o.klineTypes) {
+        const key = seriesKey(code, klineType);
+        if (this.#backfilled.has(key)) continue;
+        const resume = resumePointOf(this.#sinks, code, klineType);
+        const held = !keeping ? (this.#delivered.get(key) ?? 0) : resume.kind === 'all' ? resume.rows : 0;
+        if (held >= wanted) continue;
+        const incomplete = { code, klineType, held, wanted };
+        this.#incomplete.push(incomplete);
+        this.#event({ type: 'backfill-incomplete', ...incomplete });
+      }
   }
 
   #summary(): KlineSyncSummary {
@@ -269,6 +345,9 @@ class SyncRun {
       formingUpdates: this.#formingUpdates,
       files: this.#files,
       truncatedSeries: [...this.#truncated],
+      incompleteSeries: this.#incomplete,
+      droppedCodes: [...this.#dropped],
+      repairs: this.#repairs,
       liveCycles: this.#liveCycles,
     };
   }

@@ -14,6 +14,11 @@ export interface SimCalendar {
   readonly segments: readonly (readonly [number, number])[];
   /** Weekdays with trading (0 = Sunday). */
   readonly weekdays: readonly number[];
+  /**
+   * Local dates (`YYYY-MM-DD`) that trade a regular session although the holiday data closes them
+   * (the simulator's `holidayTrading`: a service that trades where a calendar says it does not).
+   */
+  readonly tradesOn?: readonly string[];
 }
 
 const H = 3_600_000;

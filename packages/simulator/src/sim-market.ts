@@ -143,6 +143,7 @@ export class SimMarket {
         p.minuteVolume,
         p.volumeDecimals,
         p.calendar.id,
+        p.calendar.tradesOn?.join(',') ?? '',
       ].join('|'),
       h,
       logBase: Math.log(p.basePrice),
@@ -155,6 +156,11 @@ export class SimMarket {
   /** The product of `code` (case-sensitive), if listed. */
   product(code: string): SimProduct | undefined {
     return this.#products.get(code)?.p;
+  }
+
+  /** The product of `code` is no longer listed (the service stops serving it). */
+  withdraw(code: string): void {
+    this.#products.delete(code);
   }
 
   /** Every listed product. */

@@ -6,6 +6,7 @@ interface DayCalendar {
   readonly id: string;
   readonly segments: readonly (readonly [number, number])[];
   readonly weekdays: readonly number[];
+  readonly tradesOn?: readonly string[];
 }
 
 type HolidayMarket = keyof typeof SIM_HOLIDAYS;
@@ -29,14 +30,14 @@ const NONE: readonly (readonly [number, number])[] = [];
  * local midnight: none on weekends and on the holidays of the `holidays` package's financial
  * calendars (generated into `sim-holidays.generated.ts`); on a half day, US sessions close at 13:00
  * and Hong Kong keeps its morning session. Past the generated years every weekday is a regular
- * session. 24-hour calendars get their regular (empty) segments.
+ * session, and so is every date of `cal.tradesOn`. 24-hour calendars get their regular (empty) segments.
  */
 export function segmentsOfDay(cal: DayCalendar, dayNumber: number): readonly (readonly [number, number])[] {
   if (!cal.weekdays.includes(weekdayOfDay(dayNumber))) return NONE;
   if (!(cal.id in SIM_HOLIDAYS)) return cal.segments;
   const market = cal.id as HolidayMarket;
   const date = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
-  if (date > SIM_HOLIDAYS[market].lastDate) return cal.segments;
+  if (date > SIM_HOLIDAYS[market].lastDate || cal.tradesOn?.includes(date) === true) return cal.segments;
   const { closed, half } = lookupOf(market);
   if (closed.has(date)) return NONE;
   if (!half.has(date)) return cal.segments;

@@ -99,6 +99,12 @@ export interface SimulatorOptions {
   readonly cfdDepthVolume?: CfdDepthVolume;
   /** Header that injects faults into one request (comma-separated kinds), or `false`. @defaultValue 'x-sim-fault' */
   readonly faultHeader?: string | false;
+  /**
+   * Per simulator calendar (`us`, `hk`, `cn`), local dates (`YYYY-MM-DD`) it trades a regular session
+   * although they are holidays: a service that has bars where a market calendar says the exchange
+   * was closed (calendars go out of date). @defaultValue {}
+   */
+  readonly holidayTrading?: Readonly<Partial<Record<'us' | 'hk' | 'cn', readonly string[]>>>;
   /** Halts to serve: in the suspension records of their exchange, and their bars left out of K-line answers. @defaultValue [] */
   readonly halts?: readonly SimHalt[];
 }
@@ -121,6 +127,11 @@ export interface Simulator extends AsyncDisposable {
   setFaults(rules: readonly FaultRule[]): void;
   /** Adds one fault rule (for example `{ kind: 'http-5xx', endpoint: 'kline', times: 3 }`). */
   addFault(rule: FaultRule): void;
+  /**
+   * The service stops serving `code` (delisted, say): every later request that names it is refused
+   * as an unknown code (ret 600), a `/batch-kline` request with it as a whole.
+   */
+  withdraw(code: string): void;
   /** Adds or replaces a token (with fresh limit windows). */
   setToken(token: string, plan: SimPlan | SimTokenSpec): void;
   /** Forgets every token's arrivals (windows and daily counts), so the next request starts clean. */
@@ -161,9 +172,29 @@ function withDefaults(options: SimulatorOptions) {
 }
 
 /** Refuses options a simulator cannot start with, naming the option; returns the limit mode in force. */
+/** The products, those of a calendar in `holidayTrading` on a copy of it that trades those dates. */
+function withHolidayTrading(
+  products: readonly SimProduct[],
+  holidayTrading: SimulatorOptions['holidayTrading'],
+): SimProduct[] {
+  return products.map((p) => {
+    const dates = holidayTrading?.[p.calendar.id as 'us' | 'hk' | 'cn'];
+    return dates === undefined ? p : { ...p, calendar: { ...p.calendar, tradesOn: dates } };
+  });
+}
+
 function checkSimulatorOptions(
   o: ReturnType<typeof withDefaults>,
 ): NonNullable<SimulatorOptions['limitMode']> {
+  for (const [id, dates] of Object.entries(o.holidayTrading ?? {}))
+    checkOption(
+      ['us', 'hk', 'cn'].includes(id) &&
+        Array.isArray(dates) &&
+        dates.every((d) => typeof d === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(d)),
+      'holidayTrading',
+      'per calendar us, hk or cn, a list of YYYY-MM-DD dates',
+      o.holidayTrading,
+    );
   checkOption(
     Number.isInteger(o.port) && o.port >= 0 && o.port <= 65_535,
     'port',
@@ -239,10 +270,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   } catch (err) {
     throw new RangeError(`startSimulator: ${(err as Error).message}`);
   }
-  const products = [
-    ...(o.products ?? defaultCatalogue()),
-    ...syntheticCatalogue({ count: o.syntheticProducts }),
-  ];
+  const products = withHolidayTrading(
+    [...(o.products ?? defaultCatalogue()), ...syntheticCatalogue({ count: o.syntheticProducts })],
+    o.holidayTrading,
+  );
   const market = new SimMarket(products, {
     seed: o.seed,
     historyStartMs: startMs - o.historyDays * 86_400_000,
@@ -505,10 +536,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     labelling,
     setFaults: (rules) => faults.set(rules),
     addFault: (rule) => faults.add(rule),
+    withdraw: (code) => market.withdraw(code),
     setToken,
-    resetLimits: () => {
-      for (const [token, spec] of specs) setToken(token, spec);
-    },
+    resetLimits: () => specs.forEach((spec, token) => setToken(token, spec)),
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -16,6 +16,7 @@ interface BackfillFlags {
   out: string;
   format: DatasetFormat;
   metricsPort?: number;
+  retryBudget: number;
   requestLog?: boolean;
   baseUrl?: string;
   token?: string;
@@ -30,7 +31,8 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     .description(
       'Writes the N most recent closed bars per code (the forming bar is not counted or written) into DIR/kline/, ' +
         'paging backwards where the product class allows it (forex, metals, crypto). Stock codes reach one page ' +
-        '(499 closed bars): the command writes what exists, says so on stderr, and exits 0.',
+        '(499 closed bars): the command writes what exists, says so on stderr, and exits 0. Pages are committed as they ' +
+        'arrive; the unexplained gaps of the dataset (a lost file) are refetched first where the service still serves them.',
     );
   addCodesOptions(cmd);
   cmd
@@ -41,6 +43,13 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
       new Option('--format <format>', 'file format').choices(DATASET_FORMAT_CHOICES).default('parquet'),
     )
     .option('--metrics-port <port>', 'serve Prometheus metrics on 127.0.0.1:PORT', intAtLeast(0))
+    .option(
+      '--retry-budget <seconds>',
+      'retry a failing request (5xx, dropped connection, truncated answer, timeout) with backoff for this long ' +
+        'before the command fails; pages already read stay committed',
+      intAtLeast(0),
+      300,
+    )
     .option(
       '--request-log',
       'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
@@ -61,6 +70,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
       format: flags.format,
       live: false,
       metricsPort: flags.metricsPort,
+      retryBudgetS: flags.retryBudget,
       requestLog: flags.requestLog,
     });
   });

@@ -21,7 +21,7 @@ export function registerInspectCommand(program: Command, ctx: CommandContext): v
     .command('inspect')
     .summary('what a dataset directory holds, without any request')
     .description(
-      'Per (code, kline type): rows, first and last bar (ISO-8601 UTC), and the gaps between them that the market calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not gaps, nor a hole that a halt in the suspension records of the dataset spans); per depth code: ticks, first and last tick time and seq, repeated seq; per suspension exchange: records, symbols, open halts, first and last publish date; per dataset the file count. No request is made.',
+      'Per (code, kline type): rows, first and last bar (ISO-8601 UTC), and the gaps between them that the market calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not gaps, nor a hole that a halt in the suspension records of the dataset spans); per depth code: ticks, first and last tick time and seq, repeated seq; per suspension exchange: records, symbols, open halts, first and last publish date; per dataset the file count; files the commit log names that are gone are named on stderr (JSON: missing_files). No request is made.',
     )
     .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
@@ -36,6 +36,12 @@ export function registerInspectCommand(program: Command, ctx: CommandContext): v
         import('../internal/exchange-local-time.js'),
       ]);
       const inspection = await inspectDataset(dir);
+      const missing = inspection.kline.missingFiles;
+      if (missing.length > 0)
+        ctx.logger.warn(
+          { files: missing.slice(0, 20), count: missing.length },
+          `${missing.length} file(s) the kline commit log names are gone: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''} (their bars show as gaps; sync or backfill refetches what the service still serves)`,
+        );
       ctx.out(
         flags.format === 'json'
           ? `${toJson(inspectionJson(inspection), 2)}\n`
@@ -53,6 +59,7 @@ function inspectionJson(inspection: DatasetInspection): unknown {
     datasets: {
       kline: {
         files: inspection.kline.files,
+        missing_files: inspection.kline.missingFiles,
         series: inspection.kline.series.map((s) => ({
           code: s.code,
           kline_type: s.klineType,

@@ -47,8 +47,11 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       'Backfills N closed bars per (code, kline type) through /kline at backfill priority, then polls /batch-kline ' +
         "at the plan's refresh period (groups packed to the plan's cap), merging bars: closed bars go to DIR/kline " +
         'exactly once, forming and closed bars to Kafka when asked. Runs until --duration seconds pass or ' +
-        'SIGINT/SIGTERM, then flushes every sink, writes the state and exits 0. With --state, a restart backfills ' +
-        'the gap first: no gap, no duplicate.',
+        'SIGINT/SIGTERM, then flushes every sink, writes the state and exits 0. Each page of history is committed ' +
+        'as it arrives: a stop during the backfill keeps what was read and says per series what is still lacking ' +
+        '(the next run fetches only the rest). A code the service ' +
+        'stops serving while it runs is dropped with a warning and the others go on. With --state, a ' +
+        'restart backfills the gap first: no gap, no duplicate.',
     );
   addCodesOptions(cmd);
   cmd

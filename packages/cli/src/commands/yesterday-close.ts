@@ -23,7 +23,9 @@ export function registerYesterdayCloseCommand(program: Command, ctx: CommandCont
     .summary('previous close per code, from daily bars')
     .description(
       'Previous close per code (spec: kline_type 8, two bars, the one with the smaller timestamp), with the latest ' +
-        "price and the change against it. All codes go in /batch-kline requests packed to the plan's group cap.",
+        "price and the change against it. All codes go in /batch-kline requests packed to the plan's group cap. " +
+        "Dates are the ones the bars' labels name: a bar on a day the calendar calls a holiday keeps its own date " +
+        '(a warning, once per exchange and date, says the calendar disagrees with the service).',
     );
   addCodesOptions(cmd);
   addServiceOptions(cmd)
@@ -31,9 +33,10 @@ export function registerYesterdayCloseCommand(program: Command, ctx: CommandCont
     .action(async (flags: YesterdayCloseFlags) => {
       const service = await resolveServiceOptions(flags, ctx.io.env);
       const codes = await resolveCodes(flags, ctx.io.cwd);
-      const [{ yesterdayCloses }, { createClient }] = await Promise.all([
+      const [{ yesterdayCloses }, { createClient }, { CalendarDisagreements }] = await Promise.all([
         import('@quoteflow/operators'),
         import('../internal/create-client.js'),
+        import('@quoteflow/pipelines'),
       ]);
       const client = createClient(service, ctx.logger);
       try {
@@ -41,7 +44,13 @@ export function registerYesterdayCloseCommand(program: Command, ctx: CommandCont
           codes.map((code) => ({ code, klineType: 8 as const, count: 2 as const })),
           { signal: ctx.signal },
         );
-        const closes = yesterdayCloses(groups.flatMap((g) => g.bars));
+        const bars = groups.flatMap((g) => g.bars);
+        const disagreements = new CalendarDisagreements();
+        for (const bar of bars) {
+          const warning = disagreements.note(bar.code, bar.klineType, bar.tsMs);
+          if (warning !== undefined) ctx.logger.warn({ code: bar.code }, warning);
+        }
+        const closes = yesterdayCloses(bars);
         const missing = codes.filter((c) => !closes.some((y) => y.code === c));
         if (missing.length > 0) ctx.logger.warn({ codes: missing }, 'no daily bars returned for these codes');
         if (flags.format === 'json') ctx.out(`${toJson(closes.map(yesterdayCloseJson), 2)}\n`);

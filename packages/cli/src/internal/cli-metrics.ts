@@ -62,6 +62,11 @@ export class CliMetrics {
     labelNames: ['sink', 'dataset'] as const,
     registers: [this.registry],
   });
+  readonly codesDropped = new Counter({
+    name: 'quoteflow_codes_dropped_total',
+    help: 'Codes a running sync dropped because the service stopped serving them (unknown, or out of the plan)',
+    registers: [this.registry],
+  });
   readonly files = new Counter({
     name: 'quoteflow_files_total',
     help: 'Dataset files renamed into place',
@@ -198,6 +203,7 @@ export class CliMetrics {
   onKlineEvent(e: KlineSyncEvent): void {
     if (e.type === 'checkpoint' && e.files.length > 0) this.files.inc({ dataset: 'kline' }, e.files.length);
     if (e.type === 'gap') this.gaps.inc({ kline_type: String(e.klineType) });
+    if (e.type === 'code-dropped') this.codesDropped.inc();
     if (e.type === 'backfill-done' || e.type === 'live-cycle') this.markStarted();
   }
 

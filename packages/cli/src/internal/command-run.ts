@@ -27,6 +27,8 @@ import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
 /** What a long-running command runs with: the service, its bounds and the parts it may add. */
 export interface CommandRunSpec {
   readonly service: ServiceOptions;
+  /** `--retry-budget` (seconds): how long a failing request is retried (backoff) before the command fails. */
+  readonly retryBudgetS?: number | undefined;
   /** `--duration` (wall-clock seconds): the command stops, flushes and exits 0 after it. */
   readonly durationS?: number | undefined;
   /** `--metrics-port`: Prometheus metrics and probes. */
@@ -106,6 +108,7 @@ export class CommandRun {
   readonly #requestLog: RequestLog | undefined;
   readonly #cleanups: (() => void)[] = [];
   readonly #requestListeners: ((record: RequestRecord) => void)[] = [];
+  #stoppedByDuration = false;
 
   private constructor(
     private readonly ctx: CommandContext,
@@ -127,6 +130,7 @@ export class CommandRun {
         if (spec.readyOnFirstAnswer === true) this.metrics?.startOnAnswer(r);
         for (const listener of this.#requestListeners) listener(r);
       },
+      spec.retryBudgetS === undefined ? undefined : { budgetMs: spec.retryBudgetS * 1_000 },
     );
     this.#watchStop();
   }
@@ -171,6 +175,11 @@ export class CommandRun {
   /** Stops every pipeline (they flush); `reason` is why (an operator's failure, say). */
   stop(reason: unknown): void {
     this.#stopper.abort(reason);
+  }
+
+  /** Whether `--duration` stopped the command (not a signal, nor a failure before it). */
+  get stoppedByDuration(): boolean {
+    return this.#stoppedByDuration;
   }
 
   /** Aborted on SIGINT/SIGTERM, at `--duration`, or when a pipeline fails: every pipeline's signal. */
@@ -319,7 +328,10 @@ export class CommandRun {
     const timer =
       spec.durationS === undefined
         ? undefined
-        : setTimeout(() => this.#stopper.abort(new Error('duration reached')), spec.durationS * 1000);
+        : setTimeout(() => {
+            this.#stoppedByDuration = !this.#stopper.signal.aborted;
+            this.#stopper.abort(new Error('duration reached'));
+          }, spec.durationS * 1000);
     const flushing = ctx.stopWaits.duringStop(this.#stopper.signal, spec.sinks);
     this.#cleanups.push(() => {
       flushing();

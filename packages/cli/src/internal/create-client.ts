@@ -6,6 +6,7 @@ import {
   type QuoteflowLogger,
   type RequestRecord,
   type RequestScheduler,
+  type RetryOptions,
 } from '@quoteflow/core';
 import type { Logger } from 'pino';
 import type { CliMetrics } from './cli-metrics.js';
@@ -36,6 +37,7 @@ export function createClient(
   scheduler?: RequestScheduler,
   clock?: Clock,
   onRequest?: (record: RequestRecord) => void,
+  retry?: RetryOptions,
 ): QuoteflowClient {
   const quota =
     scheduler ??
@@ -52,6 +54,7 @@ export function createClient(
     logger: libraryLogger(logger),
     ...(quota === undefined ? {} : { scheduler: quota }),
     ...(clock === undefined ? {} : { clock }),
+    ...(retry === undefined ? {} : { retry }),
     ...(listeners.length === 0 ? {} : { onRequest: (r: RequestRecord) => listeners.forEach((l) => l(r)) }),
   });
 }

@@ -6,6 +6,7 @@ import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { CommandRun } from './command-run.js';
 import { KlineProgress } from './kline-progress.js';
+import { Shortfalls } from './shortfalls.js';
 import { describeSinks } from './stop-waits.js';
 import { StatusTicker, statusIntervalMs } from './status-ticker.js';
 import type { ServiceOptions } from './service-options.js';
@@ -23,6 +24,13 @@ export interface KlineRun {
   readonly kafka?: CliKafkaOptions | undefined;
   readonly statePath?: string | undefined;
   readonly durationS?: number | undefined;
+  /**
+   * Whether a backfill cut short by `--duration` fails the command (exit 1). @defaultValue false:
+   * the contract's `sync` exits 0 at `--duration`; the shortfall is said on stderr either way.
+   */
+  readonly cutShortFails?: boolean | undefined;
+  /** `--retry-budget`: seconds a failing request is retried (with backoff) before the run fails. */
+  readonly retryBudgetS?: number | undefined;
   readonly metricsPort?: number | undefined;
   /** `--request-log`: every request into `out/_requests/` (quoteflow report draws it). */
   readonly requestLog?: boolean | undefined;
@@ -40,6 +48,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
   const command = await CommandRun.start(ctx, {
     service: run.service,
     durationS: run.durationS,
+    retryBudgetS: run.retryBudgetS,
     metricsPort: run.metricsPort,
     ...(run.redis === undefined
       ? {}
@@ -48,8 +57,50 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     clock: run.clock,
     sinks: describeSinks(run),
   });
-  const { client, metrics } = command;
+  const { metrics } = command;
   metrics?.expectGaps(run.klineTypes);
+  const { progress, ticker } = startProgress(ctx, run, command);
+  const handles: PipelineHandle<unknown>[] = [];
+  const shortfalls = new Shortfalls(ctx.logger);
+  try {
+    await command.preflight({ kafka: kafkaChecks(run.kafka), klines: [run] });
+    const step = await command.kafkaDelivery(run, '--kafka');
+    const handle = command.share(run.codes, (codes, lease) =>
+      klineSync({
+        ...command.klineSyncOptions(step, codes, lease),
+        onEvent: (e) => {
+          shortfalls.note(e);
+          progress.handle(e);
+          metrics?.onKlineEvent(e);
+        },
+        onUpdate: (u) => {
+          if (u.final) progress.closedBar();
+          metrics?.onKlineUpdate(u, run.kafka !== undefined);
+          run.onUpdate?.(u);
+        },
+      }),
+    );
+    handles.push(handle);
+    const [result] = await command.all([handle]).catch((err: unknown) => {
+      progress.stop();
+      shortfalls.report('failed');
+      throw err;
+    });
+    const summary = Array.isArray(result) ? mergeSummaries(result) : (result as KlineSyncSummary);
+    progress.stop();
+    reportSummary(ctx, run, summary, shortfalls.count > 0);
+    shortfalls.report(command.stoppedByDuration ? 'duration' : 'stopped', run.cutShortFails === true);
+    return summary;
+  } finally {
+    progress.stop();
+    ticker?.stop();
+    await command.close(handles);
+  }
+}
+
+/** The run's progress: bars on a terminal (pages as answered), else a status line now and then. */
+function startProgress(ctx: CommandContext, run: KlineRun, command: CommandRun) {
+  const { client } = command;
   const estimate = estimatePlan(
     run.service.plan,
     { codes: run.codes, klineTypes: run.klineTypes, bars: run.bars },
@@ -82,39 +133,16 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
   command.watchRequests((r) => {
     if (r.endpoint === 'kline' && r.outcome === 'ok') progress.page();
   });
-  const handles: PipelineHandle<unknown>[] = [];
-  try {
-    await command.preflight({ kafka: kafkaChecks(run.kafka), klines: [run] });
-    const step = await command.kafkaDelivery(run, '--kafka');
-    const handle = command.share(run.codes, (codes, lease) =>
-      klineSync({
-        ...command.klineSyncOptions(step, codes, lease),
-        onEvent: (e) => {
-          progress.handle(e);
-          metrics?.onKlineEvent(e);
-        },
-        onUpdate: (u) => {
-          if (u.final) progress.closedBar();
-          metrics?.onKlineUpdate(u, run.kafka !== undefined);
-          run.onUpdate?.(u);
-        },
-      }),
-    );
-    handles.push(handle);
-    const [result] = await command.all([handle]);
-    const summary = Array.isArray(result) ? mergeSummaries(result) : (result as KlineSyncSummary);
-    progress.stop();
-    reportSummary(ctx, run, summary);
-    return summary;
-  } finally {
-    progress.stop();
-    ticker?.stop();
-    await command.close(handles);
-  }
+  return { progress, ticker };
 }
 
 /** The end of a sync or backfill on stderr: what it did, and what the service could not give. */
-function reportSummary(ctx: CommandContext, run: KlineRun, summary: KlineSyncSummary): void {
+function reportSummary(
+  ctx: CommandContext,
+  run: KlineRun,
+  summary: KlineSyncSummary,
+  cutShort: boolean,
+): void {
   ctx.logger.info(
     {
       series: summary.series,
@@ -122,7 +150,11 @@ function reportSummary(ctx: CommandContext, run: KlineRun, summary: KlineSyncSum
       files: summary.files.length,
       liveCycles: summary.liveCycles,
     },
-    run.live ? 'sync stopped: sinks flushed, state written' : 'backfill finished',
+    cutShort
+      ? 'stopped before the backfill completed: what was read is committed'
+      : run.live
+        ? 'sync stopped: sinks flushed, state written'
+        : 'backfill finished',
   );
   if (summary.truncatedSeries.length > 0) {
     ctx.logger.warn(
@@ -140,6 +172,10 @@ function mergeSummaries(runs: readonly KlineSyncSummary[]): KlineSyncSummary {
     formingUpdates: runs.reduce((n, r) => n + r.formingUpdates, 0),
     files: runs.flatMap((r) => r.files),
     truncatedSeries: [...new Set(runs.flatMap((r) => r.truncatedSeries))],
+    // A worker's earlier run handed its series on: only the last run's shortfalls are still open.
+    incompleteSeries: runs.at(-1)?.incompleteSeries ?? [],
+    droppedCodes: [...new Set(runs.flatMap((r) => r.droppedCodes))],
+    repairs: runs.flatMap((r) => r.repairs),
     liveCycles: runs.reduce((n, r) => n + r.liveCycles, 0),
   };
 }

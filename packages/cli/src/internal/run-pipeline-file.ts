@@ -208,6 +208,16 @@ function startKline(
 function logKlineEvent(ctx: CommandContext, pipeline: string, e: KlineSyncEvent): void {
   if (e.type === 'gap') ctx.logger.warn({ pipeline, ...gapWarningFields(e), reason: e.reason }, e.type);
   else if (e.type === 'warning') ctx.logger.warn({ pipeline, ...e }, e.type);
+  else if (e.type === 'code-dropped')
+    ctx.logger.warn(
+      { pipeline, code: e.code, reason: e.reason },
+      `the service no longer serves ${e.code}: dropped from the run, the other codes go on`,
+    );
+  else if (e.type === 'backfill-incomplete')
+    ctx.logger.warn(
+      { pipeline, series: `${e.code}:${e.klineType}`, held: e.held, wanted: e.wanted },
+      `the run ended before ${e.code}:${e.klineType} held its ${e.wanted} bars (${e.held}); the next run fetches the rest`,
+    );
   else if (e.type === 'backfill-done' || (e.type === 'checkpoint' && e.files.length > 0))
     ctx.logger.info({ pipeline, event: e.type }, e.type);
 }

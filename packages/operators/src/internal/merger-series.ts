@@ -33,6 +33,8 @@ export interface Series {
    * dropped like any bar at or before `closedTs`.
    */
   heldFirstTs: number | undefined;
+  /** Its first closed bar becomes `heldFirstTs` (a reset's `growsBackwards`). */
+  readonly growsBackwards: boolean;
   closedBar: Bar | undefined;
   /** Bars newer than `closedTs`, oldest first. */
   readonly entries: Entry[];

@@ -1,6 +1,7 @@
 import {
   HISTORY_GAP_REASONS,
   klineHistory,
+  MAX_KLINE_PER_REQUEST,
   type Bar,
   type GapMarker,
   type QuoteflowClient,
@@ -12,6 +13,7 @@ import { isFatal } from './error-kinds.js';
 import { gapEvent } from './gap-event.js';
 import type { KlineSeriesState } from './kline-series-state.js';
 import { readOlderHistory } from './older-history.js';
+import { pageBackwards } from './page-backwards.js';
 import type { ResumePoint } from './resume-points.js';
 import { shortOfClosedBars } from './short-of-closed-bars.js';
 
@@ -67,14 +69,7 @@ export class KlineHistoryReads {
    */
   async first(s: KlineSeriesState, resume: ResumePoint): Promise<{ got: readonly Bar[]; wanted: number }> {
     const { bars } = this.ctx;
-    if (resume.kind === 'none') {
-      const wanted = bars + 1;
-      const got = await this.read(s, { bars: wanted }, (history) => {
-        // N + 1 bars: the newest may still be forming. The oldest waits until that is known.
-        if (history.length === wanted) s.beginBackfillWindow(history);
-      });
-      return { got, wanted };
-    }
+    if (resume.kind === 'none') return this.#firstFresh(s, bars + 1, true);
     if (resume.kind === 'all') {
       const got = await this.read(s, { startMs: resume.lastMs });
       return { got, wanted: got.length };
@@ -84,20 +79,68 @@ export class KlineHistoryReads {
     // than one it closed, so only one of them goes in).
     const since = await this.#fetch(s, { startMs: resume.lastMs });
     if (since.bars.length > bars) return { got: this.#deliver(s, since), wanted: since.bars.length };
-    const got = await this.read(s, { bars: bars + 1 });
-    return { got, wanted: bars + 1 };
+    return this.#firstFresh(s, bars + 1, false);
   }
 
-  /** Older bars where every sink holds fewer than N: through the merger, final by the bar held. */
+  /**
+   * The `wanted` newest bars (N + 1: the newest may still be forming; the oldest waits until that is
+   * known; `window` keeps exactly N closed bars). Where the code pages back and one page does not hold them, the newest page goes into the
+   * merger first and each older page as it arrives (final by the newer bars read before it), so a
+   * stop or a failure between pages keeps what was read.
+   */
+  async #firstFresh(
+    s: KlineSeriesState,
+    wanted: number,
+    window: boolean,
+  ): Promise<{ got: readonly Bar[]; wanted: number }> {
+    const { client, signal } = this.ctx;
+    if (wanted <= MAX_KLINE_PER_REQUEST || !client.canPageBackwards(s.code)) {
+      const got = await this.read(s, { bars: wanted }, (history) => {
+        if (window && history.length === wanted) s.beginBackfillWindow(history);
+      });
+      return { got, wanted };
+    }
+    const newest = await this.#fetch(s, { bars: MAX_KLINE_PER_REQUEST });
+    const got: Bar[] = [...this.#deliver(s, { ...newest, query: { bars: wanted } })];
+    const first = got[0];
+    if (first === undefined || got.length < MAX_KLINE_PER_REQUEST || !this.ctx.isCurrent(s))
+      return { got, wanted };
+    const paged = await pageBackwards(client, s, first.tsMs, wanted - got.length, signal, (page) => {
+      if (!this.ctx.isCurrent(s)) return;
+      // The page that completes the N + 1 holds the window's oldest bar: set before it goes in.
+      if (window && got.length + page.length === wanted) s.beginBackfillWindow([page[0]!, got.at(-1)!]);
+      got.unshift(...page);
+      this.ctx.push(page);
+    });
+    if (paged.exhausted && this.ctx.isCurrent(s)) {
+      const marker: GapMarker = {
+        type: 'gap',
+        code: s.code,
+        klineType: s.klineType,
+        fromMs: undefined,
+        toMs: got[0]?.tsMs,
+        reason: `${s.code} kline_type ${s.klineType}: ${HISTORY_GAP_REASONS.exhausted}; got ${got.length} of ${wanted} bars`,
+      };
+      const short = shortOfClosedBars(marker, got, wanted - 1, this.ctx.graceMs);
+      if (short !== undefined) this.#noteShort(s, short);
+    }
+    return { got, wanted };
+  }
+
+  /**
+   * Older bars where every sink holds fewer than N: through the merger (final by the bars held), each
+   * page as it arrives.
+   */
   async grow(s: KlineSeriesState, resume: ResumePoint): Promise<number> {
     if (resume.kind !== 'all' || resume.rows >= this.ctx.bars) return 0;
     const { client, bars, signal } = this.ctx;
     const held = { firstMs: resume.firstMs, lastMs: resume.lastMs, rows: resume.rows };
-    const older = await readOlderHistory(client, s, held, bars, signal);
+    const older = await readOlderHistory(client, s, held, bars, signal, (page) => {
+      if (this.ctx.isCurrent(s)) this.ctx.push(page);
+    });
     if (!this.ctx.isCurrent(s)) return 0;
     if (older.shortBecause !== undefined) this.#noteShort(s, older.shortBecause);
-    if (older.bars.length > 0) this.ctx.push(older.bars);
-    return older.bars.length;
+    return older.got;
   }
 
   /** The merger asks for the history of `s` from `fromMs` again (a bar unproven, bars missing). */

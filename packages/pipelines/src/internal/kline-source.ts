@@ -7,11 +7,13 @@ import {
   type MergeBarsOutput,
 } from '@quoteflow/operators';
 import { Subject, type Subscription } from 'rxjs';
+import { CalendarDisagreements } from '../calendar-disagreements.js';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { gapEvent } from './gap-event.js';
 import { isPagerGap, KlineHistoryReads } from './kline-history-reads.js';
 import type { KlineSeriesState } from './kline-series-state.js';
 import { pollLiveKlines } from './live-kline-poll.js';
+import { findRefusedCodes, isCodeRefusal, type RefusedCode } from './refused-codes.js';
 import { LivePollPlanner } from './live-poll-planner.js';
 import type { ResumePoint } from './resume-points.js';
 import { runLimited } from './run-limited.js';
@@ -55,6 +57,10 @@ export class KlineSource {
   readonly #input = new Subject<MergeBarsInput>();
   readonly #output: Subscription;
   #live: Subscription | undefined;
+  /** Calendar days the service's bars contradict, each said once. */
+  readonly #disagreements = new CalendarDisagreements();
+  /** A search for refused codes is under way. */
+  #finding = false;
 
   constructor(private readonly o: KlineSourceOptions) {
     this.reads = new KlineHistoryReads({
@@ -65,7 +71,7 @@ export class KlineSource {
       push: (input) => this.#push(input),
       isCurrent: (s) => this.series.get(seriesKey(s.code, s.klineType)) === s,
       emitEvent: o.emitEvent,
-      fail: o.fail,
+      fail: (err) => this.#fatal(err),
     });
     this.#output = this.#input
       .pipe(mergeBars({ graceMs: o.graceMs, ...(o.isHalted === undefined ? {} : { isHalted: o.isHalted }) }))
@@ -86,7 +92,10 @@ export class KlineSource {
         type: 'series-reset',
         code: s.code,
         klineType: s.klineType,
-        ...(resume.kind === 'all' ? { lastClosedMs: resume.lastMs, firstHeldMs: resume.firstMs } : {}),
+        // Without bars held, a long first read goes in page by page, newest first.
+        ...(resume.kind === 'all'
+          ? { lastClosedMs: resume.lastMs, firstHeldMs: resume.firstMs }
+          : { growsBackwards: true }),
       });
     }
     this.o.emitEvent({ type: 'backfill-start', series: fresh.length });
@@ -126,7 +135,7 @@ export class KlineSource {
         this.liveCycles++;
         o.emitEvent({ type: 'live-cycle', groups: this.series.size, durationMs, newestBarMs });
       },
-      onFatal: o.fail,
+      onFatal: (err) => this.#fatal(err),
     });
   }
 
@@ -174,6 +183,16 @@ export class KlineSource {
   }
 
   async #backfill(s: KlineSeriesState, resume: ResumePoint): Promise<void> {
+    try {
+      await this.#backfillSeries(s, resume);
+    } catch (err) {
+      // A live run goes on without a code the service stopped serving (a /kline request names one).
+      if (!this.o.live || !isCodeRefusal(err) || this.o.signal.aborted) throw err;
+      this.#drop([{ code: s.code, error: err }]);
+    }
+  }
+
+  async #backfillSeries(s: KlineSeriesState, resume: ResumePoint): Promise<void> {
     if (resume.kind === 'none' && this.o.bars === 0) return;
     const grown = await this.reads.grow(s, resume);
     const { got, wanted } = await this.reads.first(s, resume);
@@ -193,6 +212,44 @@ export class KlineSource {
     });
   }
 
+  /**
+   * A failure that ends the run, unless (in a live run) the service refused codes: the refused ones
+   * are found (`findRefusedCodes`) and dropped, and the others go on.
+   */
+  #fatal(err: unknown): void {
+    if (!this.o.live || !isCodeRefusal(err) || this.o.signal.aborted) {
+      this.o.fail(err);
+      return;
+    }
+    if (this.#finding) return; // one search at a time; the live poll restarts after it
+    this.#finding = true;
+    void findRefusedCodes(this.o.client, [...this.series.values()], this.o.signal)
+      .then((refused) => {
+        if (refused.length === 0)
+          this.o.emitEvent({
+            type: 'warning',
+            message: 'the service refused a code, then served every one of them; polling on',
+            error: err,
+          });
+        this.#drop(refused);
+        if (this.series.size === 0) this.o.fail(err);
+        else if (this.isLive) this.startLive();
+      })
+      .catch((e: unknown) => (this.o.signal.aborted ? undefined : this.o.fail(e)))
+      .finally(() => (this.#finding = false));
+  }
+
+  /** Drops the series of refused codes from the run, each said once (`code-dropped`). */
+  #drop(refused: readonly RefusedCode[]): void {
+    for (const { code, error } of refused) {
+      const gone = [...this.series.values()].filter((x) => x.code === code);
+      if (gone.length === 0) continue;
+      this.remove(gone);
+      const reason = error instanceof Error ? error.message : String(error);
+      this.o.emitEvent({ type: 'code-dropped', code, reason });
+    }
+  }
+
   #push(input: MergeBarsInput): void {
     if (!this.o.signal.aborted) this.#input.next(input);
   }
@@ -203,6 +260,10 @@ export class KlineSource {
       return;
     }
     const s = this.series.get(seriesKey(out.code, out.klineType));
+    if (out.final) {
+      const warning = this.#disagreements.note(out.code, out.klineType, out.tsMs);
+      if (warning !== undefined) this.o.emitEvent({ type: 'warning', message: warning });
+    }
     if (s !== undefined && s.note(out, !this.o.live)) this.o.emit(out);
   }
 

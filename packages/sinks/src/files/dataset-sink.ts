@@ -1,6 +1,6 @@
-import { rm } from 'node:fs/promises';
+import { access, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { systemClock, type BarUpdate, type Clock } from '@quoteflow/core';
+import { seriesKey, systemClock, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import { compactDataset, type CompactedPartition } from './compact-dataset.js';
 import type { SeriesWatermark } from './dataset-log-format.js';
@@ -121,6 +121,14 @@ export class DatasetSink implements CommittingSink {
     return this.#intake.committed;
   }
 
+  /**
+   * Bars of a series the commits cover but the files lack (a committed file was lost): the next
+   * final bar of each of these starts is written once (a repair), though the watermark covers it.
+   */
+  reopen(code: string, klineType: KlineType, starts: readonly number[]): void {
+    this.#intake.reopen(seriesKey(code, klineType), starts);
+  }
+
   write(update: BarUpdate): void {
     this.#check();
     if (!update.final || !this.#intake.take(update)) return;
@@ -139,6 +147,31 @@ export class DatasetSink implements CommittingSink {
     return this.#oneAtATime(async () => {
       await this.#log.transaction(async () => undefined, { adoptOrphans: true });
       this.#intake.reset(this.#log.series);
+    });
+  }
+
+  /**
+   * Drops files that are gone from disk (lost) from the commit log, so that it lists only files a
+   * reader finds (each checked again holding the publish lock); what each series reached stays recorded (their bars may be written again,
+   * {@link DatasetSink.reopen}). Paths the log does not name are ignored.
+   */
+  forget(paths: readonly string[]): Promise<void> {
+    return this.#oneAtATime(async () => {
+      this.#check();
+      await this.#log.transaction(async (tx) => {
+        // Asked again holding the lock, the log current and published: only what is really gone.
+        const gone: string[] = [];
+        for (const p of paths)
+          if (
+            this.#log.files.has(p) &&
+            !(await access(join(this.#log.root, p)).then(
+              () => true,
+              () => false,
+            ))
+          )
+            gone.push(p);
+        if (gone.length > 0) await tx.commit({ operation: 'checkpoint', add: [], remove: gone });
+      });
     });
   }
 
