@@ -1,6 +1,6 @@
 // Failures of the built binary that must be loud and early (contract.md, "What is checked before
 // any request or file"): exit code, files written, requests in the simulator's log, time bounds.
-import { writeFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, writeFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -58,6 +58,27 @@ describe('an --out that cannot be written', () => {
     expect(sim.log.count()).toBe(before);
     expect(await readFile(file, 'utf8')).toBe('not a directory\n');
     expect(await filesUnder(work)).toEqual([file]);
+  }, 120_000);
+
+  it('with a URL scheme this build does not write (foo://, s3://) is exit 2 naming --out, and no local folder "foo:"', async () => {
+    const cwd = join(work, 'schemes');
+    await mkdir(cwd);
+    const before = sim.log.count();
+    for (const out of ['foo://bucket/ds', 's3://bucket/ds']) {
+      const all = [
+        ...commands(out),
+        ['compact', '--out', out],
+        ['inspect', '--out', out],
+        ['report', '--out', out, '--html', 'r.html'],
+      ];
+      for (const args of all) {
+        const run = await runQuoteflow(args, env(), cwd);
+        expect(run.code, args.join(' ')).toBe(2);
+        expect(run.stderr).toContain(`--out "${out}"`);
+      }
+    }
+    expect(sim.log.count()).toBe(before);
+    expect(await readdir(cwd)).toEqual([]);
   }, 120_000);
 
   it('in a pipeline file is exit 2 before any request', async () => {
