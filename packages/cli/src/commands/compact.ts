@@ -29,7 +29,7 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
     .summary("merges each partition's small files into few large ones")
     .description(
       "Merges each partition's small files into files of up to --max-rows-per-file rows, with exactly the same rows. " +
-        "Each partition is built under DIR/.staging, committed to the dataset's log (DIR/_quoteflow_log) and swapped in " +
+        "Each partition is built under DIR/.staging, committed to the dataset's Delta log (DIR/<dataset>/_delta_log) and swapped in " +
         'whole (renameat2 on Linux), so a reader listing files sees the old files or the new ones; kill -9 at any moment ' +
         'is finished or undone by the next writer. Safe beside a running sync or backfill on the same DIR (files they ' +
         'publish meanwhile are kept); exits 2 if the publish lock stays held by another process for --wait seconds. ' +

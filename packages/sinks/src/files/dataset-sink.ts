@@ -58,7 +58,7 @@ export const OPEN_PARTITION_MIN_FILES = 240;
 /**
  * The K-line dataset under `DIR` as a {@link CommittingSink}: closed bars are staged in Parquet
  * (or Arrow, NDJSON) files and each checkpoint is one commit of the dataset's log
- * (`DIR/_quoteflow_log/kline/`): its files and what each series gained land together or not at
+ * (the Delta log `DIR/kline/_delta_log/`): its files and what each series gained land together or not at
  * all, also across kill -9. Its watermarks are the log's, so a restart or a takeover reads the log,
  * not every file; files on disk that no commit names (an earlier quoteflow, a crash before the log
  * existed) are read once and committed at open. Forming bars are not written.
