@@ -50,6 +50,30 @@ describe('DatasetSink', () => {
     await sink.close();
   });
 
+  it('commits each file with its Delta statistics: rows, min/max per column (timestamps as ISO instants), null counts', async () => {
+    const sink = await DatasetSink.open({ dir });
+    for (let i = 0; i < 3; i++) sink.write(barUpdate('AAPL.US', minute(i), true));
+    sink.write(barUpdate('MSFT.US', minute(1), true));
+    await sink.checkpoint();
+    await sink.close();
+    const log = await DatasetLog.open(dir, 'kline');
+    const [file] = [...log.files.values()];
+    expect(file?.stats).toEqual({
+      numRecords: 4,
+      minValues: expect.objectContaining({
+        code: 'AAPL.US',
+        ts: new Date(minute(0)).toISOString(),
+        close: 10.5,
+      }) as unknown,
+      maxValues: expect.objectContaining({
+        code: 'MSFT.US',
+        ts: new Date(minute(2)).toISOString(),
+        read_at: new Date(minute(2) + 30_000).toISOString(),
+      }) as unknown,
+      nullCount: expect.objectContaining({ code: 0, ts: 0, volume: 0 }) as unknown,
+    });
+  });
+
   it('converts a dataset with a pre-Delta log (_quoteflow_log) into Delta version 0 on first open, once, every row kept', async () => {
     const first = await DatasetSink.open({ dir });
     for (let i = 0; i < 5; i++) first.write(barUpdate('AAPL.US', minute(i), true));

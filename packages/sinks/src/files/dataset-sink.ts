@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { systemClock, type BarUpdate, type Clock } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import { compactDataset, type CompactedPartition } from './compact-dataset.js';
-import type { SeriesWatermark } from './dataset-log-format.js';
+import type { LogFile, SeriesWatermark } from './dataset-log-format.js';
+import { readFileStats } from './delta/file-stats.js';
 import { DatasetLog } from './dataset-log.js';
 import { DatasetWriter, type DatasetFormat, type WrittenFile } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
@@ -183,18 +184,26 @@ export class DatasetSink implements CommittingSink {
 
   async #commit(files: readonly WrittenFile[], gained: ReadonlyMap<string, SeriesWatermark>): Promise<void> {
     const fence = this.#options.fence;
+    // Delta statistics read from the staged Parquet files before the publish lock is taken, so
+    // other writers of the dataset wait only for the commit itself.
+    const add: LogFile[] = [];
+    for (const f of files) {
+      const parquet = f.relativePath.endsWith('.parquet') && f.stagedPath !== undefined;
+      add.push({
+        path: f.relativePath,
+        rows: f.rows,
+        bytes: f.bytes,
+        ...(f.stagedPath === undefined ? {} : { staged: f.stagedPath }),
+        ...(parquet ? { stats: await readFileStats(this.#log.root, f.stagedPath!, 'kline') } : {}),
+      });
+    }
     const fenced = await this.#log.transaction(async (tx) => {
       // Asked holding the publish lock, right before the commit: a writer whose lease lapsed
       // (another may now write its series) publishes nothing.
       if (fence !== undefined && !fence()) return true;
       await tx.commit({
         operation: 'checkpoint',
-        add: files.map((f) => ({
-          path: f.relativePath,
-          rows: f.rows,
-          bytes: f.bytes,
-          ...(f.stagedPath === undefined ? {} : { staged: f.stagedPath }),
-        })),
+        add,
         series: Object.fromEntries(gained),
       });
       return false;
