@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bar } from '../packages/core/src/index.js';
 import { compactDataset, DatasetLog, DatasetWriter } from '../packages/sinks/src/index.js';
+import { depth, level } from '../packages/sinks/test-support/test-records.js';
 import { ensurePython, readDatasets, type DeltaReader, type ReadBack } from './support/python.js';
 
 const DELTA_READERS: DeltaReader[] = ['deltalake', 'polars-delta', 'spark-delta'];
@@ -105,4 +106,24 @@ describe('a quoteflow dataset read as a Delta table', () => {
     const after = await readDatasets([...at(), { reader: 'duckdb', path: table, hive: true }]);
     for (const back of after) expect(rowsOf(back), back.reader).toEqual(expected(all));
   }, 600_000);
+
+  it('delta-rs and Spark read the depth table with seq up to 2^64 - 1 exactly (Delta decimal(20,0))', async () => {
+    const out = join(dir, 'with-depth');
+    const writer = new DatasetWriter({ dir: out, encoderThreads: 0 });
+    writer.append(
+      depth('AAPL.US', 18_446_744_073_709_551_615n, T0, [level(10, 5), level(9.5, undefined)], []),
+    );
+    writer.append(depth('MSFT.US', 7n, T0 + 1000, [], [level(400, 2)]));
+    await writer.close();
+    // Depth capture publishes its files without commits: they are adopted into the table.
+    const log = await DatasetLog.open(out, 'depth');
+    await log.transaction(async () => undefined, { adoptOrphans: true });
+    const backs = await readDatasets(
+      (['deltalake', 'spark-delta'] as const).map((reader) => ({ reader, path: join(out, 'depth') })),
+    );
+    for (const back of backs) {
+      const rows = back.rows.map((r) => `${String(r.code)} ${String(r.seq)} ${String(r.tick_time)}`).sort();
+      expect(rows, back.reader).toEqual([`AAPL.US 18446744073709551615 ${T0}`, `MSFT.US 7 ${T0 + 1000}`]);
+    }
+  }, 300_000);
 });

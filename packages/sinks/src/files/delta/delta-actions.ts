@@ -89,15 +89,16 @@ const LEVEL_STRUCT = {
 /**
  * Delta's type of a dataset column. The files hold timestamps in milliseconds (Parquet
  * `TIMESTAMP(MILLIS, UTC)`), which Delta readers widen to `timestamp` (microseconds, UTC) exactly.
- * `seq` (unsigned 64 bits in the files) is `long`: Delta has no unsigned type, so a Delta reader
- * reads a `seq` at or above 2^63 wrong or not at all (the Hive files keep it whole).
+ * `seq` (unsigned 64 bits in the files; Delta has no unsigned type) is `decimal(20,0)`, as Spark
+ * reads Parquet's UINT_64: delta-rs and Spark read every value up to 2^64 - 1 exactly; Polars'
+ * Delta reader refuses the column (it casts only to types it deems safe, and UInt64 is none).
  */
 function deltaType(type: DatasetColumnType): unknown {
   switch (type) {
     case 'utf8':
       return 'string';
     case 'uint64':
-      return 'long';
+      return 'decimal(20,0)';
     case 'float64':
       return 'double';
     case 'timestamp[ms, UTC]':
