@@ -14,12 +14,12 @@ import {
   type SimBar,
   type Simulator,
 } from '../packages/simulator/src/index.js';
-import { filesUnder, QUOTEFLOW_BIN, runQuoteflow } from './support/quoteflow-process.js';
+import { dataFilesUnder, QUOTEFLOW_BIN, runQuoteflow } from './support/quoteflow-process.js';
 
 const BIN = QUOTEFLOW_BIN;
 const TOKEN = 'cli-commands-token-91be';
 const quoteflow = runQuoteflow;
-const files = filesUnder;
+const files = dataFilesUnder;
 
 let sim: Simulator;
 let work: string;

@@ -74,11 +74,11 @@ it('merges each partition into one file with the same rows, as JSON, and a secon
 it('refuses with exit 2 and changes nothing while a live process keeps the publish lock, or on bad flags', async () => {
   const out = join(work, 'locked');
   await smallFiles(out, 3);
-  const lockDir = join(out, DATASET_LOG_DIR, 'kline');
+  const lockDir = join(out, 'kline', DATASET_LOG_DIR);
   await mkdir(lockDir, { recursive: true });
   // This test's own process holds it, for an hour.
   await writeFile(
-    join(lockDir, '.lock'),
+    join(lockDir, '.quoteflow.lock'),
     JSON.stringify({
       owner: 'test',
       host: hostname(),

@@ -1,12 +1,12 @@
 // Failures of the built binary that must be loud and early (contract.md, "What is checked before
 // any request or file"): exit code, files written, requests in the simulator's log, time bounds.
-import { writeFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, writeFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { consumeWithKcat, privateBroker, uniquePrefix, type PrivateBroker } from './support/kafka.js';
-import { filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
+import { dataFilesUnder, filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'cli-failures-token-3a9f';
 
@@ -60,6 +60,31 @@ describe('an --out that cannot be written', () => {
     expect(await filesUnder(work)).toEqual([file]);
   }, 120_000);
 
+  it('with a URL scheme this build does not write (foo://, s3://) is exit 2 naming --out, and no local folder "foo:"', async () => {
+    const cwd = join(work, 'schemes');
+    await mkdir(cwd);
+    const before = sim.log.count();
+    // Every dataset command with s3:// (not in this build), two with an unknown scheme; at once.
+    const all = (out: string): string[][] => [
+      ...commands(out),
+      ['compact', '--out', out],
+      ['inspect', '--out', out],
+      ['report', '--out', out, '--html', 'r.html'],
+    ];
+    const runs = [
+      ...all('s3://bucket/ds'),
+      ...all('foo://bucket/ds').filter((a) => ['sync', 'inspect'].includes(a[0]!)),
+    ];
+    const results = await Promise.all(runs.map((args) => runQuoteflow(args, env(), cwd)));
+    for (const [i, run] of results.entries()) {
+      const args = runs[i]!;
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr).toContain(`--out "${args[args.indexOf('--out') + 1]!}"`);
+    }
+    expect(sim.log.count()).toBe(before);
+    expect(await readdir(cwd)).toEqual([]);
+  }, 120_000);
+
   it('in a pipeline file is exit 2 before any request', async () => {
     const pipeline = join(work, 'proc.yaml');
     await writeFile(
@@ -90,7 +115,7 @@ describe('backfill --bars N when the service has fewer closed bars', () => {
     const args = 'backfill --codes BTCUSDT --kline-type 8 --bars 5 --format ndjson --out'.split(' ');
     const run = await runQuoteflow([...args, out], env(young));
     expect(run.code).toBe(0);
-    const written = await filesUnder(join(out, 'kline'));
+    const written = await dataFilesUnder(join(out, 'kline'));
     const rows = (await Promise.all(written.map((f) => readFile(f, 'utf8'))))
       .join('')
       .split('\n')

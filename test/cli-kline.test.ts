@@ -59,8 +59,9 @@ async function listFiles(dir: string): Promise<string[]> {
   const walk = async (d: string): Promise<void> => {
     for (const e of await readdir(d, { withFileTypes: true })) {
       const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else out.push(p);
+      if (e.isDirectory()) {
+        if (e.name !== '_delta_log') await walk(p); // the table's Delta log, beside the data files
+      } else out.push(p);
     }
   };
   if (existsSync(dir)) await walk(dir);

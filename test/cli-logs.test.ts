@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
-import { filesUnder, runQuoteflow, runQuoteflowInTerminal } from './support/quoteflow-process.js';
+import { dataFilesUnder, runQuoteflow, runQuoteflowInTerminal } from './support/quoteflow-process.js';
 
 const TOKEN = 'cli-logs-token-5d0c';
 const ESC = '\u001b[';
@@ -52,7 +52,7 @@ describe('without a terminal', () => {
     const status = lines.filter((l) => l.msg === 'status');
     expect(status.length).toBeGreaterThanOrEqual(1);
     expect(lines.filter((l) => l.level < 40 && l.msg !== 'status')).toEqual([]);
-    expect(await filesUnder(join(out, 'kline'))).not.toEqual([]);
+    expect(await dataFilesUnder(join(out, 'kline'))).not.toEqual([]);
   });
 
   it('-q drops the status line too; -v adds debug lines', async () => {

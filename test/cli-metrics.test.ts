@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
-import { filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
+import { dataFilesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'cli-metrics-token-6f10';
 let sim: Simulator;
@@ -144,7 +144,7 @@ describe('quoteflow sync --metrics-port', () => {
 /** Bar starts (epoch ms) of every kline row under `dir` (NDJSON), oldest first. */
 async function heldStarts(dir: string): Promise<number[]> {
   const starts: number[] = [];
-  for (const f of await filesUnder(join(dir, 'kline')))
+  for (const f of await dataFilesUnder(join(dir, 'kline')))
     for (const line of (await readFile(f, 'utf8')).split('\n'))
       if (line.trim() !== '') starts.push(Date.parse((JSON.parse(line) as { ts: string }).ts));
   return starts.sort((a, b) => a - b);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { kafkaBrokers, uniquePrefix } from './support/kafka.js';
 import { decimalsOf } from '../packages/cli/src/internal/decimals.js';
-import { filesUnder, runQuoteflow } from './support/quoteflow-process.js';
+import { dataFilesUnder, runQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'cli-output-token-77e1';
 const words = (text: string): string[] => text.split(' ');
@@ -78,7 +78,7 @@ describe('with a Kafka sink', () => {
       expect(run.stderr).not.toMatch(NODE_WARNING);
       expect(run.code).toBe(0);
     }
-    expect(await filesUnder(join(work, 'sync', 'kline'))).not.toEqual([]);
+    expect(await dataFilesUnder(join(work, 'sync', 'kline'))).not.toEqual([]);
   }, 120_000);
 });
 

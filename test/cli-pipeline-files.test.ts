@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { consumeWithKafkajs, kafkaBrokers, uniquePrefix } from './support/kafka.js';
-import { filesUnder, runQuoteflow } from './support/quoteflow-process.js';
+import { dataFilesUnder, runQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'cli-pipeline-files-token-5d1c';
 const EXAMPLES = resolve(import.meta.dirname, '../examples/pipelines');
@@ -199,7 +199,7 @@ describe('every example pipeline file runs', () => {
       env({ OUT: out, DURATION: '5', CODES: 'BTCUSDT,AAPL.US' }),
     );
     expect(r.code, r.stderr).toBe(0);
-    const files = await filesUnder(join(out, 'kline'));
+    const files = await dataFilesUnder(join(out, 'kline'));
     expect(files.some((f) => f.includes('kline_type=1'))).toBe(true);
     expect(files.some((f) => f.includes('kline_type=8'))).toBe(true);
     expect(files.every((f) => f.endsWith('.parquet'))).toBe(true);
@@ -212,7 +212,9 @@ describe('every example pipeline file runs', () => {
       env({ OUT: out, DURATION: '4' }),
     );
     expect(r.code, r.stderr).toBe(0);
-    const ticks = (await Promise.all((await filesUnder(join(out, 'depth'))).map((f) => readFile(f, 'utf8'))))
+    const ticks = (
+      await Promise.all((await dataFilesUnder(join(out, 'depth'))).map((f) => readFile(f, 'utf8')))
+    )
       .flatMap((t) => lines(t))
       .map((t) => `${String(t['code'])}#${String(t['seq'])}`);
     expect(ticks.length).toBeGreaterThan(0);

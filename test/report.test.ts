@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
-import { filesUnder, runQuoteflow } from './support/quoteflow-process.js';
+import { dataFilesUnder, runQuoteflow } from './support/quoteflow-process.js';
 import { sharedFixture } from './support/shared-fixtures.js';
 
 const TOKEN = 'report-test-token-83a0';
@@ -61,7 +61,7 @@ describe('quoteflow report', () => {
     );
     expect(backfill.code, backfill.stderr).toBe(0);
     // Holes: BTCUSDT loses 4 bars in one place and 2 in another, ETHUSDT 1.
-    const [file] = await filesUnder(join(out, 'kline'));
+    const [file] = await dataFilesUnder(join(out, 'kline'));
     const rows = (await readFile(file!, 'utf8')).trim().split('\n');
     const byCode = (code: string) => rows.filter((r) => (JSON.parse(r) as { code: string }).code === code);
     const drop = new Set([

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { readKlineBars } from '../packages/pipelines/src/index.js';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import { ensurePython, readDatasets } from './support/python.js';
 import { startQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'sync-crash-token-41c2';
@@ -18,6 +19,7 @@ let sim: Simulator;
 let work: string;
 
 beforeAll(async () => {
+  ensurePython();
   sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 5 });
   work = await mkdtemp(join(tmpdir(), 'qf-sync-crash-'));
 });
@@ -114,5 +116,10 @@ it('kill -9 of sync at random moments, 8 times, compaction beside it: every clos
     expect(starts.length, code).toBeGreaterThanOrEqual(300);
     for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!, `${code}: gap`).toBe(60_000);
   }
+  // The Delta log after eight kills: delta-rs reads exactly the bars the files hold.
+  const [delta] = await readDatasets([{ reader: 'deltalake', path: join(out, 'kline') }]);
+  const fromDelta = delta!.rows.map((r) => `${String(r.code)} ${String(r.ts)}`).sort();
+  const fromFiles = [...byCode].flatMap(([code, starts]) => starts.map((t) => `${code} ${t}`)).sort();
+  expect(fromDelta).toEqual(fromFiles);
   expect(sim.log.refused()).toEqual([]);
 }, 180_000);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Creates (or refreshes) the Python virtualenv at the repository root, `.venv/`, with the readers the
-# file-sink interop tests and the Parquet benchmark use: pyarrow, polars, duckdb, pytz, pyspark, and
-# confluent-kafka with its Avro deserializer (the schema registry tests) (PyPI;
+# file-sink interop tests and the Parquet benchmark use: pyarrow, polars, duckdb, pytz, pyspark,
+# deltalake, and confluent-kafka with its Avro deserializer (the schema registry tests) (PyPI;
 # Spark runs on Java 17+, which scripts/kafka/setup.sh installs).
-# Idempotent and fast when already set up: it only calls pip when requirements.txt changed.
+# Then Delta Lake's Spark jars (delta-jars.sh). Idempotent and fast when already set up: it only
+# calls pip when requirements.txt changed.
 # Usage: scripts/python/setup.sh            (PYTHON=python3.12 scripts/python/setup.sh to choose)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,11 +18,12 @@ if [[ ! -x "$venv/bin/python" ]]; then
   echo "python: creating $venv with $("$python" --version 2>&1)" >&2
   "$python" -m venv "$venv"
 fi
-if [[ -f "$stamp" ]] && cmp -s "$req" "$stamp" && "$venv/bin/python" -c 'import pyarrow, polars, duckdb, pytz, pyspark, fastavro, confluent_kafka.schema_registry.avro' 2>/dev/null; then
-  exit 0
+if [[ -f "$stamp" ]] && cmp -s "$req" "$stamp" && "$venv/bin/python" -c 'import pyarrow, polars, duckdb, pytz, pyspark, deltalake, fastavro, confluent_kafka.schema_registry.avro' 2>/dev/null; then
+  exec bash "$here/delta-jars.sh"
 fi
 echo "python: installing $(sed -e 's/#.*//' -e '/^\s*$/d' "$req" | tr -s ' \n' ' ')" >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" >&2
 cp "$req" "$stamp"
-"$venv/bin/python" -c 'import pyarrow, polars, duckdb, pyspark; print("python: pyarrow", pyarrow.__version__, "polars", polars.__version__, "duckdb", duckdb.__version__, "pyspark", pyspark.__version__)' >&2
+"$venv/bin/python" -c 'import pyarrow, polars, duckdb, pyspark, deltalake; print("python: pyarrow", pyarrow.__version__, "polars", polars.__version__, "duckdb", duckdb.__version__, "pyspark", pyspark.__version__, "deltalake", deltalake.__version__)' >&2
+bash "$here/delta-jars.sh" # Delta Lake's Spark jars into .cache/delta-jars

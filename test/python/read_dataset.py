@@ -3,9 +3,11 @@
 Usage: read_dataset.py READER PATH [--hive] [--format parquet|arrow|ndjson]
        read_dataset.py batch < REQUESTS.json
        read_dataset.py serve
-  READER: pyarrow | polars | duckdb | spark | parquet-meta
-  PATH:   one file, or a directory read as one Hive-partitioned table with --hive
-  batch:  a JSON list of {"reader", "path", "hive", "format"} on stdin, answered by a JSON list in
+  READER: pyarrow | polars | duckdb | spark | deltalake | polars-delta | spark-delta | parquet-meta
+  PATH:   one file, or a directory read as one Hive-partitioned table with --hive; for the Delta
+          readers (delta-rs, Polars' read_delta, Spark with delta-spark) a table's directory, read
+          at its newest version or at --version N (time travel)
+  batch:  a JSON list of {"reader", "path", "hive", "format", "version"} on stdin, answered by a JSON list in
           the same order from one process (Spark starts its JVM once, not once per read)
   serve:  listens on 127.0.0.1 (prints "listening PORT"), and answers each connection's one line,
           a JSON list of requests as for batch, with one line: {"ok": [answers]} or {"error": "..."};
@@ -119,9 +121,21 @@ def spark_session():
     if _spark is None:
         from pyspark.sql import SparkSession
 
+        # Delta Lake's jars (scripts/python/delta-jars.sh) on the one session's classpath, so the
+        # JVM starts once for plain Parquet and Delta reads alike.
+        jars = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", ".cache", "delta-jars", "*.jar")))
+        builder = SparkSession.builder.master("local[1]")
+        if jars:
+            builder = (
+                builder.config("spark.jars", ",".join(os.path.abspath(j) for j in jars))
+                .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+                # A small table's state in one task, not Delta's default 50 (seconds per read).
+                .config("spark.databricks.delta.snapshotPartitions", "1")
+                .config("spark.ui.showConsoleProgress", "false")
+            )
         _spark = (
-            SparkSession.builder.master("local[1]")
-            .appName("quoteflow-interop")
+            builder.appName("quoteflow-interop")
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "1")
@@ -130,6 +144,31 @@ def spark_session():
         )
         _spark.sparkContext.setLogLevel("ERROR")
     return _spark
+
+
+def read_deltalake(path, version):
+    from deltalake import DeltaTable
+
+    table = DeltaTable(path, version=version).to_pyarrow_table()
+    cols = [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in table.schema]
+    return cols, table.to_pylist()
+
+
+def read_polars_delta(path, version):
+    import polars as pl
+
+    df = pl.scan_delta(path, version=version).collect()
+    cols = [{"name": n, "type": str(t)} for n, t in df.schema.items()]
+    return cols, df.to_dicts()
+
+
+def read_spark_delta(path, version):
+    reader = spark_session().read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    df = reader.load(path)
+    cols = [{"name": f.name, "type": f.dataType.simpleString(), "nullable": f.nullable} for f in df.schema]
+    return cols, df.toArrow().to_pylist()
 
 
 def read_spark(path, hive, fmt):
@@ -181,17 +220,24 @@ def parquet_meta(path):
 
 
 READERS = {"pyarrow": read_pyarrow, "polars": read_polars, "duckdb": read_duckdb, "spark": read_spark}
+DELTA_READERS = {"deltalake": read_deltalake, "polars-delta": read_polars_delta, "spark-delta": read_spark_delta}
 
 
-def read_one(reader, path, hive, fmt):
+def read_one(reader, path, hive, fmt, version=None):
     if reader == "parquet-meta":
         return parquet_meta(path)
-    cols, rows = READERS[reader](path, hive, fmt)
+    if reader in DELTA_READERS:
+        cols, rows = DELTA_READERS[reader](path, version)
+    else:
+        cols, rows = READERS[reader](path, hive, fmt)
     return {"reader": reader, "columns": cols, "rows": [norm(r) for r in rows]}
 
 
 def read_all(reqs):
-    return [read_one(r["reader"], r["path"], r.get("hive", False), r.get("format", "parquet")) for r in reqs]
+    return [
+        read_one(r["reader"], r["path"], r.get("hive", False), r.get("format", "parquet"), r.get("version"))
+        for r in reqs
+    ]
 
 
 def serve():
@@ -223,7 +269,8 @@ def main(argv):
         out = read_all(json.load(sys.stdin))
     elif len(argv) >= 3:
         fmt = argv[argv.index("--format") + 1] if "--format" in argv else "parquet"
-        out = read_one(argv[1], argv[2], "--hive" in argv, fmt)
+        version = int(argv[argv.index("--version") + 1]) if "--version" in argv else None
+        out = read_one(argv[1], argv[2], "--hive" in argv, fmt, version)
     else:
         raise SystemExit(__doc__)
     json.dump(out, sys.stdout, allow_nan=False)

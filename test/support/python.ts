@@ -28,17 +28,21 @@ export function ensurePython(): string {
 }
 
 export type PythonReader = 'pyarrow' | 'polars' | 'duckdb' | 'spark';
+/** Readers of a Delta table (delta-rs, Polars' scan_delta, Spark with delta-spark). */
+export type DeltaReader = 'deltalake' | 'polars-delta' | 'spark-delta';
 
-/** What {@link readDatasets} reads: a file, or a directory as one Hive table. */
+/** What {@link readDatasets} reads: a file, or a directory as one Hive table, or a Delta table. */
 export interface ReadRequest {
-  readonly reader: PythonReader;
+  readonly reader: PythonReader | DeltaReader;
+  /** For a Delta reader: the table version to read (time travel); the newest without. */
+  readonly version?: number;
   readonly path: string;
   readonly hive?: boolean;
   readonly format?: 'parquet' | 'arrow' | 'ndjson';
 }
 
 export interface ReadBack {
-  readonly reader: PythonReader;
+  readonly reader: PythonReader | DeltaReader;
   readonly columns: { name: string; type: string; nullable?: boolean }[];
   /** Timestamps as epoch ms, integers as decimal strings, floats as numbers. */
   readonly rows: Record<string, unknown>[];

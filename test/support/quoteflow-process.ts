@@ -3,7 +3,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 
 export const QUOTEFLOW_BIN = resolve(import.meta.dirname, '../../packages/cli/bin/quoteflow');
@@ -82,4 +82,12 @@ export async function filesUnder(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true, withFileTypes: true }))
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name));
+}
+
+/**
+ * The data files of a dataset directory: {@link filesUnder} without the Delta log
+ * (`_delta_log/`, which the contract allows beside the data files).
+ */
+export async function dataFilesUnder(dir: string): Promise<string[]> {
+  return (await filesUnder(dir)).filter((f) => !f.split(sep).includes('_delta_log'));
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { QuoteflowClient, acceleratedClock, type Clock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
-import { DatasetLog, type LogEntry } from '@quoteflow/sinks';
+import { DatasetLog } from '@quoteflow/sinks';
 import { inspectDataset } from './inspect-dataset.js';
 import { klineSync } from './kline-sync.js';
 import type { KlineSyncEvent } from './kline-sync-options.js';
@@ -35,7 +35,7 @@ afterEach(async () => {
 async function rows(): Promise<{ code: string; ts: string; close: number }[]> {
   const out: { code: string; ts: string; close: number }[] = [];
   for (const e of await readdir(join(dir, 'kline'), { recursive: true, withFileTypes: true })) {
-    if (!e.isFile()) continue;
+    if (!e.isFile() || !e.name.endsWith('.ndjson')) continue; // not the Delta log
     for (const line of (await readFile(join(e.parentPath, e.name), 'utf8')).split('\n')) {
       if (line.trim() !== '') out.push(JSON.parse(line) as { code: string; ts: string; close: number });
     }
@@ -244,16 +244,26 @@ describe('klineSync', () => {
     // Undo the publishing of the newest commit, as a kill -9 right after the commit leaves it:
     // its files back in staging, `_applied` one version behind.
     const log = await DatasetLog.open(dir, 'kline');
-    const newest = JSON.parse(
-      await readFile(join(log.logDir, `${String(log.version).padStart(20, '0')}.json`), 'utf8'),
-    ) as LogEntry;
+    const actions = (
+      await readFile(join(log.logDir, `${String(log.version).padStart(20, '0')}.json`), 'utf8')
+    )
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            commitInfo?: { quoteflow: { operation: string; staged: Record<string, string> } };
+          },
+      );
+    const newest = actions.find((a) => a.commitInfo !== undefined)!.commitInfo!.quoteflow;
     expect(newest.operation).toBe('checkpoint');
-    expect(newest.add.length).toBeGreaterThan(0);
-    for (const f of newest.add) await rename(join(dir, f.path), join(dir, f.staged!));
-    await writeFile(join(log.logDir, '_applied'), `${log.version - 1}\n`);
+    const staged = Object.entries(newest.staged);
+    expect(staged.length).toBeGreaterThan(0);
+    for (const [path, stagedPath] of staged) await rename(join(dir, path), join(dir, stagedPath));
+    await writeFile(join(log.logDir, '.quoteflow-applied'), `${log.version - 1}\n`);
     const hidden = (await rows()).length;
     // A checkpoint staged by a writer killed before its commit: a bar already in the dataset again.
-    const again = (await readFile(join(dir, newest.add[0]!.staged!), 'utf8')).split('\n')[0];
+    const again = (await readFile(join(dir, staged[0]![1]), 'utf8')).split('\n')[0];
     await writeFile(join(dir, '.staging', 'host~999999~part-x.ndjson.tmp.ready.tmp'), `${again}\n`);
     await nextMinuteClosed(); // the market moves on
     const resumedAt = events.length;

@@ -27,6 +27,7 @@ export type {
   KlineSubPartition,
 } from './files/dataset-columns.js';
 export { DatasetLog, DATASET_LOG_DIR, listDataFiles } from './files/dataset-log.js';
+export type { DeltaStats } from './files/delta/delta-actions.js';
 export {
   forEachDatasetRow,
   forEachKlineRow,

@@ -29,7 +29,7 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
     .summary("merges each partition's small files into few large ones")
     .description(
       "Merges each partition's small files into files of up to --max-rows-per-file rows, with exactly the same rows. " +
-        "Each partition is built under DIR/.staging, committed to the dataset's log (DIR/_quoteflow_log) and swapped in " +
+        "Each partition is built under DIR/.staging, committed to the dataset's Delta log (DIR/<dataset>/_delta_log) and swapped in " +
         'whole (renameat2 on Linux), so a reader listing files sees the old files or the new ones; kill -9 at any moment ' +
         'is finished or undone by the next writer. Safe beside a running sync or backfill on the same DIR (files they ' +
         'publish meanwhile are kept); exits 2 if the publish lock stays held by another process for --wait seconds. ' +
@@ -49,6 +49,8 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
     .action(async (flags: CompactFlags) => {
       const { resolve } = await import('node:path');
       const { stat } = await import('node:fs/promises');
+      const { checkOutScheme } = await import('../internal/check-out-dir.js');
+      checkOutScheme(flags.out);
       const dir = resolve(ctx.io.cwd, flags.out);
       const info = await stat(dir).catch(() => undefined);
       if (info?.isDirectory() !== true) throw new UsageError(`--out ${flags.out}: no such directory`);

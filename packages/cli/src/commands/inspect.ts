@@ -28,6 +28,8 @@ export function registerInspectCommand(program: Command, ctx: CommandContext): v
     .action(async (flags: InspectFlags) => {
       const { resolve } = await import('node:path');
       const { stat } = await import('node:fs/promises');
+      const { checkOutScheme } = await import('../internal/check-out-dir.js');
+      checkOutScheme(flags.out);
       const dir = resolve(ctx.io.cwd, flags.out);
       const info = await stat(dir).catch(() => undefined);
       if (info?.isDirectory() !== true) throw new UsageError(`--out ${flags.out}: no such directory`);

@@ -33,6 +33,8 @@ export function registerReportCommand(program: Command, ctx: CommandContext): vo
   addCodesOptions(cmd, 'only these product codes').action(async (flags: ReportFlags) => {
     const { resolve } = await import('node:path');
     const { stat } = await import('node:fs/promises');
+    const { checkOutScheme } = await import('../internal/check-out-dir.js');
+    checkOutScheme(flags.out);
     const dir = resolve(ctx.io.cwd, flags.out);
     if ((await stat(dir).catch(() => undefined))?.isDirectory() !== true)
       throw new UsageError(`--out ${flags.out}: no such directory`);

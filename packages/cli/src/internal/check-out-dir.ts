@@ -10,6 +10,7 @@ import { UsageError } from './usage-error.js';
  * ENOENT under an existing parent (procfs), which is how `--out /proc/x` used to spin.
  */
 export async function checkOutDir(out: string, cwd = process.cwd(), flag = '--out'): Promise<void> {
+  checkOutScheme(out, flag);
   const named = `${flag} ${JSON.stringify(out)}`;
   let existing = resolve(cwd, out);
   for (;;) {
@@ -36,4 +37,19 @@ export async function checkOutDir(out: string, cwd = process.cwd(), flag = '--ou
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     throw new UsageError(`${named} is not writable (${code} in ${existing}): pick a writable directory`);
   }
+}
+
+/**
+ * Fails (exit 2) when `--out` names a URL (`scheme://…`) rather than a local directory: a path
+ * such as `s3://bucket/ds` would otherwise become a local folder named `s3:`. Object storage
+ * destinations are not available in this build, so every scheme is refused, naming the flag.
+ */
+export function checkOutScheme(out: string, flag = '--out'): void {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(out)?.[1];
+  if (scheme === undefined) return;
+  throw new UsageError(
+    scheme.toLowerCase() === 's3'
+      ? `${flag} ${JSON.stringify(out)}: object storage (s3://) is not supported by this build; give a local directory`
+      : `${flag} ${JSON.stringify(out)}: unknown scheme "${scheme}://"; give a local directory`,
+  );
 }

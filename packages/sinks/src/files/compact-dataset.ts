@@ -6,6 +6,8 @@ import { writeFileDurably } from '@quoteflow/core';
 import type { DatasetKind } from './dataset-columns.js';
 import type { LogFile } from './dataset-log-format.js';
 import { DatasetLog, type DatasetLogOptions } from './dataset-log.js';
+import type { DeltaStats } from './delta/delta-actions.js';
+import { tableStats } from './delta/file-stats.js';
 import type { DatasetFormat } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
 import { encodeArrowTable } from './internal/encode-worker.js';
@@ -147,16 +149,21 @@ async function compactPartition(
   let rows = 0;
   try {
     let seq = 0;
-    const emit = async (bytes: Uint8Array, fileRows: number): Promise<void> => {
+    const emit = async (bytes: Uint8Array, fileRows: number, stats?: DeltaStats): Promise<void> => {
       const name = partFileName(now(), writerId, ++seq, group.format);
       const path = join(stagedDir, name);
       await writeFileDurably(path, bytes, { tempPath: `${path}.tmp` });
-      outputs.push({ path: `${group.partition}/${name}`, rows: fileRows, bytes: bytes.length });
+      outputs.push({
+        path: `${group.partition}/${name}`,
+        rows: fileRows,
+        bytes: bytes.length,
+        ...(stats === undefined ? {} : { stats }),
+      });
     };
-    for await (const chunk of readInChunks(root, group, maxRows)) {
+    for await (const chunk of readInChunks(root, group, maxRows, log.dataset)) {
       bytesBefore += chunk.bytesRead;
       rows += chunk.rows;
-      await emit(chunk.bytes, chunk.rows);
+      await emit(chunk.bytes, chunk.rows, chunk.stats);
     }
   } catch (err) {
     await rm(stagedDir, { recursive: true, force: true });
@@ -193,10 +200,17 @@ interface Chunk {
   readonly rows: number;
   /** Input bytes read since the previous chunk. */
   readonly bytesRead: number;
+  /** Delta statistics of a Parquet chunk, from its rows before encoding. */
+  readonly stats?: DeltaStats;
 }
 
 /** The group's rows, in file order, as encoded files of at most `maxRows` rows. */
-async function* readInChunks(root: string, group: PartitionGroup, maxRows: number): AsyncGenerator<Chunk> {
+async function* readInChunks(
+  root: string,
+  group: PartitionGroup,
+  maxRows: number,
+  dataset: DatasetKind,
+): AsyncGenerator<Chunk> {
   if (group.format === 'ndjson') {
     yield* ndjsonChunks(root, group, maxRows);
     return;
@@ -222,7 +236,14 @@ async function* readInChunks(root: string, group: PartitionGroup, maxRows: numbe
       }
     }
     pendingRows -= n;
-    const chunk = { bytes: encodeArrowTable(new Table(take), format), rows: n, bytesRead };
+    const table = new Table(take);
+    const stats = format === 'parquet' ? tableStats(table, dataset) : undefined;
+    const chunk = {
+      bytes: encodeArrowTable(table, format),
+      rows: n,
+      bytesRead,
+      ...(stats === undefined ? {} : { stats }),
+    };
     bytesRead = 0;
     return chunk;
   };

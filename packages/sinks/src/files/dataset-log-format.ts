@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DeltaStats } from './delta/delta-actions.js';
 
 /**
  * What a dataset holds of one series (keyed by core's `seriesKey`, `CODE|K`; logs written before
@@ -18,19 +19,23 @@ export interface LogFile {
   readonly bytes: number;
   /** The staged file (relative to `DIR`) a checkpoint renames to `path` once committed. */
   readonly staged?: string;
+  /** Delta statistics of a Parquet file (the log reads them from the file when a commit gives none). */
+  readonly stats?: DeltaStats;
 }
 
 /** What a commit does (see {@link LogEntry}). */
-export const LOG_OPERATIONS = ['checkpoint', 'adopt', 'compact'] as const;
+export const LOG_OPERATIONS = ['checkpoint', 'adopt', 'compact', 'convert'] as const;
 export type LogOperation = (typeof LOG_OPERATIONS)[number];
 
 /**
- * One version of a dataset's commit log (`DIR/_quoteflow_log/<dataset>/<version>.json`):
+ * One version of a dataset's commit log as quoteflow reads it (the Delta commit
+ * `DIR/<dataset>/_delta_log/<version>.json`; before 2026-11, `DIR/_quoteflow_log/<dataset>/<version>.json`):
  * - `checkpoint`: a writer's files (staged, published once committed) and per series what they add;
  * - `adopt`: files found on disk that no commit named (written by an earlier quoteflow, or by a
  *   writer that does not commit, such as depth capture), with what they hold;
  * - `compact`: a partition's files replaced by fewer ones holding the same rows; `swap` names the
- *   staged directory that is exchanged with the partition directory.
+ *   staged directory that is exchanged with the partition directory;
+ * - `convert`: the state of a pre-Delta log, as the Delta table's first version.
  */
 export interface LogEntry {
   readonly version: number;

@@ -1,29 +1,35 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { makeDirectory, writeFileDurably } from '@quoteflow/core';
 import type { DatasetKind } from './dataset-columns.js';
 import {
   addWatermark,
-  LogEntrySchema,
   normalizeSeriesKey,
-  LogSnapshotSchema,
-  parseLogFileName,
-  snapshotFileName,
-  versionFileName,
   type LogEntry,
   type LogFile,
   type LogOperation,
-  type LogSnapshot,
   type SeriesWatermark,
 } from './dataset-log-format.js';
+import {
+  DELTA_PROTOCOL,
+  FILE_DOMAIN,
+  newMetaData,
+  partitionValuesOf,
+  SERIES_DOMAIN,
+  toDeltaPath,
+  type DeltaAction,
+} from './delta/delta-actions.js';
+import { readFileStats } from './delta/file-stats.js';
+import { DeltaState, type QuoteflowCommitInfo } from './delta/delta-state.js';
+import { readLegacyLog, removeLegacyLog } from './delta/legacy-log.js';
 import { FileSinkError } from './file-sink-error.js';
 import { applyLogEntry } from './internal/apply-log-entry.js';
 import { acquirePublishLock, type PublishLockOptions } from './internal/publish-lock.js';
 
-/** The directory of the commit logs under a dataset root: `DIR/_quoteflow_log/<dataset>/`. */
-export const DATASET_LOG_DIR = '_quoteflow_log';
+/** The Delta log of a dataset: `DIR/<dataset>/_delta_log/`. */
+export const DATASET_LOG_DIR = '_delta_log';
 
 /** What a file on disk that no commit named holds (for `adopt`): its rows, and per series what they add. */
 export interface FileSummary {
@@ -36,7 +42,7 @@ export interface DatasetLogOptions {
   /** Wall-clock time (epoch ms) for commit times and the publish lock, shared by every process. */
   readonly now?: () => number;
   readonly lock?: PublishLockOptions;
-  /** A snapshot of the whole state is written every this many versions. @defaultValue 100 */
+  /** A log compaction (`0.<v>.compacted.json`, the whole state) is written every this many versions. @defaultValue 100 */
   readonly snapshotEvery?: number;
   /** Reads a file found on disk that no commit named. @defaultValue rows unknown (-1), no series */
   readonly summarize?: (relativePath: string) => Promise<FileSummary>;
@@ -58,36 +64,50 @@ export interface DatasetTransaction {
 }
 
 const WRITER = `${hostname().replaceAll('~', '_')}~${process.pid}~${randomBytes(4).toString('hex')}`;
+const COMMIT_NAME = /^(\d{20})\.json$/;
+const COMPACTION_NAME = /^0{20}\.(\d{20})\.compacted\.json$/;
+const APPLIED = '.quoteflow-applied';
+
+const versionName = (v: number): string => `${String(v).padStart(20, '0')}.json`;
+const compactionName = (v: number): string =>
+  `${'0'.repeat(20)}.${String(v).padStart(20, '0')}.compacted.json`;
 
 /**
- * The commit log of one dataset, after Delta Lake's protocol reduced to what one directory of
- * Hive-partitioned files needs: version `n` is the file `<n>.json`, created with `link()` (which
- * fails if it exists), so of two writers at most one commits each version; a commit names the files
- * it adds and removes and what each series gained, and is published (staged files renamed into
- * place, a partition directory swapped) only after it is durable. Every writer that takes the
- * publish lock first finishes publishing what a crashed one committed (`_applied` says how far),
- * so kill -9 at any moment leaves each committed row in exactly one visible file. A snapshot of
- * the whole state every `snapshotEvery` versions keeps opening cheap.
+ * The commit log of one dataset: a Delta Lake table's log, `DIR/<dataset>/_delta_log/`, read by
+ * delta-rs, Polars, Spark and the others. Version `n` is the file `<n>.json` (newline-delimited
+ * actions: `commitInfo`, `protocol` and `metaData` in the first, `add`/`remove` with partition
+ * values, size and statistics), created with `link()` (which fails if it exists), so of two writers
+ * at most one commits each version. What Delta has no action for rides in its extension points:
+ * per-series watermarks in `domainMetadata` (`quoteflow.series.<CODE|K>`, the totals), files of
+ * other formats than Parquet likewise (`quoteflow.file.<path>`), and in `commitInfo.quoteflow`
+ * what a version does locally: the staged files a checkpoint publishes, the partition a compaction
+ * swaps, what each series gained. A commit is published (staged files renamed into place, a
+ * partition directory swapped) only after it is durable; every writer that takes the publish lock
+ * first finishes publishing what a crashed one committed (`.quoteflow-applied` says how far), so
+ * kill -9 at any moment leaves each committed row in exactly one visible file. Every
+ * `snapshotEvery` versions the whole state is written as a Delta log compaction
+ * (`0…0.<v>.compacted.json`), so opening reads one file and the versions after it. A dataset with
+ * a pre-Delta log (`DIR/_quoteflow_log/<dataset>/`) is converted into version 0 on first open.
  *
- * Readers that list files (DuckDB, pyarrow, Polars, Spark) need none of this: the files on disk
- * are the dataset. The log is what a restart, a takeover and compaction read instead of every file.
+ * Readers that list files (DuckDB, pyarrow, Polars, Spark over `DIR/kline`) need none of this:
+ * the files on disk are the current version. The log is what a restart, a takeover, compaction
+ * and the Delta readers read instead.
  */
 export class DatasetLog {
   readonly logDir: string;
   readonly #now: () => number;
   readonly #options: DatasetLogOptions;
-  #version = 0;
-  readonly #files = new Map<string, LogFile>();
-  readonly #series = new Map<string, SeriesWatermark>();
+  #state: DeltaState;
 
   private constructor(
     readonly root: string,
     readonly dataset: DatasetKind,
     options: DatasetLogOptions,
   ) {
-    this.logDir = join(root, DATASET_LOG_DIR, dataset);
+    this.logDir = join(root, dataset, DATASET_LOG_DIR);
     this.#now = options.now ?? Date.now;
     this.#options = options;
+    this.#state = new DeltaState(dataset);
   }
 
   /** Reads the log of `dataset` under `root` (an empty log where none exists yet). */
@@ -101,52 +121,57 @@ export class DatasetLog {
     return log;
   }
 
-  /** The newest version read (0: nothing committed). */
+  /** The newest Delta version read (-1: the table has no version yet). */
   get version(): number {
-    return this.#version;
+    return this.#state.version;
   }
 
   /** The live files, by path relative to the root. */
   get files(): ReadonlyMap<string, LogFile> {
-    return this.#files;
+    return this.#state.files;
   }
 
   /** Per series (core's `seriesKey`), what the dataset holds. */
   get series(): ReadonlyMap<string, SeriesWatermark> {
-    return this.#series;
+    return this.#state.series;
   }
 
-  /** Reads versions committed since the last read (by any process); returns them in order. */
-  async refresh(): Promise<LogEntry[]> {
+  /** Reads versions committed since the last read (by any process). */
+  async refresh(): Promise<void> {
+    const { commits, compactions } = await this.#list();
+    const newest = compactions.filter((v) => commits.has(v) || v <= this.#state.version).at(-1);
+    if (newest !== undefined && newest > this.#state.version + 1) {
+      const state = new DeltaState(this.dataset);
+      state.fold(newest, await this.#readActions(compactionName(newest)));
+      this.#state = state;
+    }
+    while (commits.has(this.#state.version + 1)) {
+      const v = this.#state.version + 1;
+      this.#state.fold(v, await this.#readActions(versionName(v)));
+    }
+  }
+
+  async #list(): Promise<{ commits: Set<number>; compactions: number[] }> {
     const names = await readdir(this.logDir).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') return [] as string[];
       throw err;
     });
-    const versions = new Set<number>();
-    let newestSnapshot = -1;
+    const commits = new Set<number>();
+    const compactions: number[] = [];
     for (const name of names) {
-      const parsed = parseLogFileName(name);
-      if (parsed === undefined) continue;
-      if (parsed.snapshot) newestSnapshot = Math.max(newestSnapshot, parsed.version);
-      else versions.add(parsed.version);
+      const c = COMMIT_NAME.exec(name);
+      if (c !== null) commits.add(Number(c[1]));
+      const k = COMPACTION_NAME.exec(name);
+      if (k !== null) compactions.push(Number(k[1]));
     }
-    // Entries this process has not read were pruned: start again from the newest snapshot.
-    if (!versions.has(this.#version + 1) && newestSnapshot > this.#version) {
-      this.load(await this.readSnapshot(newestSnapshot));
-    }
-    const read: LogEntry[] = [];
-    while (versions.has(this.#version + 1)) {
-      const entry = await this.readEntry(this.#version + 1);
-      this.fold(entry);
-      read.push(entry);
-    }
-    return read;
+    return { commits, compactions: compactions.sort((a, b) => a - b) };
   }
 
   /**
    * Runs `body` holding the dataset's publish lock, with the log current and everything committed
-   * published (a crashed writer's commit included). With `adoptOrphans`, files on disk that no
-   * commit names are first committed as `adopt` (read with `summarize`).
+   * published (a crashed writer's commit included; a pre-Delta log converted). With
+   * `adoptOrphans`, files on disk that no commit names are first committed as `adopt` (read with
+   * `summarize`).
    */
   async transaction<T>(
     body: (tx: DatasetTransaction) => Promise<T>,
@@ -157,13 +182,14 @@ export class DatasetLog {
     // than the lock may be held); only those that appear meanwhile are read holding it.
     let summaries: Map<string, FileSummary> | undefined;
     if (options.adoptOrphans === true) await this.summarizeOrphans((summaries = new Map()));
-    const lock = await acquirePublishLock(join(this.logDir, '.lock'), {
+    const lock = await acquirePublishLock(join(this.logDir, '.quoteflow.lock'), {
       ...this.#options.lock,
       now: this.#options.lock?.now ?? this.#now,
     });
     try {
       await this.refresh();
       await this.publishCommitted();
+      await this.convertLegacy();
       const tx: DatasetTransaction = { commit: (change) => this.commit(change) };
       if (summaries !== undefined) await this.adoptOrphans(tx, summaries);
       return await body(tx);
@@ -173,42 +199,159 @@ export class DatasetLog {
   }
 
   private async commit(change: LogChange): Promise<LogEntry> {
-    const entry: LogEntry = {
-      version: this.#version + 1,
-      committedAt: new Date(this.#now()).toISOString(),
-      writer: WRITER,
-      operation: change.operation,
-      add: change.add,
-      remove: change.remove ?? [],
-      ...(change.series === undefined ? {} : { series: change.series }),
-      ...(change.swap === undefined ? {} : { swap: change.swap }),
-    };
+    const version = this.#state.version + 1;
+    const actions = await this.#actionsOf(change, version);
+    const text = actions.map((a) => JSON.stringify(a)).join('\n') + '\n';
     try {
-      await writeFileDurably(join(this.logDir, versionFileName(entry.version)), JSON.stringify(entry), {
-        exclusive: true,
-      });
+      await writeFileDurably(join(this.logDir, versionName(version)), text, { exclusive: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       throw new FileSinkError(
         'QF_LOCKED',
-        `${this.dataset} commit log: version ${entry.version} was committed by another writer while this one held the publish lock (the lock was broken as stale): nothing of this commit was published`,
+        `${this.dataset} commit log: version ${version} was committed by another writer while this one held the publish lock (the lock was broken as stale): nothing of this commit was published`,
       );
     }
-    this.fold(entry);
+    const entry = this.#state.fold(version, actions as unknown as Record<string, unknown>[]);
     await applyLogEntry(this.root, entry);
-    await this.markApplied(entry.version);
+    await this.markApplied(version);
     return entry;
+  }
+
+  /** The Delta actions of a change: commitInfo, (protocol and metaData first), adds, removes, domains. */
+  async #actionsOf(change: LogChange, version: number): Promise<DeltaAction[]> {
+    const nowMs = this.#now();
+    const staged: Record<string, string> = {};
+    for (const f of change.add) if (f.staged !== undefined) staged[f.path] = f.staged;
+    const info: QuoteflowCommitInfo = {
+      operation: change.operation,
+      writer: WRITER,
+      ...(Object.keys(staged).length === 0 ? {} : { staged }),
+      ...(change.swap === undefined ? {} : { swap: change.swap }),
+      ...(change.series === undefined ? {} : { series: change.series }),
+    };
+    const compact = change.operation === 'compact';
+    const actions: DeltaAction[] = [
+      {
+        commitInfo: {
+          timestamp: nowMs,
+          operation: compact ? 'OPTIMIZE' : change.operation === 'convert' ? 'CONVERT' : 'WRITE',
+          operationParameters: compact ? {} : { mode: 'Append' },
+          isBlindAppend: !compact,
+          engineInfo: 'quoteflow',
+          quoteflow: info,
+        },
+      },
+    ];
+    let meta = this.#state.metaData;
+    if (version === 0 || meta === undefined) {
+      const first = change.add.find((f) => f.path.endsWith('.parquet')) ?? change.add[0];
+      const columns =
+        first === undefined ? [] : partitionValuesOf(this.#tablePath(first.path)).map(([k]) => k);
+      meta = newMetaData(this.dataset, columns, nowMs);
+      actions.push({ protocol: DELTA_PROTOCOL }, { metaData: meta });
+    }
+    for (const f of change.add)
+      actions.push(await this.#addAction(f, meta.partitionColumns, nowMs, !compact));
+    for (const path of change.remove ?? []) actions.push(this.#removeAction(path, nowMs, !compact));
+    const totals = new Map<string, SeriesWatermark>();
+    for (const [raw, gained] of Object.entries(change.series ?? {})) {
+      const key = normalizeSeriesKey(raw);
+      totals.set(key, addWatermark(totals.get(key) ?? this.#state.series.get(key), gained));
+    }
+    for (const [key, total] of totals) {
+      actions.push({
+        domainMetadata: {
+          domain: `${SERIES_DOMAIN}${key}`,
+          configuration: JSON.stringify(total),
+          removed: false,
+        },
+      });
+    }
+    return actions;
+  }
+
+  #tablePath(dirPath: string): string {
+    const prefix = `${this.dataset}/`;
+    if (!dirPath.startsWith(prefix))
+      throw new FileSinkError(
+        'QF_DATASET_LOG',
+        `${dirPath} is not under ${prefix} (the ${this.dataset} table)`,
+      );
+    return dirPath.slice(prefix.length);
+  }
+
+  async #addAction(
+    f: LogFile,
+    partitionColumns: readonly string[],
+    nowMs: number,
+    dataChange: boolean,
+  ): Promise<DeltaAction> {
+    const tablePath = this.#tablePath(f.path);
+    if (!f.path.endsWith('.parquet')) {
+      const configuration = JSON.stringify({ rows: f.rows, bytes: f.bytes });
+      return { domainMetadata: { domain: `${FILE_DOMAIN}${f.path}`, configuration, removed: false } };
+    }
+    const values = partitionValuesOf(tablePath);
+    if (values.map(([k]) => k).join('/') !== partitionColumns.join('/'))
+      throw new FileSinkError(
+        'QF_DATASET_LOG',
+        `${f.path} is partitioned by ${values.map(([k]) => k).join(', ') || 'nothing'}, the ${this.dataset} table by ${partitionColumns.join(', ') || 'nothing'}: one table has one layout`,
+      );
+    const stats = f.stats ?? (await readFileStats(this.root, f.staged ?? f.path, this.dataset));
+    return {
+      add: {
+        path: toDeltaPath(tablePath),
+        partitionValues: Object.fromEntries(values),
+        size: f.bytes,
+        modificationTime: nowMs,
+        dataChange,
+        stats: JSON.stringify(stats),
+      },
+    };
+  }
+
+  #removeAction(path: string, nowMs: number, dataChange: boolean): DeltaAction {
+    const add = this.#state.adds.get(path);
+    if (add === undefined)
+      return { domainMetadata: { domain: `${FILE_DOMAIN}${path}`, configuration: '{}', removed: true } };
+    return {
+      remove: {
+        path: add.path,
+        deletionTimestamp: nowMs,
+        dataChange,
+        extendedFileMetadata: true,
+        partitionValues: add.partitionValues,
+        size: add.size,
+      },
+    };
   }
 
   /** Publishes versions committed but not yet published (their writer died in between). */
   private async publishCommitted(): Promise<void> {
     const applied = await this.readApplied();
-    if (applied >= this.#version) return;
-    for (let v = applied + 1; v <= this.#version; v++) {
-      const entry = await this.readEntry(v).catch(() => undefined);
-      if (entry !== undefined) await applyLogEntry(this.root, entry);
+    if (applied >= this.#state.version) return;
+    for (let v = applied + 1; v <= this.#state.version; v++) {
+      const entry = new DeltaState(this.dataset).fold(v, await this.#readActions(versionName(v)));
+      await applyLogEntry(this.root, entry);
     }
-    await this.markApplied(this.#version);
+    await this.markApplied(this.#state.version);
+  }
+
+  /** A dataset with a pre-Delta log and no Delta version yet: its state becomes version 0, once. */
+  private async convertLegacy(): Promise<void> {
+    const legacy = await readLegacyLog(this.root, this.dataset);
+    if (legacy === undefined) return;
+    if (this.#state.version < 0 && (legacy.files.length > 0 || legacy.series.size > 0)) {
+      // Sizes from the files: the pre-Delta log recorded 0 bytes for the files it adopted.
+      const add: LogFile[] = [];
+      for (const f of legacy.files) add.push({ ...f, bytes: await fileSize(join(this.root, f.path)) });
+      await this.commit({
+        operation: 'convert',
+        add,
+        series: Object.fromEntries(legacy.series),
+      });
+    }
+    await removeLegacyLog(this.root, this.dataset);
   }
 
   /**
@@ -220,7 +363,7 @@ export class DatasetLog {
     await this.refresh();
     const orphans: string[] = [];
     for (const path of await listDataFiles(this.root, this.dataset)) {
-      if (this.#files.has(path)) continue;
+      if (this.#state.files.has(path)) continue;
       orphans.push(path);
       if (!known.has(path)) known.set(path, (await this.#options.summarize?.(path)) ?? { rows: -1 });
     }
@@ -229,11 +372,12 @@ export class DatasetLog {
 
   /** Commits the files on disk now (holding the lock, published) that no commit names. */
   private async adoptOrphans(tx: DatasetTransaction, summaries: Map<string, FileSummary>): Promise<void> {
+    // A dataset with a pre-Delta log names its files there: they are converted, not adopted.
     const add: LogFile[] = [];
     const series = new Map<string, SeriesWatermark>();
     for (const path of await this.summarizeOrphans(summaries)) {
       const summary = summaries.get(path)!;
-      add.push({ path, rows: summary.rows, bytes: 0 });
+      add.push({ path, rows: summary.rows, bytes: await fileSize(join(this.root, path)) });
       for (const [key, w] of Object.entries(summary.series ?? {}))
         series.set(key, addWatermark(series.get(key), w));
     }
@@ -241,77 +385,67 @@ export class DatasetLog {
     await tx.commit({ operation: 'adopt', add, series: Object.fromEntries(series) });
   }
 
-  private fold(entry: LogEntry): void {
-    for (const path of entry.remove) this.#files.delete(path);
-    for (const f of entry.add) this.#files.set(f.path, { path: f.path, rows: f.rows, bytes: f.bytes });
-    for (const [raw, w] of Object.entries(entry.series ?? {})) {
-      const key = normalizeSeriesKey(raw);
-      this.#series.set(key, addWatermark(this.#series.get(key), w));
-    }
-    this.#version = entry.version;
-  }
-
-  private load(snapshot: LogSnapshot): void {
-    this.#files.clear();
-    this.#series.clear();
-    for (const f of snapshot.files) this.#files.set(f.path, f);
-    for (const [key, w] of Object.entries(snapshot.series)) this.#series.set(normalizeSeriesKey(key), w);
-    this.#version = snapshot.version;
-  }
-
   private async markApplied(version: number): Promise<void> {
-    await writeFileDurably(join(this.logDir, '_applied'), `${version}\n`);
+    await writeFileDurably(join(this.logDir, APPLIED), `${version}\n`);
     const every = this.#options.snapshotEvery ?? 100;
-    if (version % every === 0 && version === this.#version) await this.writeSnapshot(every);
+    if (version > 0 && version % every === 0 && version === this.#state.version)
+      await this.writeCompaction(every);
   }
 
-  /** Writes the state as a snapshot, then prunes what the previous snapshot already covers. */
-  private async writeSnapshot(every: number): Promise<void> {
-    const snapshot: LogSnapshot = {
-      version: this.#version,
-      files: [...this.#files.values()],
-      series: Object.fromEntries(this.#series),
-    };
-    await writeFileDurably(join(this.logDir, snapshotFileName(snapshot.version)), JSON.stringify(snapshot));
-    const keepFrom = snapshot.version - every;
-    for (const name of await readdir(this.logDir)) {
-      const parsed = parseLogFileName(name);
-      if (parsed !== undefined && parsed.version < keepFrom)
-        await rm(join(this.logDir, name), { force: true });
+  /** Writes the whole state as a Delta log compaction of versions 0..v; drops all but the previous one. */
+  private async writeCompaction(every: number): Promise<void> {
+    const s = this.#state;
+    const lines: DeltaAction[] = [{ protocol: DELTA_PROTOCOL }];
+    if (s.metaData !== undefined) lines.push({ metaData: s.metaData });
+    for (const add of s.adds.values()) lines.push({ add: { ...add, dataChange: false } });
+    for (const f of s.files.values()) {
+      if (s.adds.has(f.path)) continue;
+      const configuration = JSON.stringify({ rows: f.rows, bytes: f.bytes });
+      lines.push({ domainMetadata: { domain: `${FILE_DOMAIN}${f.path}`, configuration, removed: false } });
     }
+    for (const [key, w] of s.series)
+      lines.push({
+        domainMetadata: {
+          domain: `${SERIES_DOMAIN}${key}`,
+          configuration: JSON.stringify(w),
+          removed: false,
+        },
+      });
+    const text = lines.map((a) => JSON.stringify(a)).join('\n') + '\n';
+    await writeFileDurably(join(this.logDir, compactionName(s.version)), text);
+    for (const old of (await this.#list()).compactions)
+      if (old < s.version - every) await rm(join(this.logDir, compactionName(old)), { force: true });
   }
 
   private async readApplied(): Promise<number> {
     try {
-      const n = Number((await readFile(join(this.logDir, '_applied'), 'utf8')).trim());
-      return Number.isInteger(n) && n >= 0 ? n : 0;
+      const n = Number((await readFile(join(this.logDir, APPLIED), 'utf8')).trim());
+      return Number.isInteger(n) && n >= -1 ? n : -1;
     } catch {
-      return 0;
+      return -1;
     }
   }
 
-  private async readEntry(version: number): Promise<LogEntry> {
-    return this.readJson(versionFileName(version), (v) => LogEntrySchema.parse(v) as LogEntry);
-  }
-
-  private async readSnapshot(version: number): Promise<LogSnapshot> {
-    return this.readJson(snapshotFileName(version), (v) => LogSnapshotSchema.parse(v) as LogSnapshot);
-  }
-
-  private async readJson<T>(name: string, parse: (v: unknown) => T): Promise<T> {
+  async #readActions(name: string): Promise<Record<string, unknown>[]> {
     const path = join(this.logDir, name);
     try {
-      return parse(JSON.parse(await readFile(path, 'utf8')));
+      const text = await readFile(path, 'utf8');
+      return text
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
     } catch (err) {
       throw new FileSinkError(
         'QF_DATASET_LOG',
-        `${path} is not a quoteflow commit: ${(err as Error).message.slice(0, 200)}`,
-        {
-          cause: err,
-        },
+        `${path} is not a Delta commit: ${(err as Error).message.slice(0, 200)}`,
+        { cause: err },
       );
     }
   }
+}
+
+async function fileSize(path: string): Promise<number> {
+  return (await stat(path)).size;
 }
 
 /** Every finished data file of a dataset on disk (`DIR/<dataset>/…`), relative to `DIR`, sorted. */
@@ -327,8 +461,9 @@ export async function listDataFiles(root: string, dataset: DatasetKind): Promise
     }
     for (const e of entries) {
       const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (/\.(parquet|arrow|ndjson)$/.test(e.name)) out.push(relative(root, p).split(sep).join('/'));
+      if (e.isDirectory()) {
+        if (e.name !== DATASET_LOG_DIR) await walk(p);
+      } else if (/\.(parquet|arrow|ndjson)$/.test(e.name)) out.push(relative(root, p).split(sep).join('/'));
     }
   };
   await walk(join(root, dataset));

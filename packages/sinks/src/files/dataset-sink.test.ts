@@ -1,10 +1,10 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { seriesKey } from '@quoteflow/core';
 import { DatasetSink } from './dataset-sink.js';
-import { listDataFiles } from './dataset-log.js';
+import { DatasetLog, listDataFiles } from './dataset-log.js';
 import { readKlineStarts } from './read-dataset-rows.js';
 import { barUpdate, warmEncoderThread } from '../../test-support/test-records.js';
 
@@ -48,6 +48,71 @@ describe('DatasetSink', () => {
     expect(sink.watermarks().get(KEY)).toEqual({ first: minute(0), last: minute(2), rows: 3 });
     expect(await visibleStarts()).toEqual(new Map([['AAPL.US', [minute(0), minute(1), minute(2)]]]));
     await sink.close();
+  });
+
+  it('commits each file with its Delta statistics: rows, min/max per column (timestamps as ISO instants), null counts', async () => {
+    const sink = await DatasetSink.open({ dir });
+    for (let i = 0; i < 3; i++) sink.write(barUpdate('AAPL.US', minute(i), true));
+    sink.write(barUpdate('MSFT.US', minute(1), true));
+    await sink.checkpoint();
+    await sink.close();
+    const log = await DatasetLog.open(dir, 'kline');
+    const [file] = [...log.files.values()];
+    expect(file?.stats).toEqual({
+      numRecords: 4,
+      minValues: expect.objectContaining({
+        code: 'AAPL.US',
+        ts: new Date(minute(0)).toISOString(),
+        close: 10.5,
+      }) as unknown,
+      maxValues: expect.objectContaining({
+        code: 'MSFT.US',
+        ts: new Date(minute(2)).toISOString(),
+        read_at: new Date(minute(2) + 30_000).toISOString(),
+      }) as unknown,
+      nullCount: expect.objectContaining({ code: 0, ts: 0, volume: 0 }) as unknown,
+    });
+  });
+
+  it('converts a dataset with a pre-Delta log (_quoteflow_log) into Delta version 0 on first open, once, every row kept', async () => {
+    const first = await DatasetSink.open({ dir });
+    for (let i = 0; i < 5; i++) first.write(barUpdate('AAPL.US', minute(i), true));
+    await first.checkpoint();
+    await first.close();
+    // The same files under the log quoteflow kept before: one published entry and `_applied`.
+    const files = await listDataFiles(dir, 'kline');
+    const legacyDir = join(dir, '_quoteflow_log', 'kline');
+    await mkdir(legacyDir, { recursive: true });
+    const entry = {
+      version: 1,
+      committedAt: new Date().toISOString(),
+      writer: 'old~1~x',
+      operation: 'checkpoint',
+      add: await Promise.all(files.map(async (path) => ({ path, rows: 5, bytes: 0 }))),
+      remove: [],
+      series: { 'AAPL.US:1': { first: minute(0), last: minute(4), rows: 5 } },
+    };
+    await writeFile(join(legacyDir, '00000000000000000001.json'), JSON.stringify(entry));
+    await writeFile(join(legacyDir, '_applied'), '1\n');
+    await rm(join(dir, 'kline', '_delta_log'), { recursive: true });
+    const before = await visibleStarts();
+
+    const again = await DatasetSink.open({ dir });
+    expect(again.watermarks().get(KEY)).toEqual({ first: minute(0), last: minute(4), rows: 5 });
+    expect(await visibleStarts()).toEqual(before);
+    await expect(readdir(join(dir, '_quoteflow_log'))).rejects.toMatchObject({ code: 'ENOENT' });
+    const log = await DatasetLog.open(dir, 'kline');
+    expect(log.version).toBe(0);
+    expect([...log.files.values()].map((f) => [f.path, f.rows, f.bytes > 0])).toEqual(
+      files.map((p) => [p, 5, true]),
+    );
+    again.write(barUpdate('AAPL.US', minute(5), true));
+    await again.checkpoint();
+    await again.close();
+    const reopened = await DatasetLog.open(dir, 'kline');
+    expect(reopened.version).toBe(1); // converted once: no second version 0, no adopt
+    expect(reopened.series.get(KEY)).toEqual({ first: minute(0), last: minute(5), rows: 6 });
+    expect((await visibleStarts()).get('AAPL.US')).toHaveLength(6);
   });
 
   it('takes a replay after a restart harmlessly: only bars its commits do not cover are written', async () => {

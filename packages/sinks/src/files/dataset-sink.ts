@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { seriesKey, systemClock, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import { compactDataset, type CompactedPartition } from './compact-dataset.js';
-import type { SeriesWatermark } from './dataset-log-format.js';
+import type { LogFile, SeriesWatermark } from './dataset-log-format.js';
+import { readFileStats } from './delta/file-stats.js';
 import { DatasetLog } from './dataset-log.js';
 import { DatasetWriter, type DatasetFormat, type WrittenFile } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
@@ -58,7 +59,7 @@ export const OPEN_PARTITION_MIN_FILES = 240;
 /**
  * The K-line dataset under `DIR` as a {@link CommittingSink}: closed bars are staged in Parquet
  * (or Arrow, NDJSON) files and each checkpoint is one commit of the dataset's log
- * (`DIR/_quoteflow_log/kline/`): its files and what each series gained land together or not at
+ * (the Delta log `DIR/kline/_delta_log/`): its files and what each series gained land together or not at
  * all, also across kill -9. Its watermarks are the log's, so a restart or a takeover reads the log,
  * not every file; files on disk that no commit names (an earlier quoteflow, a crash before the log
  * existed) are read once and committed at open. Forming bars are not written.
@@ -216,18 +217,26 @@ export class DatasetSink implements CommittingSink {
 
   async #commit(files: readonly WrittenFile[], gained: ReadonlyMap<string, SeriesWatermark>): Promise<void> {
     const fence = this.#options.fence;
+    // Delta statistics read from the staged Parquet files before the publish lock is taken, so
+    // other writers of the dataset wait only for the commit itself.
+    const add: LogFile[] = [];
+    for (const f of files) {
+      const parquet = f.relativePath.endsWith('.parquet') && f.stagedPath !== undefined;
+      add.push({
+        path: f.relativePath,
+        rows: f.rows,
+        bytes: f.bytes,
+        ...(f.stagedPath === undefined ? {} : { staged: f.stagedPath }),
+        ...(parquet ? { stats: await readFileStats(this.#log.root, f.stagedPath!, 'kline') } : {}),
+      });
+    }
     const fenced = await this.#log.transaction(async (tx) => {
       // Asked holding the publish lock, right before the commit: a writer whose lease lapsed
       // (another may now write its series) publishes nothing.
       if (fence !== undefined && !fence()) return true;
       await tx.commit({
         operation: 'checkpoint',
-        add: files.map((f) => ({
-          path: f.relativePath,
-          rows: f.rows,
-          bytes: f.bytes,
-          ...(f.stagedPath === undefined ? {} : { staged: f.stagedPath }),
-        })),
+        add,
         series: Object.fromEntries(gained),
       });
       return false;

@@ -16,16 +16,19 @@ export async function forEachDatasetRow(
   onRow: (value: (column: string) => unknown) => void,
   /** Only these columns are decoded from a Parquet file (the others read as undefined). */
   projection?: readonly string[],
+  /** The file's format where its name does not say (a staged `….tmp` file). */
+  format?: 'parquet' | 'arrow' | 'ndjson',
 ): Promise<void> {
   const bytes = await readFile(join(dir, relativePath));
-  if (relativePath.endsWith('.ndjson')) {
+  const parquet = format === undefined ? relativePath.endsWith('.parquet') : format === 'parquet';
+  if (format === undefined ? relativePath.endsWith('.ndjson') : format === 'ndjson') {
     for (const line of bytes.toString('utf8').split('\n')) {
       if (line.trim() === '') continue;
       const row = JSON.parse(line) as Record<string, unknown>;
       onRow((column) => row[column]);
     }
   } else {
-    const table: Table = relativePath.endsWith('.parquet')
+    const table: Table = parquet
       ? tableFromIPC(
           readParquet(
             bytes,
@@ -33,31 +36,39 @@ export async function forEachDatasetRow(
           ).intoIPCStream(),
         )
       : tableFromIPC(bytes);
-    // Each column read whole, once, when a row first asks for it (Arrow's per-cell get() walks
-    // the record batches), and the row count read once: Table.numRows sums every batch's length
-    // on each call (1.4 M rows in ~700 batches: 10 s in the loop's condition alone).
-    // toArray() of a numeric column is its values buffer, whatever a null slot holds there (the
-    // writer leaves anything in it): a column with nulls is read through its iterator instead.
-    const columns = new Map<string, ArrayLike<unknown> | undefined>();
-    const column = (name: string) => {
-      if (!columns.has(name)) {
-        const vector = table.getChild(name);
-        columns.set(
-          name,
-          vector === null
-            ? undefined
-            : vector.nullCount > 0
-              ? [...vector]
-              : DataType.isTimestamp(vector.type)
-                ? timestampsInMs(vector.toArray() as ArrayLike<bigint | number>, vector.type.unit)
-                : (vector.toArray() as ArrayLike<unknown>),
-        );
-      }
-      return columns.get(name);
-    };
-    const rows = table.numRows;
-    for (let i = 0; i < rows; i++) onRow((name) => column(name)?.[i]);
+    forEachTableRow(table, onRow);
   }
+}
+
+/**
+ * Calls `onRow(value)` for every row of an Arrow table, in order, where `value(column)` reads a
+ * column of that row (timestamps as epoch ms).
+ */
+export function forEachTableRow(table: Table, onRow: (value: (column: string) => unknown) => void): void {
+  // Each column read whole, once, when a row first asks for it (Arrow's per-cell get() walks
+  // the record batches), and the row count read once: Table.numRows sums every batch's length
+  // on each call (1.4 M rows in ~700 batches: 10 s in the loop's condition alone).
+  // toArray() of a numeric column is its values buffer, whatever a null slot holds there (the
+  // writer leaves anything in it): a column with nulls is read through its iterator instead.
+  const columns = new Map<string, ArrayLike<unknown> | undefined>();
+  const column = (name: string) => {
+    if (!columns.has(name)) {
+      const vector = table.getChild(name);
+      columns.set(
+        name,
+        vector === null
+          ? undefined
+          : vector.nullCount > 0
+            ? [...vector]
+            : DataType.isTimestamp(vector.type)
+              ? timestampsInMs(vector.toArray() as ArrayLike<bigint | number>, vector.type.unit)
+              : (vector.toArray() as ArrayLike<unknown>),
+      );
+    }
+    return columns.get(name);
+  };
+  const rows = table.numRows;
+  for (let i = 0; i < rows; i++) onRow((name) => column(name)?.[i]);
 }
 
 /**
