@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { QuoteflowClient, acceleratedClock, type Clock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
-import { DatasetLog } from '@quoteflow/sinks';
+import { DatasetLog, forEachKlineRow } from '@quoteflow/sinks';
 import { inspectDataset } from './inspect-dataset.js';
 import { klineSync } from './kline-sync.js';
 import type { KlineSyncEvent } from './kline-sync-options.js';
@@ -177,55 +177,71 @@ describe('klineSync', () => {
     }
   });
 
-  it('heals a dataset whose committed file was lost: said at the start, refetched, its gap gone', async () => {
-    const run = (bars: number, onEvent?: (e: KlineSyncEvent) => void) =>
-      klineSync({
-        client,
-        codes: ['ETHUSDT'],
-        klineTypes: [1],
-        bars,
-        files: { dir, format: 'ndjson' },
-        live: false,
-        ...(onEvent === undefined ? {} : { onEvent }),
-      }).done;
-    // Three files: the newest 200 bars, then 200 older, then 200 older still.
-    for (const bars of [200, 400, 600]) await run(bars);
-    const files = (await readdir(join(dir, 'kline'), { recursive: true })).filter((f) =>
-      f.endsWith('.ndjson'),
-    );
-    expect(files.length).toBeGreaterThanOrEqual(3);
-    const byFirst: { file: string; first: number }[] = [];
-    for (const f of files) {
-      const lines = (await readFile(join(dir, 'kline', f), 'utf8')).split('\n').filter((l) => l !== '');
-      byFirst.push({
-        file: f,
-        first: Math.min(...lines.map((l) => Date.parse((JSON.parse(l) as { ts: string }).ts))),
-      });
-    }
-    byFirst.sort((a, b) => a.first - b.first);
-    const lost = `kline/${byFirst[1]!.file}`; // the middle one: a hole between held bars
-    await rm(join(dir, lost));
-    const before = await inspectDataset(dir);
-    expect(before.kline.missingFiles).toEqual([lost]);
-    expect(before.kline.series[0]!.gaps).toHaveLength(1);
+  // Parquet files are the Delta log's `add` actions, the others ride in its domainMetadata: both healed.
+  it.each(['parquet', 'ndjson'] as const)(
+    'heals a dataset whose committed %s file was lost: said at the start, refetched, its gap gone',
+    async (format) => {
+      const run = (bars: number, onEvent?: (e: KlineSyncEvent) => void) =>
+        klineSync({
+          client,
+          codes: ['ETHUSDT'],
+          klineTypes: [1],
+          bars,
+          files: { dir, format },
+          live: false,
+          ...(onEvent === undefined ? {} : { onEvent }),
+        }).done;
+      // Three files: the newest 200 bars, then 200 older, then 200 older still.
+      for (const bars of [200, 400, 600]) await run(bars);
+      const files = (await readdir(join(dir, 'kline'), { recursive: true })).filter((f) =>
+        f.endsWith(`.${format}`),
+      );
+      expect(files.length).toBeGreaterThanOrEqual(3);
+      const byFirst: { file: string; first: number }[] = [];
+      for (const f of files) {
+        let first = Infinity;
+        await forEachKlineRow(dir, `kline/${f}`, (_code, tsMs) => (first = Math.min(first, tsMs)), []);
+        byFirst.push({ file: f, first });
+      }
+      byFirst.sort((a, b) => a.first - b.first);
+      const lost = `kline/${byFirst[1]!.file}`; // the middle one: a hole between held bars
+      await rm(join(dir, lost));
+      const before = await inspectDataset(dir);
+      expect(before.kline.missingFiles).toEqual([lost]);
+      expect(before.kline.series[0]!.gaps).toHaveLength(1);
 
-    const events: KlineSyncEvent[] = [];
-    const summary = await run(600, (e) => events.push(e));
-    expect(events).toContainEqual(
-      expect.objectContaining({ type: 'warning', message: expect.stringContaining(lost) as string }),
-    );
-    const repaired = events.find((e) => e.type === 'repaired');
-    expect(repaired).toMatchObject({ missingFiles: [lost] });
-    expect(summary.repairs).toEqual([
-      { code: 'ETHUSDT', klineType: 1, repaired: expect.any(Number) as number, lacking: 0 },
-    ]);
-    expect(summary.repairs[0]!.repaired).toBeGreaterThanOrEqual(190);
-    const after = await inspectDataset(dir);
-    expect(after.kline.missingFiles).toEqual([]);
-    expect(after.kline.series[0]!.gaps).toEqual([]);
-    expect(after.kline.series[0]!.duplicates).toBe(0);
-    expect(after.kline.series[0]!.rows).toBeGreaterThanOrEqual(600);
-  });
+      const events: KlineSyncEvent[] = [];
+      const summary = await run(600, (e) => events.push(e));
+      expect(events).toContainEqual(
+        expect.objectContaining({ type: 'warning', message: expect.stringContaining(lost) as string }),
+      );
+      const repaired = events.find((e) => e.type === 'repaired');
+      expect(repaired).toMatchObject({ missingFiles: [lost] });
+      expect(summary.repairs).toEqual([
+        { code: 'ETHUSDT', klineType: 1, repaired: expect.any(Number) as number, lacking: 0 },
+      ]);
+      expect(summary.repairs[0]!.repaired).toBeGreaterThanOrEqual(190);
+      const after = await inspectDataset(dir);
+      expect(after.kline.missingFiles).toEqual([]);
+      expect(after.kline.series[0]!.gaps).toEqual([]);
+      expect(after.kline.series[0]!.duplicates).toBe(0);
+      expect(after.kline.series[0]!.rows).toBeGreaterThanOrEqual(600);
+      // The lost file left the table: a `remove` in the Delta log (a Parquet file's `add` is gone, so
+      // Delta readers do not look for it).
+      const log = await DatasetLog.open(dir, 'kline');
+      expect(log.files.has(lost)).toBe(false);
+      if (format === 'parquet') {
+        const removed: string[] = [];
+        for (const name of (await readdir(log.logDir)).filter((n) => /^\d{20}\.json$/.test(n)))
+          for (const line of (await readFile(join(log.logDir, name), 'utf8')).split('\n'))
+            if (line !== '') {
+              const action = JSON.parse(line) as { remove?: { path: string } };
+              if (action.remove !== undefined) removed.push(decodeURIComponent(action.remove.path));
+            }
+        expect(removed).toContain(lost.slice('kline/'.length));
+      }
+    },
+  );
 
   it('after a kill -9 between a commit and its publishing, the next run publishes it; a staged checkpoint never committed stays out', async () => {
     const events: KlineSyncEvent[] = [];
