@@ -3,6 +3,7 @@
  * write (delta-rs and Polars' scan_delta from PyPI, Spark 4.1 with io.delta:delta-spark_4.1_2.13
  * from Maven Central) read exactly the rows quoteflow committed, at the newest version and at an
  * earlier one (time travel), with a log compaction in the log and after a partition compaction.
+ * A table that lost a committed file, once healed (its `remove` committed), reads without it.
  * DuckDB's `delta` extension is not tested: it is downloaded from DuckDB's extension site, which
  * the test machines cannot reach.
  */
@@ -11,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bar } from '../packages/core/src/index.js';
-import { compactDataset, DatasetLog, DatasetWriter } from '../packages/sinks/src/index.js';
+import { missingCommittedFiles } from '../packages/pipelines/src/index.js';
+import { compactDataset, DatasetLog, DatasetSink, DatasetWriter } from '../packages/sinks/src/index.js';
 import { depth, level } from '../packages/sinks/test-support/test-records.js';
 import { ensurePython, readDatasets, type DeltaReader, type ReadBack } from './support/python.js';
 
@@ -44,6 +46,32 @@ function rowsOf(back: ReadBack): string[] {
 const expected = (bars: readonly Bar[]): string[] =>
   bars.map((b) => `${b.code} ${b.klineType} ${b.tsMs} ${b.close}`).sort();
 
+/** Writes each group of bars and commits its files as one checkpoint; the paths committed. */
+async function commitEach(
+  writer: DatasetWriter,
+  log: DatasetLog,
+  commits: readonly Bar[][],
+): Promise<string[]> {
+  const paths: string[] = [];
+  for (const bars of commits) {
+    for (const b of bars) writer.append(b);
+    const files = await writer.flush();
+    paths.push(...files.map((f) => f.relativePath));
+    await log.transaction((tx) =>
+      tx.commit({
+        operation: 'checkpoint',
+        add: files.map((f) => ({
+          path: f.relativePath,
+          rows: f.rows,
+          bytes: f.bytes,
+          staged: f.stagedPath!,
+        })),
+      }),
+    );
+  }
+  return paths;
+}
+
 let dir: string;
 beforeAll(async () => {
   ensurePython();
@@ -64,21 +92,7 @@ describe('a quoteflow dataset read as a Delta table', () => {
       [bar('AAPL.US', 1, T0 + 2 * MIN, 11), bar('AAPL.US', 8, Date.UTC(2026, 1, 2), 12.5)],
       [bar('MSFT.US', 1, T0 + MIN, 401), bar('AAPL.US', 1, T0 + 3 * MIN, 11.25)],
     ];
-    for (const bars of commits) {
-      for (const b of bars) writer.append(b);
-      const files = await writer.flush();
-      await log.transaction((tx) =>
-        tx.commit({
-          operation: 'checkpoint',
-          add: files.map((f) => ({
-            path: f.relativePath,
-            rows: f.rows,
-            bytes: f.bytes,
-            staged: f.stagedPath!,
-          })),
-        }),
-      );
-    }
+    await commitEach(writer, log, commits);
     await writer.close();
     expect(log.version).toBe(2);
     expect((await readdir(log.logDir)).filter((n) => n.endsWith('.compacted.json'))).toEqual([
@@ -125,5 +139,36 @@ describe('a quoteflow dataset read as a Delta table', () => {
       const rows = back.rows.map((r) => `${String(r.code)} ${String(r.seq)} ${String(r.tick_time)}`).sort();
       expect(rows, back.reader).toEqual([`AAPL.US 18446744073709551615 ${T0}`, `MSFT.US 7 ${T0 + 1000}`]);
     }
+  }, 300_000);
+
+  it('a table that lost a committed Parquet file: missingCommittedFiles names its add, forget commits its remove, delta-rs and Spark read the rest', async () => {
+    const out = join(dir, 'lost-file');
+    const writer = new DatasetWriter({
+      dir: out,
+      format: 'parquet',
+      encoderThreads: 0,
+      publish: 'on-commit',
+    });
+    const log = await DatasetLog.open(out, 'kline');
+    const commits: Bar[][] = [
+      [bar('AAPL.US', 1, T0, 10.5)],
+      [bar('AAPL.US', 1, T0 + MIN, 10.75)],
+      [bar('AAPL.US', 1, T0 + 2 * MIN, 11)],
+    ];
+    const paths = await commitEach(writer, log, commits);
+    await writer.close();
+    expect(paths).toHaveLength(3);
+    const lost = paths[1]!;
+    await rm(join(out, lost));
+    expect(await missingCommittedFiles(out)).toEqual([lost]);
+    const sink = await DatasetSink.open({ dir: out });
+    await sink.forget([lost]);
+    await sink.close();
+    expect(await missingCommittedFiles(out)).toEqual([]);
+    const backs = await readDatasets(
+      (['deltalake', 'spark-delta'] as const).map((reader) => ({ reader, path: join(out, 'kline') })),
+    );
+    for (const back of backs)
+      expect(rowsOf(back), back.reader).toEqual(expected([...commits[0]!, ...commits[2]!]));
   }, 300_000);
 });
