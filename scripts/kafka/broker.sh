@@ -104,10 +104,14 @@ EOF
 # Whether something accepts TCP connections on 127.0.0.1:$1.
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# A port below the kernel's ephemeral range: one inside it may be the local end of some
+# outgoing connection (nothing listens there, yet the broker's bind fails: Address already in use).
 free_port() {
-  local p i
+  local p i low
+  low="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
+  ((low > 12000)) || low=32768
   for i in $(seq 1 200); do
-    p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    p=$((10000 + (RANDOM * 32768 + RANDOM) % (low - 10000)))
     if ! port_open "$p"; then
       echo "$p"
       return 0
