@@ -214,15 +214,22 @@ describe('a Kafka broker that goes away during a run', () => {
     return child;
   }
 
-  /** Stops the broker, then waits until the sync has read the service again (updates it cannot deliver). */
-  async function brokerAwayUnderSync(): Promise<void> {
+  /**
+   * Stops the broker, then waits until the sync has read the service again (updates it cannot
+   * deliver), or has already failed on the broker's absence (a short delivery timeout may end it
+   * before its next read).
+   */
+  async function brokerAwayUnderSync(child: { child: { exitCode: number | null } }): Promise<void> {
     running = false;
     await broker!.stop();
     const stoppedAt = Date.now();
-    await vi.waitFor(() => expect(sim.log.filter({ sinceMs: stoppedAt }).some((e) => e.done)).toBe(true), {
-      timeout: 30_000,
-      interval: 50,
-    });
+    await vi.waitFor(
+      () =>
+        expect(
+          child.child.exitCode !== null || sim.log.filter({ sinceMs: stoppedAt }).some((e) => e.done),
+        ).toBe(true),
+      { timeout: 30_000, interval: 50 },
+    );
   }
 
   it('on SIGTERM, exits 1 within 10 s naming Kafka as what the stop still waited for', async () => {
@@ -230,7 +237,7 @@ describe('a Kafka broker that goes away during a run', () => {
     const out = join(work, 'kafka-gone');
     // Let it connect and deliver, then take the broker away under it.
     const child = await syncDelivering(uniquePrefix('gone'), out, [], env());
-    await brokerAwayUnderSync();
+    await brokerAwayUnderSync(child);
     const signalledMs = Date.now();
     child.child.kill('SIGTERM');
     const run = await child.done;
@@ -247,7 +254,7 @@ describe('a Kafka broker that goes away during a run', () => {
       ...env(),
       QUOTEFLOW_KAFKA_DELIVERY_TIMEOUT_S: '2',
     });
-    await brokerAwayUnderSync();
+    await brokerAwayUnderSync(child);
     const result = await child.done;
     expect(result.code).toBe(1);
     expect(result.elapsedMs).toBeLessThan(10_000 + 2_000 + 10_000);
