@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readKlineBars } from '@quoteflow/pipelines';
 import { startSimulator, syntheticCatalogue, type Simulator } from '@quoteflow/simulator';
-import { expectEachOnceWithMarketValues, finalBarsOf } from './support/exactly-once-check.js';
-import { consumeWithKcat, kafkaBrokers, uniquePrefix, waitUntil } from './support/kafka.js';
+import { expectKafkaAndFilesEachOnce } from './support/exactly-once-check.js';
+import { kafkaBrokers, uniquePrefix, waitUntil } from './support/kafka.js';
 import { startQuoteflow, type QuoteflowChild } from './support/quoteflow-process.js';
 import { testRedis, type TestRedis } from './support/redis-server.js';
 
@@ -108,13 +108,5 @@ it('a worker killed mid-transaction is taken over without waiting out its transa
   expect(end.code, end.stderr).toBe(0);
   expect((await a.done).code).toBeNull();
 
-  const records = await consumeWithKcat(brokers, `${prefix}.kline`, 30_000, 'read_committed');
-  expectEachOnceWithMarketValues(sim, CODES, 'kafka', finalBarsOf(records), 100);
-  const files = (await readKlineBars(out)).map((r) => ({
-    code: r.code,
-    tsMs: r.tsMs,
-    values: [r.open, r.high, r.low, r.close],
-  }));
-  expectEachOnceWithMarketValues(sim, CODES, 'files', files, 100);
-  expect(sim.log.refused()).toEqual([]);
+  await expectKafkaAndFilesEachOnce(sim, CODES, { brokers, prefix, out }, 100);
 }, 240_000);

@@ -10,10 +10,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { readKlineBars } from '@quoteflow/pipelines';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
-import { expectEachOnceWithMarketValues, finalBarsOf } from './support/exactly-once-check.js';
-import { consumeWithKcat, kafkaBrokers, uniquePrefix, waitUntil } from './support/kafka.js';
+import { expectKafkaAndFilesEachOnce } from './support/exactly-once-check.js';
+import { kafkaBrokers, uniquePrefix, waitUntil } from './support/kafka.js';
 import { startQuoteflow } from './support/quoteflow-process.js';
 
 const TOKEN = 'sync-kafka-crash-token-3b9d';
@@ -80,13 +79,5 @@ it('kill -9 twice at random moments into Kafka and files: read_committed sees ev
   expect(end.code, end.stderr).toBe(0);
   expect(end.stderr).not.toContain('at least once');
 
-  const records = await consumeWithKcat(brokers, `${prefix}.kline`, 30_000, 'read_committed');
-  expectEachOnceWithMarketValues(sim, CODES, 'kafka', finalBarsOf(records), 200);
-  const files = (await readKlineBars(out)).map((b) => ({
-    code: b.code,
-    tsMs: b.tsMs,
-    values: [b.open, b.high, b.low, b.close],
-  }));
-  expectEachOnceWithMarketValues(sim, CODES, 'files', files, 200);
-  expect(sim.log.refused()).toEqual([]);
+  await expectKafkaAndFilesEachOnce(sim, CODES, { brokers, prefix, out }, 200);
 }, 180_000);

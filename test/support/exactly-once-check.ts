@@ -5,7 +5,8 @@
  */
 import { expect } from 'vitest';
 import type { Simulator } from '@quoteflow/simulator';
-import type { ReadMessage } from './kafka.js';
+import { readKlineBars } from '@quoteflow/pipelines';
+import { consumeWithKcat, type ReadMessage } from './kafka.js';
 
 const MIN = 60_000;
 
@@ -60,4 +61,26 @@ export function expectEachOnceWithMarketValues(
       );
     }
   }
+}
+
+/**
+ * The end check of a sync into Kafka and files: `<prefix>.kline` read `read_committed` by kcat and
+ * the kline dataset under `out` each hold every final bar of `codes` once, with the market's values,
+ * and the service refused nothing.
+ */
+export async function expectKafkaAndFilesEachOnce(
+  sim: Simulator,
+  codes: readonly string[],
+  sinks: { readonly brokers: string; readonly prefix: string; readonly out: string },
+  atLeast: number,
+): Promise<void> {
+  const records = await consumeWithKcat(sinks.brokers, `${sinks.prefix}.kline`, 30_000, 'read_committed');
+  expectEachOnceWithMarketValues(sim, codes, 'kafka', finalBarsOf(records), atLeast);
+  const files = (await readKlineBars(sinks.out)).map((b) => ({
+    code: b.code,
+    tsMs: b.tsMs,
+    values: [b.open, b.high, b.low, b.close],
+  }));
+  expectEachOnceWithMarketValues(sim, codes, 'files', files, atLeast);
+  expect(sim.log.refused()).toEqual([]);
 }
