@@ -14,7 +14,8 @@ import {
   type SimBar,
   type Simulator,
 } from '../packages/simulator/src/index.js';
-import { dataFilesUnder, QUOTEFLOW_BIN, runQuoteflow } from './support/quoteflow-process.js';
+import { waitUntil } from './support/kafka.js';
+import { dataFilesUnder, QUOTEFLOW_BIN, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 
 const BIN = QUOTEFLOW_BIN;
 const TOKEN = 'cli-commands-token-91be';
@@ -106,7 +107,9 @@ describe('quoteflow plan against a measured run', () => {
     expect(klines).toHaveLength(estimate.backfill.requests);
     const spanMs = klines.at(-1)!.arrivalMs - klines[0]!.arrivalMs;
     expect(spanMs).toBeGreaterThanOrEqual(estimate.backfill.durationMs - 50); // arrival jitter
-    expect(spanMs).toBeLessThan(estimate.backfill.durationMs + 3_000);
+    // The upper bound catches a scheduler that idles a whole window; load on a shared machine
+    // stretches each request's own time, so the bound is loose (the estimate is a minimum).
+    expect(spanMs).toBeLessThan(2 * estimate.backfill.durationMs + 5_000);
   });
 });
 
@@ -360,11 +363,18 @@ pipelines:
   });
 
   it('demo syncs offline into Parquet and prints a summary and a DuckDB query', async () => {
-    const r = await quoteflow(
-      ['demo', '--duration', '4', '--out', 'demo-out'],
-      { QUOTEFLOW_STATUS_INTERVAL_S: '0.5' },
-      work,
+    // Run until a status line reports a live lag (the backfill is done and polling has begun), then
+    // stop it as a user would: how long that takes depends on the machine, not on a fixed duration.
+    const run = startQuoteflow(['demo', '--out', 'demo-out'], { QUOTEFLOW_STATUS_INTERVAL_S: '0.5' }, work);
+    let ended = false;
+    void run.done.then(() => (ended = true));
+    await waitUntil(
+      () => ended || /^(?=.*"msg":"status")(?=.*"newestBarAge":"[^-"])/m.test(run.stderr()),
+      'a status line with the live lag',
+      60_000,
     );
+    run.child.kill('SIGTERM');
+    const r = await run.done;
     expect(r.code, r.stderr).toBe(0);
     // The status line's lag is the newest bar's age on the demo's 30x clock: a minute bar of a 24/7
     // market is younger than a minute of it (5 for the 5-minute series a cycle may poll alone).
@@ -386,7 +396,9 @@ pipelines:
     expect(r.stderr).not.toContain('missing-bars');
     expect(r.stdout).toMatch(/BTCUSDT\s+crypto\s+1\s+\d+/);
     expect(r.stdout).toContain(`duckdb -c "SELECT`);
-    expect((await files(join(work, 'demo-out', 'kline'))).every((f) => f.endsWith('.parquet'))).toBe(true);
+    const written = await files(join(work, 'demo-out', 'kline'));
+    expect(written.length, r.stdout).toBeGreaterThan(0);
+    expect(written.filter((f) => !f.endsWith('.parquet'))).toEqual([]);
     // The demo's token is `demo`, a common word: the query names the real directory, not `***`.
     expect(r.stdout).toContain(`read_parquet('${join(work, 'demo-out')}/kline/**/*.parquet'`);
     expect(r.stdout).not.toContain('***');
