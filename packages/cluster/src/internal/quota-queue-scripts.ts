@@ -30,8 +30,13 @@
  *
  * So the free starts of a window go to its waiters in ticket order, and the rule is still checked
  * and recorded atomically in the acquire script: the waiting lists only refuse more, never allow
- * more. A waiter is passed on a window only by waiters with earlier tickets: at most one start each
- * for the (participants - 1) × (endpoints sharing the window) of them, while it stays live.
+ * more. The guarantee: while a waiter is live and due back within the window's length, no start
+ * of that window goes to another participant's request with a later ticket (or none), so it is
+ * passed there only by the waiters ahead of it, one start each: at most (participants - 1) ×
+ * (endpoints sharing the window) starts, the order of a FIFO. While another, longer window keeps
+ * it away, later ones may use this window meanwhile (their starts leave it before it is back, or
+ * it waits for them once more, holding its place). Waiting lists are refusals only: with none
+ * live (a lone worker, or nobody waiting), the script allows exactly what it did without them.
  */
 export const QUEUE_LUA = `
 -- Drops the waiters whose deadline passed, and their tickets.
