@@ -98,3 +98,78 @@ describe('the shared quota script', () => {
     );
   }, 120_000);
 });
+
+/**
+ * One attempt of participant `p` for endpoint `e` with waiting lists: windows `combined` (shared by
+ * both endpoints, `limit`) and `rule-<e>` (never full), ten minutes long and settled at once (bound
+ * 0), so only the test frees them; a grace of ten minutes, so no waiter lapses. Returns the status.
+ */
+async function queuedAttempt(ns: string, epoch: string, limit: number, p: number, e: string, member: string) {
+  const waiter = `p${p}/${e}`;
+  const keys = [
+    ...['epoch', 'pause', 'seq', 'members', 'expected', 'reseeded', 'joins', 'watchers'].map(
+      (k) => `${ns}:${k}`,
+    ),
+    `${ns}:combined`,
+    `${ns}:rule-${e}`,
+    `${ns}:tickets`,
+    `${ns}:waiters`,
+    `${ns}:combined:queue`,
+    `${ns}:rule-${e}:queue`,
+  ];
+  const args = [epoch, 0, 2, 0, member, 0, 10, `p${p}`, 0, 1_200_000, 0, 1_500];
+  args.push(600_000, limit, 1_200_000, 1, 600_000, 1_000, 1_200_000, 1, waiter, 600_000);
+  const reply = (await client.qfAcquire(keys.length, ...keys, ...args)) as [number, number | string];
+  return { status: Number(reply[0]), value: reply[1] };
+}
+
+describe('the waiting lists of the shared quota script', () => {
+  it('serve a window in order of first refusal, a participant never held back by its own waiters', async () => {
+    type Step = { readonly free: true } | { readonly p: number; readonly e: 'a' | 'b' };
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      { weight: 1, arbitrary: fc.constant({ free: true as const }) },
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          p: fc.integer({ min: 0, max: 2 }),
+          e: fc.constantFrom('a' as const, 'b' as const),
+        }),
+      },
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(step, { minLength: 5, maxLength: 40 }),
+        async (limit, steps) => {
+          const ns = `queue-${randomUUID()}`;
+          const opened = await queuedAttempt(ns, '', limit, 0, 'a', 'm0');
+          expect(opened.status).toBe(-1);
+          const epoch = String(opened.value);
+          // The oracle: starts in the window, and the waiters in order of their first refusal.
+          let inWindow = 0;
+          const waiting: string[] = [];
+          for (const [i, s] of steps.entries()) {
+            if ('free' in s) {
+              await client.del(`${ns}:combined`);
+              inWindow = 0;
+              continue;
+            }
+            const me = `p${s.p}/${s.e}`;
+            const at = waiting.indexOf(me);
+            const ahead = (at === -1 ? waiting : waiting.slice(0, at)).filter(
+              (w) => !w.startsWith(`p${s.p}/`),
+            );
+            const granted = inWindow < limit && ahead.length < limit - inWindow;
+            if (granted) {
+              inWindow++;
+              if (at !== -1) waiting.splice(at, 1);
+            } else if (at === -1) waiting.push(me);
+            const got = await queuedAttempt(ns, epoch, limit, s.p, s.e, `m${i + 1}`);
+            expect(got.status, `step ${i}: ${me}, waiting ${waiting.join(' ')}`).toBe(granted ? 1 : 0);
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+});

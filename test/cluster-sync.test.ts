@@ -578,10 +578,10 @@ describe('three sync workers on one token', () => {
         [w1, w2, w3],
       );
       // Each runs its new share (a request after the split) before they stop. Once backfilled, a
-      // worker's requests are its live polls, one /batch-kline per 2 s for the whole token, and the
-      // shared quota does not hand that slot out fairly: under load the same one or two workers took
-      // it 24 times in a row while the third waited 48 s (a known product issue, not a timing one:
-      // a worker whose live poll starves is what this wait exists to catch).
+      // worker's requests are its live polls, one /batch-kline per 2 s for the whole token, which
+      // the shared quota hands out in turns (its waiting lists): a worker waits at most two other
+      // workers' turns. Before them, under load the same one or two workers took it 24 times in a
+      // row while the third waited 48 s: a worker whose live poll starves is what this wait catches.
       await until(
         () => [w1, w2, w3].every((w) => w.lines.some((l) => l.type === 'start' && l.atMs! > splitAgainAt)),
         60_000,

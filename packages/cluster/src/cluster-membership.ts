@@ -128,6 +128,17 @@ export class ClusterMembership implements AsyncDisposable {
    * TTL finds this false the moment it runs again, before any heartbeat; the next heartbeat then
    * fences it until the work is dropped and the lease renewed. Measured on {@link clock}: the wall
    * clock never lengthens (nor shortens) it.
+   *
+   * The lease runs from the send of the last heartbeat whose reply came back: the others may take
+   * the items `ttlMs` after this worker's stamp, and only a confirmed stamp counts. A heartbeat
+   * that gets through, but whose reply comes back more than `ttlMs - heartbeatMs / 2` after the
+   * last confirmed send (2.5 s at the defaults: its timer and its round trip 1.5 s late together),
+   * makes this false until the reply arrives, without a fence (sent less than `ttlMs - heartbeatMs`
+   * after the previous one, it landed before the others could see this worker dead). That is the
+   * lease's last half heartbeat, the margin a commit needs to finish before the earliest takeover,
+   * and a stamp in flight cannot count before it is known to have landed. So it is right: a commit
+   * refused then (`QF_FENCED`) is not written, and its rows are read again by whoever holds the
+   * items next (this worker, after the reply). Safe, at the cost of that re-read.
    */
   leaseValid(): boolean {
     return !this.lapsed && this.clock.now() - this.lastSentOkMs < this.ttlMs - this.heartbeatMs / 2;

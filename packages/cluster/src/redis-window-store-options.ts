@@ -63,6 +63,12 @@ export interface RedisWindowStoreOptions {
    * day's count, and whether the data was lost (so an idle worker re-seeds too).
    */
   readonly watchIntervalMs?: number;
+  /**
+   * How late a worker waiting for a start may come back for it and keep its place in the waiting
+   * list of its windows, in ms (see `RedisWindowStore`): longer tolerates slower workers, shorter
+   * frees sooner a start promised to a worker that died or no longer wants it.
+   */
+  readonly queueGraceMs?: number;
   /** Called on state changes (Redis lost, back, data lost); never with the token. */
   readonly onEvent?: (event: RedisQuotaEvent) => void;
   /**
@@ -95,6 +101,8 @@ export type RedisQuotaEvent =
  *   refusal, so this only bounds how long an unsettled entry can matter.
  * - `settlePollMs: 10`: what a request in flight of another worker can add to the next start
  *   (half of it on average: 0.5 % of a 1 s window).
+ * - `queueGraceMs: 1_000`: a worker on a loaded host (an event loop a few hundred ms late) keeps
+ *   its turn; a start promised to a worker that died waits at most that long past its retry.
  */
 export const REDIS_WINDOW_STORE_DEFAULTS = {
   marginMs: 10,
@@ -107,6 +115,7 @@ export const REDIS_WINDOW_STORE_DEFAULTS = {
   commandTimeoutMs: 1_000,
   recoveryGraceMs: 1_500,
   watchIntervalMs: 500,
+  queueGraceMs: 1_000,
 } as const;
 
 /** The shortest `staleAfterMs` accepted, in ms. */
@@ -140,6 +149,7 @@ export interface ResolvedRedisWindowStoreOptions {
   readonly commandTimeoutMs: number;
   readonly recoveryGraceMs: number;
   readonly watchIntervalMs: number;
+  readonly queueGraceMs: number;
 }
 
 /** @throws ClusterError `QF_INVALID_OPTION` naming the option that is out of range. */
@@ -161,6 +171,7 @@ export function resolveRedisWindowStoreOptions(
     commandTimeoutMs: options.commandTimeoutMs ?? d.commandTimeoutMs,
     recoveryGraceMs: options.recoveryGraceMs ?? d.recoveryGraceMs,
     watchIntervalMs: options.watchIntervalMs ?? d.watchIntervalMs,
+    queueGraceMs: options.queueGraceMs ?? d.queueGraceMs,
   };
   const fail = (message: string): never => {
     throw new ClusterError('QF_INVALID_OPTION', `RedisWindowStore: ${message}`);
@@ -191,5 +202,6 @@ export function resolveRedisWindowStoreOptions(
     );
   finite('recoveryGraceMs', resolved.recoveryGraceMs, 0);
   finite('watchIntervalMs', resolved.watchIntervalMs, 10);
+  finite('queueGraceMs', resolved.queueGraceMs, 0);
   return resolved;
 }

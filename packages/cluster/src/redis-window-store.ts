@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   MemoryWindowStore,
   systemClock,
@@ -102,6 +102,9 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
   /** The in-flight bound of a start, in ms after its acquisition (see the class), per kind of request. */
   private readonly boundMs: { readonly request: number; readonly suspension: number };
   private readonly keyTtlExtraMs: number;
+  private readonly queueGraceMs: number;
+  /** This process's waiter id per set of sliding windows (see `internal/quota-queue-scripts.ts`). */
+  private readonly waiters = new Map<string, string>();
   /** How long a start matters to a sliding window, in ms (longest window plus in-flight bound). */
   private readonly horizonMs: number;
   /**
@@ -169,6 +172,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
         `RedisWindowStore: "lostStateHoldMs" must be >= 0, got ${this.holdMs}`,
       );
     this.graceMs = resolved.recoveryGraceMs;
+    this.queueGraceMs = Math.ceil(resolved.queueGraceMs);
     this.horizonMs = this.windows.longestSlidingMs + longestBoundMs;
     this.watcherAliveMs = 3 * resolved.watchIntervalMs;
     this.onEvent = options.onEvent ?? (() => undefined);
@@ -348,6 +352,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
     this.closing = (async () => {
       await Promise.all([...this.settling]);
       if (this.orphans.size > 0) await this.flushOrphans();
+      await this.leaveWaitingLists();
       await closeRedis(this.handle);
     })();
     return this.closing;
@@ -390,6 +395,9 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
       args.push(s.windowMs, s.limit, s.windowMs + this.keyTtlExtraMs, s.anchor === 'settle' ? 1 : 0);
     for (const b of buckets) args.push(b.limit, b.endsAtMs);
     for (const r of rolling) args.push(r.windowMs, r.limit, r.slotMs);
+    keys.push(`${this.namespace}:quota:tickets`, `${this.namespace}:quota:waiters`);
+    for (const s of sliding) keys.push(`${s.key}:queue`);
+    args.push(this.waiterFor(sliding), this.queueGraceMs);
     const client = this.handle.client as unknown as {
       qfQuotaAcquire(n: number, ...a: (string | number)[]): Promise<unknown>;
     };
@@ -403,6 +411,36 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
     if (status === -1) return [-1, String(value), Number(now), 0];
     if (status === 1) return [1, 0, Number(now), 0];
     return [0, Number(value), Number(now), Number(inFlight) === 1 ? 1 : 0];
+  }
+
+  /**
+   * A closing store waits for nothing: its waiters lapse at once (they would after their grace),
+   * so the starts they held go to the next waiters. Best effort.
+   */
+  private async leaveWaitingLists(): Promise<void> {
+    const ids = [...this.waiters.values()];
+    if (ids.length === 0) return;
+    try {
+      await this.handle.client
+        .multi()
+        .hdel(`${this.namespace}:quota:tickets`, ...ids)
+        .zrem(`${this.namespace}:quota:waiters`, ...ids)
+        .exec();
+    } catch {
+      // Redis away: they lapse after their grace.
+    }
+  }
+
+  /** This process's waiter for the windows `sliding` (one per endpoint): `participant/<hash of their keys>`. */
+  private waiterFor(sliding: SharedSpecs['sliding']): string {
+    const signature = sliding.map((s) => s.key).join('\n');
+    let waiter = this.waiters.get(signature);
+    if (waiter === undefined) {
+      const hash = createHash('sha256').update(signature).digest('hex').slice(0, 12);
+      waiter = `${this.participant}/${hash}`;
+      this.waiters.set(signature, waiter);
+    }
+    return waiter;
   }
 
   /** Runs the settle script for `id`; on failure keeps it for {@link flushOrphans}. Never rejects. */

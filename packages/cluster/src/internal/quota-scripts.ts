@@ -1,3 +1,4 @@
+import { QUEUE_LUA } from './quota-queue-scripts.js';
 import { RECOVERY_LUA } from './quota-recovery-scripts.js';
 
 /**
@@ -38,20 +39,26 @@ import { RECOVERY_LUA } from './quota-recovery-scripts.js';
  * A participant's first start waits until every other live participant's watch has seen it
  * (see `joinUnseen` in {@link RECOVERY_LUA}).
  *
+ * With a waiter (see {@link QUEUE_LUA}), a window's free starts go to its waiting list in ticket
+ * order: a start is also refused while the live waiters of other participants ahead of this one
+ * hold every free start of one of its windows, and a refusal puts this one on the lists.
+ *
  * KEYS: epoch, pause, seq, members, expected, reseeded, joins, watchers, then `nSliding`
  * sorted-set keys, then `nBucket` counter keys, then per rolling window its slot set and its count
- * hash.
+ * hash; with a waiter, then `tickets`, `waiters` and the waiting list of each sliding key.
  * ARGV: clientEpoch ('' when the client has none yet), holdMs, nSliding, nBucket, member (unique
  * per request), boundMs, pollMs, participant, graceMs, horizonMs, nRolling, watcherAliveMs, then per sliding key
  * `windowMs limit ttlMs anchor`, then per bucket key `limit endsAtMs`, then per rolling window
- * `windowMs limit slotMs`.
+ * `windowMs limit slotMs`; then, optionally, `waiter queueGraceMs` (`participant/<endpoint's
+ * windows>`; without it, or with '', no waiting list: first come, first served).
  *
- * Returns `{1, 0, now, 0}` when recorded, `{0, waitMs, now, inFlight}` when a rule, the pause or
- * the hold after a state loss blocks (`inFlight` 1 when a request in flight is what blocks), and
+ * Returns `{1, 0, now, 0}` when recorded, `{0, waitMs, now, inFlight}` when a rule, the pause, a
+ * waiting list or the hold after a state loss blocks (`inFlight` 1 when a request in flight is what blocks), and
  * `{-1, epochId, now, 0}` when the client's epoch is not the current one (it must re-seed its own
  * recent requests first, then retry).
  */
 export const ACQUIRE_SCRIPT = `${RECOVERY_LUA}
+${QUEUE_LUA}
 local now = nowMs()
 local clientEpoch = ARGV[1]
 local participant = ARGV[8]
@@ -60,29 +67,46 @@ local epoch = currentEpoch(KEYS[1], KEYS[5], KEYS[6], clientEpoch, participant, 
 local epochId, holdUntil = liftHold(KEYS[1], KEYS[5], KEYS[6], epoch, graceMs, now)
 if epochId ~= clientEpoch then return {-1, epochId, now, 0} end
 if holdUntil > now then return {0, math.min(holdUntil - now, HOLD_RECHECK_MS), now, 0} end
-local pause = redis.call('PTTL', KEYS[2])
-if pause > 0 then return {0, pause, now, 0} end
-local unseen = joinUnseen(KEYS[4], KEYS[5], KEYS[7], KEYS[8], participant, tonumber(ARGV[12]), tonumber(ARGV[10]), now)
-if unseen > 0 then return {0, unseen, now, 0} end
 local nSliding = tonumber(ARGV[3])
 local nBucket = tonumber(ARGV[4])
 local nRolling = tonumber(ARGV[11])
 local member = ARGV[5]
 local boundMs = tonumber(ARGV[6])
 local pollMs = tonumber(ARGV[7])
+local horizonMs = tonumber(ARGV[10])
 local slidingKey = 8
 local bucketKey = slidingKey + nSliding
 local rollingKey = bucketKey + nBucket
 local slidingArg = 12
 local bucketArg = slidingArg + 4 * nSliding
 local rollingArg = bucketArg + 2 * nBucket
+local queueArg = rollingArg + 3 * nRolling
+local queueKey = rollingKey + 2 * nRolling
+local waiter = ARGV[queueArg + 1]
+local queued = waiter ~= nil and waiter ~= ''
+local queueGraceMs, ticketsKey, waitersKey = 0, KEYS[queueKey + 1], KEYS[queueKey + 2]
+local queueKeys = {}
+if queued then
+  queueGraceMs = tonumber(ARGV[queueArg + 2])
+  for i = 1, nSliding do queueKeys[i] = KEYS[queueKey + 2 + i] end
+end
+local pause = redis.call('PTTL', KEYS[2])
+if pause > 0 then
+  -- Everyone waits: a waiter keeps its place through the pause.
+  if queued then redis.call('ZADD', waitersKey, 'XX', now + pause + queueGraceMs, waiter) end
+  return {0, pause, now, 0}
+end
+local unseen = joinUnseen(KEYS[4], KEYS[5], KEYS[7], KEYS[8], participant, tonumber(ARGV[12]), horizonMs, now)
+if unseen > 0 then return {0, unseen, now, 0} end
 local earliest = now
 local inFlight = 0
+local rooms = {}
 for i = 1, nSliding do
   local key = KEYS[slidingKey + i]
   local windowMs = tonumber(ARGV[slidingArg + 4 * i - 3])
   local limit = tonumber(ARGV[slidingArg + 4 * i - 2])
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - windowMs)
+  rooms[i] = limit - redis.call('ZCARD', key)
   local blocking = redis.call('ZREVRANGE', key, limit - 1, limit - 1, 'WITHSCORES')
   if blocking[2] then
     local at = tonumber(blocking[2])
@@ -128,7 +152,37 @@ for r = 1, nRolling do
     end
   end
 end
-if earliest > now then return {0, earliest - now, now, inFlight} end
+local ticket, refusedBy = 0, {}
+if queued then
+  ticket = ticketOf(ticketsKey, waitersKey, queueKeys, waiter, now)
+  for i = 1, nSliding do
+    if ARGV[slidingArg + 4 * i] ~= '1' then
+      -- A pacing window (a rule's spacing, the pause's recovery): first come, first served.
+    elseif rooms[i] <= 0 then
+      table.insert(refusedBy, queueKeys[i])
+    else
+      local windowMs = tonumber(ARGV[slidingArg + 4 * i - 3])
+      local ahead, soonest = waitersAhead(queueKeys[i], waitersKey, participant, ticket, queueGraceMs, now + windowMs)
+      if ahead >= rooms[i] then
+        -- The free starts are held for waiters ahead: ask again when the first of them is due
+        -- back, or when the window frees another start.
+        table.insert(refusedBy, queueKeys[i])
+        local oldest = redis.call('ZRANGE', KEYS[slidingKey + i], 0, 0, 'WITHSCORES')
+        local freed = now + pollMs
+        if oldest[2] and tonumber(oldest[2]) <= now then freed = tonumber(oldest[2]) + windowMs end
+        local until_ = math.max(now + pollMs, math.min(soonest, freed))
+        if until_ > earliest then earliest = until_ end
+      end
+    end
+  end
+end
+if earliest > now then
+  if queued then
+    keepWaiting(KEYS[3], ticketsKey, waitersKey, waiter, ticket, refusedBy, earliest - now, queueGraceMs, horizonMs, now)
+  end
+  return {0, earliest - now, now, inFlight}
+end
+if queued then stopWaiting(ticketsKey, waitersKey, queueKeys, waiter) end
 for i = 1, nSliding do
   local key = KEYS[slidingKey + i]
   local score = now
@@ -147,7 +201,7 @@ for r = 1, nRolling do
     tonumber(ARGV[rollingArg + 3 * r - 2]) + slotMs + 60000)
 end
 redis.call('HSET', KEYS[4], participant, now)
-redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[10]))
+redis.call('PEXPIRE', KEYS[4], horizonMs)
 return {1, 0, now, 0}
 `;
 
