@@ -106,6 +106,40 @@ describe('a backfill cut short', () => {
     expect(all).toEqual(expect.arrayContaining(held));
   });
 
+  it('sync --duration ending while the codes check still waits for its answer: a stop like any other (exit 0, the shortfall said), not a failure', async () => {
+    // The check before any file (one /batch-kline) answers after the duration ended: under load,
+    // or behind a busy shared quota, it can be the only request a short run gets to send.
+    sim.setFaults([{ kind: 'latency', endpoint: 'batch-kline', latencyMs: 4_000, times: 1 }]);
+    try {
+      const out = join(work, 'checking');
+      const since = Date.now();
+      const r = await runQuoteflow(
+        [
+          'sync',
+          '--codes',
+          'ETHUSDT',
+          '--kline-types',
+          '1',
+          '--bars',
+          '100',
+          '--out',
+          out,
+          '--duration',
+          '1',
+        ],
+        env(),
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toContain('QF_ABORTED');
+      expect(r.stderr).toContain('ETHUSDT:1 holds 0 of 100');
+      expect(r.stderr).toContain('--duration ended the run before the backfill completed');
+      // Stopped before the backfill began: not one page was asked for.
+      expect(sim.log.filter({ endpoint: 'kline', sinceMs: since })).toEqual([]);
+    } finally {
+      sim.setFaults([]);
+    }
+  });
+
   it('backfill rides out a failing service within --retry-budget (more failures in a row than a fixed count of attempts allowed)', async () => {
     const out = join(work, 'flaky');
     // The first /kline request fails five times in a row (the client's four attempts used to end the

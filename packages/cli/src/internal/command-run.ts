@@ -217,8 +217,15 @@ export class CommandRun {
       });
     await this.worker?.connect({ timeoutMs, signal: this.ctx.signal });
     if (this.worker !== undefined) return;
-    for (const k of checks.klines ?? [])
-      await checkCodesKnown(this.client, k.codes, k.klineTypes, this.signal);
+    try {
+      for (const k of checks.klines ?? [])
+        await checkCodesKnown(this.client, k.codes, k.klineTypes, this.signal);
+    } catch (err) {
+      // Stopped (`--duration`, SIGINT/SIGTERM) while the check waited for its turn in the quota:
+      // a stop like any other, not a failure; the pipeline then starts stopped and says what it
+      // did not get to.
+      if (!(this.signal.aborted && (err as { code?: unknown }).code === 'QF_ABORTED')) throw err;
+    }
   }
 
   /** Runs `start` over this process's share of `items`: all of them, or a cluster worker's share. */
