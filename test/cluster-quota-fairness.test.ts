@@ -74,6 +74,13 @@ describe('fair sharing of the shared quota', () => {
     const order: number[] = [];
     const total = 45;
     try {
+      // Each worker connected and joined first (a start of its own each): what is measured is the
+      // turns of workers that all ask, not which one finished starting first on a loaded machine.
+      await Promise.all(
+        schedulers.map((scheduler) =>
+          scheduler.schedule({ endpoint: 'batch-kline', priority: 'live' }, () => Promise.resolve()),
+        ),
+      );
       await Promise.all(
         schedulers.map(async (scheduler, w) => {
           while (order.length < total)
