@@ -9,7 +9,7 @@
  *
  * A test shares the server by bucket: `freshBucket()` makes one of its own. A quoteflow child
  * process reaches it through `bucket.env()` (`AWS_ENDPOINT_URL`, credentials, region); the
- * Python Delta readers through `storageOptions()`. `startNonEnforcingProxy()` puts a server in
+ * Python Delta readers (python.ts) with the request's `s3: bucket.server`. `startNonEnforcingProxy()` puts a server in
  * front of it that ignores conditional writes, for the "refuses to commit" tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -86,21 +86,6 @@ export function s3Env(server: S3Server, endpoint = server.endpoint): S3Env {
   };
 }
 
-/**
- * delta-rs' (and Polars' scan_delta's) `storage_options` for `server`: its endpoint over plain
- * HTTP, path-style, its credentials and region.
- */
-export function deltaStorageOptions(server: S3Server, endpoint = server.endpoint): Record<string, string> {
-  return {
-    AWS_ENDPOINT_URL: endpoint,
-    AWS_ACCESS_KEY_ID: server.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: server.secretAccessKey,
-    AWS_REGION: server.region,
-    AWS_ALLOW_HTTP: 'true',
-    AWS_VIRTUAL_HOSTED_STYLE_REQUEST: 'false',
-  };
-}
-
 /** A bucket of the test's own on the run's server. */
 export interface TestBucket {
   readonly name: string;
@@ -116,8 +101,6 @@ export interface TestBucket {
   upload(dir: string, prefix: string): Promise<string[]>;
   /** A child quoteflow process's environment for this server ({@link s3Env}). */
   env(): S3Env;
-  /** delta-rs' storage options for this server ({@link deltaStorageOptions}). */
-  storageOptions(): Record<string, string>;
 }
 
 let buckets = 0;
@@ -148,7 +131,6 @@ function bucketOf(name: string, server: S3Server, client: S3Client): TestBucket 
     },
     upload: (dir, prefix) => uploadDir(client, name, dir, prefix),
     env: () => s3Env(server),
-    storageOptions: () => deltaStorageOptions(server),
   };
 }
 
