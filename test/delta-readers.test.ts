@@ -15,62 +15,20 @@ import type { Bar } from '../packages/core/src/index.js';
 import { missingCommittedFiles } from '../packages/pipelines/src/index.js';
 import { compactDataset, DatasetLog, DatasetSink, DatasetWriter } from '../packages/sinks/src/index.js';
 import { depth, level } from '../packages/sinks/test-support/test-records.js';
-import { ensurePython, readDatasets, type DeltaReader, type ReadBack } from './support/python.js';
+import {
+  bar,
+  commitEach,
+  DELTA_READERS,
+  eachVersion,
+  expectEachVersion,
+  expected,
+  rowsOf,
+  writeKlineTable,
+} from './support/delta-tables.js';
+import { ensurePython, readDatasets } from './support/python.js';
 
-const DELTA_READERS: DeltaReader[] = ['deltalake', 'polars-delta', 'spark-delta'];
 const T0 = Date.UTC(2026, 0, 30, 14, 30);
 const MIN = 60_000;
-
-const bar = (code: string, klineType: 1 | 8, tsMs: number, close: number): Bar => ({
-  type: 'bar',
-  code,
-  klineType,
-  tsMs,
-  open: close - 1,
-  high: close + 1,
-  low: close - 2,
-  close,
-  volume: 1000,
-  turnover: null as unknown as number,
-  readAtMs: tsMs + 30_000,
-  receivedAtMs: tsMs + 30_100,
-});
-
-/** What a reader's rows say, one string a row, sorted: code, kline type, bar start (ms), close. */
-function rowsOf(back: ReadBack): string[] {
-  return back.rows
-    .map((r) => `${String(r.code)} ${String(r.kline_type)} ${String(r.ts)} ${String(r.close)}`)
-    .sort();
-}
-
-const expected = (bars: readonly Bar[]): string[] =>
-  bars.map((b) => `${b.code} ${b.klineType} ${b.tsMs} ${b.close}`).sort();
-
-/** Writes each group of bars and commits its files as one checkpoint; the paths committed. */
-async function commitEach(
-  writer: DatasetWriter,
-  log: DatasetLog,
-  commits: readonly Bar[][],
-): Promise<string[]> {
-  const paths: string[] = [];
-  for (const bars of commits) {
-    for (const b of bars) writer.append(b);
-    const files = await writer.flush();
-    paths.push(...files.map((f) => f.relativePath));
-    await log.transaction((tx) =>
-      tx.commit({
-        operation: 'checkpoint',
-        add: files.map((f) => ({
-          path: f.relativePath,
-          rows: f.rows,
-          bytes: f.bytes,
-          staged: f.stagedPath!,
-        })),
-      }),
-    );
-  }
-  return paths;
-}
 
 let dir: string;
 beforeAll(async () => {
@@ -83,33 +41,22 @@ afterAll(async () => {
 
 describe('a quoteflow dataset read as a Delta table', () => {
   it('delta-rs, Polars and Spark read exactly the committed rows, each version, across log and partition compaction', async () => {
-    const writer = new DatasetWriter({ dir, format: 'parquet', encoderThreads: 0, publish: 'on-commit' });
-    // A log compaction every 2 versions: the readers that use it (Spark) and those that do not
-    // (delta-rs reads the commits) must agree.
-    const log = await DatasetLog.open(dir, 'kline', { snapshotEvery: 2 });
     const commits: Bar[][] = [
       [bar('AAPL.US', 1, T0, 10.5), bar('AAPL.US', 1, T0 + MIN, 10.75), bar('MSFT.US', 1, T0, 400.25)],
       [bar('AAPL.US', 1, T0 + 2 * MIN, 11), bar('AAPL.US', 8, Date.UTC(2026, 1, 2), 12.5)],
       [bar('MSFT.US', 1, T0 + MIN, 401), bar('AAPL.US', 1, T0 + 3 * MIN, 11.25)],
     ];
-    await commitEach(writer, log, commits);
-    await writer.close();
+    // A log compaction every 2 versions: the readers that use it (Spark) and those that do not
+    // (delta-rs reads the commits) must agree.
+    const log = await writeKlineTable(dir, commits, { snapshotEvery: 2 });
     expect(log.version).toBe(2);
     expect((await readdir(log.logDir)).filter((n) => n.endsWith('.compacted.json'))).toEqual([
       '00000000000000000000.00000000000000000002.compacted.json',
     ]);
     const table = join(dir, 'kline');
-    const at = (version?: number) =>
-      DELTA_READERS.map((reader) => ({ reader, path: table, ...(version === undefined ? {} : { version }) }));
-    const backs = await readDatasets([...at(), ...at(0), ...at(1)]);
+    const backs = await readDatasets(eachVersion({ path: table }, [0, 1]));
+    expectEachVersion(backs, [0, 1], commits);
     const all = commits.flat();
-    for (const [i, back] of backs.entries()) {
-      const version = [undefined, 0, 1][Math.floor(i / DELTA_READERS.length)];
-      const want = version === undefined ? all : commits.slice(0, version + 1).flat();
-      expect(rowsOf(back), `${back.reader} at version ${String(version ?? 'newest')}`).toEqual(
-        expected(want),
-      );
-    }
     // Timestamps: the files hold milliseconds, the Delta schema says `timestamp` (microseconds, UTC).
     for (const back of backs.slice(0, DELTA_READERS.length))
       expect(back.columns.find((c) => c.name === 'ts')?.type).toMatch(/timestamp|Datetime/);
@@ -117,7 +64,10 @@ describe('a quoteflow dataset read as a Delta table', () => {
     // A partition compaction: new files and `remove` actions in one version, the same rows.
     const compacted = await compactDataset({ dir, dataset: 'kline' });
     expect(compacted.length).toBeGreaterThan(0);
-    const after = await readDatasets([...at(), { reader: 'duckdb', path: table, hive: true }]);
+    const after = await readDatasets([
+      ...eachVersion({ path: table }, []),
+      { reader: 'duckdb', path: table, hive: true },
+    ]);
     for (const back of after) expect(rowsOf(back), back.reader).toEqual(expected(all));
   }, 600_000);
 
