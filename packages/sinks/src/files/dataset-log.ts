@@ -68,6 +68,14 @@ export interface LogChange {
    * false refuses the commit with `QF_FENCED` (a cluster worker whose lease lapsed).
    */
   readonly fence?: () => boolean;
+  /**
+   * On object storage: the version whose watermarks the change's series build on (when the writer
+   * last read them). A version after it in which another writer committed one of these series
+   * refuses the commit (`QF_FENCED`): that writer took the series over, so this one's bars may
+   * repeat its. The log refuses it, whatever the writer's lease says. @defaultValue the version
+   * the transaction started from
+   */
+  readonly since?: number;
 }
 
 /** Inside {@link DatasetLog.transaction}: the publish lock is held and the log is current. */
@@ -77,6 +85,9 @@ export interface DatasetTransaction {
 }
 
 const WRITER = `${hostname().replaceAll('~', '_')}~${process.pid}~${randomBytes(4).toString('hex')}`;
+let logs = 0;
+/** Versions read whose series a remote commit checks against (see `LogChange.since`), at most. */
+const HISTORY = 10_000;
 const COMMIT_NAME = /^(\d{20})\.json$/;
 const COMPACTION_NAME = /^0{20}\.(\d{20})\.compacted\.json$/;
 const APPLIED = '.quoteflow-applied';
@@ -114,6 +125,10 @@ export class DatasetLog {
   readonly #options: DatasetLogOptions;
   /** Keys of the log, relative to the store's root: `<dataset>/_delta_log/`. */
   readonly #logKey: string;
+  /** This instance as a committer (`host~pid~id~n`): its own commits never conflict with it. */
+  readonly #writer = `${WRITER}~${++logs}`;
+  /** The newest versions read: who committed which series. */
+  #history: { version: number; writer: string; series: string[] }[] = [];
   #state: DeltaState;
 
   private constructor(
@@ -181,6 +196,13 @@ export class DatasetLog {
       const v = this.#state.version + 1;
       read.push(this.#state.fold(v, await this.#readActions(versionName(v))));
     }
+    for (const e of read)
+      this.#history.push({
+        version: e.version,
+        writer: e.writer,
+        series: Object.keys(e.series ?? {}).map(normalizeSeriesKey),
+      });
+    if (this.#history.length > HISTORY) this.#history = this.#history.slice(-HISTORY);
     return read;
   }
 
@@ -270,7 +292,9 @@ export class DatasetLog {
    */
   async #commitRemote(change: LogChange): Promise<LogEntry> {
     const uploaded: string[] = [];
+    const since = change.since ?? this.#state.version;
     try {
+      this.#checkConflicts(change, since);
       for (const f of change.add) {
         if (f.staged === undefined) continue;
         await this.store.upload(f.path, join(this.root, f.staged));
@@ -298,7 +322,8 @@ export class DatasetLog {
           await this.#afterRemoteCommit(change, version);
           return entry;
         }
-        this.#checkConflicts(change, await this.refresh());
+        await this.refresh();
+        this.#checkConflicts(change, since);
       }
     } catch (err) {
       await this.store.delete(uploaded).catch(() => undefined);
@@ -314,13 +339,11 @@ export class DatasetLog {
   }
 
   /** Refuses a commit that versions committed since it was prepared make wrong. */
-  #checkConflicts(change: LogChange, since: readonly LogEntry[]): void {
+  #checkConflicts(change: LogChange, since: number): void {
     const ours = new Set(Object.keys(change.series ?? {}).map(normalizeSeriesKey));
-    for (const entry of since) {
-      if (entry.writer === WRITER) continue;
-      const taken = Object.keys(entry.series ?? {})
-        .map(normalizeSeriesKey)
-        .filter((k) => ours.has(k));
+    for (const entry of this.#history) {
+      if (entry.version <= since || entry.writer === this.#writer) continue;
+      const taken = entry.series.filter((k) => ours.has(k));
       if (taken.length > 0)
         throw new FileSinkError(
           'QF_FENCED',
@@ -343,7 +366,7 @@ export class DatasetLog {
     if (!this.remote) for (const f of change.add) if (f.staged !== undefined) staged[f.path] = f.staged;
     const info: QuoteflowCommitInfo = {
       operation: change.operation,
-      writer: WRITER,
+      writer: this.#writer,
       ...(Object.keys(staged).length === 0 ? {} : { staged }),
       ...(change.swap === undefined ? {} : { swap: change.swap }),
       ...(change.series === undefined ? {} : { series: change.series }),

@@ -83,6 +83,8 @@ export class DatasetSink implements CommittingSink {
   readonly #options: DatasetSinkOptions;
   readonly #clock: Clock;
   readonly #opened: OpenedStore;
+  /** The log version the intake's watermarks were read at (a remote commit's `since`). */
+  #basis: number;
   #lastCompactionMs: number;
   /** Checkpoints and refreshes, one at a time (a refresh must not land inside a commit). */
   #serial: Promise<unknown> = Promise.resolve();
@@ -98,6 +100,7 @@ export class DatasetSink implements CommittingSink {
     this.name = `files ${log.store.location}`;
     this.checkpointEveryMs = options.checkpointEveryMs ?? DATASET_SINK_DEFAULTS.checkpointEveryMs;
     this.#intake = new SeriesIntake(log.series);
+    this.#basis = log.version;
     this.#writer = new DatasetWriter({
       dir: log.root,
       format: options.format ?? DATASET_SINK_DEFAULTS.format,
@@ -162,6 +165,7 @@ export class DatasetSink implements CommittingSink {
     return this.#oneAtATime(async () => {
       await this.#log.transaction(async () => undefined, { adoptOrphans: !this.#log.remote });
       this.#intake.reset(this.#log.series);
+      this.#basis = this.#log.version;
     });
   }
 
@@ -257,6 +261,7 @@ export class DatasetSink implements CommittingSink {
           add,
           series: Object.fromEntries(gained),
           ...(fence === undefined ? {} : { fence }),
+          since: this.#basis,
         });
         return false;
       });
