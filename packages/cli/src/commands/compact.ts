@@ -34,7 +34,8 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
         'whole (renameat2 on Linux), so a reader listing files sees the old files or the new ones; kill -9 at any moment ' +
         'is finished or undone by the next writer. Safe beside a running sync or backfill on the same DIR (files they ' +
         'publish meanwhile are kept); exits 2 if the publish lock stays held by another process for --wait seconds. ' +
-        'No request is made.',
+        'On s3://bucket/prefix the new files and the remove of the old ones are one Delta version (no lock, no swap; ' +
+        'Delta readers are exact throughout) and --vacuum-retention then deletes the removed files. No request is made.',
     )
     .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync/depth)')
     .addOption(

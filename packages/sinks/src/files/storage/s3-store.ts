@@ -213,7 +213,7 @@ export class S3Store implements ObjectStore {
   /**
    * Checks the server enforces conditional writes: a probe object created twice with
    * `If-None-Match: *` must be refused the second time (412). A server that ignores the header
-   * (s3rver, an old MinIO, a proxy stripping it) would let two writers commit the same version.
+   * (s3rver, a proxy stripping it) would let two writers commit the same version.
    */
   async probeConditionalWrites(): Promise<void> {
     const key = `_quoteflow_probe/${randomBytes(8).toString('hex')}`;
@@ -229,7 +229,7 @@ export class S3Store implements ObjectStore {
       'QF_OBJECT_STORE',
       `${this.location}: the server (${this.describe}) does not enforce conditional writes (If-None-Match: *): ` +
         `a second PutObject of ${this.#key(key)} with If-None-Match: * was accepted, so two writers could commit the same ` +
-        'table version; quoteflow refuses to commit there. Use an S3 server that answers 412 to it (AWS S3, S3Proxy, versitygw, a current MinIO)',
+        'table version; quoteflow refuses to commit there. Use an S3 server that answers 412 to it (AWS S3, S3Proxy)',
     );
   }
 
