@@ -7,12 +7,14 @@ stdin: {"path", "version", "s3"} as a read_dataset.py request: a table's directo
 s3://BUCKET/PREFIX on the S3-compatible server "s3" (plain HTTP, path-style), at its newest
 version or at "version" (time travel: ATTACH ... (TYPE delta, VERSION n)).
 stdout: {"reader": "duckdb-delta", "columns": [{"name", "type"}], "rows": [...]}, values normalised
-by read_dataset.norm.
+by read_dataset.norm. With "bench": N (scripts/python/bench_read_delta.py), times N group-bys of
+the table (or of a local .parquet file with read_parquet) and prints {"duckdb": best s, "rows"}.
 """
 import glob
 import json
 import os
 import sys
+import time
 from urllib.parse import urlparse
 
 import duckdb
@@ -34,12 +36,10 @@ def quote(s):
     return "'" + str(s).replace("'", "''") + "'"
 
 
-def main():
-    req = json.load(sys.stdin)
+def connect(s3):
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     load_extensions(con)
-    s3 = req.get("s3")
     if s3 is not None:
         endpoint = urlparse(s3["endpoint"])
         con.execute(
@@ -48,9 +48,37 @@ def main():
             f"REGION {quote(s3['region'])}, ENDPOINT {quote(endpoint.netloc)}, "
             f"URL_STYLE 'path', USE_SSL {str(endpoint.scheme == 'https').lower()})"
         )
-    version = req.get("version")
+    return con
+
+
+def attach(con, path, version=None):
     at = "" if version is None else f", VERSION {int(version)}"
-    con.execute(f"ATTACH {quote(req['path'])} AS t (TYPE delta{at})")
+    con.execute(f"ATTACH {quote(path)} AS t (TYPE delta{at})")
+
+
+def bench(con, req):
+    """The Delta bench's group-by (code: count, max close), the table attached anew each time."""
+    group = "SELECT code, count(*) AS n, max(close) FROM {} GROUP BY code"
+    times = []
+    for _ in range(req["bench"]):
+        t = time.perf_counter()
+        if req["path"].endswith(".parquet"):
+            rows = con.sql(group.format(f"read_parquet({quote(req['path'])})")).fetchall()
+        else:
+            attach(con, req["path"])
+            rows = con.sql(group.format("t")).fetchall()
+            con.execute("DETACH t")
+        times.append(time.perf_counter() - t)
+    json.dump({"duckdb": min(times), "rows": sum(r[1] for r in rows)}, sys.stdout)
+
+
+def main():
+    req = json.load(sys.stdin)
+    con = connect(req.get("s3"))
+    if req.get("bench"):
+        bench(con, req)
+        return
+    attach(con, req["path"], req.get("version"))
     rel = con.sql("SELECT * FROM t")
     cols = [{"name": n, "type": str(t)} for n, t in zip(rel.columns, rel.types)]
     rows = [norm(dict(zip(rel.columns, r))) for r in rel.fetchall()]
