@@ -315,7 +315,7 @@ async function forward(
   const body = Buffer.concat(chunks);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined || ['authorization', 'x-amz-date', 'connection'].includes(k)) continue;
+    if (v === undefined || ['authorization', 'x-amz-date', 'connection', 'expect'].includes(k)) continue;
     if (k === 'if-none-match') {
       onStrip();
       continue;
