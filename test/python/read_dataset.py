@@ -185,7 +185,12 @@ def read_polars_delta(path, version, s3=None):
 
 
 def s3a_path(spark, path, s3):
-    """`s3://BUCKET/KEY` as Spark reads it: `s3a://BUCKET/KEY`, with S3A's per-bucket settings."""
+    """`s3://BUCKET/KEY` as Spark reads it: `s3a://BUCKET/KEY`, with S3A's per-bucket settings.
+
+    S3A keeps one file system per bucket for the JVM's life, made with the settings of the first
+    read of that bucket: a test that reads one bucket through another endpoint or identity uses a
+    bucket of its own.
+    """
     if s3 is None:
         return path
     if not path.startswith("s3://"):
