@@ -3,11 +3,10 @@
  * written by the local dataset writer, its files copied into a bucket of the run's S3Proxy
  * (test/support/s3.ts) and the local copy removed, is read at `s3://BUCKET/PREFIX/kline` by
  * delta-rs and Polars' scan_delta (storage_options: endpoint over plain HTTP, path-style, the
- * server's credentials) and by Spark 4.1 with delta-spark through Hadoop's S3A (`s3a://`,
- * hadoop-aws 3.4.2 and the AWS SDK bundle from Maven Central), at the newest version and by time
- * travel to versions 0 and 1: exactly the committed rows each time.
- * DuckDB's `delta` extension is not tested (its extension site is out of reach: see
- * delta-readers.test.ts).
+ * server's credentials), by Spark 4.1 with delta-spark through Hadoop's S3A (`s3a://`,
+ * hadoop-aws 3.4.2 and the AWS SDK bundle from Maven Central) and by DuckDB 1.4.4's delta
+ * extension (an S3 secret; its httpfs and delta extensions from PyPI), at the newest version and
+ * by time travel to versions 0 and 1: exactly the committed rows each time.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -33,7 +32,7 @@ afterAll(async () => {
 });
 
 describe('a quoteflow Delta table on S3', () => {
-  it('delta-rs, Polars and Spark (S3A) read exactly the committed rows from the bucket, at each version', async () => {
+  it('delta-rs, Polars, Spark (S3A) and DuckDB read exactly the committed rows from the bucket, at each version', async () => {
     const commits: Bar[][] = [
       [bar('AAPL.US', 1, T0, 10.5), bar('AAPL.US', 1, T0 + MIN, 10.75), bar('MSFT.US', 1, T0, 400.25)],
       [bar('AAPL.US', 1, T0 + 2 * MIN, 11), bar('AAPL.US', 8, Date.UTC(2026, 1, 2), 12.5)],
@@ -57,7 +56,7 @@ describe('a quoteflow Delta table on S3', () => {
     // A bucket of its own: Spark keeps one S3A file system per bucket, made with the first settings.
     const other = await freshBucket('delta-readers-denied');
     const wrong = { ...other.server, secretAccessKey: 'not-the-secret' };
-    for (const reader of ['deltalake', 'spark-delta'] as const)
+    for (const reader of ['deltalake', 'spark-delta', 'duckdb-delta'] as const)
       await expect(readDatasets([{ reader, path: other.url('kline'), s3: wrong }]), reader).rejects.toThrow(
         /403|Forbidden|SignatureDoesNotMatch|AccessDenied|signature/i,
       );

@@ -3,13 +3,16 @@
 Usage: read_dataset.py READER PATH [--hive] [--format parquet|arrow|ndjson]
        read_dataset.py batch < REQUESTS.json
        read_dataset.py serve
-  READER: pyarrow | polars | duckdb | spark | deltalake | polars-delta | spark-delta | parquet-meta
+  READER: pyarrow | polars | duckdb | spark | deltalake | polars-delta | spark-delta | duckdb-delta
+          | parquet-meta
   PATH:   one file, or a directory read as one Hive-partitioned table with --hive; for the Delta
-          readers (delta-rs, Polars' read_delta, Spark with delta-spark) a table's directory, read
+          readers (delta-rs, Polars' read_delta, Spark with delta-spark, DuckDB's delta extension
+          through read_duckdb_delta.py) a table's directory, read
           at its newest version or at --version N (time travel); for them also s3://BUCKET/PREFIX
           with a request's "s3" ({"endpoint", "access_key_id", "secret_access_key", "region"}:
           an S3-compatible server over plain HTTP, path-style): delta-rs and Polars through
-          storage_options, Spark through Hadoop's S3A (s3a://, jars from scripts/python/s3a-jars.sh)
+          storage_options, Spark through Hadoop's S3A (s3a://, jars from scripts/python/s3a-jars.sh),
+          DuckDB through an S3 secret
   batch:  a JSON list of {"reader", "path", "hive", "format", "version", "s3"} on stdin, answered by a JSON list in
           the same order from one process (Spark starts its JVM once, not once per read)
   serve:  listens on 127.0.0.1 (prints "listening PORT"), and answers each connection's one line,
@@ -182,7 +185,12 @@ def read_polars_delta(path, version, s3=None):
 
 
 def s3a_path(spark, path, s3):
-    """`s3://BUCKET/KEY` as Spark reads it: `s3a://BUCKET/KEY`, with S3A's per-bucket settings."""
+    """`s3://BUCKET/KEY` as Spark reads it: `s3a://BUCKET/KEY`, with S3A's per-bucket settings.
+
+    S3A keeps one file system per bucket for the JVM's life, made with the settings of the first
+    read of that bucket: a test that reads one bucket through another endpoint or identity uses a
+    bucket of its own.
+    """
     if s3 is None:
         return path
     if not path.startswith("s3://"):
@@ -210,6 +218,20 @@ def read_spark_delta(path, version, s3=None):
     df = reader.load(s3a_path(spark, path, s3))
     cols = [{"name": f.name, "type": f.dataType.simpleString(), "nullable": f.nullable} for f in df.schema]
     return cols, df.toArrow().to_pylist()
+
+
+def read_duckdb_delta(path, version, s3=None):
+    """DuckDB's delta extension, in its own venv (scripts/python/duckdb-delta.sh): one process a read."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    python = os.path.join(here, "..", "..", ".cache", "duckdb-delta", "bin", "python")
+    req = json.dumps({"path": path, "version": version, "s3": s3})
+    run = subprocess.run([python, os.path.join(here, "read_duckdb_delta.py")], input=req, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"read_duckdb_delta.py exited {run.returncode}: {run.stderr.strip()[-4000:]}")
+    out = json.loads(run.stdout)
+    return out["columns"], out["rows"]
 
 
 def read_spark(path, hive, fmt):
@@ -261,7 +283,12 @@ def parquet_meta(path):
 
 
 READERS = {"pyarrow": read_pyarrow, "polars": read_polars, "duckdb": read_duckdb, "spark": read_spark}
-DELTA_READERS = {"deltalake": read_deltalake, "polars-delta": read_polars_delta, "spark-delta": read_spark_delta}
+DELTA_READERS = {
+    "deltalake": read_deltalake,
+    "polars-delta": read_polars_delta,
+    "spark-delta": read_spark_delta,
+    "duckdb-delta": read_duckdb_delta,
+}
 
 
 def read_one(reader, path, hive, fmt, version=None, s3=None):

@@ -8,8 +8,16 @@ import type { Bar } from '../../packages/core/src/index.js';
 import { DatasetLog, DatasetWriter } from '../../packages/sinks/src/index.js';
 import type { DeltaReader, ReadBack, ReadRequest } from './python.js';
 
-/** The Delta readers of the Python reader server: delta-rs, Polars' scan_delta, Spark with delta-spark. */
-export const DELTA_READERS: readonly DeltaReader[] = ['deltalake', 'polars-delta', 'spark-delta'];
+/**
+ * The Delta readers of the Python reader server: delta-rs, Polars' scan_delta, Spark with
+ * delta-spark, DuckDB's delta extension.
+ */
+export const DELTA_READERS: readonly DeltaReader[] = [
+  'deltalake',
+  'polars-delta',
+  'spark-delta',
+  'duckdb-delta',
+];
 
 /** A 1-minute (`klineType` 1) or daily (8) bar of `code` starting at `tsMs`, closing at `close`. */
 export const bar = (code: string, klineType: 1 | 8, tsMs: number, close: number): Bar => ({
@@ -42,7 +50,7 @@ export const expected = (bars: readonly Bar[]): string[] =>
 export async function commitEach(
   writer: DatasetWriter,
   log: DatasetLog,
-  commits: readonly (readonly Bar[])[],
+  commits: Iterable<Iterable<Bar>>,
 ): Promise<string[]> {
   const paths: string[] = [];
   for (const bars of commits) {
@@ -70,7 +78,7 @@ export async function commitEach(
  */
 export async function writeKlineTable(
   dir: string,
-  commits: readonly (readonly Bar[])[],
+  commits: Iterable<Iterable<Bar>>,
   opts: { snapshotEvery?: number } = {},
 ): Promise<DatasetLog> {
   const writer = new DatasetWriter({ dir, format: 'parquet', encoderThreads: 0, publish: 'on-commit' });

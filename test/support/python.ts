@@ -29,8 +29,11 @@ export function ensurePython(): string {
 }
 
 export type PythonReader = 'pyarrow' | 'polars' | 'duckdb' | 'spark';
-/** Readers of a Delta table (delta-rs, Polars' scan_delta, Spark with delta-spark). */
-export type DeltaReader = 'deltalake' | 'polars-delta' | 'spark-delta';
+/**
+ * Readers of a Delta table (delta-rs, Polars' scan_delta, Spark with delta-spark, DuckDB 1.4.4's
+ * delta extension from PyPI in a venv of its own: scripts/python/duckdb-delta.sh).
+ */
+export type DeltaReader = 'deltalake' | 'polars-delta' | 'spark-delta' | 'duckdb-delta';
 
 /**
  * What {@link readDatasets} reads: a file, or a directory as one Hive table, or a Delta table (a

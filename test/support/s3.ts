@@ -51,6 +51,8 @@ export interface S3Env {
 }
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
+/** PUTs in flight at once in `TestBucket.upload`. */
+const UPLOAD_CONCURRENCY = 8;
 /** How long S3Proxy may take to answer its first request (it starts in well under 5 s). */
 const START_TIMEOUT_MS = 60_000;
 
@@ -105,9 +107,9 @@ export interface TestBucket {
 
 let buckets = 0;
 
-/** Creates a bucket with a unique name (`qf-HINT-…`) on the run's server. */
-export async function freshBucket(hint = 'test'): Promise<TestBucket> {
-  const server = await testS3();
+/** Creates a bucket with a unique name (`qf-HINT-…`) on the run's server (or on `on`). */
+export async function freshBucket(hint = 'test', on?: S3Server): Promise<TestBucket> {
+  const server = on ?? (await testS3());
   const client = s3Client(server);
   const tag = hint
     .toLowerCase()
@@ -149,15 +151,20 @@ async function listKeys(client: S3Client, bucket: string, prefix?: string): Prom
 
 async function uploadDir(client: S3Client, bucket: string, dir: string, prefix: string): Promise<string[]> {
   const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
-  const keys: string[] = [];
-  for (const f of files) {
-    const path = join(f.parentPath, f.name);
-    const key = [prefix.replace(/\/+$/, ''), relative(dir, path).split(sep).join('/')]
+  const keys = files.map((f) =>
+    [prefix.replace(/\/+$/, ''), relative(dir, join(f.parentPath, f.name)).split(sep).join('/')]
       .filter((p) => p !== '')
-      .join('/');
-    await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: await readFile(path) }));
-    keys.push(key);
-  }
+      .join('/'),
+  );
+  // A few PUTs at a time (a day of checkpoints is thousands of small files).
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < files.length; i = next++) {
+      const path = join(files[i]!.parentPath, files[i]!.name);
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: keys[i], Body: await readFile(path) }));
+    }
+  };
+  await Promise.all(Array.from({ length: UPLOAD_CONCURRENCY }, worker));
   return keys.sort();
 }
 
@@ -308,7 +315,7 @@ async function forward(
   const body = Buffer.concat(chunks);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined || ['authorization', 'x-amz-date', 'connection'].includes(k)) continue;
+    if (v === undefined || ['authorization', 'x-amz-date', 'connection', 'expect'].includes(k)) continue;
     if (k === 'if-none-match') {
       onStrip();
       continue;

@@ -10,26 +10,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BarUpdate } from '@quoteflow/core';
 import { DatasetSink, DatasetWriter } from '@quoteflow/sinks';
+import { benchBar } from './bench-bars.js';
 
 const rounds = Number(process.env['BENCH_SINK_ROUNDS'] ?? 20);
-const START = Date.UTC(2026, 9, 5);
 
 function update(s: number, m: number): BarUpdate {
-  const tsMs = START + m * 60_000;
-  const p = 100 + (s % 50) + Math.sin(m + s);
+  const bar = benchBar(s, m);
   return {
+    ...bar,
     type: 'bar-update',
-    code: `X${String(s).padStart(5, '0')}USDT`,
-    klineType: 1,
-    tsMs,
-    open: p,
-    high: p + 0.1,
-    low: p - 0.1,
-    close: p + 0.05,
-    volume: 10 + (m % 7),
-    turnover: 1_000 + m,
-    readAtMs: tsMs + 61_000,
-    receivedAtMs: tsMs + 61_050,
+    readAtMs: bar.tsMs + 61_000,
+    receivedAtMs: bar.tsMs + 61_050,
     final: true,
     revision: 0,
   };
