@@ -10,24 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BarUpdate } from '@quoteflow/core';
 import { DatasetSink, DatasetWriter } from '@quoteflow/sinks';
-import { benchBar } from './bench-bars.js';
+import { benchUpdate as update, pct } from './bench-bars.js';
 
 const rounds = Number(process.env['BENCH_SINK_ROUNDS'] ?? 20);
-
-function update(s: number, m: number): BarUpdate {
-  const bar = benchBar(s, m);
-  return {
-    ...bar,
-    type: 'bar-update',
-    readAtMs: bar.tsMs + 61_000,
-    receivedAtMs: bar.tsMs + 61_050,
-    final: true,
-    revision: 0,
-  };
-}
-
-const pct = (xs: number[], p: number): number =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 /** Per round, the rows of one checkpoint: `series` series × `bars` bars after the earlier rounds'. */
 function rowsOf(round: number, series: number, bars: number): BarUpdate[] {
