@@ -59,16 +59,32 @@ export class S3Store implements ObjectStore {
   static async create(at: S3Location, env: NodeJS.ProcessEnv = process.env): Promise<S3Store> {
     const sdk = await import('@aws-sdk/client-s3');
     const endpoint = s3Endpoint(env);
+    const keyId = env['AWS_ACCESS_KEY_ID'];
+    const secret = env['AWS_SECRET_ACCESS_KEY'];
+    const region = env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'];
     const config = {
       forcePathStyle: usesPathStyle(endpoint, env),
       // S3-compatible servers do not all know the SDK's default CRC checksums.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // What `env` says (the process's environment by default) first; the SDK's own chain
+      // (profile, config and credentials files, instance roles) for what it does not say.
+      ...(endpoint === undefined ? {} : { endpoint }),
+      ...(region === undefined || region === '' ? {} : { region }),
+      ...(keyId === undefined || secret === undefined
+        ? {}
+        : {
+            credentials: {
+              accessKeyId: keyId,
+              secretAccessKey: secret,
+              ...(env['AWS_SESSION_TOKEN'] === undefined ? {} : { sessionToken: env['AWS_SESSION_TOKEN'] }),
+            },
+          }),
     } as const;
     let client = new sdk.S3Client(config);
     // No region configured (common with S3-compatible servers): the SDK would refuse every call.
-    const region = await client.config.region().catch(() => undefined);
-    if (region === undefined || region === '') {
+    const configured = await client.config.region().catch(() => undefined);
+    if (configured === undefined || configured === '') {
       client.destroy();
       client = new sdk.S3Client({ ...config, region: 'us-east-1' });
     }
