@@ -7,7 +7,7 @@
  * not enforce `If-None-Match` is refused (exit 1) before any request to the service; a bad URL is
  * exit 2; the AWS SDK is not loaded by a local run; no secret is printed.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -182,6 +182,51 @@ describe('quoteflow with --out s3://', () => {
     const newest = await readAll(bucket, `${out}/kline`, []);
     for (const rows of newest) expect(rows).toEqual(all[0]);
   }, 600_000);
+
+  it('run (a pipeline file with kline and depth), suspensions --watch and report on the same s3:// root', async () => {
+    const bucket = await freshBucket('run-s3');
+    const out = bucket.url('all');
+    const yaml = join(work, 'pipeline.yaml');
+    await writeFile(
+      yaml,
+      [
+        'version: 1',
+        'duration: 12',
+        'pipelines:',
+        '  - name: bars',
+        '    source: { kline: { codes: [BTCUSDT], klineTypes: [1], bars: 7 } }',
+        `    sinks: { files: { out: "${out}" } }`,
+        '  - name: book',
+        '    source: { depth: { codes: [BTCUSDT] } }',
+        `    sinks: { files: { out: "${out}" } }`,
+        '',
+      ].join('\n'),
+    );
+    const run = await runQuoteflow(['run', yaml], env(bucket));
+    expect(run.code, run.stderr).toBe(0);
+    const watch = await runQuoteflow(
+      ['suspensions', '--watch', '--exchange', 'nyse', '--out', out, '--duration', '3'],
+      env(bucket),
+    );
+    expect(watch.code, watch.stderr).toBe(0);
+    const [kline, depth, suspension] = await readDatasets(
+      ['kline', 'depth', 'suspension'].map((t) => ({
+        reader: 'deltalake' as const,
+        path: `${out}/${t}`,
+        s3: bucket.server,
+      })),
+    );
+    expect(checkedRows(kline!)).toHaveLength(7);
+    expect(depth!.rows.length).toBeGreaterThan(0);
+    const seqs = depth!.rows.map((r) => String(r.seq));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(suspension!.rows.length).toBeGreaterThan(0);
+    const html = join(work, 'report.html');
+    const report = await runQuoteflow(['report', '--out', out, '--html', html], env(bucket));
+    expect(report.code, report.stderr).toBe(0);
+    expect(report.stdout).toContain('1 series');
+    expect(await readFile(html, 'utf8')).toContain('BTCUSDT');
+  }, 300_000);
 
   it('a server that does not enforce If-None-Match is refused, exit 1 naming endpoint, bucket and If-None-Match, before any request to the service', async () => {
     const bucket = await freshBucket('non-enforcing');
