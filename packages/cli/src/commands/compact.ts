@@ -37,7 +37,10 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
         'On s3://bucket/prefix the new files and the remove of the old ones are one Delta version (no lock, no swap; ' +
         'Delta readers are exact throughout) and --vacuum-retention then deletes the removed files. No request is made.',
     )
-    .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync/depth)')
+    .requiredOption(
+      '--out <dir>',
+      'dataset directory or s3://bucket/prefix (as given to backfill/sync/depth)',
+    )
     .addOption(
       new Option('--dataset <name>', 'one dataset only (default: all)').choices([
         'kline',

@@ -46,7 +46,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
   addCodesOptions(cmd);
   cmd
     .option('--interval-ms <ms>', 'poll interval (never below what the plan allows)', intAtLeast(1))
-    .option('--out <dir>', 'dataset directory')
+    .option('--out <dir>', 'dataset directory or s3://bucket/prefix')
     .addOption(
       new Option('--format <format>', 'file format').choices(DATASET_FORMAT_CHOICES).default('parquet'),
     )

@@ -22,7 +22,7 @@ export function registerInspectCommand(program: Command, ctx: CommandContext): v
     .description(
       'Per (code, kline type): rows, first and last bar (ISO-8601 UTC), and the gaps between them that the market calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not gaps, nor a hole that a halt in the suspension records of the dataset spans); per depth code: ticks, first and last tick time and seq, repeated seq; per suspension exchange: records, symbols, open halts, first and last publish date; per dataset the file count; files the commit log names that are gone are named on stderr (JSON: missing_files). No request is made.',
     )
-    .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync)')
+    .requiredOption('--out <dir>', 'dataset directory or s3://bucket/prefix (as given to backfill/sync)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (flags: InspectFlags) => {
       const { openOutForReading } = await import('../internal/check-out-dir.js');

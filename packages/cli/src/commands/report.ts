@@ -26,7 +26,7 @@ export function registerReportCommand(program: Command, ctx: CommandContext): vo
         "follows the series' own bar period; a series longer than 5,000 bars shows its newest 5,000 as candles. " +
         "With --from/--to, a gap that crosses the window's edge counts its bars inside the window.",
     )
-    .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync)')
+    .requiredOption('--out <dir>', 'dataset directory or s3://bucket/prefix (as given to backfill/sync)')
     .requiredOption('--html <file>', 'the HTML file to write')
     .option('--from <time>', 'bars starting at or after this ISO-8601 time (UTC unless it says)')
     .option('--to <time>', 'bars starting before this ISO-8601 time');
