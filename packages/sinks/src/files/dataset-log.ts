@@ -287,12 +287,16 @@ export class DatasetLog {
    * another writer's commit of a series this one commits (a worker that took over the series of a
    * paused one) the commit is refused (`QF_FENCED`), if one removed a file this one removes (two
    * compactions) it is void (`QF_CONFLICT`); otherwise it is retried as the next version, as Delta's
-   * blind appends are. Files of a refused commit are deleted (an uncommitted leftover of a killed
-   * writer stays until `vacuum`).
+   * blind appends are. Files of a refused commit are deleted; those of a PUT that failed without an
+   * answer stay (it may have landed), as do a killed writer's: `vacuumDataset` deletes what no
+   * version names.
    */
   async #commitRemote(change: LogChange): Promise<LogEntry> {
     const uploaded: string[] = [];
     const since = change.since ?? this.#state.version;
+    // From the PUT on, until it is known to have been refused, the version may be ours: the
+    // uploaded files must then stay (an error of the PUT may hide a commit that landed).
+    let mayBeCommitted = false;
     try {
       this.#checkConflicts(change, since);
       for (const f of change.add) {
@@ -310,6 +314,7 @@ export class DatasetLog {
             'QF_FENCED',
             `${this.dataset} table at ${this.store.location}: not committed: this writer may no longer write its series (its lease lapsed)`,
           );
+        mayBeCommitted = true;
         if (await this.store.createExclusive(key, text)) {
           const entry = this.#state.fold(version, actions as unknown as Record<string, unknown>[]);
           await this.#afterRemoteCommit(change, version);
@@ -322,11 +327,12 @@ export class DatasetLog {
           await this.#afterRemoteCommit(change, version);
           return entry;
         }
+        mayBeCommitted = false;
         await this.refresh();
         this.#checkConflicts(change, since);
       }
     } catch (err) {
-      await this.store.delete(uploaded).catch(() => undefined);
+      if (!mayBeCommitted) await this.store.delete(uploaded).catch(() => undefined);
       throw err;
     }
   }
