@@ -3,7 +3,9 @@ import SlowFirstSequencer from './test/support/slow-first-sequencer.js';
 
 // Workspace packages resolve to their TypeScript sources (the `source` export condition), so
 // tests never run against a stale build. `test/package-exports.test.ts` checks the built output.
-const conditions = ['source', 'import', 'module', 'node', 'default'];
+// No `module` condition: packages outside the repository load as Node loads them (the AWS SDK's
+// `module` build, for bundlers, has extension-less imports Node cannot resolve).
+const conditions = ['source', 'import', 'node', 'default'];
 
 // Unit test files that mock modules (vi.mock): each gets a fresh module graph. The other unit files
 // share one per worker (isolation off: half the CPU of the unit project, which is mostly imports).

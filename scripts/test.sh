@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command: installs everything the tests need on a fresh machine (toolchain,
-# packages, Python readers, kcat and the Kafka broker's jars, Apicurio Registry, chromium and tmux, podman and the test images), then runs
+# packages, Python readers, kcat and the Kafka broker's jars, Apicurio Registry, S3Proxy, chromium and tmux, podman and the test images), then runs
 # the whole suite. The broker itself is started and stopped by the integration tests' global set-up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,7 @@ bash scripts/python/setup.sh # pyarrow, Polars, DuckDB, pyspark (Spark runs on t
 bash scripts/kafka/setup.sh
 bash scripts/redis/setup.sh
 bash scripts/registry/setup.sh # Apicurio Registry (Maven Central) for the schema registry tests; runs on Java 21+
+bash scripts/s3proxy/setup.sh # S3Proxy (Maven Central) for the object storage tests; runs on Java 17
 bash scripts/test-tools.sh # chromium (report page) and tmux (terminal checks)
 # Podman and the local Kafka and Redis images, so the tests start them with testcontainers; when the
 # engine cannot be prepared it says so and exits 0, and the tests run both on the host as above.

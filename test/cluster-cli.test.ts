@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, syntheticCatalogue, type Simulator } from '@quoteflow/simulator';
 import { startQuoteflow, type QuoteflowChild, type QuoteflowRun } from './support/quoteflow-process.js';
+import { ensurePython, readDatasets } from './support/python.js';
 import { testRedis, type TestRedis } from './support/redis-server.js';
+import { freshBucket } from './support/s3.js';
 
 const TOKEN = 'cluster-cli-token-4c1d0e';
 const PRODUCTS = syntheticCatalogue({ count: 8, classes: ['crypto'] });
@@ -20,6 +22,7 @@ let sim: Simulator;
 let out: string;
 
 beforeAll(async () => {
+  ensurePython();
   redis = await testRedis();
   sim = await startSimulator({
     tokens: { [TOKEN]: 'premium' },
@@ -114,6 +117,20 @@ async function rows(dir: string): Promise<{ code: string; tsMs: number }[]> {
   return found;
 }
 
+/** No bar twice; every code's 5 closed bars of the backfill, and any that closed during the run, without a gap. */
+function expectEachBarOnce(all: readonly { code: string; tsMs: number }[]): void {
+  const keys = all.map((r) => `${r.code}|${r.tsMs}`);
+  expect(keys.length).toBe(new Set(keys).size);
+  for (const code of CODES) {
+    const ts = all
+      .filter((r) => r.code === code)
+      .map((r) => r.tsMs)
+      .sort((x, y) => x - y);
+    expect(ts.length, code).toBeGreaterThanOrEqual(5);
+    for (let i = 1; i < ts.length; i++) expect(ts[i]! - ts[i - 1]!, `${code} gap`).toBe(60_000);
+  }
+}
+
 /** How many codes a worker held after each of its assignments (from its log). */
 function heldCounts(stderr: string): number[] {
   return stderr
@@ -143,17 +160,40 @@ describe('quoteflow sync --redis', () => {
     expect(heldCounts(b!.stderr), b!.stderr).toContain(CODES.length / 2);
 
     expect(sim.log.refused()).toEqual([]);
-    const all = await rows(out);
-    const keys = all.map((r) => `${r.code}|${r.tsMs}`);
-    expect(keys.length).toBe(new Set(keys).size);
-    for (const code of CODES) {
-      const ts = all
-        .filter((r) => r.code === code)
-        .map((r) => r.tsMs)
-        .sort((x, y) => x - y);
-      // The 5 closed bars of the backfill, and any that closed during the run.
-      expect(ts.length, code).toBeGreaterThanOrEqual(5);
-      for (let i = 1; i < ts.length; i++) expect(ts[i]! - ts[i - 1]!, `${code} gap`).toBe(60_000);
+    expectEachBarOnce(await rows(out));
+  });
+
+  it('runs two processes on separate local directories sharing only an s3:// bucket: each closed bar once, read by delta-rs', async () => {
+    const bucket = await freshBucket('cluster-cli');
+    const url = bucket.url('shared');
+    const locals = await Promise.all([1, 2].map((i) => mkdtemp(join(tmpdir(), `qf-cluster-s3-${i}-`))));
+    const table = { reader: 'deltalake' as const, path: `${url}/kline`, s3: bucket.server };
+    const tableRows = async (): Promise<{ code: string; tsMs: number }[]> =>
+      (await readDatasets([table]))[0]!.rows.map((r) => ({ code: String(r.code), tsMs: Number(r.ts) }));
+    try {
+      // Each worker's scratch (files built before their upload) under its own TMPDIR: no disk in common.
+      const both = locals.map((local) =>
+        sync(redis.url, url, ['--checkpoint-ms', '1000', '--format', 'parquet'], {
+          ...bucket.env(),
+          TMPDIR: local,
+        }),
+      );
+      const [a, b] = await runUntilShared(both, CODES.length / 2, async () => {
+        const all = await tableRows().catch(() => []);
+        for (const code of CODES)
+          expect(all.filter((r) => r.code === code).length, code).toBeGreaterThanOrEqual(5);
+      });
+      expect(a!.code, a!.stderr).toBe(0);
+      expect(b!.code, b!.stderr).toBe(0);
+      expect(heldCounts(a!.stderr), a!.stderr).toContain(CODES.length / 2);
+      expect(heldCounts(b!.stderr), b!.stderr).toContain(CODES.length / 2);
+      for (const r of [a!, b!]) expect(r.stderr).not.toContain(bucket.server.secretAccessKey);
+      expectEachBarOnce(await tableRows());
+      // Nothing of either worker's data stayed on its local disk (Node keeps its compile cache there).
+      for (const local of locals)
+        expect((await readdir(local)).filter((n) => n.startsWith('quoteflow'))).toEqual([]);
+    } finally {
+      await Promise.all(locals.map((l) => rm(l, { recursive: true, force: true })));
     }
   });
 

@@ -5,7 +5,6 @@
  * pyarrow, Polars and Spark read the compacted dataset with exact types and every row once, and the
  * partition holds ceil(rows / max rows per file) files.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { compactDataset, DatasetLog, DatasetWriter, listDataFiles } from '../pac
 import type { Bar } from '../packages/core/src/index.js';
 import { readKlineBars } from '../packages/pipelines/src/index.js';
 import { ensurePython, readDatasets, REPO_ROOT } from './support/python.js';
+import { startTsxChild } from './support/tsx-child.js';
 
 const MAX_ROWS = 700;
 const CODES = 9;
@@ -97,34 +97,19 @@ it('kill -9 during compaction, 12 times beside a committing writer: every row ex
   let compactions = 0;
   let killedMidCompaction = 0;
   for (let round = 0; round < 12; round++) {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, dir], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-      child.once('exit', (_code, signal) => resolve(signal)),
-    );
-    await new Promise<void>((resolve, reject) => {
-      const poll = setInterval(() => {
-        if (!out.includes('start')) return;
-        clearInterval(poll);
-        resolve();
-      }, 5);
-      void exited.then(() => reject(new Error(`the compaction child exited before it started: ${err}`)));
-    });
+    const child = await startTsxChild(script, [dir]);
     // Kill at a random moment: while building, committing, swapping or removing the old files.
     const writes = (async () => {
       for (let i = 0; i < 3; i++, written += 40) await commitCheckpoint(dir, written, 40);
     })();
     await new Promise((r) => setTimeout(r, Math.random() * 1500));
-    child.kill('SIGKILL');
+    child.kill();
     // Killed, not crashed on its own.
-    expect(await exited, err).toBe('SIGKILL');
-    const lines = out.split('\n').filter((l) => l !== '');
+    expect(await child.exited, child.err()).toBe('SIGKILL');
+    const lines = child
+      .out()
+      .split('\n')
+      .filter((l) => l !== '');
     compactions += lines.filter((l) => l === 'compacted').length;
     // Inside a compaction call when killed: it said 'start' and never finished.
     if (lines.at(-1) === 'start') killedMidCompaction++;

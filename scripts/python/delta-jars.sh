@@ -6,26 +6,12 @@
 # dependencies, the Delta kernel and Unity Catalog clients, serve features quoteflow's tables do
 # not use, and their Jackson/Hadoop/Parquet versions would shadow Spark's own). Idempotent.
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-dest="$root/.cache/delta-jars"
-central="https://repo1.maven.org/maven2/io/delta"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+. "$root/scripts/maven-central.sh"
 jars=(
-  "delta-spark_4.1_2.13/4.3.1/delta-spark_4.1_2.13-4.3.1.jar"
-  "delta-storage/4.3.1/delta-storage-4.3.1.jar"
+  "io/delta/delta-spark_4.1_2.13/4.3.1/delta-spark_4.1_2.13-4.3.1.jar"
+  "io/delta/delta-storage/4.3.1/delta-storage-4.3.1.jar"
 )
-mkdir -p "$dest"
 for jar in "${jars[@]}"; do
-  name="$(basename "$jar")"
-  [[ -f "$dest/$name" ]] && continue
-  echo "delta: fetching $name from Maven Central" >&2
-  curl -fsSL --retry 3 -o "$dest/$name.part" "$central/$jar"
-  want="$(curl -fsSL --retry 3 "$central/$jar.sha1" | cut -c1-40)"
-  got="$(sha1sum "$dest/$name.part" | cut -c1-40)"
-  if [[ "$want" != "$got" ]]; then
-    rm -f "$dest/$name.part"
-    echo "delta: $name: SHA-1 $got, Maven Central says $want" >&2
-    exit 1
-  fi
-  mv "$dest/$name.part" "$dest/$name"
+  LABEL=delta central_fetch "$jar" "$root/.cache/delta-jars/$(basename "$jar")"
 done

@@ -3,11 +3,17 @@
 Usage: read_dataset.py READER PATH [--hive] [--format parquet|arrow|ndjson]
        read_dataset.py batch < REQUESTS.json
        read_dataset.py serve
-  READER: pyarrow | polars | duckdb | spark | deltalake | polars-delta | spark-delta | parquet-meta
+  READER: pyarrow | polars | duckdb | spark | deltalake | polars-delta | spark-delta | duckdb-delta
+          | parquet-meta
   PATH:   one file, or a directory read as one Hive-partitioned table with --hive; for the Delta
-          readers (delta-rs, Polars' read_delta, Spark with delta-spark) a table's directory, read
-          at its newest version or at --version N (time travel)
-  batch:  a JSON list of {"reader", "path", "hive", "format", "version"} on stdin, answered by a JSON list in
+          readers (delta-rs, Polars' read_delta, Spark with delta-spark, DuckDB's delta extension
+          through read_duckdb_delta.py) a table's directory, read
+          at its newest version or at --version N (time travel); for them also s3://BUCKET/PREFIX
+          with a request's "s3" ({"endpoint", "access_key_id", "secret_access_key", "region"}:
+          an S3-compatible server over plain HTTP, path-style): delta-rs and Polars through
+          storage_options, Spark through Hadoop's S3A (s3a://, jars from scripts/python/s3a-jars.sh),
+          DuckDB through an S3 secret
+  batch:  a JSON list of {"reader", "path", "hive", "format", "version", "s3"} on stdin, answered by a JSON list in
           the same order from one process (Spark starts its JVM once, not once per read)
   serve:  listens on 127.0.0.1 (prints "listening PORT"), and answers each connection's one line,
           a JSON list of requests as for batch, with one line: {"ok": [answers]} or {"error": "..."};
@@ -121,9 +127,11 @@ def spark_session():
     if _spark is None:
         from pyspark.sql import SparkSession
 
-        # Delta Lake's jars (scripts/python/delta-jars.sh) on the one session's classpath, so the
-        # JVM starts once for plain Parquet and Delta reads alike.
-        jars = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", ".cache", "delta-jars", "*.jar")))
+        # Delta Lake's jars (scripts/python/delta-jars.sh) and Hadoop's S3A with the AWS SDK
+        # (s3a-jars.sh) on the one session's classpath, so the JVM starts once for plain Parquet,
+        # Delta and S3 reads alike.
+        cache = os.path.join(os.path.dirname(__file__), "..", "..", ".cache")
+        jars = sorted(glob.glob(os.path.join(cache, "delta-jars", "*.jar")) + glob.glob(os.path.join(cache, "s3a-jars", "*.jar")))
         builder = SparkSession.builder.master("local[1]")
         if jars:
             builder = (
@@ -146,29 +154,84 @@ def spark_session():
     return _spark
 
 
-def read_deltalake(path, version):
+def storage_options(s3):
+    """delta-rs' object store options for an S3-compatible server over plain HTTP, path-style."""
+    if s3 is None:
+        return None
+    return {
+        "AWS_ENDPOINT_URL": s3["endpoint"],
+        "AWS_ACCESS_KEY_ID": s3["access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": s3["secret_access_key"],
+        "AWS_REGION": s3["region"],
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false",
+    }
+
+
+def read_deltalake(path, version, s3=None):
     from deltalake import DeltaTable
 
-    table = DeltaTable(path, version=version).to_pyarrow_table()
+    table = DeltaTable(path, version=version, storage_options=storage_options(s3)).to_pyarrow_table()
     cols = [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in table.schema]
     return cols, table.to_pylist()
 
 
-def read_polars_delta(path, version):
+def read_polars_delta(path, version, s3=None):
     import polars as pl
 
-    df = pl.scan_delta(path, version=version).collect()
+    df = pl.scan_delta(path, version=version, storage_options=storage_options(s3)).collect()
     cols = [{"name": n, "type": str(t)} for n, t in df.schema.items()]
     return cols, df.to_dicts()
 
 
-def read_spark_delta(path, version):
-    reader = spark_session().read.format("delta")
+def s3a_path(spark, path, s3):
+    """`s3://BUCKET/KEY` as Spark reads it: `s3a://BUCKET/KEY`, with S3A's per-bucket settings.
+
+    S3A keeps one file system per bucket for the JVM's life, made with the settings of the first
+    read of that bucket: a test that reads one bucket through another endpoint or identity uses a
+    bucket of its own.
+    """
+    if s3 is None:
+        return path
+    if not path.startswith("s3://"):
+        raise SystemExit(f"an s3 request's path must be s3://BUCKET/PREFIX, not {path}")
+    bucket = path[len("s3://") :].split("/", 1)[0]
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    for key, value in {
+        "endpoint": s3["endpoint"],
+        "endpoint.region": s3["region"],
+        "access.key": s3["access_key_id"],
+        "secret.key": s3["secret_access_key"],
+        "path.style.access": "true",
+        "connection.ssl.enabled": "false",
+        "aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+    }.items():
+        conf.set(f"fs.s3a.bucket.{bucket}.{key}", value)
+    return "s3a://" + path[len("s3://") :]
+
+
+def read_spark_delta(path, version, s3=None):
+    spark = spark_session()
+    reader = spark.read.format("delta")
     if version is not None:
         reader = reader.option("versionAsOf", version)
-    df = reader.load(path)
+    df = reader.load(s3a_path(spark, path, s3))
     cols = [{"name": f.name, "type": f.dataType.simpleString(), "nullable": f.nullable} for f in df.schema]
     return cols, df.toArrow().to_pylist()
+
+
+def read_duckdb_delta(path, version, s3=None):
+    """DuckDB's delta extension, in its own venv (scripts/python/duckdb-delta.sh): one process a read."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    python = os.path.join(here, "..", "..", ".cache", "duckdb-delta", "bin", "python")
+    req = json.dumps({"path": path, "version": version, "s3": s3})
+    run = subprocess.run([python, os.path.join(here, "read_duckdb_delta.py")], input=req, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"read_duckdb_delta.py exited {run.returncode}: {run.stderr.strip()[-4000:]}")
+    out = json.loads(run.stdout)
+    return out["columns"], out["rows"]
 
 
 def read_spark(path, hive, fmt):
@@ -220,14 +283,19 @@ def parquet_meta(path):
 
 
 READERS = {"pyarrow": read_pyarrow, "polars": read_polars, "duckdb": read_duckdb, "spark": read_spark}
-DELTA_READERS = {"deltalake": read_deltalake, "polars-delta": read_polars_delta, "spark-delta": read_spark_delta}
+DELTA_READERS = {
+    "deltalake": read_deltalake,
+    "polars-delta": read_polars_delta,
+    "spark-delta": read_spark_delta,
+    "duckdb-delta": read_duckdb_delta,
+}
 
 
-def read_one(reader, path, hive, fmt, version=None):
+def read_one(reader, path, hive, fmt, version=None, s3=None):
     if reader == "parquet-meta":
         return parquet_meta(path)
     if reader in DELTA_READERS:
-        cols, rows = DELTA_READERS[reader](path, version)
+        cols, rows = DELTA_READERS[reader](path, version, s3)
     else:
         cols, rows = READERS[reader](path, hive, fmt)
     return {"reader": reader, "columns": cols, "rows": [norm(r) for r in rows]}
@@ -235,7 +303,7 @@ def read_one(reader, path, hive, fmt, version=None):
 
 def read_all(reqs):
     return [
-        read_one(r["reader"], r["path"], r.get("hive", False), r.get("format", "parquet"), r.get("version"))
+        read_one(r["reader"], r["path"], r.get("hive", False), r.get("format", "parquet"), r.get("version"), r.get("s3"))
         for r in reqs
     ]
 

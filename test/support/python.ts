@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { createConnection } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import type { S3Server } from './s3.js';
 import { sharedFixture } from './shared-fixtures.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -28,15 +29,26 @@ export function ensurePython(): string {
 }
 
 export type PythonReader = 'pyarrow' | 'polars' | 'duckdb' | 'spark';
-/** Readers of a Delta table (delta-rs, Polars' scan_delta, Spark with delta-spark). */
-export type DeltaReader = 'deltalake' | 'polars-delta' | 'spark-delta';
+/**
+ * Readers of a Delta table (delta-rs, Polars' scan_delta, Spark with delta-spark, DuckDB 1.4.4's
+ * delta extension from PyPI in a venv of its own: scripts/python/duckdb-delta.sh).
+ */
+export type DeltaReader = 'deltalake' | 'polars-delta' | 'spark-delta' | 'duckdb-delta';
 
-/** What {@link readDatasets} reads: a file, or a directory as one Hive table, or a Delta table. */
+/**
+ * What {@link readDatasets} reads: a file, or a directory as one Hive table, or a Delta table (a
+ * directory, or `s3://BUCKET/PREFIX` on the S3-compatible server `s3`).
+ */
 export interface ReadRequest {
   readonly reader: PythonReader | DeltaReader;
   /** For a Delta reader: the table version to read (time travel); the newest without. */
   readonly version?: number;
   readonly path: string;
+  /**
+   * For a Delta reader of an `s3://` path: the server (plain HTTP, path-style). delta-rs and
+   * Polars get it as `storage_options`, Spark through Hadoop's S3A (`s3a://`).
+   */
+  readonly s3?: S3Server;
   readonly hive?: boolean;
   readonly format?: 'parquet' | 'arrow' | 'ndjson';
 }
@@ -72,11 +84,21 @@ async function python(requests: readonly ReadRequest[] | readonly ParquetMetaReq
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.once('error', reject);
     socket.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    socket.end(`${JSON.stringify(requests)}\n`);
+    socket.end(`${JSON.stringify(requests.map(wire))}\n`);
   });
   const answer = JSON.parse(line) as ServeAnswer;
   if ('error' in answer) throw new Error(`read_dataset.py: ${answer.error}`);
   return answer.ok;
+}
+
+/** A request as read_dataset.py takes it (the S3 server's endpoint and identity only). */
+function wire(r: ReadRequest | ParquetMetaRequest): unknown {
+  if (!('s3' in r) || r.s3 === undefined) return r;
+  const { endpoint, accessKeyId, secretAccessKey, region } = r.s3;
+  return {
+    ...r,
+    s3: { endpoint, access_key_id: accessKeyId, secret_access_key: secretAccessKey, region },
+  };
 }
 
 interface ParquetMetaRequest {

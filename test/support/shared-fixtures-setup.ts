@@ -8,7 +8,8 @@
  * - `python-reader`: test/python/read_dataset.py serving reads, so pyarrow, Polars and DuckDB are
  *   imported and Spark's JVM started once, not once per read or per file;
  * - `chromium`: one headless Chromium, reached by puppeteer over its DevTools WebSocket;
- * - `schema-registry`: one Apicurio Registry (schema-registry.ts), JVM started once.
+ * - `schema-registry`: one Apicurio Registry (schema-registry.ts), JVM started once;
+ * - `s3`: one S3Proxy (s3.ts), the S3-compatible server of the object storage tests.
  * The Kafka broker has its own global set-up (kafka-global-setup.ts). A program a test stops or
  * restarts is the test's own (`startRedisServer()`, `privateBroker()`), never one of these.
  */
@@ -51,6 +52,7 @@ const starters: Starters = {
     return { value: { wsEndpoint: browser.wsEndpoint() }, stop: () => browser.close() };
   },
   'schema-registry': async () => (await import('./schema-registry.js')).startSchemaRegistry(REPO_ROOT),
+  s3: async () => (await import('./s3.js')).startS3Proxy(),
 };
 
 /** Starts read_dataset.py's server and resolves with its port once it listens. */

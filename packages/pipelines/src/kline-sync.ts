@@ -5,6 +5,7 @@ import {
   CommitControl,
   commitTo,
   DatasetSink,
+  isS3Url,
   KafkaKlineSink,
   type CommittingSink,
   type SinkCheckpoint,
@@ -239,7 +240,9 @@ class SyncRun {
   async #heal(): Promise<void> {
     const dir = this.o.files?.dir;
     const index = this.#sinks.findIndex((s) => s instanceof DatasetSink);
-    if (dir === undefined || index < 0) return;
+    // On object storage the table's files are the log's (nothing is lost behind its back) and
+    // the heal's local reading does not apply.
+    if (dir === undefined || index < 0 || isS3Url(dir)) return;
     const missing = await missingCommittedFiles(dir);
     if (missing.length > 0)
       this.#event({
@@ -274,7 +277,8 @@ class SyncRun {
 
   /** Halts in the dataset's own suspension records (`quoteflow suspensions --out` to the same DIR). */
   async #readHalts(): Promise<void> {
-    if (this.o.files !== undefined) this.#halts = await readHalts(this.o.files.dir);
+    if (this.o.files !== undefined && !isS3Url(this.o.files.dir))
+      this.#halts = await readHalts(this.o.files.dir);
   }
 
   #onUpdate(u: BarUpdate | GapMarker): void {

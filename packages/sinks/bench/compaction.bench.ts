@@ -7,32 +7,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Bar } from '@quoteflow/core';
 import { compactDataset, DatasetWriter } from '@quoteflow/sinks';
+import { benchBar as bar } from './bench-bars.js';
 
 const series = Number(process.env['BENCH_COMPACT_SERIES'] ?? 1000);
 const MINUTES = 1_440;
-const START = Date.UTC(2026, 9, 5);
 const root = new URL('../../..', import.meta.url).pathname;
 const python = join(root, '.venv', 'bin', 'python');
-
-function bar(s: number, m: number): Bar {
-  const tsMs = START + m * 60_000;
-  const p = 100 + (s % 50) + Math.sin(m + s);
-  return {
-    type: 'bar',
-    code: `X${String(s).padStart(5, '0')}USDT`,
-    klineType: 1,
-    tsMs,
-    open: p,
-    high: p + 0.1,
-    low: p - 0.1,
-    close: p + 0.05,
-    volume: 10 + (m % 7),
-    turnover: 1_000 + m,
-    readAtMs: tsMs + 120_000,
-  } as Bar;
-}
 
 const work = await mkdtemp(join(tmpdir(), 'qf-compact-bench-'));
 try {

@@ -10,33 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BarUpdate } from '@quoteflow/core';
 import { DatasetSink, DatasetWriter } from '@quoteflow/sinks';
+import { benchUpdate as update, pct } from './bench-bars.js';
 
 const rounds = Number(process.env['BENCH_SINK_ROUNDS'] ?? 20);
-const START = Date.UTC(2026, 9, 5);
-
-function update(s: number, m: number): BarUpdate {
-  const tsMs = START + m * 60_000;
-  const p = 100 + (s % 50) + Math.sin(m + s);
-  return {
-    type: 'bar-update',
-    code: `X${String(s).padStart(5, '0')}USDT`,
-    klineType: 1,
-    tsMs,
-    open: p,
-    high: p + 0.1,
-    low: p - 0.1,
-    close: p + 0.05,
-    volume: 10 + (m % 7),
-    turnover: 1_000 + m,
-    readAtMs: tsMs + 61_000,
-    receivedAtMs: tsMs + 61_050,
-    final: true,
-    revision: 0,
-  };
-}
-
-const pct = (xs: number[], p: number): number =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 /** Per round, the rows of one checkpoint: `series` series × `bars` bars after the earlier rounds'. */
 function rowsOf(round: number, series: number, bars: number): BarUpdate[] {

@@ -46,6 +46,14 @@ export type {
 } from './files/dataset-log-format.js';
 export { compactDataset, COMPACTED_FILE_MAX_ROWS } from './files/compact-dataset.js';
 export type { CompactDatasetOptions, CompactedPartition } from './files/compact-dataset.js';
+export { vacuumDataset, VACUUM_DEFAULT_RETENTION_MS } from './files/vacuum-dataset.js';
+export type { VacuumDatasetOptions, VacuumResult } from './files/vacuum-dataset.js';
+export { isS3Url, parseS3Url } from './files/storage/object-store.js';
+export type { ObjectStore, S3Location, StoredObject } from './files/storage/object-store.js';
+export { openStore } from './files/storage/open-store.js';
+export type { OpenedStore } from './files/storage/open-store.js';
+export { openLocalCopy } from './files/storage/local-copy.js';
+export type { LocalCopy } from './files/storage/local-copy.js';
 export { FileSinkError, FILE_SINK_ERROR_CODES } from './files/file-sink-error.js';
 export type { FileSinkErrorCode } from './files/file-sink-error.js';
 // Kafka: topics P.kline / P.depth / P.suspension (contract.md "Kafka"), idempotent, acks=all.

@@ -38,7 +38,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
   cmd
     .requiredOption('--kline-type <k>', `kline type: ${KLINE_TYPE_HELP}`, klineType)
     .requiredOption('--bars <n>', 'closed bars per code', intAtLeast(1))
-    .requiredOption('--out <dir>', 'dataset directory')
+    .requiredOption('--out <dir>', 'dataset directory or s3://bucket/prefix')
     .addOption(
       new Option('--format <format>', 'file format').choices(DATASET_FORMAT_CHOICES).default('parquet'),
     )

@@ -9,6 +9,7 @@ interface CompactFlags {
   dataset?: 'kline' | 'depth' | 'suspension';
   maxRowsPerFile: string;
   wait: string;
+  vacuumRetention?: string;
   format: 'table' | 'json';
 }
 
@@ -33,9 +34,13 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
         'whole (renameat2 on Linux), so a reader listing files sees the old files or the new ones; kill -9 at any moment ' +
         'is finished or undone by the next writer. Safe beside a running sync or backfill on the same DIR (files they ' +
         'publish meanwhile are kept); exits 2 if the publish lock stays held by another process for --wait seconds. ' +
-        'No request is made.',
+        'On s3://bucket/prefix the new files and the remove of the old ones are one Delta version (no lock, no swap; ' +
+        'Delta readers are exact throughout) and --vacuum-retention then deletes the removed files. No request is made.',
     )
-    .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync/depth)')
+    .requiredOption(
+      '--out <dir>',
+      'dataset directory or s3://bucket/prefix (as given to backfill/sync/depth)',
+    )
     .addOption(
       new Option('--dataset <name>', 'one dataset only (default: all)').choices([
         'kline',
@@ -45,15 +50,13 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
     )
     .option('--max-rows-per-file <n>', 'rows per compacted file, at most', '4194304')
     .option('--wait <seconds>', "how long to wait for the dataset's publish lock", '60')
+    .option(
+      '--vacuum-retention <duration>',
+      "on s3:// only: after compacting, delete files removed (and uploads never committed) longer ago than this, e.g. 168h (Delta's default), 30m, 7d; 0s deletes them at once (time travel to older versions then fails)",
+    )
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (flags: CompactFlags) => {
-      const { resolve } = await import('node:path');
-      const { stat } = await import('node:fs/promises');
-      const { checkOutScheme } = await import('../internal/check-out-dir.js');
-      checkOutScheme(flags.out);
-      const dir = resolve(ctx.io.cwd, flags.out);
-      const info = await stat(dir).catch(() => undefined);
-      if (info?.isDirectory() !== true) throw new UsageError(`--out ${flags.out}: no such directory`);
+      const { dir, retentionMs } = await compactTarget(flags, ctx.io.cwd);
       const maxRows = Number(flags.maxRowsPerFile);
       if (!Number.isInteger(maxRows) || maxRows < 1)
         throw new UsageError(
@@ -84,8 +87,61 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
         throw err;
       }
       const rows: Row[] = done.map(({ dataset, result: r }) => ({ dataset, ...r }));
-      ctx.out(flags.format === 'json' ? `${toJson({ partitions: rows }, 2)}\n` : renderCompaction(rows));
+      const vacuum = retentionMs === undefined ? undefined : await vacuumAll(dir, flags.dataset, retentionMs);
+      if (flags.format === 'json')
+        ctx.out(`${toJson({ partitions: rows, ...(vacuum === undefined ? {} : { vacuum }) }, 2)}\n`);
+      else {
+        ctx.out(renderCompaction(rows));
+        for (const v of vacuum ?? [])
+          ctx.out(
+            `vacuum ${v.dataset}: ${v.deleted.length} file(s) deleted, ${v.retained} removed file(s) kept within the retention\n`,
+          );
+      }
     });
+}
+
+/** `--out` checked (a local directory that exists, or an s3:// destination that can be committed to) and `--vacuum-retention`. */
+async function compactTarget(
+  flags: CompactFlags,
+  cwd: string,
+): Promise<{ dir: string; retentionMs?: number }> {
+  const { resolve } = await import('node:path');
+  const { stat } = await import('node:fs/promises');
+  const { checkOutDir, checkOutScheme } = await import('../internal/check-out-dir.js');
+  const remote = (await checkOutScheme(flags.out)) === 's3';
+  const dir = remote ? flags.out : resolve(cwd, flags.out);
+  const retentionMs = flags.vacuumRetention === undefined ? undefined : durationFlag(flags.vacuumRetention);
+  if (retentionMs !== undefined && !remote)
+    throw new UsageError(
+      '--vacuum-retention is for s3:// destinations: on a local disk compaction swaps the files away, leaving nothing to vacuum',
+    );
+  if (remote) await checkOutDir(flags.out, cwd);
+  else if ((await stat(dir).catch(() => undefined))?.isDirectory() !== true)
+    throw new UsageError(`--out ${flags.out}: no such directory`);
+  return retentionMs === undefined ? { dir } : { dir, retentionMs };
+}
+
+/** `--vacuum-retention`: `<n>s|m|h|d` as milliseconds (exit 2 otherwise). */
+function durationFlag(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(text.trim());
+  if (m === null)
+    throw new UsageError(
+      `--vacuum-retention must be a duration such as 168h, 30m, 7d or 0s, got ${JSON.stringify(text)}`,
+    );
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
+  return Math.round(Number(m[1]) * unit);
+}
+
+async function vacuumAll(
+  dir: string,
+  only: CompactFlags['dataset'],
+  retentionMs: number,
+): Promise<{ dataset: string; deleted: readonly string[]; retained: number }[]> {
+  const { vacuumDataset, DATASET_KINDS } = await import('@quoteflow/sinks');
+  const out = [];
+  for (const dataset of only === undefined ? DATASET_KINDS : [only])
+    out.push(await vacuumDataset({ dir, dataset, retentionMs }));
+  return out;
 }
 
 function renderCompaction(rows: readonly Row[]): string {

@@ -1,11 +1,10 @@
-import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import { DATASET_FORMAT_CHOICES } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { intAtLeast } from '../internal/parse-args.js';
-import { checkOutDir } from '../internal/check-out-dir.js';
+import { checkOutDir, datasetDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
 import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
@@ -47,7 +46,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
   addCodesOptions(cmd);
   cmd
     .option('--interval-ms <ms>', 'poll interval (never below what the plan allows)', intAtLeast(1))
-    .option('--out <dir>', 'dataset directory')
+    .option('--out <dir>', 'dataset directory or s3://bucket/prefix')
     .addOption(
       new Option('--format <format>', 'file format').choices(DATASET_FORMAT_CHOICES).default('parquet'),
     )
@@ -120,7 +119,7 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
       ...(flags.intervalMs === undefined ? {} : { intervalMs: flags.intervalMs }),
       ...(flags.out === undefined
         ? {}
-        : { files: { dir: resolve(ctx.io.cwd, flags.out), format: flags.format } }),
+        : { files: { dir: datasetDir(ctx.io.cwd, flags.out), format: flags.format } }),
       ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
       onWarning: (message, error) =>
         ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),

@@ -8,7 +8,6 @@ import type {
 import type { CommandContext } from '../command-context.js';
 import { renderTable } from '../internal/render-table.js';
 import { toJson } from '../internal/to-json.js';
-import { UsageError } from '../internal/usage-error.js';
 
 interface InspectFlags {
   out: string;
@@ -23,21 +22,16 @@ export function registerInspectCommand(program: Command, ctx: CommandContext): v
     .description(
       'Per (code, kline type): rows, first and last bar (ISO-8601 UTC), and the gaps between them that the market calendar does not explain (weekends, holidays, lunch breaks and the forex weekly pause are not gaps, nor a hole that a halt in the suspension records of the dataset spans); per depth code: ticks, first and last tick time and seq, repeated seq; per suspension exchange: records, symbols, open halts, first and last publish date; per dataset the file count; files the commit log names that are gone are named on stderr (JSON: missing_files). No request is made.',
     )
-    .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync)')
+    .requiredOption('--out <dir>', 'dataset directory or s3://bucket/prefix (as given to backfill/sync)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (flags: InspectFlags) => {
-      const { resolve } = await import('node:path');
-      const { stat } = await import('node:fs/promises');
-      const { checkOutScheme } = await import('../internal/check-out-dir.js');
-      checkOutScheme(flags.out);
-      const dir = resolve(ctx.io.cwd, flags.out);
-      const info = await stat(dir).catch(() => undefined);
-      if (info?.isDirectory() !== true) throw new UsageError(`--out ${flags.out}: no such directory`);
+      const { openOutForReading } = await import('../internal/check-out-dir.js');
+      const copy = await openOutForReading(flags.out, ctx.io.cwd);
       const [{ inspectDataset }, { exchangeLocalTime }] = await Promise.all([
         import('@quoteflow/pipelines'),
         import('../internal/exchange-local-time.js'),
       ]);
-      const inspection = await inspectDataset(dir);
+      const inspection = await inspectDataset(copy.dir).finally(() => copy.close());
       const missing = inspection.kline.missingFiles;
       if (missing.length > 0)
         ctx.logger.warn(

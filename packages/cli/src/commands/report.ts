@@ -26,18 +26,21 @@ export function registerReportCommand(program: Command, ctx: CommandContext): vo
         "follows the series' own bar period; a series longer than 5,000 bars shows its newest 5,000 as candles. " +
         "With --from/--to, a gap that crosses the window's edge counts its bars inside the window.",
     )
-    .requiredOption('--out <dir>', 'dataset directory (as given to backfill/sync)')
+    .requiredOption('--out <dir>', 'dataset directory or s3://bucket/prefix (as given to backfill/sync)')
     .requiredOption('--html <file>', 'the HTML file to write')
     .option('--from <time>', 'bars starting at or after this ISO-8601 time (UTC unless it says)')
     .option('--to <time>', 'bars starting before this ISO-8601 time');
   addCodesOptions(cmd, 'only these product codes').action(async (flags: ReportFlags) => {
+    const { openOutForReading } = await import('../internal/check-out-dir.js');
+    const copy = await openOutForReading(flags.out, ctx.io.cwd);
+    try {
+      await writeReport(flags, copy.dir);
+    } finally {
+      await copy.close();
+    }
+  });
+  async function writeReport(flags: ReportFlags, dir: string): Promise<void> {
     const { resolve } = await import('node:path');
-    const { stat } = await import('node:fs/promises');
-    const { checkOutScheme } = await import('../internal/check-out-dir.js');
-    checkOutScheme(flags.out);
-    const dir = resolve(ctx.io.cwd, flags.out);
-    if ((await stat(dir).catch(() => undefined))?.isDirectory() !== true)
-      throw new UsageError(`--out ${flags.out}: no such directory`);
     const fromMs = timeFlag('--from', flags.from);
     const toMs = timeFlag('--to', flags.to);
     if (fromMs !== undefined && toMs !== undefined && toMs <= fromMs)
@@ -75,7 +78,7 @@ export function registerReportCommand(program: Command, ctx: CommandContext): vo
     await writeFileDurably(html, await renderReport(data));
     ctx.logger.info({ html, series: data.summary.length }, 'report written');
     ctx.out(`${html}: ${data.summary.length} series\n`);
-  });
+  }
 }
 
 function timeFlag(flag: string, value: string | undefined): number | undefined {

@@ -1,11 +1,10 @@
-import { resolve } from 'node:path';
 import type { Exchange } from '@quoteflow/core';
 import { suspensionWatch } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import { createClient } from '../internal/create-client.js';
 import { suspensionSlotNotice } from '../internal/slot-notice.js';
 import { CliMetrics, serveMetrics } from '../internal/cli-metrics.js';
-import { checkOutDir } from '../internal/check-out-dir.js';
+import { checkOutDir, datasetDir } from '../internal/check-out-dir.js';
 import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
 import { checkKafka, cliKafkaSinkOptions } from '../internal/check-kafka.js';
@@ -68,7 +67,7 @@ export async function watchSuspensions(
       client,
       exchanges: [flags.exchange],
       signal: stopper.signal,
-      ...(flags.out === undefined ? {} : { files: { dir: resolve(ctx.io.cwd, flags.out) } }),
+      ...(flags.out === undefined ? {} : { files: { dir: datasetDir(ctx.io.cwd, flags.out) } }),
       ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
       onChange: (c) => {
         if (c.change === 'removed') {

@@ -50,7 +50,10 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       new Option('--format <format>', 'output format').choices(['table', 'json', 'ndjson']).default('table'),
     )
     .option('--watch', 'keep polling and emit new or changed records')
-    .option('--out <dir>', 'with --watch: also write the suspension dataset under DIR')
+    .option(
+      '--out <dir>',
+      'with --watch: also write the suspension dataset under DIR (or s3://bucket/prefix)',
+    )
     .option('--kafka <brokers>', 'with --watch: also produce to Kafka (host:port,...)')
     .option('--topic-prefix <prefix>', 'Kafka topic prefix', 'quoteflow')
     .option('--schema-registry <url>', `with --watch, ${SCHEMA_REGISTRY_HELP}`)

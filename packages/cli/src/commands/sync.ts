@@ -57,7 +57,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
   cmd
     .requiredOption('--kline-types <list>', `kline types, comma-separated: ${KLINE_TYPE_HELP}`, klineTypeList)
     .requiredOption('--bars <n>', 'closed bars of history per series on the first run', intAtLeast(0))
-    .requiredOption('--out <dir>', 'dataset directory')
+    .requiredOption('--out <dir>', 'dataset directory or s3://bucket/prefix')
     .addOption(
       new Option('--format <format>', 'file format').choices(DATASET_FORMAT_CHOICES).default('parquet'),
     )

@@ -7,10 +7,11 @@ import { UsageError } from './usage-error.js';
  * not a directory, a parent is a file, or the nearest existing directory is not writable (a
  * read-only directory or filesystem, `/proc`). Writability is probed with a directory made and
  * removed at once, non-recursively: Node's recursive mkdir never returns where mkdir answers
- * ENOENT under an existing parent (procfs), which is how `--out /proc/x` used to spin.
+ * ENOENT under an existing parent (procfs), which is how `--out /proc/x` used to spin. An
+ * `s3://bucket/prefix` is opened and probed instead (exit 1 when it cannot be committed to).
  */
 export async function checkOutDir(out: string, cwd = process.cwd(), flag = '--out'): Promise<void> {
-  checkOutScheme(out, flag);
+  if ((await checkOutScheme(out, flag)) === 's3') return checkS3Out(out);
   const named = `${flag} ${JSON.stringify(out)}`;
   let existing = resolve(cwd, out);
   for (;;) {
@@ -40,16 +41,54 @@ export async function checkOutDir(out: string, cwd = process.cwd(), flag = '--ou
 }
 
 /**
- * Fails (exit 2) when `--out` names a URL (`scheme://…`) rather than a local directory: a path
- * such as `s3://bucket/ds` would otherwise become a local folder named `s3:`. Object storage
- * destinations are not available in this build, so every scheme is refused, naming the flag.
+ * Fails (exit 2) when `--out` names a URL other than `s3://bucket/prefix` (a path such as
+ * `gs://bucket/ds` would otherwise become a local folder named `gs:`), or an S3 URL without a
+ * valid bucket, naming the flag. Returns which kind of destination it is.
  */
-export function checkOutScheme(out: string, flag = '--out'): void {
+export async function checkOutScheme(out: string, flag = '--out'): Promise<'local' | 's3'> {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(out)?.[1];
-  if (scheme === undefined) return;
-  throw new UsageError(
-    scheme.toLowerCase() === 's3'
-      ? `${flag} ${JSON.stringify(out)}: object storage (s3://) is not supported by this build; give a local directory`
-      : `${flag} ${JSON.stringify(out)}: unknown scheme "${scheme}://"; give a local directory`,
-  );
+  if (scheme === undefined) return 'local';
+  if (scheme.toLowerCase() !== 's3')
+    throw new UsageError(
+      `${flag} ${JSON.stringify(out)}: unknown scheme "${scheme}://"; give a local directory or s3://bucket/prefix`,
+    );
+  const { parseS3Url } = await import('@quoteflow/sinks');
+  const at = parseS3Url(out);
+  if ('error' in at) throw new UsageError(`${flag} ${JSON.stringify(out)}: ${at.error}`);
+  return 's3';
+}
+
+/**
+ * Opens an `s3://` destination once before any request to the service: the SDK's configuration,
+ * the server's answer and its enforcement of conditional writes (`If-None-Match`) are checked
+ * (`QF_OBJECT_STORE`, exit 1, naming the endpoint and bucket).
+ */
+async function checkS3Out(out: string): Promise<void> {
+  const { openStore } = await import('@quoteflow/sinks');
+  const opened = await openStore(out);
+  await opened.close();
+}
+
+/** The dataset root a sink is given: an `s3://` URL as it is, a local path resolved against `cwd`. */
+export function datasetDir(cwd: string, out: string): string {
+  return /^s3:\/\//i.test(out) ? out : resolve(cwd, out);
+}
+
+/**
+ * The dataset `--out` of a command that reads it (inspect, report): a local directory as it is
+ * (exit 2 when there is none); on S3 a local copy of each table's current version (`openLocalCopy`),
+ * removed by `close()`.
+ */
+export async function openOutForReading(
+  out: string,
+  cwd: string,
+): Promise<{ dir: string; close: () => Promise<void> }> {
+  if ((await checkOutScheme(out)) === 's3') {
+    const { openLocalCopy } = await import('@quoteflow/sinks');
+    return openLocalCopy(out);
+  }
+  const dir = resolve(cwd, out);
+  if ((await stat(dir).catch(() => undefined))?.isDirectory() !== true)
+    throw new UsageError(`--out ${out}: no such directory`);
+  return { dir, close: async () => undefined };
 }

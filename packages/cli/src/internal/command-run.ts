@@ -1,3 +1,4 @@
+import { datasetDir } from './check-out-dir.js';
 import { resolve } from 'node:path';
 import {
   estimatePlan,
@@ -269,7 +270,7 @@ export class CommandRun {
         ? {}
         : {
             files: {
-              dir: resolve(this.ctx.io.cwd, step.out),
+              dir: datasetDir(this.ctx.io.cwd, step.out),
               ...(step.format === undefined ? {} : { format: step.format }),
               // A cluster worker commits files only while it holds its lease.
               ...(lease === undefined ? {} : { fence: lease.valid }),

@@ -1,3 +1,4 @@
+import { UsageError } from './usage-error.js';
 import { resolve } from 'node:path';
 import { limitOverridesOf, sustainedRate, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
 import { syncGroupName } from '@quoteflow/cluster';
@@ -53,7 +54,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
     ...(run.redis === undefined
       ? {}
       : { redis: { url: run.redis, group: syncGroupName(run.codes, run.klineTypes) } }),
-    ...(run.requestLog === true ? { requestLogDirs: [resolve(ctx.io.cwd, run.out)] } : {}),
+    ...(run.requestLog === true ? { requestLogDirs: [requestLogDir(ctx.io.cwd, run.out)] } : {}),
     clock: run.clock,
     sinks: describeSinks(run),
   });
@@ -192,4 +193,13 @@ function kafkaChecks(kafka: CliKafkaOptions | undefined) {
           watermarks: kafka.delivery !== 'at-least-once',
         },
       ];
+}
+
+/** `--request-log` writes `DIR/_requests/`: a local directory only. */
+function requestLogDir(cwd: string, out: string): string {
+  if (/^s3:\/\//i.test(out))
+    throw new UsageError(
+      `--request-log writes beside a local dataset, not into ${out}: drop it or give a local --out`,
+    );
+  return resolve(cwd, out);
 }

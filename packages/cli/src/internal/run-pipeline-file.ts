@@ -1,3 +1,4 @@
+import { datasetDir } from './check-out-dir.js';
 import { resolve } from 'node:path';
 import type { Exchange } from '@quoteflow/core';
 import { syncGroupName } from '@quoteflow/cluster';
@@ -109,10 +110,15 @@ function commandSpec(
   metricsPort: number | undefined,
 ): CommandRunSpec {
   const logDirs = spec.pipelines.flatMap((s) =>
-    s.sinks?.files === undefined ? [] : [resolve(ctx.io.cwd, s.sinks.files.out)],
+    // The request log is a local file beside a local dataset; an s3:// one has none.
+    s.sinks?.files === undefined || /^s3:\/\//i.test(s.sinks.files.out)
+      ? []
+      : [resolve(ctx.io.cwd, s.sinks.files.out)],
   );
   if (requestLog && logDirs.length === 0)
-    throw new UsageError('--request-log writes beside a dataset: no pipeline of the file has a files sink');
+    throw new UsageError(
+      '--request-log writes beside a local dataset: no pipeline of the file has a files sink with a local out',
+    );
   // `redis:`: this process is one of several workers; each pipeline's items are divided among them.
   const redisUrl = spec.redis === undefined ? undefined : (spec.redis.url ?? ctx.io.env[spec.redis.urlEnv!]);
   if (spec.redis !== undefined && redisUrl === undefined)
@@ -283,7 +289,9 @@ function startSuspensions(
 
 function filesOf(ctx: CommandContext, s: PipelineStep) {
   const files = s.sinks?.files;
-  return files === undefined ? {} : { files: { dir: resolve(ctx.io.cwd, files.out), format: files.format } };
+  return files === undefined
+    ? {}
+    : { files: { dir: datasetDir(ctx.io.cwd, files.out), format: files.format } };
 }
 
 /** The Kafka options of each pipeline with a kafka: sink, resolved once at the start of the run. */

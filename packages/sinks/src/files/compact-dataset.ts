@@ -18,12 +18,19 @@ import {
   stagingPathFor,
   STAGING_DIR,
 } from './internal/staging.js';
+import type { ObjectStore } from './storage/object-store.js';
+import { openStore } from './storage/open-store.js';
 
 /** Options of {@link compactDataset}. */
 export interface CompactDatasetOptions {
-  /** The dataset root `DIR`. */
+  /**
+   * The dataset root `DIR`, or `s3://bucket/prefix`; with `store`, the local directory the
+   * compacted files are built in before their upload.
+   */
   readonly dir: string;
   readonly dataset: DatasetKind;
+  /** The object store holding the table (see `DatasetLog`), when `dir` is a scratch directory. */
+  readonly store?: ObjectStore;
   /**
    * A compacted file holds at most this many rows (row groups of up to 1 Mi rows inside). Readers
    * pay per file, not per row group: a day of 1-minute bars of 1,000 series (1.44 M rows) in one
@@ -88,14 +95,31 @@ export async function compactDataset(options: CompactDatasetOptions): Promise<Co
       `compactDataset: "maxRowsPerFile" must be an integer >= 1, got ${String(maxRows)}`,
     );
   }
+  const opened = options.store === undefined ? await openStore(options.dir) : undefined;
+  try {
+    const store = options.store ?? opened?.store;
+    return await compactOpened(options, opened?.root ?? options.dir, store, maxRows);
+  } finally {
+    await opened?.close();
+  }
+}
+
+async function compactOpened(
+  options: CompactDatasetOptions,
+  root: string,
+  store: ObjectStore | undefined,
+  maxRows: number,
+): Promise<CompactedPartition[]> {
   const now = options.now ?? Date.now;
-  const log = await DatasetLog.open(options.dir, options.dataset, {
+  const log = await DatasetLog.open(root, options.dataset, {
     now,
     ...(options.summarize === undefined ? {} : { summarize: options.summarize }),
     ...(options.lock === undefined ? {} : { lock: options.lock }),
+    ...(store === undefined ? {} : { store }),
   });
-  // Current, published and every file on disk named, before choosing what to merge.
-  await log.transaction(async () => removeAbandonedBuilds(options.dir), { adoptOrphans: true });
+  // Current, published and every file on disk named, before choosing what to merge (on object
+  // storage the log alone is the table).
+  if (!log.remote) await log.transaction(async () => removeAbandonedBuilds(root), { adoptOrphans: true });
   const results: CompactedPartition[] = [];
   for (const group of partitionGroups(log.files, options.partitions)) {
     // Full files stay as they are: a partition that grows by one small file rewrites that file only.
@@ -157,10 +181,22 @@ async function compactPartition(
         path: `${group.partition}/${name}`,
         rows: fileRows,
         bytes: bytes.length,
+        // On object storage the commit uploads it; locally the partition swap publishes it.
+        ...(log.remote ? { staged: `${stagedRel}/${name}` } : {}),
         ...(stats === undefined ? {} : { stats }),
       });
     };
-    for await (const chunk of readInChunks(root, group, maxRows, log.dataset)) {
+    const read = async (path: string): Promise<Uint8Array> => {
+      if (!log.remote) return readFile(join(root, path));
+      const bytes = await log.store.read(path);
+      if (bytes === undefined)
+        throw new FileSinkError(
+          'QF_DATASET_LOG',
+          `${log.store.location}/${path}: named by the ${log.dataset} table, but gone`,
+        );
+      return bytes;
+    };
+    for await (const chunk of readInChunks(read, group, maxRows, log.dataset)) {
       bytesBefore += chunk.bytesRead;
       rows += chunk.rows;
       await emit(chunk.bytes, chunk.rows, chunk.stats);
@@ -169,17 +205,24 @@ async function compactPartition(
     await rm(stagedDir, { recursive: true, force: true });
     throw err;
   }
-  const committed = await log.transaction(async (tx) => {
-    // Another compaction replaced some of these files meanwhile: this build is void.
-    if (!group.files.every((f) => log.files.has(f.path))) return false;
-    await tx.commit({
-      operation: 'compact',
-      add: outputs,
-      remove: group.files.map((f) => f.path),
-      swap: { partition: group.partition, staged: stagedRel },
+  const committed = await log
+    .transaction(async (tx) => {
+      // Another compaction replaced some of these files meanwhile: this build is void.
+      if (!group.files.every((f) => log.files.has(f.path))) return false;
+      await tx.commit({
+        operation: 'compact',
+        add: outputs,
+        remove: group.files.map((f) => f.path),
+        // On object storage nothing can be swapped: new files and `remove` in one commit.
+        ...(log.remote ? {} : { swap: { partition: group.partition, staged: stagedRel } }),
+      });
+      return true;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof FileSinkError && err.code === 'QF_CONFLICT') return false;
+      throw err;
     });
-    return true;
-  });
+  if (!committed || log.remote) await rm(stagedDir, { recursive: true, force: true });
   if (!committed) {
     await rm(stagedDir, { recursive: true, force: true });
     return undefined;
@@ -206,13 +249,13 @@ interface Chunk {
 
 /** The group's rows, in file order, as encoded files of at most `maxRows` rows. */
 async function* readInChunks(
-  root: string,
+  read: (path: string) => Promise<Uint8Array>,
   group: PartitionGroup,
   maxRows: number,
   dataset: DatasetKind,
 ): AsyncGenerator<Chunk> {
   if (group.format === 'ndjson') {
-    yield* ndjsonChunks(root, group, maxRows);
+    yield* ndjsonChunks(read, group, maxRows);
     return;
   }
   const format = group.format;
@@ -248,7 +291,7 @@ async function* readInChunks(
     return chunk;
   };
   for (const file of group.files) {
-    const bytes = await readFile(join(root, file.path));
+    const bytes = await read(file.path);
     bytesRead += bytes.length;
     const table =
       format === 'parquet' ? tableFromIPC(readParquet(bytes).intoIPCStream()) : tableFromIPC(bytes);
@@ -263,7 +306,11 @@ async function* readInChunks(
   pending = [];
 }
 
-async function* ndjsonChunks(root: string, group: PartitionGroup, maxRows: number): AsyncGenerator<Chunk> {
+async function* ndjsonChunks(
+  read: (path: string) => Promise<Uint8Array>,
+  group: PartitionGroup,
+  maxRows: number,
+): AsyncGenerator<Chunk> {
   let lines: string[] = [];
   let bytesRead = 0;
   const cut = (): Chunk => {
@@ -274,7 +321,7 @@ async function* ndjsonChunks(root: string, group: PartitionGroup, maxRows: numbe
     return chunk;
   };
   for (const file of group.files) {
-    const text = await readFile(join(root, file.path), 'utf8');
+    const text = Buffer.from(await read(file.path)).toString('utf8');
     bytesRead += Buffer.byteLength(text);
     for (const line of text.split('\n')) if (line.trim() !== '') lines.push(line);
     while (lines.length >= maxRows) yield cut();

@@ -27,6 +27,8 @@ import { readLegacyLog, removeLegacyLog } from './delta/legacy-log.js';
 import { FileSinkError } from './file-sink-error.js';
 import { applyLogEntry } from './internal/apply-log-entry.js';
 import { acquirePublishLock, type PublishLockOptions } from './internal/publish-lock.js';
+import { LocalStore } from './storage/local-store.js';
+import type { ObjectStore } from './storage/object-store.js';
 
 /** The Delta log of a dataset: `DIR/<dataset>/_delta_log/`. */
 export const DATASET_LOG_DIR = '_delta_log';
@@ -46,6 +48,12 @@ export interface DatasetLogOptions {
   readonly snapshotEvery?: number;
   /** Reads a file found on disk that no commit named. @defaultValue rows unknown (-1), no series */
   readonly summarize?: (relativePath: string) => Promise<FileSummary>;
+  /**
+   * Where the table lives when not under `root` on this disk: an S3 bucket and prefix
+   * (`openS3Store`). `root` is then a local scratch directory holding the staged files a commit
+   * uploads. @defaultValue the local directory `root`
+   */
+  readonly store?: ObjectStore;
 }
 
 /** What a transaction commits (the log fills in version, time and writer). */
@@ -55,6 +63,19 @@ export interface LogChange {
   readonly remove?: readonly string[];
   readonly series?: Readonly<Record<string, SeriesWatermark>>;
   readonly swap?: { readonly partition: string; readonly staged: string };
+  /**
+   * On object storage: asked right before each conditional PUT of the version (after the upload);
+   * false refuses the commit with `QF_FENCED` (a cluster worker whose lease lapsed).
+   */
+  readonly fence?: () => boolean;
+  /**
+   * On object storage: the version whose watermarks the change's series build on (when the writer
+   * last read them). A version after it in which another writer committed one of these series
+   * refuses the commit (`QF_FENCED`): that writer took the series over, so this one's bars may
+   * repeat its. The log refuses it, whatever the writer's lease says. @defaultValue the version
+   * the transaction started from
+   */
+  readonly since?: number;
 }
 
 /** Inside {@link DatasetLog.transaction}: the publish lock is held and the log is current. */
@@ -64,6 +85,9 @@ export interface DatasetTransaction {
 }
 
 const WRITER = `${hostname().replaceAll('~', '_')}~${process.pid}~${randomBytes(4).toString('hex')}`;
+let logs = 0;
+/** Versions read whose series a remote commit checks against (see `LogChange.since`), at most. */
+const HISTORY = 10_000;
 const COMMIT_NAME = /^(\d{20})\.json$/;
 const COMPACTION_NAME = /^0{20}\.(\d{20})\.compacted\.json$/;
 const APPLIED = '.quoteflow-applied';
@@ -95,8 +119,16 @@ const compactionName = (v: number): string =>
  */
 export class DatasetLog {
   readonly logDir: string;
+  /** Where the table lives (the local directory or `s3://…`). */
+  readonly store: ObjectStore;
   readonly #now: () => number;
   readonly #options: DatasetLogOptions;
+  /** Keys of the log, relative to the store's root: `<dataset>/_delta_log/`. */
+  readonly #logKey: string;
+  /** This instance as a committer (`host~pid~id~n`): its own commits never conflict with it. */
+  readonly #writer = `${WRITER}~${++logs}`;
+  /** The newest versions read: who committed which series. */
+  #history: { version: number; writer: string; series: string[] }[] = [];
   #state: DeltaState;
 
   private constructor(
@@ -105,6 +137,8 @@ export class DatasetLog {
     options: DatasetLogOptions,
   ) {
     this.logDir = join(root, dataset, DATASET_LOG_DIR);
+    this.store = options.store ?? new LocalStore(root);
+    this.#logKey = `${dataset}/${DATASET_LOG_DIR}/`;
     this.#now = options.now ?? Date.now;
     this.#options = options;
     this.#state = new DeltaState(dataset);
@@ -131,14 +165,27 @@ export class DatasetLog {
     return this.#state.files;
   }
 
+  /** Files removed (by a compaction) and not added again, with their removal time (epoch ms). */
+  get removed(): ReadonlyMap<string, number> {
+    return new Map([...this.#state.tombstones].map(([path, r]) => [path, r.deletionTimestamp]));
+  }
+
   /** Per series (core's `seriesKey`), what the dataset holds. */
   get series(): ReadonlyMap<string, SeriesWatermark> {
     return this.#state.series;
   }
 
-  /** Reads versions committed since the last read (by any process). */
-  async refresh(): Promise<void> {
-    const { commits, compactions } = await this.#list();
+  /** Whether the table is on object storage (no publish lock, no renames: the commit is all). */
+  get remote(): boolean {
+    return this.store.kind !== 'local';
+  }
+
+  /** Reads versions committed since the last read (by any process); returns them. */
+  async refresh(): Promise<LogEntry[]> {
+    const read: LogEntry[] = [];
+    // On object storage, a refresh lists only the versions after the one held.
+    const after = this.remote && this.#state.version >= 0 ? versionName(this.#state.version) : undefined;
+    const { commits, compactions } = await this.#list(after);
     const newest = compactions.filter((v) => commits.has(v) || v <= this.#state.version).at(-1);
     if (newest !== undefined && newest > this.#state.version + 1) {
       const state = new DeltaState(this.dataset);
@@ -147,18 +194,27 @@ export class DatasetLog {
     }
     while (commits.has(this.#state.version + 1)) {
       const v = this.#state.version + 1;
-      this.#state.fold(v, await this.#readActions(versionName(v)));
+      read.push(this.#state.fold(v, await this.#readActions(versionName(v))));
     }
+    for (const e of read)
+      this.#history.push({
+        version: e.version,
+        writer: e.writer,
+        series: Object.keys(e.series ?? {}).map(normalizeSeriesKey),
+      });
+    if (this.#history.length > HISTORY) this.#history = this.#history.slice(-HISTORY);
+    return read;
   }
 
-  async #list(): Promise<{ commits: Set<number>; compactions: number[] }> {
-    const names = await readdir(this.logDir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return [] as string[];
-      throw err;
-    });
+  async #list(startAfter?: string): Promise<{ commits: Set<number>; compactions: number[] }> {
+    const objects = await this.store.list(
+      this.#logKey,
+      startAfter === undefined ? undefined : this.#logKey + startAfter,
+    );
     const commits = new Set<number>();
     const compactions: number[] = [];
-    for (const name of names) {
+    for (const { key } of objects) {
+      const name = key.slice(this.#logKey.length);
       const c = COMMIT_NAME.exec(name);
       if (c !== null) commits.add(Number(c[1]));
       const k = COMPACTION_NAME.exec(name);
@@ -177,6 +233,12 @@ export class DatasetLog {
     body: (tx: DatasetTransaction) => Promise<T>,
     options: { adoptOrphans?: boolean } = {},
   ): Promise<T> {
+    if (this.remote) {
+      // Object storage: nothing to publish after a commit, so no lock; each commit is a
+      // conditional PUT of its version, and a version taken meanwhile is decided in `commit`.
+      await this.refresh();
+      return await body({ commit: (change) => this.commit(change) });
+    }
     await makeDirectory(this.logDir);
     // Orphans are read before the lock (a first start on a large dataset reads many files, longer
     // than the lock may be held); only those that appear meanwhile are read holding it.
@@ -199,6 +261,7 @@ export class DatasetLog {
   }
 
   private async commit(change: LogChange): Promise<LogEntry> {
+    if (this.remote) return this.#commitRemote(change);
     const version = this.#state.version + 1;
     const actions = await this.#actionsOf(change, version);
     const text = actions.map((a) => JSON.stringify(a)).join('\n') + '\n';
@@ -217,14 +280,99 @@ export class DatasetLog {
     return entry;
   }
 
+  /**
+   * On object storage: uploads the staged files to their final keys (unique names: no reader of
+   * the table sees them before the commit names them), then creates the next version with a
+   * conditional PUT. Taken (412): the versions committed meanwhile are read; if one of them is
+   * another writer's commit of a series this one commits (a worker that took over the series of a
+   * paused one) the commit is refused (`QF_FENCED`), if one removed a file this one removes (two
+   * compactions) it is void (`QF_CONFLICT`); otherwise it is retried as the next version, as Delta's
+   * blind appends are. Files of a refused commit are deleted; those of a PUT that failed without an
+   * answer stay (it may have landed), as do a killed writer's: `vacuumDataset` deletes what no
+   * version names.
+   */
+  async #commitRemote(change: LogChange): Promise<LogEntry> {
+    const uploaded: string[] = [];
+    const since = change.since ?? this.#state.version;
+    // From the PUT on, until it is known to have been refused, the version may be ours: the
+    // uploaded files must then stay (an error of the PUT may hide a commit that landed).
+    let mayBeCommitted = false;
+    try {
+      this.#checkConflicts(change, since);
+      for (const f of change.add) {
+        if (f.staged === undefined) continue;
+        await this.store.upload(f.path, join(this.root, f.staged));
+        uploaded.push(f.path);
+      }
+      for (;;) {
+        const version = this.#state.version + 1;
+        const actions = await this.#actionsOf(change, version);
+        const text = actions.map((a) => JSON.stringify(a)).join('\n') + '\n';
+        const key = this.#logKey + versionName(version);
+        if (change.fence !== undefined && !change.fence())
+          throw new FileSinkError(
+            'QF_FENCED',
+            `${this.dataset} table at ${this.store.location}: not committed: this writer may no longer write its series (its lease lapsed)`,
+          );
+        mayBeCommitted = true;
+        if (await this.store.createExclusive(key, text)) {
+          const entry = this.#state.fold(version, actions as unknown as Record<string, unknown>[]);
+          await this.#afterRemoteCommit(change, version);
+          return entry;
+        }
+        // An answer lost after the PUT succeeded comes back as 412 on a retry: the version is ours.
+        const there = await this.store.read(key);
+        if (there !== undefined && Buffer.from(there).toString('utf8') === text) {
+          const entry = this.#state.fold(version, actions as unknown as Record<string, unknown>[]);
+          await this.#afterRemoteCommit(change, version);
+          return entry;
+        }
+        mayBeCommitted = false;
+        await this.refresh();
+        this.#checkConflicts(change, since);
+      }
+    } catch (err) {
+      if (!mayBeCommitted) await this.store.delete(uploaded).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async #afterRemoteCommit(change: LogChange, version: number): Promise<void> {
+    for (const f of change.add)
+      if (f.staged !== undefined) await rm(join(this.root, f.staged), { force: true });
+    const every = this.#options.snapshotEvery ?? 100;
+    if (version > 0 && version % every === 0) await this.writeCompaction(every);
+  }
+
+  /** Refuses a commit that versions committed since it was prepared make wrong. */
+  #checkConflicts(change: LogChange, since: number): void {
+    const ours = new Set(Object.keys(change.series ?? {}).map(normalizeSeriesKey));
+    for (const entry of this.#history) {
+      if (entry.version <= since || entry.writer === this.#writer) continue;
+      const taken = entry.series.filter((k) => ours.has(k));
+      if (taken.length > 0)
+        throw new FileSinkError(
+          'QF_FENCED',
+          `${this.dataset} table at ${this.store.location}: version ${entry.version} by ${entry.writer} committed ${taken.slice(0, 3).join(', ')}${taken.length > 3 ? ', …' : ''}, which this writer was committing: another worker writes these series now; nothing of this commit is in the table`,
+        );
+    }
+    const gone = (change.remove ?? []).filter((p) => !this.#state.files.has(p));
+    if (gone.length > 0)
+      throw new FileSinkError(
+        'QF_CONFLICT',
+        `${this.dataset} table at ${this.store.location}: ${gone[0]} was removed by a newer version: this ${change.operation} is void`,
+      );
+  }
+
   /** The Delta actions of a change: commitInfo, (protocol and metaData first), adds, removes, domains. */
   async #actionsOf(change: LogChange, version: number): Promise<DeltaAction[]> {
     const nowMs = this.#now();
     const staged: Record<string, string> = {};
-    for (const f of change.add) if (f.staged !== undefined) staged[f.path] = f.staged;
+    // On object storage the files are at their final keys before the commit: nothing to publish.
+    if (!this.remote) for (const f of change.add) if (f.staged !== undefined) staged[f.path] = f.staged;
     const info: QuoteflowCommitInfo = {
       operation: change.operation,
-      writer: WRITER,
+      writer: this.#writer,
       ...(Object.keys(staged).length === 0 ? {} : { staged }),
       ...(change.swap === undefined ? {} : { swap: change.swap }),
       ...(change.series === undefined ? {} : { series: change.series }),
@@ -398,6 +546,8 @@ export class DatasetLog {
     const lines: DeltaAction[] = [{ protocol: DELTA_PROTOCOL }];
     if (s.metaData !== undefined) lines.push({ metaData: s.metaData });
     for (const add of s.adds.values()) lines.push({ add: { ...add, dataChange: false } });
+    // On object storage removed files stay until `vacuumDataset`, which needs their removal times.
+    if (this.remote) for (const remove of s.tombstones.values()) lines.push({ remove });
     for (const f of s.files.values()) {
       if (s.adds.has(f.path)) continue;
       const configuration = JSON.stringify({ rows: f.rows, bytes: f.bytes });
@@ -412,9 +562,9 @@ export class DatasetLog {
         },
       });
     const text = lines.map((a) => JSON.stringify(a)).join('\n') + '\n';
-    await writeFileDurably(join(this.logDir, compactionName(s.version)), text);
-    for (const old of (await this.#list()).compactions)
-      if (old < s.version - every) await rm(join(this.logDir, compactionName(old)), { force: true });
+    await this.store.write(this.#logKey + compactionName(s.version), text);
+    const old = (await this.#list()).compactions.filter((v) => v < s.version - every);
+    await this.store.delete(old.map((v) => this.#logKey + compactionName(v)));
   }
 
   private async readApplied(): Promise<number> {
@@ -427,9 +577,18 @@ export class DatasetLog {
   }
 
   async #readActions(name: string): Promise<Record<string, unknown>[]> {
-    const path = join(this.logDir, name);
+    const path = this.remote ? `${this.store.location}/${this.#logKey}${name}` : join(this.logDir, name);
+    let bytes: Uint8Array | undefined;
     try {
-      const text = await readFile(path, 'utf8');
+      bytes = await this.store.read(this.#logKey + name);
+    } catch (err) {
+      throw new FileSinkError('QF_DATASET_LOG', `${path} could not be read: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    try {
+      if (bytes === undefined) throw new Error('it is gone');
+      const text = Buffer.from(bytes).toString('utf8');
       return text
         .split('\n')
         .filter((l) => l.trim() !== '')

@@ -11,10 +11,14 @@ import { FileSinkError } from './file-sink-error.js';
 import { isPartitionClosed } from './internal/closed-partitions.js';
 import { SeriesIntake } from '../series-intake.js';
 import { summarizeKlineFile } from './read-dataset-rows.js';
+import { openStore, type OpenedStore } from './storage/open-store.js';
 
 /** Options of {@link DatasetSink.open}; defaults in {@link DATASET_SINK_DEFAULTS}. */
 export interface DatasetSinkOptions {
-  /** The dataset root `DIR` (closed bars go to `DIR/kline/kline_type=K/month=YYYY-MM/`). */
+  /**
+   * The dataset root `DIR` (closed bars go to `DIR/kline/kline_type=K/month=YYYY-MM/`), or
+   * `s3://bucket/prefix` (the AWS SDK's configuration: environment, profile, `AWS_ENDPOINT_URL`).
+   */
   readonly dir: string;
   readonly format?: DatasetFormat;
   /** The pipeline's clock: checkpoints, file age and which partitions are closed run on it. */
@@ -78,6 +82,9 @@ export class DatasetSink implements CommittingSink {
   readonly #intake: SeriesIntake;
   readonly #options: DatasetSinkOptions;
   readonly #clock: Clock;
+  readonly #opened: OpenedStore;
+  /** The log version the intake's watermarks were read at (a remote commit's `since`). */
+  #basis: number;
   #lastCompactionMs: number;
   /** Checkpoints and refreshes, one at a time (a refresh must not land inside a commit). */
   #serial: Promise<unknown> = Promise.resolve();
@@ -85,13 +92,15 @@ export class DatasetSink implements CommittingSink {
   #failure: unknown;
   #closing: Promise<void> | undefined;
 
-  private constructor(log: DatasetLog, options: DatasetSinkOptions) {
+  private constructor(log: DatasetLog, options: DatasetSinkOptions, opened: OpenedStore) {
     this.#log = log;
+    this.#opened = opened;
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
-    this.name = `files ${log.root}`;
+    this.name = `files ${log.store.location}`;
     this.checkpointEveryMs = options.checkpointEveryMs ?? DATASET_SINK_DEFAULTS.checkpointEveryMs;
     this.#intake = new SeriesIntake(log.series);
+    this.#basis = log.version;
     this.#writer = new DatasetWriter({
       dir: log.root,
       format: options.format ?? DATASET_SINK_DEFAULTS.format,
@@ -111,11 +120,19 @@ export class DatasetSink implements CommittingSink {
     const { dir } = options;
     if (typeof dir !== 'string' || dir === '')
       throw new FileSinkError('QF_INVALID_OPTION', 'DatasetSink: "dir" must be a non-empty path');
-    const log = await DatasetLog.open(dir, 'kline', {
-      summarize: (rel) => summarizeKlineFile(dir, rel),
-    });
-    await log.transaction(async () => undefined, { adoptOrphans: true });
-    return new DatasetSink(log, options);
+    const opened = await openStore(dir);
+    try {
+      const log = await DatasetLog.open(opened.root, 'kline', {
+        summarize: (rel) => summarizeKlineFile(dir, rel),
+        ...(opened.store === undefined ? {} : { store: opened.store }),
+      });
+      // On object storage an object no commit names is an uncommitted upload, never adopted.
+      if (!log.remote) await log.transaction(async () => undefined, { adoptOrphans: true });
+      return new DatasetSink(log, options, opened);
+    } catch (err) {
+      await opened.close();
+      throw err;
+    }
   }
 
   watermarks(): ReadonlyMap<string, SeriesWatermark> {
@@ -146,8 +163,9 @@ export class DatasetSink implements CommittingSink {
 
   refresh(): Promise<void> {
     return this.#oneAtATime(async () => {
-      await this.#log.transaction(async () => undefined, { adoptOrphans: true });
+      await this.#log.transaction(async () => undefined, { adoptOrphans: !this.#log.remote });
       this.#intake.reset(this.#log.series);
+      this.#basis = this.#log.version;
     });
   }
 
@@ -162,18 +180,18 @@ export class DatasetSink implements CommittingSink {
       await this.#log.transaction(async (tx) => {
         // Asked again holding the lock, the log current and published: only what is really gone.
         const gone: string[] = [];
-        for (const p of paths)
-          if (
-            this.#log.files.has(p) &&
-            !(await access(join(this.#log.root, p)).then(
-              () => true,
-              () => false,
-            ))
-          )
-            gone.push(p);
+        for (const p of paths) if (this.#log.files.has(p) && !(await this.#exists(p))) gone.push(p);
         if (gone.length > 0) await tx.commit({ operation: 'checkpoint', add: [], remove: gone });
       });
     });
+  }
+
+  async #exists(path: string): Promise<boolean> {
+    if (this.#log.remote) return (await this.#log.store.list(path)).some((o) => o.key === path);
+    return access(join(this.#log.root, path)).then(
+      () => true,
+      () => false,
+    );
   }
 
   #oneAtATime<T>(work: () => Promise<T>): Promise<T> {
@@ -206,6 +224,7 @@ export class DatasetSink implements CommittingSink {
       const staged = await this.#writer.flush().catch(() => [] as WrittenFile[]);
       await this.#writer.close().catch(() => undefined);
       await dropStaged(this.#log.root, staged);
+      await this.#opened.close();
     })();
     return this.#closing;
   }
@@ -230,17 +249,26 @@ export class DatasetSink implements CommittingSink {
         ...(parquet ? { stats: await readFileStats(this.#log.root, f.stagedPath!, 'kline') } : {}),
       });
     }
-    const fenced = await this.#log.transaction(async (tx) => {
-      // Asked holding the publish lock, right before the commit: a writer whose lease lapsed
-      // (another may now write its series) publishes nothing.
-      if (fence !== undefined && !fence()) return true;
-      await tx.commit({
-        operation: 'checkpoint',
-        add,
-        series: Object.fromEntries(gained),
+    let fenced: boolean;
+    try {
+      fenced = await this.#log.transaction(async (tx) => {
+        // Asked holding the publish lock, right before the commit: a writer whose lease lapsed
+        // (another may now write its series) publishes nothing. On object storage the log asks
+        // it right before the conditional PUT, after the upload.
+        if (!this.#log.remote && fence !== undefined && !fence()) return true;
+        await tx.commit({
+          operation: 'checkpoint',
+          add,
+          series: Object.fromEntries(gained),
+          ...(fence === undefined ? {} : { fence }),
+          since: this.#basis,
+        });
+        return false;
       });
-      return false;
-    });
+    } catch (err) {
+      if (err instanceof FileSinkError && err.code === 'QF_FENCED') await dropStaged(this.#log.root, files);
+      throw err;
+    }
     if (!fenced) return;
     await dropStaged(this.#log.root, files);
     throw new FileSinkError(
@@ -261,6 +289,7 @@ export class DatasetSink implements CommittingSink {
       dataset: 'kline',
       minSmallFiles: (p) => (isPartitionClosed(p, nowMs) ? 2 : OPEN_PARTITION_MIN_FILES),
       summarize: (rel) => summarizeKlineFile(dir, rel),
+      ...(this.#log.remote ? { store: this.#log.store } : {}),
     });
     // Compaction changed the log: read it, so the next commit builds on it.
     await this.#log.refresh();

@@ -1,4 +1,6 @@
+import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { renameDurably, systemClock, type Clock } from '@quoteflow/core';
 import { join, relative, resolve, sep } from 'node:path';
 import {
@@ -13,6 +15,9 @@ import { createColumnBuilder, type ColumnBuilder } from './internal/column-build
 import { FileSinkError } from './file-sink-error.js';
 import { EncoderPool, type EncodeHandle } from './internal/encoder-pool.js';
 import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './internal/staging.js';
+import { isS3Url } from './storage/object-store.js';
+import { openStore, type OpenedStore } from './storage/open-store.js';
+import { DatasetLog } from './dataset-log.js';
 
 /**
  * File formats: Parquet (zstd, written by parquet-wasm from apache-arrow record batches), Arrow
@@ -23,7 +28,11 @@ export type DatasetFormat = (typeof DATASET_FORMATS)[number];
 
 /** Options of {@link DatasetWriter}. */
 export interface DatasetWriterOptions {
-  /** The dataset root `DIR` (contract.md "Datasets on disk"). */
+  /**
+   * The dataset root `DIR` (contract.md "Datasets on disk"), or `s3://bucket/prefix`: each finished
+   * file is then built in a local scratch directory, uploaded and committed to its table's Delta
+   * log (one version per file; with `publish: 'on-commit'` its committer does that instead).
+   */
   readonly dir: string;
   /** @defaultValue `'parquet'` */
   readonly format?: DatasetFormat;
@@ -172,6 +181,10 @@ export class DatasetWriter implements AsyncDisposable {
   private seq = 0;
   /** Settles when staging leftovers of crashed writers are gone; never rejects (see `cleanupError`). */
   private readonly ready: Promise<void>;
+  /** With an `s3://` dir: the store (once open) and the tables' logs, one commit at a time. */
+  private s3:
+    { opened: OpenedStore; logs: Map<DatasetKind, DatasetLog>; serial: Promise<unknown> } | undefined;
+  private readonly location: string;
   private cleanupError: unknown;
   private failure: FileSinkError | undefined;
   private timer: unknown;
@@ -194,7 +207,9 @@ export class DatasetWriter implements AsyncDisposable {
         `DatasetWriter: "klineSubPartition" must be one of ${KLINE_SUB_PARTITIONS.join(', ')}, got ${String(o.klineSubPartition)}`,
       );
     }
-    this.dir = resolve(o.dir);
+    const remote = isS3Url(o.dir) && o.publish !== 'on-commit';
+    this.location = remote ? o.dir : resolve(o.dir);
+    this.dir = remote ? mkdtempSync(join(tmpdir(), 'quoteflow-s3-')) : resolve(o.dir);
     this.format = o.format;
     this.maxRows = positiveInt('maxRowsPerFile', o.maxRowsPerFile);
     this.maxBytes = positiveInt('maxBytesPerFile', o.maxBytesPerFile);
@@ -210,12 +225,19 @@ export class DatasetWriter implements AsyncDisposable {
     this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0));
     // On start: remove what crashed writers left in DIR/.staging (a failure surfaces with the first file).
     // File modification times are real time, whatever clock drives the writer's rolling.
-    this.ready = cleanStaging(this.dir, this.staleMs, Date.now()).then(
-      () => undefined,
-      (err: unknown) => {
-        this.cleanupError = err;
-      },
-    );
+    const opening = remote
+      ? openStore(o.dir).then((opened) => {
+          this.s3 = { opened, logs: new Map(), serial: Promise.resolve() };
+        })
+      : Promise.resolve();
+    this.ready = opening
+      .then(() => cleanStaging(this.dir, this.staleMs, Date.now()))
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.cleanupError = err;
+        },
+      );
   }
 
   /** The dataset root, absolute. */
@@ -282,6 +304,8 @@ export class DatasetWriter implements AsyncDisposable {
       } finally {
         this.open.clear();
         this.pool.close();
+        await this.s3?.opened.close();
+        if (this.location !== this.dir) await rm(this.dir, { recursive: true, force: true });
       }
     })();
     return this.closing;
@@ -353,12 +377,14 @@ export class DatasetWriter implements AsyncDisposable {
     stagingPath: string,
     finalPath: string,
     relativePath: string,
+    rows: number,
   ): Promise<{ bytes: number; stagedPath?: string }> {
     if (this.publishOnCommit) {
       const readyPath = `${stagingPath}.ready.tmp`;
       const res = await session.end(stagingPath, readyPath);
       return { bytes: res.bytes, stagedPath: relative(this.dir, readyPath).split(sep).join('/') };
     }
+    if (this.s3 !== undefined) return this.commitToStore(session, stagingPath, relativePath, rows);
     if (this.fence === undefined) return session.end(stagingPath, finalPath);
     const readyPath = `${stagingPath}.ready.tmp`;
     const res = await session.end(stagingPath, readyPath);
@@ -373,6 +399,43 @@ export class DatasetWriter implements AsyncDisposable {
     return res;
   }
 
+  /** On object storage: the file is built locally, then uploaded and committed as one version. */
+  private async commitToStore(
+    session: EncodeHandle,
+    stagingPath: string,
+    relativePath: string,
+    rows: number,
+  ): Promise<{ bytes: number }> {
+    const s3 = this.s3!;
+    const readyPath = `${stagingPath}.ready.tmp`;
+    const res = await session.end(stagingPath, readyPath);
+    const kind = relativePath.slice(0, relativePath.indexOf('/')) as DatasetKind;
+    const staged = relative(this.dir, readyPath).split(sep).join('/');
+    const fence = this.fence;
+    const commit = async (): Promise<void> => {
+      let log = s3.logs.get(kind);
+      if (log === undefined) {
+        log = await DatasetLog.open(this.dir, kind, { store: s3.opened.store! });
+        s3.logs.set(kind, log);
+      }
+      await log.transaction((tx) =>
+        tx.commit({
+          operation: 'checkpoint',
+          add: [{ path: relativePath, rows, bytes: res.bytes, staged }],
+          ...(fence === undefined ? {} : { fence }),
+        }),
+      );
+    };
+    const next = s3.serial.then(commit);
+    s3.serial = next.catch(() => undefined);
+    try {
+      await next;
+    } finally {
+      await rm(readyPath, { force: true });
+    }
+    return res;
+  }
+
   private finish(key: string, file: OpenFile): void {
     this.open.delete(key);
     const rows = file.shippedRows + file.builder.rows;
@@ -380,7 +443,8 @@ export class DatasetWriter implements AsyncDisposable {
     const nowMs = this.clock.now();
     const name = partFileName(nowMs, this.writerId, ++this.seq, EXTENSIONS[this.format]);
     const relativePath = `${file.partition}/${name}`;
-    const finalPath = join(this.dir, relativePath);
+    const finalPath =
+      this.location === this.dir ? join(this.dir, relativePath) : `${this.location}/${relativePath}`;
     const stagingPath = stagingPathFor(this.dir, name);
     const format = this.format;
     const session = file.session ?? this.pool.open(format);
@@ -391,7 +455,7 @@ export class DatasetWriter implements AsyncDisposable {
         session.abort();
         throw this.cleanupError;
       }
-      const res = await this.commit(session, stagingPath, finalPath, relativePath);
+      const res = await this.commit(session, stagingPath, finalPath, relativePath, rows);
       const done: WrittenFile = {
         kind: file.kind,
         format,

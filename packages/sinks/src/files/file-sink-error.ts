@@ -7,6 +7,8 @@ export const FILE_SINK_ERROR_CODES = [
   'QF_FENCED',
   'QF_LOCKED',
   'QF_DATASET_LOG',
+  'QF_OBJECT_STORE',
+  'QF_CONFLICT',
 ] as const;
 export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
 
@@ -19,7 +21,9 @@ export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
  * because the writer's `fence` said it may no longer write (`QF_FENCED`: another worker holds its
  * series now; its rows are not in the dataset), a dataset whose publish lock stayed held by a live
  * process (`QF_LOCKED`), or a dataset commit log that is malformed or names a file that is gone
- * (`QF_DATASET_LOG`).
+ * (`QF_DATASET_LOG`), an object store (S3) that failed a request or does not enforce conditional
+ * writes (`QF_OBJECT_STORE`), or a commit another writer's newer version conflicts with
+ * (`QF_CONFLICT`: it removed files this one replaces).
  */
 export class FileSinkError extends Error {
   readonly code: FileSinkErrorCode;

@@ -14,6 +14,7 @@ import {
   SERIES_DOMAIN,
   type DeltaAdd,
   type DeltaMetaData,
+  type DeltaRemove,
   type DeltaStats,
 } from './delta-actions.js';
 
@@ -42,6 +43,8 @@ export class DeltaState {
   /** The `add` action of each live Parquet file, by path relative to `DIR`. */
   readonly adds = new Map<string, DeltaAdd>();
   readonly series = new Map<string, SeriesWatermark>();
+  /** Files removed and not added again (Delta's tombstones): path relative to `DIR` → the `remove` action. */
+  readonly tombstones = new Map<string, DeltaRemove>();
 
   constructor(readonly dataset: DatasetKind) {}
 
@@ -68,6 +71,7 @@ export class DeltaState {
         const path = this.dirPath((action.remove as { path: string }).path);
         this.files.delete(path);
         this.adds.delete(path);
+        this.tombstones.set(path, action.remove as DeltaRemove);
         remove.push(path);
       } else if (action.domainMetadata !== undefined) {
         const f = this.#domain(action.domainMetadata as Json, info);
@@ -100,6 +104,7 @@ export class DeltaState {
     };
     this.files.set(path, file);
     this.adds.set(path, a);
+    this.tombstones.delete(path);
     const staged = info?.staged?.[path];
     return staged === undefined ? file : { ...file, staged };
   }

@@ -1,0 +1,150 @@
+/**
+ * kill -9 at random moments of commits and compactions on object storage (the run's S3Proxy): a
+ * writer process (DatasetSink on `s3://…`, a checkpoint every few dozen bars) and a compacting
+ * process (compactDataset on the same table, small files) are killed at random moments, round after
+ * round; each restarted writer resends from its last acknowledged bar, as a restarted sync resumes,
+ * and the log's watermarks drop what a killed checkpoint committed without saying so. After every
+ * round delta-rs reads each bar at most once and every acknowledged bar; every version of the log
+ * reads with no bar twice (no reader sees half a version); at the end delta-rs, Polars, Spark and DuckDB
+ * read every bar exactly once.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { DELTA_READERS } from './support/delta-tables.js';
+import { ensurePython, readDatasets, REPO_ROOT, type ReadBack } from './support/python.js';
+import { freshBucket, type TestBucket } from './support/s3.js';
+import { startTsxChild, type TsxChild } from './support/tsx-child.js';
+
+const CODES = 7;
+const T0 = Date.UTC(2026, 0, 5, 14, 30);
+const PER_ROUND = 400;
+const ROUNDS = 6;
+let work: string;
+let bucket: TestBucket;
+
+beforeAll(async () => {
+  ensurePython();
+  work = await mkdtemp(join(tmpdir(), 'qf-s3-crash-'));
+  bucket = await freshBucket('s3-crash');
+}, 600_000);
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+const src = (path: string): string => JSON.stringify(join(REPO_ROOT, 'packages/sinks/src/files', path));
+
+// Bar n: series C<n % CODES>.US, a minute after the series' previous bar; close n + 0.25.
+const BAR = `
+const bar = (n) => {
+  const tsMs = ${T0} + Math.floor(n / ${CODES}) * 60_000;
+  return { type: 'bar-update', final: true, revision: 0, code: 'C' + (n % ${CODES}) + '.US', klineType: 1, tsMs,
+    open: n, high: n + 1, low: n - 1, close: n + 0.25, volume: n, turnover: n * 2, readAtMs: tsMs + 120_000, receivedAtMs: tsMs + 120_100 };
+};`;
+
+// Sends bars [from, to) in checkpoints of 35 bars, saying after each commit how far it got.
+const WRITER = `
+import { DatasetSink } from ${src('dataset-sink.ts')};
+${BAR}
+const [dir, from, to] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
+const sink = await DatasetSink.open({ dir, encoderThreads: 0, compactEveryMs: 0 });
+console.log('ready');
+for (let n = from; n < to; ) {
+  const end = Math.min(to, n + 35);
+  for (; n < end; n++) sink.write(bar(n));
+  await sink.checkpoint();
+  console.log('committed ' + end);
+}
+await sink.close();
+console.log('done');
+`;
+
+// Compacts the table in a loop (files of at most 300 rows) until killed.
+const COMPACTOR = `
+import { compactDataset } from ${src('compact-dataset.ts')};
+console.log('ready');
+for (;;) {
+  const done = await compactDataset({ dir: process.argv[2], dataset: 'kline', maxRowsPerFile: 300 });
+  if (done.length > 0) console.log('compacted');
+}
+`;
+
+const start = (script: string, args: string[]): Promise<TsxChild> =>
+  startTsxChild(script, args, { ...bucket.env() });
+
+/** `code|ts|close` of each row a reader gave back, sorted. */
+const rowsOf = (back: ReadBack): string[] =>
+  back.rows.map((r) => `${String(r.code)}|${String(r.ts)}|${String(r.close)}`).sort();
+
+const rowOf = (n: number): string => `C${n % CODES}.US|${T0 + Math.floor(n / CODES) * 60_000}|${n + 0.25}`;
+
+function expectNoneTwice(rows: readonly string[], what: string): void {
+  const keys = rows.map((r) => r.split('|').slice(0, 2).join('|'));
+  const twice = keys.filter((k, i) => keys.indexOf(k) !== i);
+  expect(twice, what).toEqual([]);
+}
+
+it('kill -9 of a writer and a compactor at random moments, round after round: every bar once, each version whole', async () => {
+  const writer = join(work, 'writer.mts');
+  const compactor = join(work, 'compactor.mts');
+  await writeFile(writer, WRITER);
+  await writeFile(compactor, COMPACTOR);
+  const table = bucket.url('crash/kline');
+  const dir = bucket.url('crash');
+  let acked = 0;
+  let sent = 0;
+  let compactions = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    sent = acked + PER_ROUND;
+    const [w, c] = await Promise.all([
+      start(writer, [dir, String(acked), String(sent)]),
+      start(compactor, [dir]),
+    ]);
+    // Each killed at its own random moment: uploading, putting a version, between the two.
+    await Promise.all(
+      [w, c].map(async (p) => {
+        await new Promise((r) => setTimeout(r, 200 + Math.random() * 2500));
+        p.kill();
+      }),
+    );
+    const [ws, cs] = await Promise.all([w.exited, c.exited]);
+    expect(cs, c.err()).toBe('SIGKILL');
+    expect(ws === 'SIGKILL' || ws === null, w.err()).toBe(true);
+    for (const m of w.out().matchAll(/^committed (\d+)$/gm)) acked = Math.max(acked, Number(m[1]));
+    compactions += c
+      .out()
+      .split('\n')
+      .filter((l) => l === 'compacted').length;
+    const [now] = await readDatasets([{ reader: 'deltalake', path: table, s3: bucket.server }]);
+    const rows = rowsOf(now!);
+    expectNoneTwice(rows, `round ${round}`);
+    for (let n = 0; n < acked; n++) expect(rows, `round ${round}: acknowledged bar ${n}`).toContain(rowOf(n));
+  }
+  expect(compactions, 'some compactions committed before their kill').toBeGreaterThan(0);
+
+  // A last writer sends everything up to where the rounds got, to its end.
+  const last = await start(writer, [dir, String(acked), String(sent)]);
+  expect(await last.exited, last.err()).toBe(null);
+  expect(last.out()).toContain('done');
+
+  // Every version of the log: no bar twice in any (delta-rs).
+  const versions = (await bucket.keys('crash/kline/_delta_log/')).filter((k) =>
+    /\/\d{20}\.json$/.test(k),
+  ).length;
+  const each = await readDatasets(
+    Array.from({ length: versions }, (_, version) => ({
+      reader: 'deltalake' as const,
+      path: table,
+      s3: bucket.server,
+      version,
+    })),
+  );
+  for (const [version, back] of each.entries()) expectNoneTwice(rowsOf(back), `version ${version}`);
+
+  const want = Array.from({ length: sent }, (_, n) => rowOf(n)).sort();
+  const finals = await readDatasets(
+    DELTA_READERS.map((reader) => ({ reader, path: table, s3: bucket.server })),
+  );
+  for (const back of finals) expect(rowsOf(back), back.reader).toEqual(want);
+}, 900_000);
