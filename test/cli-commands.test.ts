@@ -24,16 +24,24 @@ const files = dataFilesUnder;
 
 let sim: Simulator;
 let work: string;
-const env = (plan = 'professional'): Record<string, string> => ({
+const env = (plan = 'professional', token = TOKEN): Record<string, string> => ({
   QUOTEFLOW_BASE_URL: sim.url,
-  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_TOKEN: token,
   QUOTEFLOW_PLAN: plan,
 });
+/** Tokens of the tests that run at once (the simulator keeps each token's limits apart). */
+const DEPTH_TOKEN = `${TOKEN}-depth`;
+const RUN_TOKEN = `${TOKEN}-run`;
 
 beforeAll(async () => {
   sim = await startSimulator({
     port: 0,
-    tokens: { [TOKEN]: 'professional', [`${TOKEN}-basic`]: 'basic' },
+    tokens: {
+      [TOKEN]: 'professional',
+      [`${TOKEN}-basic`]: 'basic',
+      [DEPTH_TOKEN]: 'professional',
+      [RUN_TOKEN]: 'professional',
+    },
     seed: 5,
   });
   work = await mkdtemp(join(tmpdir(), 'qf-cli-cmd-'));
@@ -294,12 +302,14 @@ describe('quoteflow one-shot queries', () => {
   });
 });
 
-describe('quoteflow depth, run and demo', () => {
-  it('depth drops repeated seq and writes the depth dataset', async () => {
+// At once: their --duration runs overlap instead of adding up. Each on a token of its own (the
+// demo runs offline, on its own simulator), so none takes another's quota.
+describe.concurrent('quoteflow depth, run and demo', () => {
+  it('depth drops repeated seq and writes the depth dataset', async ({ expect }) => {
     const out = join(work, 'depth');
     const r = await quoteflow(
       ['depth', '--codes', 'BTCUSDT,ETHUSDT', '--out', out, '--format', 'ndjson', '--duration', '3'],
-      env(),
+      env('professional', DEPTH_TOKEN),
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('');
@@ -340,7 +350,9 @@ describe('quoteflow depth, run and demo', () => {
     expect(table.stdout).toMatch(/^BTCUSDT +\d+ /m);
   });
 
-  it('run validates the file first (exit 2 naming line and field) and then runs its pipelines', async () => {
+  it('run validates the file first (exit 2 naming line and field) and then runs its pipelines', async ({
+    expect,
+  }) => {
     const dir = join(work, 'run');
     const file = join(work, 'pipeline.yaml');
     const yaml = (types: string) => `version: 1
@@ -352,17 +364,17 @@ pipelines:
       files: { out: ${dir}, format: ndjson }
 `;
     await writeFile(file, yaml('[1, 0]'));
-    const bad = await quoteflow(['run', file], env());
+    const bad = await quoteflow(['run', file], env('professional', RUN_TOKEN));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/pipeline\.yaml:5: pipelines\[0\]\.source\.kline\.klineTypes\[1\]/);
     expect(existsSync(dir)).toBe(false);
     await writeFile(file, yaml('[1]'));
-    const good = await quoteflow(['run', file], env());
+    const good = await quoteflow(['run', file], env('professional', RUN_TOKEN));
     expect(good.code, good.stderr).toBe(0);
     expect((await files(join(dir, 'kline'))).length).toBeGreaterThan(0);
   });
 
-  it('demo syncs offline into Parquet and prints a summary and a DuckDB query', async () => {
+  it('demo syncs offline into Parquet and prints a summary and a DuckDB query', async ({ expect }) => {
     // Run until a status line reports a live lag (the backfill is done and polling has begun), then
     // stop it as a user would: how long that takes depends on the machine, not on a fixed duration.
     const run = startQuoteflow(['demo', '--out', 'demo-out'], { QUOTEFLOW_STATUS_INTERVAL_S: '0.5' }, work);

@@ -275,7 +275,12 @@ describe('quoteflow backfill (e2e)', () => {
     const requestsBefore = sim.log.entries().length;
     // No service options at all: inspect reads files only.
     const bare = { QUOTEFLOW_BASE_URL: '', QUOTEFLOW_TOKEN: '' };
-    const json = await quoteflow(['inspect', '--out', out, '--format', 'json'], bare);
+    // The three inspects at once: they only read.
+    const [json, table, missing] = await Promise.all([
+      quoteflow(['inspect', '--out', out, '--format', 'json'], bare),
+      quoteflow(['inspect', '--out', out], bare),
+      quoteflow(['inspect', '--out', join(work, 'no-such-dir')], bare),
+    ]);
     expect(json.code, json.stderr).toBe(0);
     const doc = JSON.parse(json.stdout) as {
       datasets: {
@@ -303,10 +308,8 @@ describe('quoteflow backfill (e2e)', () => {
       expect(s.first).toBe(new Date(Math.min(...starts)).toISOString());
       expect(s.last).toBe(new Date(Math.max(...starts)).toISOString());
     }
-    const table = await quoteflow(['inspect', '--out', out], bare);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout.split('\n').filter((l) => /^(BTCUSDT|ETHUSDT)\s+1\s+30\s/.test(l))).toHaveLength(2);
-    const missing = await quoteflow(['inspect', '--out', join(work, 'no-such-dir')], bare);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--out');
     expect(sim.log.entries().length).toBe(requestsBefore);
@@ -348,8 +351,9 @@ describe('quoteflow backfill (e2e)', () => {
   });
 });
 
-describe('quoteflow errors (e2e)', () => {
-  it('exits 3 on a bad token, and the token is nowhere in stdout, stderr or files', async () => {
+// At once: each runs one short command of its own, and none counts the simulator's requests.
+describe.concurrent('quoteflow errors (e2e)', () => {
+  it('exits 3 on a bad token, and the token is nowhere in stdout, stderr or files', async ({ expect }) => {
     const out = join(work, 'bad-token');
     const r = await quoteflow(
       [
@@ -373,13 +377,13 @@ describe('quoteflow errors (e2e)', () => {
     for (const file of await listFiles(out)) expect(await readFile(file, 'utf8')).not.toContain(BAD_TOKEN);
   });
 
-  it.each([
+  it.for<[string[], string]>([
     [['backfill', '--codes', 'BTCUSDT', '--kline-type', '11', '--bars', '10'], '--kline-type'],
     [['backfill', '--codes', 'BTCUSDT', '--kline-type', '1', '--bars', '-3'], '--bars'],
     [['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '10', '--format', 'csv'], '--format'],
     [['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '10', '--plan', 'gold'], '--plan'],
     [['sync', '--kline-types', '1', '--bars', '10'], '--codes'],
-  ])('exits 2 naming the flag for %j, writing nothing', async (args, flag) => {
+  ])('exits 2 naming the flag for %j, writing nothing', async ([args, flag], { expect }) => {
     const out = join(work, `usage-${flag}`);
     const r = await quoteflow([...args, '--out', out], env());
     expect(r.code).toBe(2);
@@ -388,7 +392,9 @@ describe('quoteflow errors (e2e)', () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  it('exits 2 naming --base-url when neither the flag nor QUOTEFLOW_BASE_URL is given', async () => {
+  it('exits 2 naming --base-url when neither the flag nor QUOTEFLOW_BASE_URL is given', async ({
+    expect,
+  }) => {
     const out = join(work, 'no-url');
     const r = await quoteflow(
       ['backfill', '--codes', 'BTCUSDT', '--kline-type', '1', '--bars', '10', '--out', out],

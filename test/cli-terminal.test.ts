@@ -1,24 +1,35 @@
 // End-to-end: what a person sees of a long command on a real terminal (tmux, read back with
-// capture-pane) and what a script sees with stderr piped, against the simulator (real clock).
+// capture-pane) and what a script sees with stderr piped, against the simulator (real clock). The
+// tests run at once, each on a token of its own (the simulator keeps each token's limits apart), so
+// their --duration runs overlap instead of adding up and none of them takes another's quota.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { QUOTEFLOW_BIN, runQuoteflow } from './support/quoteflow-process.js';
 
 const run = promisify(execFile);
 const TOKEN = 'cli-terminal-token-0c4d';
+/** One token per run at a time, each on the plan the runs assume. */
+const TOKENS = ['tty', 'pages', 'quiet', 'json', 'piped'] as const;
+type TokenName = (typeof TOKENS)[number];
 const SESSION = `quoteflow-test-${process.pid}`;
+/**
+ * A tmux server of this file's own (its socket name), kept up by a session that idles until the
+ * end: other tmux users (other test runs on the machine) cannot touch it, and a new session never
+ * meets a server that is exiting because its last session just ended ("server exited unexpectedly").
+ */
+const tmux = (args: readonly string[]) => run('tmux', ['-L', SESSION, ...args]);
 
 let sim: Simulator;
 let work: string;
-const env = (): Record<string, string> => ({
+const env = (token: TokenName): Record<string, string> => ({
   QUOTEFLOW_BASE_URL: sim.url,
-  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_TOKEN: `${TOKEN}-${token}`,
   QUOTEFLOW_PLAN: 'professional',
 });
 const args = (out: string) => [
@@ -36,26 +47,32 @@ const args = (out: string) => [
 ];
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 12 });
+  sim = await startSimulator({
+    port: 0,
+    tokens: Object.fromEntries(TOKENS.map((t) => [`${TOKEN}-${t}`, 'professional'])),
+    seed: 12,
+  });
   work = await mkdtemp(join(tmpdir(), 'qf-terminal-'));
+  await tmux(['new-session', '-d', '-s', `${SESSION}-keep`, 'sleep 3600']);
 });
 
 afterAll(async () => {
+  await tmux(['kill-server']).catch(() => undefined);
   await sim.close();
   await rm(work, { recursive: true, force: true });
 });
 
 const pane = async (session: string): Promise<string> =>
-  (await run('tmux', ['capture-pane', '-p', '-J', '-t', session])).stdout;
+  (await tmux(['capture-pane', '-p', '-J', '-t', session])).stdout;
 
 /**
  * Runs `quoteflow ARGS` on a real terminal (a tmux session of its own) to its end, and returns every
  * distinct screen seen on the way (read every 200 ms), the last one with `exit=N` on it.
  */
-async function screensOf(args: readonly string[], extraEnv: Record<string, string> = {}): Promise<string[]> {
+async function screensOf(token: TokenName, args: readonly string[]): Promise<string[]> {
   const session = `${SESSION}-${Math.random().toString(36).slice(2, 8)}`;
-  const vars = Object.entries({ ...env(), ...extraEnv }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-  await run('tmux', [
+  const vars = Object.entries(env(token)).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+  await tmux([
     'new-session',
     '-d',
     '-s',
@@ -77,13 +94,15 @@ async function screensOf(args: readonly string[], extraEnv: Record<string, strin
     }
     return screens;
   } finally {
-    await run('tmux', ['kill-session', '-t', session]).catch(() => undefined);
+    await tmux(['kill-session', '-t', session]).catch(() => undefined);
   }
 }
 
-describe('a long command', () => {
-  it('on a real terminal (tmux): progress bars, a live status line and pretty logs, then exit 0', async () => {
-    const screen = (await screensOf(args(join(work, 'tty')))).at(-1)!;
+describe.concurrent('a long command', () => {
+  it('on a real terminal (tmux): progress bars, a live status line and pretty logs, then exit 0', async ({
+    expect,
+  }) => {
+    const screen = (await screensOf('tty', args(join(work, 'tty')))).at(-1)!;
     expect(screen).toMatch(/exit=0/);
     // The overall bar reached every series, the live line counted cycles, logs are pretty text.
     expect(screen).toMatch(/overall\s+\[█+\] (\d+)\/\1 pages \(3\/3 series\) done/);
@@ -96,9 +115,9 @@ describe('a long command', () => {
     expect(screen).toMatch(/cannot go back 1200 bars for 1 series/);
   });
 
-  it('counts pages on the overall bar while no series is done yet', async () => {
+  it('counts pages on the overall bar while no series is done yet', async ({ expect }) => {
     // Two crypto series of 3 pages each at one page a second: about 6 s of backfill.
-    const screens = await screensOf([
+    const screens = await screensOf('pages', [
       'sync',
       '--codes',
       'BTCUSDT,ETHUSDT',
@@ -125,9 +144,19 @@ describe('a long command', () => {
     ).toBe(true);
   });
 
-  it('draws no bars with -q, nor with --log-format json, on a terminal', async () => {
-    for (const flags of [['-q'], ['--log-format', 'json']]) {
-      const screens = await screensOf([...args(join(work, `quiet${flags.length}`)), ...flags]);
+  it('draws no bars with -q, nor with --log-format json, on a terminal', async ({ expect }) => {
+    // Both at once, each on a token of its own.
+    const variants = [
+      { token: 'quiet', flags: ['-q'] },
+      { token: 'json', flags: ['--log-format', 'json'] },
+    ] as const;
+    const runs = await Promise.all(
+      variants.map(({ token, flags }) =>
+        screensOf(token, [...args(join(work, `quiet${flags.length}`)), ...flags]),
+      ),
+    );
+    for (const [i, { flags }] of variants.entries()) {
+      const screens = runs[i]!;
       const last = screens.at(-1)!;
       expect(last, flags.join(' ')).toMatch(/exit=0/);
       for (const screen of screens) {
@@ -141,8 +170,13 @@ describe('a long command', () => {
     }
   });
 
-  it('with stderr piped: JSON warnings only, plus a one-line status now and then, no bars', async () => {
-    const r = await runQuoteflow(args(join(work, 'piped')), { ...env(), QUOTEFLOW_STATUS_INTERVAL_S: '1' });
+  it('with stderr piped: JSON warnings only, plus a one-line status now and then, no bars', async ({
+    expect,
+  }) => {
+    const r = await runQuoteflow(args(join(work, 'piped')), {
+      ...env('piped'),
+      QUOTEFLOW_STATUS_INTERVAL_S: '1',
+    });
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stderr
       .split('\n')
