@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest';
 import type { Bar } from '../../packages/core/src/index.js';
-import { DatasetLog, DatasetWriter } from '../../packages/sinks/src/index.js';
+import { DatasetLog, DatasetWriter, type SeriesWatermark } from '../../packages/sinks/src/index.js';
 import type { DeltaReader, ReadBack, ReadRequest } from './python.js';
 
 /**
@@ -46,14 +46,33 @@ export function rowsOf(back: ReadBack): string[] {
 export const expected = (bars: readonly Bar[]): string[] =>
   bars.map((b) => `${b.code} ${b.klineType} ${b.tsMs} ${b.close}`).sort();
 
-/** Writes each group of bars and commits its files as one checkpoint; the paths committed. */
+/** What each series (`CODE|K`) gains from `bars`: oldest and newest bar, rows. */
+function seriesOf(bars: readonly Bar[]): Record<string, SeriesWatermark> {
+  const out: Record<string, SeriesWatermark> = {};
+  for (const b of bars) {
+    const key = `${b.code}|${b.klineType}`;
+    const w = out[key];
+    out[key] =
+      w === undefined
+        ? { first: b.tsMs, last: b.tsMs, rows: 1 }
+        : { first: Math.min(w.first, b.tsMs), last: Math.max(w.last, b.tsMs), rows: w.rows + 1 };
+  }
+  return out;
+}
+
+/**
+ * Writes each group of bars and commits its files as one checkpoint; the paths committed. With
+ * `series`, each commit also carries its series' watermarks (`domainMetadata` in the log).
+ */
 export async function commitEach(
   writer: DatasetWriter,
   log: DatasetLog,
   commits: Iterable<Iterable<Bar>>,
+  opts: { series?: boolean } = {},
 ): Promise<string[]> {
   const paths: string[] = [];
-  for (const bars of commits) {
+  for (const group of commits) {
+    const bars = [...group];
     for (const b of bars) writer.append(b);
     const files = await writer.flush();
     paths.push(...files.map((f) => f.relativePath));
@@ -66,6 +85,7 @@ export async function commitEach(
           bytes: f.bytes,
           staged: f.stagedPath!,
         })),
+        ...(opts.series === true ? { series: seriesOf(bars) } : {}),
       }),
     );
   }
