@@ -5,7 +5,7 @@
  * round; each restarted writer resends from its last acknowledged bar, as a restarted sync resumes,
  * and the log's watermarks drop what a killed checkpoint committed without saying so. After every
  * round delta-rs reads each bar at most once and every acknowledged bar; every version of the log
- * reads with no bar twice (no reader sees half a version); at the end delta-rs, Polars and Spark
+ * reads with no bar twice (no reader sees half a version); at the end delta-rs, Polars, Spark and DuckDB
  * read every bar exactly once.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

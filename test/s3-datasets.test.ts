@@ -1,7 +1,7 @@
 /**
  * `--out s3://bucket/prefix` as a user runs it, against the run's S3Proxy (test/support/s3.ts, a
  * real S3-compatible server that enforces conditional writes) and the simulator: backfill and sync
- * commit Delta versions that delta-rs, Polars' scan_delta and Spark (S3A) read back exactly, time
+ * commit Delta versions that delta-rs, Polars' scan_delta, Spark (S3A) and DuckDB's delta extension read back exactly, time
  * travel included; inspect reads the bucket; compaction commits new files and `remove` in one
  * version and the vacuum deletes the removed files only after the retention; a server that does
  * not enforce `If-None-Match` is refused (exit 1) before any request to the service; a bad URL is
@@ -82,7 +82,7 @@ async function readAll(bucket: TestBucket, table: string, versions: number[]): P
 }
 
 describe('quoteflow with --out s3://', () => {
-  it('backfill then sync commit versions that delta-rs, Polars and Spark read exactly, time travel included; inspect reads the bucket', async () => {
+  it('backfill then sync commit versions that delta-rs, Polars, Spark and DuckDB read exactly, time travel included; inspect reads the bucket', async () => {
     const bucket = await freshBucket('cli-s3');
     const out = bucket.url('research/bars');
     const first = await runQuoteflow(backfill(out, 40), env(bucket));

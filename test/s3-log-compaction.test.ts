@@ -1,7 +1,7 @@
 /**
  * A table on S3 whose Delta log compaction (`0….<v>.compacted.json`, here every 2 versions) holds
  * the `remove` tombstones of a partition compaction (the files stay until a vacuum): delta-rs,
- * Polars and Spark read each version exactly, the compacted one and those before it included, and
+ * Polars, Spark and DuckDB read each version exactly, the compacted one and those before it included, and
  * quoteflow reopens the table from the log compaction with the same state.
  */
 import { beforeAll, expect, it } from 'vitest';
