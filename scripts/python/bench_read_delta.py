@@ -4,7 +4,8 @@ delta extension against the same rows in one local Parquet file read by pyarrow,
 
 Usage: bench_read_delta.py < SPEC.json, SPEC = {"s3": {"endpoint", "access_key_id",
 "secret_access_key", "region"}, "tables": {NAME: PATH}, "file": PATH, "repeat": N}: a PATH starting
-s3:// is read from the S3-compatible server `s3` (plain HTTP, path-style).
+s3:// is read from the S3-compatible server `s3` (plain HTTP, path-style). The tables named in
+"checkpoint" (a list) are first given a Delta checkpoint by delta-rs (create_checkpoint).
 Each read is the same group-by (code: count, max close), the table opened anew each time (its log
 read too). Prints JSON: {NAME: {"deltalake": s, "polars": s, "duckdb": s, "rows": n}, "file": {...}}.
 """
@@ -77,6 +78,9 @@ def bench_file(path, repeat):
 def main():
     spec = json.load(sys.stdin)
     repeat = spec.get("repeat", 5)
+    for name in spec.get("checkpoint", []):
+        path = spec["tables"][name]
+        DeltaTable(path, storage_options=options(path, spec.get("s3"))).create_checkpoint()
     out = {name: bench_table(path, spec.get("s3"), repeat) for name, path in spec["tables"].items()}
     out["file"] = bench_file(spec["file"], repeat)
     json.dump(out, sys.stdout)

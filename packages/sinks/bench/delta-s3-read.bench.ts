@@ -5,7 +5,8 @@
 // (test/support/s3.ts: started here, filesystem backend, signed requests over 127.0.0.1), and
 // read by delta-rs, Polars' scan_delta (storage_options as the interop tests use) and DuckDB
 // 1.4.4's delta extension (an S3 secret) from the bucket, before and after `compactDataset`, and as
-// one commit of the same rows (a table of one version); the same compacted table read from the
+// one commit of the same rows (a table of one version), and the day given a Delta checkpoint
+// (delta-rs' create_checkpoint; quoteflow writes none); the same compacted table read from the
 // local disk separates what S3 costs from what Delta costs. Each read: a group-by over the table (code:
 // count, max close), the table opened anew (its log read), best of 5. The baseline: the same rows
 // in one local Parquet file, read by pyarrow (for delta-rs, which hands out pyarrow tables),
@@ -78,9 +79,19 @@ try {
   const dayKeys = await bucket.upload(join(daily, 'kline'), 'day/kline');
   const compactedKeys = await bucket.upload(join(compacted, 'kline'), 'compacted/kline');
   const onceKeys = await bucket.upload(join(once, 'kline'), 'one-version/kline');
-  console.log(
-    `uploaded ${dayKeys.length + compactedKeys.length + onceKeys.length} objects in ${secs(t0)} s\n`,
+  // The day again, given a Delta checkpoint (written by delta-rs, quoteflow writes none).
+  const checkpointedKeys = await bucket.upload(join(daily, 'kline'), 'checkpointed/kline');
+  const compactedCheckpointedKeys = await bucket.upload(
+    join(compacted, 'kline'),
+    'compacted-checkpointed/kline',
   );
+  const uploaded =
+    dayKeys.length +
+    compactedKeys.length +
+    onceKeys.length +
+    checkpointedKeys.length +
+    compactedCheckpointedKeys.length;
+  console.log(`uploaded ${uploaded} objects in ${secs(t0)} s\n`);
 
   const spec = {
     s3: {
@@ -93,9 +104,12 @@ try {
       day: bucket.url('day/kline'),
       compacted: bucket.url('compacted/kline'),
       once: bucket.url('one-version/kline'),
+      checkpointed: bucket.url('checkpointed/kline'),
+      compactedCheckpointed: bucket.url('compacted-checkpointed/kline'),
       local: join(compacted, 'kline'),
     },
     file: join(single, file!),
+    checkpoint: ['checkpointed', 'compactedCheckpointed'],
     repeat: 5,
   };
   const out = JSON.parse(
@@ -118,6 +132,8 @@ try {
     ['day', 'S3: a day of checkpoints', dayKeys],
     ['compacted', 'S3: the day compacted', compactedKeys],
     ['once', 'S3: the same rows in one commit', onceKeys],
+    ['checkpointed', 'S3: a day of checkpoints + a Delta checkpoint (delta-rs)', checkpointedKeys],
+    ['compactedCheckpointed', 'S3: the day compacted + a Delta checkpoint', compactedCheckpointedKeys],
     ['local', 'local disk: the day compacted', compactedKeys],
   ] as const) {
     const r = out[name]!;
