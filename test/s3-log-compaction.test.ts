@@ -2,7 +2,9 @@
  * A table on S3 whose Delta log compaction (`0….<v>.compacted.json`, here every 2 versions) holds
  * the `remove` tombstones of a partition compaction (the files stay until a vacuum): delta-rs,
  * Polars, Spark and DuckDB read each version exactly, the compacted one and those before it included, and
- * quoteflow reopens the table from the log compaction with the same state.
+ * quoteflow reopens the table from the log compaction with the same state. The Delta checkpoints
+ * written beside them (with the tombstones as `remove` rows) are what delta-rs, Polars and DuckDB
+ * read the newest versions from.
  */
 import { beforeAll, expect, it } from 'vitest';
 import type { Bar } from '../packages/core/src/index.js';
@@ -45,6 +47,15 @@ it('a log compaction with remove tombstones reads exactly at every version, by e
     const four = keys.find((k) => k.endsWith('.00000000000000000004.compacted.json'));
     expect(four).toBeDefined();
     expect((await bucket.read(four!)).toString()).toContain('"remove"');
+    // The Delta checkpoints beside the log compactions (what delta-rs, Polars and DuckDB open
+    // from): the one at 4 is the newest, named by _last_checkpoint, so the reads below go through it.
+    expect(keys.filter((k) => k.endsWith('.checkpoint.parquet')).map((k) => k.slice(-39))).toEqual([
+      '00000000000000000002.checkpoint.parquet',
+      '00000000000000000004.checkpoint.parquet',
+    ]);
+    expect(JSON.parse((await bucket.read('t/kline/_delta_log/_last_checkpoint')).toString())).toMatchObject({
+      version: 4,
+    });
 
     // Reopened from the log compaction at 4: the same files, series and tombstones.
     const again = await DatasetLog.open(opened.root, 'kline', { store });

@@ -5,7 +5,12 @@
  */
 import { expect } from 'vitest';
 import type { Bar } from '../../packages/core/src/index.js';
-import { DatasetLog, DatasetWriter } from '../../packages/sinks/src/index.js';
+import {
+  DatasetLog,
+  DatasetWriter,
+  type ObjectStore,
+  type SeriesWatermark,
+} from '../../packages/sinks/src/index.js';
 import type { DeltaReader, ReadBack, ReadRequest } from './python.js';
 
 /**
@@ -46,15 +51,38 @@ export function rowsOf(back: ReadBack): string[] {
 export const expected = (bars: readonly Bar[]): string[] =>
   bars.map((b) => `${b.code} ${b.klineType} ${b.tsMs} ${b.close}`).sort();
 
-/** Writes each group of bars and commits its files as one checkpoint; the paths committed. */
+/** What each series (`CODE|K`) gains from `bars`: oldest and newest bar, rows. */
+function seriesOf(bars: readonly Bar[]): Record<string, SeriesWatermark> {
+  const out: Record<string, SeriesWatermark> = {};
+  for (const b of bars) {
+    const key = `${b.code}|${b.klineType}`;
+    const w = out[key];
+    out[key] =
+      w === undefined
+        ? { first: b.tsMs, last: b.tsMs, rows: 1 }
+        : { first: Math.min(w.first, b.tsMs), last: Math.max(w.last, b.tsMs), rows: w.rows + 1 };
+  }
+  return out;
+}
+
+/**
+ * Writes each group of bars and commits its files as one checkpoint; the paths committed. With
+ * `series`, each commit also carries its series' watermarks (`domainMetadata` in the log).
+ */
 export async function commitEach(
   writer: DatasetWriter,
   log: DatasetLog,
   commits: Iterable<Iterable<Bar>>,
+  opts: { series?: boolean } = {},
 ): Promise<string[]> {
   const paths: string[] = [];
-  for (const bars of commits) {
-    for (const b of bars) writer.append(b);
+  for (const group of commits) {
+    // Kept only for the watermarks (a bench's commit may be a day of bars).
+    const bars: Bar[] = [];
+    for (const b of group) {
+      writer.append(b);
+      if (opts.series === true) bars.push(b);
+    }
     const files = await writer.flush();
     paths.push(...files.map((f) => f.relativePath));
     await log.transaction((tx) =>
@@ -66,6 +94,7 @@ export async function commitEach(
           bytes: f.bytes,
           staged: f.stagedPath!,
         })),
+        ...(opts.series === true ? { series: seriesOf(bars) } : {}),
       }),
     );
   }
@@ -74,12 +103,13 @@ export async function commitEach(
 
 /**
  * Writes `DIR/kline` with quoteflow's local dataset writer (Parquet), one commit (one Delta
- * version) per group of bars; `snapshotEvery` sets its log compaction. Resolves with its log.
+ * version) per group of bars; `snapshotEvery` sets its log compaction; with `store` (an S3
+ * store, `dir` then the local scratch directory) the table is committed there. Resolves with its log.
  */
 export async function writeKlineTable(
   dir: string,
   commits: Iterable<Iterable<Bar>>,
-  opts: { snapshotEvery?: number } = {},
+  opts: { snapshotEvery?: number; store?: ObjectStore } = {},
 ): Promise<DatasetLog> {
   const writer = new DatasetWriter({ dir, format: 'parquet', encoderThreads: 0, publish: 'on-commit' });
   const log = await DatasetLog.open(dir, 'kline', opts);

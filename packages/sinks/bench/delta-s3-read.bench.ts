@@ -6,7 +6,9 @@
 // read by delta-rs, Polars' scan_delta (storage_options as the interop tests use) and DuckDB
 // 1.4.4's delta extension (an S3 secret) from the bucket, before and after `compactDataset`, and as
 // one commit of the same rows (a table of one version), and the day given a Delta checkpoint
-// (delta-rs' create_checkpoint; quoteflow writes none); the same compacted table read from the
+// (delta-rs' create_checkpoint), and the day committed by quoteflow straight to the bucket (its own
+// Delta checkpoint every 100 versions), as written and after `compactDataset` on S3; the same
+// compacted table read from the
 // local disk separates what S3 costs from what Delta costs. Each read: a group-by over the table (code:
 // count, max close), the table opened anew (its log read), best of 5. The baseline: the same rows
 // in one local Parquet file, read by pyarrow (for delta-rs, which hands out pyarrow tables),
@@ -18,7 +20,7 @@ import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bar } from '@quoteflow/core';
-import { compactDataset, DatasetWriter } from '@quoteflow/sinks';
+import { compactDataset, DatasetWriter, openStore } from '@quoteflow/sinks';
 import { benchBar as bar } from './bench-bars.js';
 import { writeKlineTable } from '../../../test/support/delta-tables.js';
 import { freshBucket, startS3Proxy } from '../../../test/support/s3.js';
@@ -91,7 +93,27 @@ try {
     onceKeys.length +
     checkpointedKeys.length +
     compactedCheckpointedKeys.length;
-  console.log(`uploaded ${uploaded} objects in ${secs(t0)} s\n`);
+  console.log(`uploaded ${uploaded} objects in ${secs(t0)} s`);
+  // The day committed by quoteflow to the bucket (its own checkpoints), twice: one copy compacted on S3.
+  Object.assign(process.env, bucket.env());
+  const ownKeys: Record<string, string[]> = {};
+  for (const prefix of ['own', 'own-compacted']) {
+    const opened = await openStore(bucket.url(prefix));
+    try {
+      t0 = performance.now();
+      const own = await writeKlineTable(opened.root, day(), { store: opened.store! });
+      console.log(`committed ${own.version + 1} versions to s3 (${prefix}) in ${secs(t0)} s`);
+      if (prefix === 'own-compacted') {
+        t0 = performance.now();
+        await compactDataset({ dir: opened.root, dataset: 'kline', store: opened.store! });
+        console.log(`compaction on S3 in ${secs(t0)} s`);
+      }
+    } finally {
+      await opened.close();
+    }
+    ownKeys[prefix] = await bucket.keys(`${prefix}/kline/`);
+  }
+  console.log('');
 
   const spec = {
     s3: {
@@ -106,6 +128,8 @@ try {
       once: bucket.url('one-version/kline'),
       checkpointed: bucket.url('checkpointed/kline'),
       compactedCheckpointed: bucket.url('compacted-checkpointed/kline'),
+      own: bucket.url('own/kline'),
+      ownCompacted: bucket.url('own-compacted/kline'),
       local: join(compacted, 'kline'),
     },
     file: join(single, file!),
@@ -121,7 +145,8 @@ try {
   ) as Record<string, Timing>;
   const base = out['file']!;
   const cell = (t: number, b: number) => `${t.toFixed(3)} (${(t / b).toFixed(2)}x)`;
-  const parquet = (keys: string[]) => keys.filter((k) => k.endsWith('.parquet')).length;
+  const parquet = (keys: string[]) =>
+    keys.filter((k) => k.endsWith('.parquet') && !k.includes('/_delta_log/')).length;
   const versions = (keys: string[]) => keys.filter((k) => /_delta_log\/\d+\.json$/.test(k)).length;
   console.log(
     `${(series * minutes).toLocaleString('en')} rows (${series} series × ${minutes} one-minute bars)\n`,
@@ -134,6 +159,8 @@ try {
     ['once', 'S3: the same rows in one commit', onceKeys],
     ['checkpointed', 'S3: a day of checkpoints + a Delta checkpoint (delta-rs)', checkpointedKeys],
     ['compactedCheckpointed', 'S3: the day compacted + a Delta checkpoint', compactedCheckpointedKeys],
+    ['own', 'S3: a day committed by quoteflow (its own checkpoints)', ownKeys['own']!],
+    ['ownCompacted', 'S3: that day compacted on S3 (its own checkpoints)', ownKeys['own-compacted']!],
     ['local', 'local disk: the day compacted', compactedKeys],
   ] as const) {
     const r = out[name]!;

@@ -27,6 +27,7 @@ import { readLegacyLog, removeLegacyLog } from './delta/legacy-log.js';
 import { FileSinkError } from './file-sink-error.js';
 import { applyLogEntry } from './internal/apply-log-entry.js';
 import { acquirePublishLock, type PublishLockOptions } from './internal/publish-lock.js';
+import { checkpointName, checkpointParquet, lastCheckpoint } from './delta/delta-checkpoint.js';
 import { LocalStore } from './storage/local-store.js';
 import type { ObjectStore } from './storage/object-store.js';
 
@@ -54,6 +55,11 @@ export interface DatasetLogOptions {
    * uploads. @defaultValue the local directory `root`
    */
   readonly store?: ObjectStore;
+  /**
+   * On object storage: told when a Delta checkpoint (written with each log compaction) could not
+   * be written; the commit stands and readers read the commits. @defaultValue a process warning
+   */
+  readonly onCheckpointError?: (error: Error) => void;
 }
 
 /** What a transaction commits (the log fills in version, time and writer). */
@@ -89,6 +95,7 @@ let logs = 0;
 /** Versions read whose series a remote commit checks against (see `LogChange.since`), at most. */
 const HISTORY = 10_000;
 const COMMIT_NAME = /^(\d{20})\.json$/;
+const LAST_CHECKPOINT = '_last_checkpoint';
 const COMPACTION_NAME = /^0{20}\.(\d{20})\.compacted\.json$/;
 const APPLIED = '.quoteflow-applied';
 
@@ -341,7 +348,10 @@ export class DatasetLog {
     for (const f of change.add)
       if (f.staged !== undefined) await rm(join(this.root, f.staged), { force: true });
     const every = this.#options.snapshotEvery ?? 100;
-    if (version > 0 && version % every === 0) await this.writeCompaction(every);
+    if (version === 0 || version % every !== 0) return;
+    const lines = this.#stateActions();
+    await this.writeCompaction(every, lines);
+    await this.#writeCheckpoint(lines);
   }
 
   /** Refuses a commit that versions committed since it was prepared make wrong. */
@@ -540,8 +550,8 @@ export class DatasetLog {
       await this.writeCompaction(every);
   }
 
-  /** Writes the whole state as a Delta log compaction of versions 0..v; drops all but the previous one. */
-  private async writeCompaction(every: number): Promise<void> {
+  /** The whole state as Delta actions: protocol, metaData, live adds, tombstones (remote), domains. */
+  #stateActions(): DeltaAction[] {
     const s = this.#state;
     const lines: DeltaAction[] = [{ protocol: DELTA_PROTOCOL }];
     if (s.metaData !== undefined) lines.push({ metaData: s.metaData });
@@ -561,10 +571,39 @@ export class DatasetLog {
           removed: false,
         },
       });
+    return lines;
+  }
+
+  /** Writes the whole state as a Delta log compaction of versions 0..v; drops all but the previous one. */
+  private async writeCompaction(every: number, lines = this.#stateActions()): Promise<void> {
+    const s = this.#state;
     const text = lines.map((a) => JSON.stringify(a)).join('\n') + '\n';
     await this.store.write(this.#logKey + compactionName(s.version), text);
     const old = (await this.#list()).compactions.filter((v) => v < s.version - every);
     await this.store.delete(old.map((v) => this.#logKey + compactionName(v)));
+  }
+
+  /**
+   * On object storage: writes the state as a Delta classic checkpoint
+   * (`<v>.checkpoint.parquet`), then `_last_checkpoint` pointing at it, for the readers that do
+   * not read log compactions (delta-rs, Polars, DuckDB). Derived data: each is one whole PUT,
+   * the checkpoint before the pointer, and a failure leaves the commits (and any older
+   * checkpoint) as they were, so it is reported to `onCheckpointError` and the commit stands.
+   */
+  async #writeCheckpoint(lines: readonly DeltaAction[]): Promise<void> {
+    const version = this.#state.version;
+    try {
+      const bytes = checkpointParquet(lines);
+      await this.store.write(this.#logKey + checkpointName(version), bytes);
+      await this.store.write(this.#logKey + LAST_CHECKPOINT, lastCheckpoint(version, lines, bytes.length));
+    } catch (err) {
+      const error = new FileSinkError(
+        'QF_DATASET_LOG',
+        `${this.dataset} table at ${this.store.location}: the Delta checkpoint of version ${version} could not be written (the version is committed; readers read the commits): ${(err as Error).message}`,
+        { cause: err },
+      );
+      (this.#options.onCheckpointError ?? ((e: Error) => process.emitWarning(e)))(error);
+    }
   }
 
   private async readApplied(): Promise<number> {
