@@ -1,7 +1,8 @@
 // A process of the race test in `sqlite-window-store.test.ts`: takes starts of one window (2 per
 // 20 ms, start-anchored) from the shared database for 400 ms as fast as it can, and prints the
 // instant of each start it got, one per line. The scheduler's clock here is the monotonic clock
-// itself (offset 0), so the printed instants are exactly the stored ones.
+// itself (offset 0), and the store reads it last once it holds the lock (the instant it stores),
+// so the printed instants are exactly the stored ones.
 import { SqliteWindowStore } from '../src/scheduler/sqlite-window-store.js';
 import { systemMachineTime, type MachineTime } from '../src/scheduler/internal/machine-time.js';
 
@@ -17,7 +18,7 @@ const spec = { kind: 'sliding', key: 'race', windowMs: 20, limit: 2, anchor: 'st
 const endMs = systemMachineTime.monotonicMs() + 400;
 const got: number[] = [];
 for (let now = systemMachineTime.monotonicMs(); now < endMs; now = systemMachineTime.monotonicMs()) {
-  if (store.tryAcquire([spec], now).acquired) got.push(now);
+  if (store.tryAcquire([spec], now).acquired) got.push(lastMs);
 }
 store.close();
 process.stdout.write(got.map((t) => `${t}\n`).join(''));

@@ -98,6 +98,22 @@ describe('SqliteWindowStore', () => {
     b.close();
   });
 
+  it("refuses a start whose caller read the time before another process took the window's starts", () => {
+    const machine = new TestMachine();
+    const a = new SqliteWindowStore({ token: TOKEN, stateDir: dir, time: machine.process() });
+    const b = new SqliteWindowStore({ token: TOKEN, stateDir: dir, time: machine.process() });
+    const twoPer20: WindowSpec = { kind: 'sliding', key: 'race', windowMs: 20, limit: 2, anchor: 'start' };
+    // A read the time (95), then waited for the lock while B took the window's two starts.
+    machine.monotonicMs = 100;
+    expect(b.tryAcquire([twoPer20], 100).acquired).toBe(true);
+    machine.monotonicMs = 110;
+    expect(b.tryAcquire([twoPer20], 110).acquired).toBe(true);
+    // A third start at 95 would put three in (95, 115]: refused until the first leaves the window.
+    expect(a.tryAcquire([twoPer20], 95)).toEqual({ acquired: false, retryAtMs: 120 });
+    a.close();
+    b.close();
+  });
+
   it("counts a dead holder's request in flight as arrived at its bound, then frees the window", () => {
     const machine = new TestMachine();
     const spec = oneAtATime();

@@ -174,13 +174,17 @@ export class SqliteWindowStore implements WindowStore, Disposable {
   }
 
   tryAcquire(specs: readonly WindowSpec[], nowMs: number): AcquireResult {
-    const frame = this.frame();
     try {
       return immediate(this.db, () => {
+        // The time is read again once the lock is held: waiting for it (another process's
+        // transaction, a loaded machine) makes the caller's `nowMs` stale, and a start stored
+        // earlier than the starts committed meanwhile would let a window take one too many.
+        const frame = this.frame();
+        const now = Math.max(nowMs, frame.monotonicNowMs + frame.offsetMs);
         this.flushUnsettled();
-        const earliest = this.earliestIn(specs, nowMs, frame);
-        if (earliest > nowMs) return { acquired: false, retryAtMs: earliest };
-        return { acquired: true, ticket: this.record(specs, nowMs, frame) };
+        const earliest = this.earliestIn(specs, now, frame);
+        if (earliest > now) return { acquired: false, retryAtMs: earliest };
+        return { acquired: true, ticket: this.record(specs, now, frame) };
       });
     } catch (error) {
       if (isBusy(error)) return { acquired: false, retryAtMs: nowMs + BUSY_RETRY_MS };
