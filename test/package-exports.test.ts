@@ -1,17 +1,40 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 // Imports the BUILT packages with plain Node (no `source` condition), the way a user would.
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-function importInNode(script: string): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+function importInNode(
+  script: string,
+  nodeOptions: readonly string[] = [],
+): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(process.execPath, [...nodeOptions, '--input-type=module', '-e', script], {
     cwd: root,
     encoding: 'utf8',
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** A module hook that prints `[resolved NAME]` to stderr whenever a Kafka client library is resolved. */
+function kafkaClientsHook(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'qf-hook-')), 'kafka-clients-hook.mjs');
+  writeFileSync(
+    file,
+    [
+      "import { registerHooks } from 'node:module';",
+      'registerHooks({',
+      '  resolve(specifier, context, next) {',
+      '    if (/^(kafkajs|@platformatic\\/(kafka|wasm-utils))$/.test(specifier)) process.stderr.write(`[resolved ${specifier}]\\n`);',
+      '    return next(specifier, context);',
+      '  },',
+      '});',
+    ].join('\n'),
+  );
+  return pathToFileURL(file).href;
 }
 
 const EXPECTED: Record<string, readonly string[]> = {
@@ -73,6 +96,46 @@ describe('package exports', () => {
       'syncDirectory',
       'writeFileDurably',
     ]);
+  });
+
+  // @platformatic/kafka compiles JSON schemas as it loads (~0.4 s of CPU): every command and
+  // embedding paid it at start, Kafka or not.
+  it('the Kafka client libraries load when a driver is made, not when @quoteflow/sinks or the CLI starts', () => {
+    const hook = kafkaClientsHook();
+    const run = importInNode(
+      [
+        "const sinks = await import('@quoteflow/sinks');",
+        "process.stderr.write('[imported]\\n');",
+        "const o = { brokers: ['127.0.0.1:9'], clientId: 'lazy', compression: 'lz4', requestTimeoutMs: 1000,",
+        '  retryMaxDelayMs: 100, connectTimeoutMs: 100, deliveryTimeoutMs: 1000 };',
+        'const kafkajs = new sinks.KafkajsDriver(o);',
+        "process.stderr.write('[kafkajs driver]\\n');",
+        'const platformatic = new sinks.PlatformaticKafkaDriver(o);',
+        "process.stderr.write('[platformatic driver]\\n');",
+        'await kafkajs.close(); await platformatic.close();',
+      ].join('\n'),
+      [`--import=${hook}`],
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const lines = [...new Set(run.stderr.trim().split('\n'))];
+    const at = (line: string): number => lines.indexOf(line);
+    expect(at('[imported]')).toBe(0);
+    // kafkajs and its lz4 codec come with the kafkajs driver; @platformatic/kafka only with its own.
+    expect(at('[resolved kafkajs]')).toBeGreaterThan(at('[imported]'));
+    expect(at('[resolved @platformatic/wasm-utils]')).toBeGreaterThan(at('[imported]'));
+    expect(at('[kafkajs driver]')).toBeGreaterThan(
+      Math.max(at('[resolved kafkajs]'), at('[resolved @platformatic/wasm-utils]')),
+    );
+    expect(at('[resolved @platformatic/kafka]')).toBeGreaterThan(at('[kafkajs driver]'));
+    expect(at('[platformatic driver]')).toBeGreaterThan(at('[resolved @platformatic/kafka]'));
+
+    const cli = spawnSync(join(root, 'packages/cli/bin/quoteflow'), ['--version'], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: `--import=${hook}` },
+    });
+    expect(cli.status, cli.stderr).toBe(0);
+    expect(cli.stdout).toMatch(/^\d+\.\d+\.\d+/);
+    expect(cli.stderr).not.toContain('[resolved');
   });
 
   it.each(Object.keys(EXPECTED))('%s keeps its internals unreachable and ships type declarations', (name) => {

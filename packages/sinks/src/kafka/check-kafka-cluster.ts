@@ -5,7 +5,7 @@
  * login, an untrusted certificate, a missing permission, a missing topic that may not be created)
  * reject at once, in the user's terms; an unreachable broker is retried until `timeoutMs`.
  */
-import kafkajs from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   describeKafkaFailure,
@@ -14,6 +14,7 @@ import {
   type KafkaFailureKind,
 } from './kafka-failure.js';
 import type { KafkaTopicSpec } from './kafka-producer-driver.js';
+import { kafkajsLibrary } from './internal/kafka-clients.js';
 import { kafkajsNewTopic } from './kafkajs-driver.js';
 import { kafkajsSecurity, resolveKafkaSecurity, type KafkaSecurity } from './kafka-security.js';
 import type { KafkaSinkOptions } from './kafka-sink.js';
@@ -50,12 +51,13 @@ export async function checkKafkaCluster(check: KafkaClusterCheck): Promise<void>
     .filter(Boolean);
   const security = resolveKafkaSecurity(check.tls, check.sasl);
   const deadline = Date.now() + check.timeoutMs;
-  const admin = new kafkajs.Kafka({
+  const { Kafka, logLevel } = kafkajsLibrary();
+  const admin = new Kafka({
     clientId: check.clientId ?? 'quoteflow',
     brokers,
     connectionTimeout: Math.min(10_000, check.timeoutMs),
     requestTimeout: Math.min(30_000, check.timeoutMs),
-    logLevel: kafkajs.logLevel.NOTHING,
+    logLevel: logLevel.NOTHING,
     retry: { retries: 0 },
     ...kafkajsSecurity(security),
   }).admin();
@@ -75,7 +77,7 @@ export async function checkKafkaCluster(check: KafkaClusterCheck): Promise<void>
 }
 
 async function connect(
-  admin: kafkajs.Admin,
+  admin: Admin,
   brokers: readonly string[],
   deadline: number,
   signal: AbortSignal | undefined,
@@ -102,7 +104,7 @@ async function connect(
 }
 
 async function checkTopics(
-  admin: kafkajs.Admin,
+  admin: Admin,
   brokers: readonly string[],
   security: KafkaSecurity,
   check: KafkaClusterCheck,
@@ -139,7 +141,7 @@ async function checkTopics(
 }
 
 /** Whether every topic of `names` is listed within a few seconds (the broker's metadata may lag a create). */
-async function allListed(admin: kafkajs.Admin, names: readonly string[]): Promise<boolean> {
+async function allListed(admin: Admin, names: readonly string[]): Promise<boolean> {
   const deadline = Date.now() + 5_000;
   for (;;) {
     const now = new Set(await admin.listTopics().catch(() => [] as string[]));

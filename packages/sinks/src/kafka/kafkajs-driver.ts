@@ -1,4 +1,3 @@
-import kafkajs from 'kafkajs';
 import type {
   Admin,
   CompressionTypes as CompressionType,
@@ -10,6 +9,7 @@ import type {
   TopicMessages,
   Transaction,
 } from 'kafkajs';
+import { kafkajsLibrary } from './internal/kafka-clients.js';
 import { registerKafkajsCodecs, hasZstd } from './internal/kafkajs-codecs.js';
 import { readCommittedTopic } from './internal/read-committed-topic.js';
 import { kafkajsSecurity } from './kafka-security.js';
@@ -22,15 +22,13 @@ import type {
 import type { KafkaMessage } from './to-kafka-message.js';
 import { InvalidOptionError, retryWithBudget } from '@quoteflow/core';
 
-const { CompressionTypes, logLevel } = kafkajs;
-
-const COMPRESSION: Readonly<Record<KafkaCompression, CompressionType>> = {
-  none: CompressionTypes.None,
-  gzip: CompressionTypes.GZIP,
-  snappy: CompressionTypes.Snappy,
-  lz4: CompressionTypes.LZ4,
-  zstd: CompressionTypes.ZSTD,
-};
+const COMPRESSION_NAMES = {
+  none: 'None',
+  gzip: 'GZIP',
+  snappy: 'Snappy',
+  lz4: 'LZ4',
+  zstd: 'ZSTD',
+} as const satisfies Record<KafkaCompression, keyof typeof CompressionType>;
 
 /**
  * The kafkajs settings the sink uses, exported so the benchmark's raw-kafkajs baseline runs with
@@ -43,7 +41,7 @@ export function kafkajsClientConfig(options: KafkaDriverOptions): KafkaConfig {
     brokers: [...options.brokers],
     connectionTimeout: options.connectTimeoutMs,
     requestTimeout: options.requestTimeoutMs,
-    logLevel: logLevel.NOTHING,
+    logLevel: kafkajsLibrary().logLevel.NOTHING,
     ...kafkajsSecurity(options),
     // The cluster's retries decide how long a reconnect may take: long enough to span the whole
     // delivery timeout, so a restarting broker does not make kafkajs give up on a batch.
@@ -94,7 +92,7 @@ export function kafkajsCompression(compression: KafkaCompression): CompressionTy
       `kafka: "compression" zstd needs Node >= 22.15 (node:zlib zstd), got Node ${process.versions.node}`,
     );
   }
-  return COMPRESSION[compression];
+  return kafkajsLibrary().CompressionTypes[COMPRESSION_NAMES[compression]];
 }
 
 /** kafkajs's `createTopics` entry of a topic spec. */
@@ -139,7 +137,8 @@ export class KafkajsDriver implements KafkaTransactionalDriver {
   constructor(options: KafkaDriverOptions | KafkaTransactionalDriverOptions) {
     this.#options = options;
     this.#compression = kafkajsCompression(options.compression);
-    this.#kafka = new kafkajs.Kafka(kafkajsClientConfig(options));
+    const { Kafka } = kafkajsLibrary();
+    this.#kafka = new Kafka(kafkajsClientConfig(options));
     this.#producer = this.#kafka.producer(kafkajsProducerConfig(options));
     this.#transactionalId = 'transactionalId' in options ? options.transactionalId : undefined;
     // Kafka's default `transaction.timeout.ms`, for the producers of fence() of a plain driver.

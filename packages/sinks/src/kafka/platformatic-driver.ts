@@ -1,11 +1,5 @@
-import {
-  Admin,
-  Producer,
-  compatibilityPartitioner,
-  stringSerializer,
-  type ProducerOptions,
-  type Serializers,
-} from '@platformatic/kafka';
+import type { Admin, Producer, ProducerOptions, Serializers } from '@platformatic/kafka';
+import { platformaticKafka } from './internal/kafka-clients.js';
 import { platformaticBackoff } from './internal/platformatic-backoff.js';
 import { readCommittedTopic } from './internal/read-committed-topic.js';
 import { platformaticSecurity } from './kafka-security.js';
@@ -21,12 +15,16 @@ import type { KafkaMessage } from './to-kafka-message.js';
 type MessageValue = string | Buffer;
 type StringProducer = Producer<string, MessageValue, string, string>;
 
-const SERIALIZERS: Serializers<string, MessageValue, string, string> = {
-  key: stringSerializer,
-  value: (v) => (typeof v === 'string' ? stringSerializer(v) : v),
-  headerKey: stringSerializer,
-  headerValue: stringSerializer,
-};
+let serializers: Serializers<string, MessageValue, string, string> | undefined;
+function messageSerializers(): Serializers<string, MessageValue, string, string> {
+  const { stringSerializer } = platformaticKafka();
+  return (serializers ??= {
+    key: stringSerializer,
+    value: (v) => (typeof v === 'string' ? stringSerializer(v) : v),
+    headerKey: stringSerializer,
+    headerValue: stringSerializer,
+  });
+}
 /** The library does not export its Transaction class by name. */
 type Transaction = Awaited<ReturnType<StringProducer['beginTransaction']>>;
 
@@ -59,11 +57,11 @@ export function platformaticProducerOptions(
   return {
     clientId: options.clientId,
     bootstrapBrokers: [...options.brokers],
-    serializers: SERIALIZERS,
+    serializers: messageSerializers(),
     idempotent: true,
     acks: -1,
     compression: options.compression,
-    partitioner: compatibilityPartitioner,
+    partitioner: platformaticKafka().compatibilityPartitioner,
     autocreateTopics: false,
     connectTimeout: options.connectTimeoutMs,
     timeout: options.requestTimeoutMs,
@@ -92,6 +90,7 @@ export class PlatformaticKafkaDriver implements KafkaTransactionalDriver {
 
   constructor(options: KafkaDriverOptions | KafkaTransactionalDriverOptions) {
     this.#options = options;
+    const { Producer } = platformaticKafka();
     this.#producer = new Producer(platformaticProducerOptions(options));
     this.#transactionalId = 'transactionalId' in options ? options.transactionalId : undefined;
   }
@@ -127,7 +126,7 @@ export class PlatformaticKafkaDriver implements KafkaTransactionalDriver {
     const transactionTimeoutMs =
       'transactionTimeoutMs' in this.#options ? this.#options.transactionTimeoutMs : 60_000;
     for (const transactionalId of transactionalIds) {
-      const producer = new Producer(
+      const producer = new (platformaticKafka().Producer)(
         platformaticProducerOptions({ ...this.#options, transactionalId, transactionTimeoutMs }),
       );
       try {
@@ -144,7 +143,7 @@ export class PlatformaticKafkaDriver implements KafkaTransactionalDriver {
 
   async ensureTopics(topics: readonly KafkaTopicSpec[]): Promise<void> {
     if (topics.length === 0) return;
-    this.#admin ??= new Admin({
+    this.#admin ??= new (platformaticKafka().Admin)({
       clientId: this.#options.clientId,
       bootstrapBrokers: [...this.#options.brokers],
       connectTimeout: this.#options.connectTimeoutMs,

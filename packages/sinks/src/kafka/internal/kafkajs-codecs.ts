@@ -4,10 +4,9 @@
  * build; the same codecs @platformatic/kafka uses). kafkajs keeps codecs in one module-wide
  * table, so they are registered once per process, on first use.
  */
-import { lz4Compress, lz4Decompress, snappyCompress, snappyDecompress } from '@platformatic/wasm-utils';
-import kafkajs from 'kafkajs';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { kafkajsLibrary, wasmCodecs } from './kafka-clients.js';
 
 interface Codec {
   compress(encoder: { buffer: Buffer }): Promise<Buffer>;
@@ -17,6 +16,7 @@ interface Codec {
 // Java clients and librdkafka may frame snappy in xerial's stream format; decode both.
 const XERIAL_MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]);
 function snappyDecode(data: Buffer): Buffer {
+  const { snappyDecompress } = wasmCodecs();
   if (!data.subarray(0, XERIAL_MAGIC.length).equals(XERIAL_MAGIC)) return snappyDecompress(data);
   const chunks: Buffer[] = [];
   for (let at = 16; at + 4 <= data.length;) {
@@ -39,7 +39,8 @@ export function hasZstd(): boolean {
 export function registerKafkajsCodecs(): void {
   if (registered) return;
   registered = true;
-  const { CompressionCodecs, CompressionTypes } = kafkajs;
+  const { CompressionCodecs, CompressionTypes } = kafkajsLibrary();
+  const { lz4Compress, lz4Decompress, snappyCompress } = wasmCodecs();
   const table = CompressionCodecs as unknown as Record<number, () => Codec>;
   const lz4: Codec = {
     compress: async (e) => lz4Compress(e.buffer),

@@ -7,7 +7,8 @@
  * sends a plain Fetch. Its own filter of aborted records keeps some (it remembers one aborted
  * transaction per producer), so {@link committedRecords} filters them again.
  */
-import { Consumer, FetchIsolationLevels, ListOffsetTimestamps } from '@platformatic/kafka';
+import type { Consumer } from '@platformatic/kafka';
+import { platformaticKafka } from './kafka-clients.js';
 import { KafkaKlineSinkError } from '../kafka-kline-sink-error.js';
 import type { KafkaDriverOptions } from '../kafka-producer-driver.js';
 import type { KafkaCommittedRecord } from '../kafka-transactional-driver.js';
@@ -29,6 +30,7 @@ export async function readCommittedTopic(
   waitMs: number,
 ): Promise<KafkaCommittedRecord[]> {
   const brokers = options.brokers.join(',');
+  const { FetchIsolationLevels, ListOffsetTimestamps } = platformaticKafka();
   const consumer = groupFreeConsumer(options);
   try {
     const deadline = Date.now() + waitMs;
@@ -112,6 +114,7 @@ export async function readCommittedTopic(
 
 /** A consumer that never joins its group (fetch and listOffsets need none), with the driver's connection. */
 function groupFreeConsumer(options: KafkaDriverOptions): Consumer {
+  const { Consumer } = platformaticKafka();
   return new Consumer({
     clientId: options.clientId,
     // Never joined: Consumer.fetch and listOffsets need no group, but the constructor wants an id.
