@@ -8,7 +8,13 @@
  */
 import { beforeAll, expect, it } from 'vitest';
 import type { Bar } from '../packages/core/src/index.js';
-import { compactDataset, DatasetLog, DatasetWriter, openStore } from '../packages/sinks/src/index.js';
+import {
+  compactDataset,
+  DatasetLog,
+  DatasetWriter,
+  openStore,
+  type ObjectStore,
+} from '../packages/sinks/src/index.js';
 import { bar, commitEach, DELTA_READERS, expected, rowsOf } from './support/delta-tables.js';
 import { ensurePython, readDatasets } from './support/python.js';
 import { freshBucket, type TestBucket } from './support/s3.js';
@@ -88,3 +94,59 @@ it('a log compaction with remove tombstones reads exactly at every version, by e
     await opened.close();
   }
 }, 600_000);
+
+/** `store` with every key its `list` returned recorded in `listed`. */
+function recordingLists(store: ObjectStore, listed: string[]): ObjectStore {
+  return {
+    kind: store.kind,
+    location: store.location,
+    read: (key) => store.read(key),
+    list: async (prefix, startAfter) => {
+      const objects = await store.list(prefix, startAfter);
+      listed.push(...objects.map((o) => o.key));
+      return objects;
+    },
+    write: (key, body) => store.write(key, body),
+    upload: (key, path) => store.upload(key, path),
+    createExclusive: (key, body) => store.createExclusive(key, body),
+    delete: (keys) => store.delete(keys),
+  };
+}
+
+it('opening a table on S3 lists its log from the newest log compaction on, not every commit', async () => {
+  const url = bucket.url('long');
+  const opened = await openStore(url);
+  try {
+    const store = opened.store!;
+    const log = await DatasetLog.open(opened.root, 'kline', { store, snapshotEvery: 5 });
+    const writer = new DatasetWriter({ dir: opened.root, encoderThreads: 0, publish: 'on-commit' });
+    const commits = Array.from({ length: 13 }, (_, i) => [bar('AAPL.US', 1, T0 + i * MIN, 10 + i)]);
+    await commitEach(writer, log, commits, { series: true }); // versions 0..12, compactions at 5 and 10
+    await writer.close();
+    expect(log.version).toBe(12);
+
+    const listed: string[] = [];
+    const again = await DatasetLog.open(opened.root, 'kline', { store: recordingLists(store, listed) });
+    expect(again.version).toBe(12);
+    expect([...again.files.keys()].sort()).toEqual([...log.files.keys()].sort());
+    expect(again.series).toEqual(log.series);
+    const commitVersions = listed
+      .map((k) => /\/(\d{20})\.json$/.exec(k)?.[1])
+      .filter((v) => v !== undefined)
+      .map(Number);
+    // Commits 10 (its compaction's own) to 12 and none from 1 to 9: the state up to 10 came from
+    // the compaction. Commit 0 shares the compactions' prefix (`0…0.`), so their listing has it.
+    expect(commitVersions).toEqual([0, 10, 11, 12]);
+
+    // A refresh after a commit elsewhere lists only what is new.
+    const later = new DatasetWriter({ dir: opened.root, encoderThreads: 0, publish: 'on-commit' });
+    await commitEach(later, log, [[bar('AAPL.US', 1, T0 + 13 * MIN, 23)]]);
+    await later.close();
+    listed.length = 0;
+    expect(await again.refresh()).toHaveLength(1);
+    expect(again.version).toBe(13);
+    expect(listed.filter((k) => k.endsWith('.json'))).toEqual([expect.stringMatching(/0{18}13\.json$/)]);
+  } finally {
+    await opened.close();
+  }
+}, 120_000);

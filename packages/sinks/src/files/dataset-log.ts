@@ -100,8 +100,10 @@ const COMPACTION_NAME = /^0{20}\.(\d{20})\.compacted\.json$/;
 const APPLIED = '.quoteflow-applied';
 
 const versionName = (v: number): string => `${String(v).padStart(20, '0')}.json`;
+/** Every log compaction's name starts so (and sorts before every commit's). */
+const COMPACTION_PREFIX = `${'0'.repeat(20)}.`;
 const compactionName = (v: number): string =>
-  `${'0'.repeat(20)}.${String(v).padStart(20, '0')}.compacted.json`;
+  `${COMPACTION_PREFIX}${String(v).padStart(20, '0')}.compacted.json`;
 
 /**
  * The commit log of one dataset: a Delta Lake table's log, `DIR/<dataset>/_delta_log/`, read by
@@ -190,9 +192,7 @@ export class DatasetLog {
   /** Reads versions committed since the last read (by any process); returns them. */
   async refresh(): Promise<LogEntry[]> {
     const read: LogEntry[] = [];
-    // On object storage, a refresh lists only the versions after the one held.
-    const after = this.remote && this.#state.version >= 0 ? versionName(this.#state.version) : undefined;
-    const { commits, compactions } = await this.#list(after);
+    const { commits, compactions } = await this.#listNew();
     const newest = compactions.filter((v) => commits.has(v) || v <= this.#state.version).at(-1);
     if (newest !== undefined && newest > this.#state.version + 1) {
       const state = new DeltaState(this.dataset);
@@ -211,6 +211,34 @@ export class DatasetLog {
       });
     if (this.#history.length > HISTORY) this.#history = this.#history.slice(-HISTORY);
     return read;
+  }
+
+  /**
+   * The versions a refresh may read. On object storage a table's log only grows (a LIST returns
+   * 1,000 keys a request, and a day of 1-minute commits is 1,440), so it lists only what is new:
+   * after the version held, or on a first read from the newest log compaction on (the compactions
+   * sort before every commit, and all but the newest two are deleted). Locally the directory is
+   * read whole either way.
+   */
+  async #listNew(): Promise<{ commits: Set<number>; compactions: number[] }> {
+    if (!this.remote) return this.#list();
+    if (this.#state.version >= 0) return this.#list(versionName(this.#state.version));
+    const compactions = await this.#listCompactions();
+    const newest = compactions.at(-1);
+    if (newest === undefined || newest === 0) return this.#list();
+    const listed = await this.#list(versionName(newest - 1));
+    // A compaction without its commit (never written by quoteflow) is no starting point.
+    return listed.commits.has(newest) ? { commits: listed.commits, compactions } : this.#list();
+  }
+
+  async #listCompactions(): Promise<number[]> {
+    const objects = await this.store.list(this.#logKey + COMPACTION_PREFIX);
+    const versions: number[] = [];
+    for (const { key } of objects) {
+      const k = COMPACTION_NAME.exec(key.slice(this.#logKey.length));
+      if (k !== null) versions.push(Number(k[1]));
+    }
+    return versions.sort((a, b) => a - b);
   }
 
   async #list(startAfter?: string): Promise<{ commits: Set<number>; compactions: number[] }> {
@@ -579,7 +607,7 @@ export class DatasetLog {
     const s = this.#state;
     const text = lines.map((a) => JSON.stringify(a)).join('\n') + '\n';
     await this.store.write(this.#logKey + compactionName(s.version), text);
-    const old = (await this.#list()).compactions.filter((v) => v < s.version - every);
+    const old = (await this.#listCompactions()).filter((v) => v < s.version - every);
     await this.store.delete(old.map((v) => this.#logKey + compactionName(v)));
   }
 
