@@ -4,8 +4,12 @@ import { dirname, join } from 'node:path';
 import { makeDirectory } from '@quoteflow/core';
 import { DATASET_KINDS } from '../dataset-columns.js';
 import { DatasetLog } from '../dataset-log.js';
+import { FileSinkError } from '../file-sink-error.js';
 import { isS3Url } from './object-store.js';
 import { openStore } from './open-store.js';
+
+/** Downloads in flight at once: a table's files are many and small, each a request's round trip. */
+const DOWNLOADS_AT_ONCE = 8;
 
 /** A local directory holding a dataset root's tables as of one moment (see {@link openLocalCopy}). */
 export interface LocalCopy {
@@ -19,7 +23,8 @@ export interface LocalCopy {
  * Hive layout (inspect, report): a local `dir` as it is; on S3 each table's current version
  * (the files its Delta log names, nothing uncommitted or removed) downloaded into a temporary
  * directory, without its log. Downloads the whole current version: for a large bucket, read it
- * with a Delta reader instead.
+ * with a Delta reader instead. A file the log names that is not in the bucket is an error
+ * (`QF_DATASET_LOG`, naming it): a copy without its rows would report them as missing data.
  */
 export async function openLocalCopy(dir: string): Promise<LocalCopy> {
   if (!isS3Url(dir)) return { dir, close: async () => undefined };
@@ -29,12 +34,16 @@ export async function openLocalCopy(dir: string): Promise<LocalCopy> {
     const store = opened.store!;
     for (const dataset of DATASET_KINDS) {
       const log = await DatasetLog.open(opened.root, dataset, { store });
-      for (const path of log.files.keys()) {
+      await eachAtMost(DOWNLOADS_AT_ONCE, [...log.files.keys()], async (path) => {
         const bytes = await store.read(path);
-        if (bytes === undefined) continue;
+        if (bytes === undefined)
+          throw new FileSinkError(
+            'QF_DATASET_LOG',
+            `${dataset} table at ${store.location}: version ${log.version} names ${path}, which is not there (deleted behind the log, or vacuumed while it was read)`,
+          );
         await makeDirectory(dirname(join(copy, path)));
         await writeFile(join(copy, path), bytes);
-      }
+      });
     }
   } catch (err) {
     await rm(copy, { recursive: true, force: true });
@@ -43,4 +52,30 @@ export async function openLocalCopy(dir: string): Promise<LocalCopy> {
     await opened.close();
   }
   return { dir: copy, close: () => rm(copy, { recursive: true, force: true }) };
+}
+
+/** Runs `work` on every item, at most `limit` at once; stops taking items at the first failure, which it rejects with. */
+async function eachAtMost<T>(
+  limit: number,
+  items: readonly T[],
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < items.length) {
+      const item = items[next++]!;
+      try {
+        await work(item);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  const workers = Array.from({ length: Math.min(limit, items.length) }, worker);
+  // Every worker ends before the caller removes the directory they write into.
+  const outcomes = await Promise.allSettled(workers);
+  const failure = outcomes.find((o) => o.status === 'rejected');
+  if (failure !== undefined) throw failure.reason;
 }
