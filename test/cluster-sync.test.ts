@@ -459,14 +459,31 @@ describe('three sync workers on one token', () => {
       const restartedAt = Date.now();
       const restartedAtMarketMs = sim.marketNow();
       // Requests flow again soon: the quota re-seeded from every worker (grace 1.5 s), not after
-      // the plan's longest window (60 s).
-      const resumedAt = await until(
-        () => ws.some((w) => w.lines.some((l) => l.type === 'start' && l.atMs! >= restartedAt)),
-        20_000,
-        'first request after the restart',
-        ws,
-      );
-      expect(resumedAt - restartedAt).toBeLessThan(10_000);
+      // the plan's longest window (60 s), which a store restarted empty would otherwise have to
+      // wait out (≥ ~55 s here). About 2 s on a quiet machine; a loaded CI box stretched it past
+      // 10 s once (10.1 s: reconnect, rejoin, reassignment and the pipelines' restart all wait
+      // for a starved event loop), so the bound only separates the two behaviours. Timed by the
+      // worker's own line (its request's start), not by when this poll saw it.
+      const firstStartAfter = (): number | undefined =>
+        Math.min(
+          ...ws.flatMap((w) =>
+            w.lines.filter((l) => l.type === 'start' && l.atMs! >= restartedAt).map((l) => l.atMs!),
+          ),
+        );
+      await until(() => Number.isFinite(firstStartAfter()), 50_000, 'first request after the restart', ws);
+      const resumedAt = firstStartAfter()!;
+      // On failure, each worker's lines since the restart (ms after it), to show what waited.
+      const sinceRestart = ws
+        .map((w, i) =>
+          w.lines
+            .filter((l) => l.atMs !== undefined && l.atMs >= restartedAt)
+            .slice(0, 20)
+            .map((l) => `${l.atMs! - restartedAt} ${l.type}`)
+            .join(', ')
+            .replace(/^/, `worker ${i + 1}: `),
+        )
+        .join('\n');
+      expect(resumedAt - restartedAt, sinceRestart).toBeLessThan(30_000);
       await until(() => ws.every((w) => heldBy(w).length === CODES.length / 3), 60_000, 'split again', ws);
       // A 1-minute bar that closed after the restart reaches the dataset for every code.
       const closedBarMs = Math.ceil((restartedAtMarketMs + 1) / 60_000) * 60_000 - 60_000;
