@@ -112,6 +112,7 @@ export {
 } from './clock.js';
 export type { Clock, AcceleratedClockOptions } from './clock.js';
 export { retryWithBudget, RETRY_WITH_BUDGET_DEFAULTS } from './retry-with-budget.js';
+export { runLimited } from './run-limited.js';
 export type { RetryWithBudgetOptions } from './retry-with-budget.js';
 export {
   ERROR_CODES,

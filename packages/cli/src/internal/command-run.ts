@@ -1,6 +1,7 @@
 import { datasetDir } from './check-out-dir.js';
 import { resolve } from 'node:path';
 import {
+  AbortedError,
   estimatePlan,
   limitOverridesOf,
   planLimits,
@@ -225,7 +226,7 @@ export class CommandRun {
       // Stopped (`--duration`, SIGINT/SIGTERM) while the check waited for its turn in the quota:
       // a stop like any other, not a failure; the pipeline then starts stopped and says what it
       // did not get to.
-      if (!(this.signal.aborted && (err as { code?: unknown }).code === 'QF_ABORTED')) throw err;
+      if (!(this.signal.aborted && err instanceof AbortedError)) throw err;
     }
   }
 

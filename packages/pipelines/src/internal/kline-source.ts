@@ -1,4 +1,11 @@
-import { seriesKey, type BarUpdate, type Clock, type GapMarker, type QuoteflowClient } from '@quoteflow/core';
+import {
+  runLimited,
+  seriesKey,
+  type BarUpdate,
+  type Clock,
+  type GapMarker,
+  type QuoteflowClient,
+} from '@quoteflow/core';
 import {
   MERGE_GAP_REASONS,
   mergeBars,
@@ -16,7 +23,6 @@ import { pollLiveKlines } from './live-kline-poll.js';
 import { findRefusedCodes, isCodeRefusal, type RefusedCode } from './refused-codes.js';
 import { LivePollPlanner } from './live-poll-planner.js';
 import type { ResumePoint } from './resume-points.js';
-import { runLimited } from './run-limited.js';
 import { settleNewestBars } from './settle-delay.js';
 
 /** What a {@link KlineSource} takes. */

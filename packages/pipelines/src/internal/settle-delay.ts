@@ -2,12 +2,12 @@ import {
   KLINE_PERIOD_MS,
   calendarOf,
   finalReadFromMs,
+  runLimited,
   sleepOn,
   type Clock,
   type KlineType,
 } from '@quoteflow/core';
 import type { KlineSeriesState } from './kline-series-state.js';
-import { runLimited } from './run-limited.js';
 
 /**
  * When a read of the bar labelled `tsMs` can prove it final, if it may have closed before

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { makeDirectory } from '@quoteflow/core';
+import { makeDirectory, runLimited } from '@quoteflow/core';
 import { DATASET_KINDS } from '../dataset-columns.js';
 import { DatasetLog } from '../dataset-log.js';
 import { FileSinkError } from '../file-sink-error.js';
@@ -34,7 +34,7 @@ export async function openLocalCopy(dir: string): Promise<LocalCopy> {
     const store = opened.store!;
     for (const dataset of DATASET_KINDS) {
       const log = await DatasetLog.open(opened.root, dataset, { store });
-      await eachAtMost(DOWNLOADS_AT_ONCE, [...log.files.keys()], async (path) => {
+      await runLimited([...log.files.keys()], DOWNLOADS_AT_ONCE, async (path) => {
         const bytes = await store.read(path);
         if (bytes === undefined)
           throw new FileSinkError(
@@ -52,30 +52,4 @@ export async function openLocalCopy(dir: string): Promise<LocalCopy> {
     await opened.close();
   }
   return { dir: copy, close: () => rm(copy, { recursive: true, force: true }) };
-}
-
-/** Runs `work` on every item, at most `limit` at once; stops taking items at the first failure, which it rejects with. */
-async function eachAtMost<T>(
-  limit: number,
-  items: readonly T[],
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const worker = async (): Promise<void> => {
-    while (!failed && next < items.length) {
-      const item = items[next++]!;
-      try {
-        await work(item);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }
-  };
-  const workers = Array.from({ length: Math.min(limit, items.length) }, worker);
-  // Every worker ends before the caller removes the directory they write into.
-  const outcomes = await Promise.allSettled(workers);
-  const failure = outcomes.find((o) => o.status === 'rejected');
-  if (failure !== undefined) throw failure.reason;
 }
