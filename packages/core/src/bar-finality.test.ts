@@ -26,9 +26,12 @@ describe('bars by the exchange calendar', () => {
     expect(barPeriodAt(t('2025-11-28T18:30:00Z'), 1, US)).toBeUndefined();
   });
 
-  it('names the next trading day for a label on a holiday eve (Christmas 2025)', () => {
-    // A daily bar labelled midnight UTC of the 25th belongs to no session that day: the 26th.
-    expect(tradingDateOf(t('2025-12-25T00:00:00Z'), US)).toBe('2025-12-26');
+  it('names the date a label names on a holiday (Christmas 2025), not the next trading day', () => {
+    // Midnight UTC of the 25th labels the 25th under every labelling that could name it (the 26th's
+    // labels are 00:00 UTC, 05:00 UTC, its open or its session): a bar there says the exchange
+    // traded on the 25th, the calendar notwithstanding (yesterday-close dated it so already).
+    expect(tradingDateOf(t('2025-12-25T00:00:00Z'), US)).toBe('2025-12-25');
+    expect(dateCalendarMisses(t('2025-12-25T00:00:00Z'), 8, US)).toBe('2025-12-25');
     expect(barPeriodAt(t('2025-12-25T15:00:00Z'), 1, US)).toBeUndefined();
   });
 
