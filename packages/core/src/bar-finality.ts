@@ -180,10 +180,10 @@ export function dateCalendarMisses(
 /**
  * The instant from which a read of the bar labelled `tsMs` proves its values final by the calendar:
  * {@link barFinalAfterMs} plus `graceMs` (our clock against the service's, and the service's own
- * delay in settling a bar). This is the one rule of "closed by the calendar": the merger's proofs,
- * the live planner's final reads and the pipelines' counts of closed bars all ask it, never the
- * calendar directly. (The other proof, a newer bar of the series seen in the same answer or before
- * the read, is the merger's alone.)
+ * delay in settling a bar). This is the one rule of "closed by the calendar": the merger's proofs
+ * ask it, and read planning asks {@link isBarClosedAt}, which is built on it, never the calendar
+ * directly. (The other proof, a newer bar of the series seen in the same answer or before the
+ * read, is the merger's alone.)
  *
  * @example
  * ```ts
@@ -198,6 +198,32 @@ export function finalReadFromMs(
   graceMs: number,
 ): number {
   return barFinalAfterMs(tsMs, klineType, calendar) + graceMs;
+}
+
+/**
+ * Whether the bar labelled `tsMs` of a series (its kline type and its market's calendar) is
+ * provably closed at instant `atMs` under every labelling: a read made at `atMs` proves its values
+ * final by the calendar ({@link finalReadFromMs}, grace included). `mergeBars` emits the newest bar
+ * of an answer read at `atMs` final exactly when this holds (no newer bar of the series seen), so
+ * this is the one question read planning asks about "closed yet?": the live poll's final reads,
+ * the backfill's settle step and its count of closed bars.
+ *
+ * @example
+ * ```ts
+ * const cal = calendarOf('AAPL.US');
+ * const label = Date.parse('2026-03-13T00:00:00Z');
+ * isBarClosedAt(label, 8, cal, Date.parse('2026-03-13T20:00:10Z'), 15_000); // false: within the grace
+ * isBarClosedAt(label, 8, cal, Date.parse('2026-03-13T20:00:15Z'), 15_000); // true
+ * ```
+ */
+export function isBarClosedAt(
+  tsMs: number,
+  klineType: KlineType,
+  calendar: TradingCalendar,
+  atMs: number,
+  graceMs: number,
+): boolean {
+  return atMs >= finalReadFromMs(tsMs, klineType, calendar, graceMs);
 }
 
 /**

@@ -62,6 +62,7 @@ export type { TradingSession, LocalDate } from './trading-sessions.js';
 export {
   barFinalAfterMs,
   finalReadFromMs,
+  isBarClosedAt,
   tradingDateOf,
   barsMissingBetween,
   dateCalendarMisses,
