@@ -224,12 +224,12 @@ export class KlineSource {
       if (oldest !== undefined) this.o.emit(oldest);
     }
     const { code, klineType } = s;
-    this.o.emitEvent({ type: 'backfill-progress', code, klineType, bars: got.length, wanted });
+    this.o.emitEvent({ type: 'backfill-progress', code, klineType, bars: got, wanted });
     this.o.emitEvent({
       type: 'backfill-series-done',
       code,
       klineType,
-      bars: Math.min(got.length + grown, this.o.bars),
+      bars: Math.min(got + grown, this.o.bars),
       truncated: this.reads.truncated.includes(`${code}:${klineType}`),
     });
   }
