@@ -106,8 +106,9 @@ export interface ClusterSyncHandle<S> {
  * not end it: the run's uncommitted work was dropped (its lease lapsed) and the worker goes on,
  * claiming afresh once its lease is renewed.
  *
- * Takeover after a worker dies: its heartbeat TTL plus up to one heartbeat of the survivors; the
- * history of the items taken over is read beside the claims, not before the next one.
+ * Takeover after a worker dies: its heartbeat TTL after its last heartbeat (the survivors look
+ * again the moment it runs out), then the claim; the history of the items taken over is read
+ * beside the claims, not before the next one.
  *
  * @example
  * ```ts

@@ -24,7 +24,7 @@ export interface ClusterWorkerOptions {
   readonly limits: PlanLimits;
   /** Names the shared work (see {@link syncGroupName}); workers divide items only within a group. */
   readonly group: string;
-  /** @defaultValue 1,000 ms (takeover after a crash within about 4 s) */
+  /** @defaultValue 1,000 ms (a crashed worker's items move within about 3 s) */
   readonly heartbeatMs?: number;
   /** Window margin of the shared quota, in ms. @defaultValue 10 */
   readonly marginMs?: number;
