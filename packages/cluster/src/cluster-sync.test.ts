@@ -295,6 +295,51 @@ describe('clusterSync', () => {
     await expect(handle.stop()).resolves.toEqual(['run#1', 'run#2']);
   });
 
+  it('divides units, not items: a worker holds whole units, and one unit goes to one worker while the others stand by', async () => {
+    const units = [
+      ['A', 'B', 'C'],
+      ['D', 'E', 'F'],
+      ['G', 'H'],
+    ];
+    const three = [ME, 'x', 'y'];
+    const { membership, works, handle, advance } = setup({ startSettleMs: 0, units });
+    membership.view(three);
+    await advance();
+    // The units' owners by the same division every worker computes (a unit is named by its first item).
+    const ids = balancedShares(
+      units.map((u) => u[0]!),
+      three,
+    );
+    const mineOfThree = (ids.get(ME) ?? []).flatMap((id) => units.find((u) => u[0] === id)!);
+    expect(ids.get(ME)).toHaveLength(1); // three units, three workers: one each
+    expect(sorted(works[0]!.items)).toEqual(sorted(mineOfThree));
+    await handle.stop();
+
+    const alone = setup({ startSettleMs: 0, units: [ITEMS] });
+    alone.membership.view(three);
+    await alone.advance();
+    const holder = balancedShares([ITEMS[0]!], three).get(ME)?.length === 1;
+    expect(alone.works.map((w) => w.items)).toEqual(holder ? [ITEMS] : []);
+    // The holder gone, the one unit moves whole.
+    alone.membership.view([ME]);
+    await alone.advance();
+    expect(alone.works.flatMap((w) => w.items)).toEqual(ITEMS);
+    await alone.handle.stop();
+  });
+
+  it('refuses units that share an item, when it is built', () => {
+    expect(() =>
+      setup({
+        units: [
+          ['A', 'B'],
+          ['B', 'C'],
+        ],
+      }),
+    ).toThrow(
+      expect.objectContaining({ code: 'QF_INVALID_OPTION', message: expect.stringContaining('item B') }),
+    );
+  });
+
   it('claims an item still held elsewhere again every heartbeat, reporting it pending meanwhile', async () => {
     const { membership, log, events, works, handle, advance } = setup({ startSettleMs: 0 });
     const [late, ...rest] = ITEMS as [string, ...string[]];

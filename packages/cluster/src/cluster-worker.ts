@@ -63,9 +63,11 @@ export function syncGroupName(codes: readonly string[], klineTypes: readonly num
  *
  * @example
  * ```ts
- * const worker = new ClusterWorker({ redis: url, token, limits: planLimits(plan), group: syncGroupName(codes, klineTypes) });
+ * const limits = planLimits(plan);
+ * const worker = new ClusterWorker({ redis: url, token, limits, group: syncGroupName(codes, klineTypes) });
  * const client = new QuoteflowClient({ baseUrl, token, plan, scheduler: worker.scheduler });
- * const cluster = worker.share(codes, (mine) => klineSync({ client, codes: mine, klineTypes, files: { dir: out } }), { signal });
+ * const units = batchKlineUnits(codes, klineTypes, limits);
+ * const cluster = worker.share(codes, (mine) => klineSync({ client, codes: mine, klineTypes, files: { dir: out } }), { signal, units });
  * const summaries = await cluster.done; // one summary per run (a run restarts on every reassignment)
  * await client.close();
  * await worker.close();
@@ -120,13 +122,19 @@ export class ClusterWorker implements AsyncDisposable {
 
   /**
    * Runs `run` over this worker's share of `items` and follows membership changes (see
-   * {@link clusterSync}). Every worker of the group must pass the same `items`. `options.group`
-   * overrides the worker's group (one worker may share several pieces of work, one group each).
+   * {@link clusterSync}). Every worker of the group must pass the same `items` (and `units`).
+   * `options.group` overrides the worker's group (one worker may share several pieces of work, one
+   * group each); `options.units` are items that move together (for a K-line sync,
+   * `batchKlineUnits`: whole `/batch-kline` requests).
    */
   share<S>(
     items: readonly string[],
     run: (mine: readonly string[], lease: WorkLease) => ShareableRun<S>,
-    options: { readonly signal?: AbortSignal; readonly group?: string } = {},
+    options: {
+      readonly signal?: AbortSignal;
+      readonly group?: string;
+      readonly units?: readonly (readonly string[])[];
+    } = {},
   ): ClusterSyncHandle<S> {
     const o = this.options;
     const membership = new ClusterMembership({
@@ -141,6 +149,7 @@ export class ClusterWorker implements AsyncDisposable {
       membership,
       items,
       run,
+      ...(options.units === undefined ? {} : { units: options.units }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       ...(o.onEvent === undefined ? {} : { onEvent: o.onEvent }),
     });

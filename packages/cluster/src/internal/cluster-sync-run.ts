@@ -2,10 +2,10 @@ import type { Subscription } from 'rxjs';
 import type { Clock } from '@quoteflow/core';
 import type { ClusterMembership, MembershipView } from '../cluster-membership.js';
 import type { ClusterSyncEvent, ClusterSyncOptions, ShareableRun, WorkLease } from '../cluster-sync.js';
-import { balancedShares } from '../rendezvous.js';
 import { DepartedWorkers } from './departed-workers.js';
 import { FencedReminder } from './fenced-reminder.js';
 import { SettleGate } from './settle-gate.js';
+import { UnitDivision } from './unit-division.js';
 
 /** A failure that only means "this work may no longer commit" (`QF_FENCED`): not the worker's end. */
 function isFenced(error: unknown): boolean {
@@ -33,6 +33,7 @@ export class ClusterSyncRun<S> {
   /** Until the member set has settled, no claim (see `startSettleMs`). */
   private readonly settle: SettleGate;
   private readonly reminder: FencedReminder;
+  private readonly division: UnitDivision;
   private view: MembershipView = { members: [], fenced: false };
   /** Items claimed for this worker and given to the work. */
   private held = new Set<string>();
@@ -65,6 +66,7 @@ export class ClusterSyncRun<S> {
       this.rejectDone = reject;
     });
     this.done.catch(() => undefined);
+    this.division = new UnitDivision(options.items, options.units);
     this.departures = new DepartedWorkers(this.membership.workerId);
     this.lease = {
       valid: () => this.membership.leaseValid(),
@@ -167,9 +169,7 @@ export class ClusterSyncRun<S> {
   /** This worker's share of the items in the latest view: none while fenced. */
   private wanted(): Set<string> {
     const { view, membership } = this;
-    return new Set(
-      view.fenced ? [] : (balancedShares(this.options.items, view.members).get(membership.workerId) ?? []),
-    );
+    return view.fenced ? new Set() : this.division.shareOf(view.members, membership.workerId);
   }
 
   /** Claims `missing`; resolves with those now held (none when Redis did not answer). */
