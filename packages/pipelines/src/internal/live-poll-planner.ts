@@ -23,6 +23,8 @@ interface PlannedSeries {
   /** Forming updates are read this often while the market trades. */
   readonly everyMs: number;
   lastPolledMs: number;
+  /** Joining the poll: asked for at every poll, whatever its market's hours, until it is answered. */
+  joining: boolean;
   /** When the newest bar seen becomes final by the calendar (plus the grace): one read after it is due. */
   finalReadDueMs: number | undefined;
   newestBarMs: number | undefined;
@@ -36,8 +38,10 @@ export interface LivePollCounts {
 
 /**
  * Which series a live K-line poll asks for, and in what order, from each one's market calendar:
- * a series whose newest bar just became final by the calendar (its period or session closed) is read
- * first, once, so its final values reach the sink soon; otherwise a series is read while its market
+ * a series joining the poll (taken over from another worker, say) is asked for first until it is
+ * answered, whatever its market's hours, since its first answer decides whether its history must be
+ * read; a series whose newest bar just became final by the calendar (its period or session closed)
+ * is read next, once, so its final values reach the sink soon; otherwise a series is read while its market
  * may trade (stocks: the day's sessions, a minute early; forex and the like: Sunday 17:00 New York to
  * Saturday 00:00 UTC, the widest reading of their week; crypto: always), intraday bars at every poll,
  * bars of a day or longer no more often than every 60 s, in the room the poll's last request has
@@ -55,18 +59,43 @@ export class LivePollPlanner {
     /** The plan's groups per `/batch-kline` request (`PlanLimits.batchKlineGroups`). */
     private readonly groupsPerRequest: number,
   ) {
-    for (const s of series) {
-      const periodMs = KLINE_PERIOD_MS[s.klineType] ?? DAY_MS;
-      this.#series.set(seriesKey(s.code, s.klineType), {
-        code: s.code,
-        klineType: s.klineType,
-        calendar: calendarOf(s.code),
-        everyMs: periodMs < DAY_MS ? 0 : Math.min(SLOWEST_POLL_MS, periodMs / 30),
-        lastPolledMs: Number.NEGATIVE_INFINITY,
-        finalReadDueMs: undefined,
-        newestBarMs: undefined,
-      });
-    }
+    for (const s of series) this.add(s);
+  }
+
+  /**
+   * Takes a series into the poll (nothing if it is in it); `joining`: asked for at every poll from
+   * now, first and whatever its market's hours, until {@link joined}.
+   */
+  add(s: { readonly code: string; readonly klineType: KlineType }, joining = false): void {
+    const key = seriesKey(s.code, s.klineType);
+    if (this.#series.has(key)) return;
+    const periodMs = KLINE_PERIOD_MS[s.klineType] ?? DAY_MS;
+    this.#series.set(key, {
+      code: s.code,
+      klineType: s.klineType,
+      calendar: calendarOf(s.code),
+      everyMs: periodMs < DAY_MS ? 0 : Math.min(SLOWEST_POLL_MS, periodMs / 30),
+      lastPolledMs: Number.NEGATIVE_INFINITY,
+      joining,
+      finalReadDueMs: undefined,
+      newestBarMs: undefined,
+    });
+  }
+
+  /** A joining series was answered: from now on its calendar decides when it is asked for. */
+  joined(code: string, klineType: KlineType): void {
+    const s = this.#series.get(seriesKey(code, klineType));
+    if (s !== undefined) s.joining = false;
+  }
+
+  /** Drops series from the poll. */
+  remove(series: readonly { readonly code: string; readonly klineType: KlineType }[]): void {
+    for (const s of series) this.#series.delete(seriesKey(s.code, s.klineType));
+  }
+
+  /** How many series the poll holds. */
+  get size(): number {
+    return this.#series.size;
   }
 
   get counts(): LivePollCounts {
@@ -75,13 +104,19 @@ export class LivePollPlanner {
 
   /** The groups to poll at `nowMs`, most urgent first; marks them polled. */
   select(nowMs: number): BatchKlineGroup[] {
+    const joining: PlannedSeries[] = [];
     const urgent: PlannedSeries[] = [];
     const routine: PlannedSeries[] = [];
     const slow: PlannedSeries[] = [];
     let slowTotal = 0;
     for (const s of this.#series.values()) {
       if (s.everyMs > 0) slowTotal++;
-      if (s.finalReadDueMs !== undefined && s.finalReadDueMs <= nowMs && s.lastPolledMs < s.finalReadDueMs)
+      if (s.joining) joining.push(s);
+      else if (
+        s.finalReadDueMs !== undefined &&
+        s.finalReadDueMs <= nowMs &&
+        s.lastPolledMs < s.finalReadDueMs
+      )
         urgent.push(s);
       else if (!mayTradeAt(s.calendar, nowMs)) this.#skippedClosed++;
       else if (nowMs - s.lastPolledMs >= s.everyMs) (s.everyMs > 0 ? slow : routine).push(s);
@@ -92,7 +127,7 @@ export class LivePollPlanner {
     // waiting first, so they add no request; one not read for 30 of its periods (30 min for daily
     // bars) goes anyway, a 30th of them per poll at most.
     slow.sort((a, b) => a.lastPolledMs - b.lastPolledMs);
-    const fast = urgent.length + routine.length;
+    const fast = joining.length + urgent.length + routine.length;
     const room = (this.groupsPerRequest - (fast % this.groupsPerRequest)) % this.groupsPerRequest;
     let starving = 0;
     while (
@@ -101,7 +136,7 @@ export class LivePollPlanner {
     )
       starving++;
     const take = Math.max(Math.min(room, slow.length), Math.min(starving, Math.ceil(slowTotal / 30)));
-    const chosen = [...urgent, ...routine, ...slow.slice(0, take)];
+    const chosen = [...joining, ...urgent, ...routine, ...slow.slice(0, take)];
     for (const s of chosen) s.lastPolledMs = nowMs;
     this.#polled += chosen.length;
     return chosen.map((s) => ({ code: s.code, klineType: s.klineType, count: 2 }));
