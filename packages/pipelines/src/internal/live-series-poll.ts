@@ -65,6 +65,8 @@ export class LiveSeriesPoll {
   #subscription: Subscription | undefined;
   #started = false;
   #closed = false;
+  /** A start is queued for the end of the current task (see {@link #run}). */
+  #starting = false;
 
   constructor(private readonly o: LiveSeriesPollOptions) {
     if (o.closeAwarePolling)
@@ -151,8 +153,21 @@ export class LiveSeriesPoll {
     this.#joining.clear();
   }
 
-  /** Starts the poll unless it runs; without a planner, only once {@link start} was called. */
+  /**
+   * Starts the poll unless it runs; without a planner, only once {@link start} was called. Queued
+   * for the end of the current task: the first poll asks at once, and series joining together (a
+   * takeover's) are then all in it, not the first one alone.
+   */
   #run(): void {
+    if (this.#starting) return;
+    this.#starting = true;
+    queueMicrotask(() => {
+      this.#starting = false;
+      this.#runNow();
+    });
+  }
+
+  #runNow(): void {
     if (this.#closed || (this.#subscription !== undefined && !this.#subscription.closed)) return;
     if (this.#series.size === 0 || (this.#planner === undefined && !this.#started)) return;
     const { o } = this;
