@@ -12,7 +12,7 @@ import {
   type Plan,
   type RequestScheduler,
 } from '@quoteflow/core';
-import { ClusterWorker } from '@quoteflow/cluster';
+import { ClusterWorker, batchKlineUnits } from '@quoteflow/cluster';
 import { klineSync } from '@quoteflow/pipelines';
 import { clockFromEnv } from './shared-clock.js';
 
@@ -28,10 +28,18 @@ const token = env('QF_TEST_TOKEN');
 const plan = env('QF_TEST_PLAN') as Plan;
 const workerId = env('QF_TEST_WORKER_ID');
 const klineTypes = env('QF_TEST_KLINE_TYPES').split(',').map(Number).filter(isKlineType) as KlineType[];
+const codes = env('QF_TEST_CODES').split(',');
+// QF_TEST_BATCH_GROUPS: fewer groups per /batch-kline request than the plan's, so that a small
+// universe takes several requests (and several workers hold a part of it).
+const limitOverrides =
+  process.env.QF_TEST_BATCH_GROUPS === undefined
+    ? {}
+    : { batchKlineGroups: Number(process.env.QF_TEST_BATCH_GROUPS) };
+const limits = planLimits(plan, limitOverrides);
 const worker = new ClusterWorker({
   redis: env('QF_TEST_REDIS_URL'),
   token,
-  limits: planLimits(plan),
+  limits,
   group: env('QF_TEST_GROUP'),
   workerId,
   heartbeatMs: Number(env('QF_TEST_HEARTBEAT_MS')),
@@ -56,31 +64,36 @@ const client = new QuoteflowClient({
   baseUrl: env('QF_TEST_BASE_URL'),
   token,
   plan,
+  limitOverrides,
   scheduler,
   ...(clock === undefined ? {} : { clock }),
 });
-const cluster = worker.share(env('QF_TEST_CODES').split(','), (codes, lease) =>
-  klineSync({
-    client,
-    codes,
-    klineTypes,
-    bars: Number(env('QF_TEST_BARS')),
-    files: {
-      dir: env('QF_TEST_OUT'),
-      format: 'ndjson',
-      maxFileAgeMs: Number(process.env.QF_TEST_COMMIT_MS ?? 1_000),
-      // Commits only while the worker holds its lease (QF_TEST_NO_FENCE: to show what it prevents).
-      ...(process.env.QF_TEST_NO_FENCE === '1' ? {} : { fence: lease.valid }),
-    },
-    // Without QF_TEST_REFRESH_MS: the plan's pace (close-aware polling's default).
-    ...(process.env.QF_TEST_REFRESH_MS === undefined
-      ? {}
-      : { refreshPeriodMs: Number(process.env.QF_TEST_REFRESH_MS) }),
-    checkpointMs: Number(process.env.QF_TEST_COMMIT_MS ?? 1_000),
-    onEvent: (e) => {
-      if (e.type === 'warning') print({ type: 'sync-warning', message: e.message, error: String(e.error) });
-    },
-  }),
+const cluster = worker.share(
+  codes,
+  (mine, lease) =>
+    klineSync({
+      client,
+      codes: mine,
+      klineTypes,
+      bars: Number(env('QF_TEST_BARS')),
+      files: {
+        dir: env('QF_TEST_OUT'),
+        format: 'ndjson',
+        maxFileAgeMs: Number(process.env.QF_TEST_COMMIT_MS ?? 1_000),
+        // Commits only while the worker holds its lease (QF_TEST_NO_FENCE: to show what it prevents).
+        ...(process.env.QF_TEST_NO_FENCE === '1' ? {} : { fence: lease.valid }),
+      },
+      // Without QF_TEST_REFRESH_MS: the plan's pace (close-aware polling's default).
+      ...(process.env.QF_TEST_REFRESH_MS === undefined
+        ? {}
+        : { refreshPeriodMs: Number(process.env.QF_TEST_REFRESH_MS) }),
+      checkpointMs: Number(process.env.QF_TEST_COMMIT_MS ?? 1_000),
+      onEvent: (e) => {
+        if (e.type === 'warning') print({ type: 'sync-warning', message: e.message, error: String(e.error) });
+      },
+    }),
+  // Whole /batch-kline requests, as `quoteflow sync --redis` divides them.
+  { units: batchKlineUnits(codes, klineTypes, limits) },
 );
 
 process.once('SIGTERM', () => void cluster.stop());

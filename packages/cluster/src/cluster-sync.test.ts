@@ -316,12 +316,22 @@ describe('clusterSync', () => {
     await handle.stop();
 
     const alone = setup({ startSettleMs: 0, units: [ITEMS] });
-    alone.membership.view(three);
+    // Of three workers, `holder` holds the one unit and this one comes next, before `third`.
+    const wins = (a: string, b: string) => balancedShares([ITEMS[0]!], [a, b]).get(a)!.length === 1;
+    const names = Array.from({ length: 26 }, (_, i) => String.fromCharCode(97 + i));
+    const holder = names.find((m) => wins(m, ME))!;
+    const third = names.find((m) => wins(ME, m) && wins(holder, m))!;
+    alone.membership.view([ME, holder]);
     await alone.advance();
-    const holder = balancedShares([ITEMS[0]!], three).get(ME)?.length === 1;
-    expect(alone.works.map((w) => w.items)).toEqual(holder ? [ITEMS] : []);
-    // The holder gone, the one unit moves whole.
-    alone.membership.view([ME]);
+    alone.membership.view([ME, holder, third]);
+    await alone.advance();
+    // It stands by, and says so once.
+    expect(alone.works).toEqual([]);
+    expect(assignments(alone.events)).toEqual([
+      { type: 'assignment', atMs: expect.any(Number), held: [], gained: [], lost: [], pending: [] },
+    ]);
+    // The holder gone, the one unit moves whole, to this one.
+    alone.membership.view([ME, third]);
     await alone.advance();
     expect(alone.works.flatMap((w) => w.items)).toEqual(ITEMS);
     await alone.handle.stop();

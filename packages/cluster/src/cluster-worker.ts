@@ -37,8 +37,11 @@ export interface ClusterWorkerOptions {
   /** This worker's id in every group it shares work in. @defaultValue `<host>~<pid>~<random>` */
   readonly workerId?: string;
   readonly keyPrefix?: string;
-  /** Quota and assignment events (Redis lost/back, members, assignments); never carries the token. */
-  readonly onEvent?: (event: RedisQuotaEvent | ClusterSyncEvent) => void;
+  /**
+   * Quota and assignment events (Redis lost/back, members, assignments); never carries the token.
+   * Those of a share come with its group (the worker's, or the one `share` was given).
+   */
+  readonly onEvent?: (event: RedisQuotaEvent | ClusterSyncEvent, group?: string) => void;
 }
 
 /**
@@ -137,10 +140,11 @@ export class ClusterWorker implements AsyncDisposable {
     } = {},
   ): ClusterSyncHandle<S> {
     const o = this.options;
+    const group = options.group ?? o.group;
     const membership = new ClusterMembership({
       redis: o.redis,
       token: o.token,
-      group: options.group ?? o.group,
+      group,
       workerId: this.workerId,
       ...(o.heartbeatMs === undefined ? {} : { heartbeatMs: o.heartbeatMs }),
       ...(o.keyPrefix === undefined ? {} : { keyPrefix: o.keyPrefix }),
@@ -151,7 +155,7 @@ export class ClusterWorker implements AsyncDisposable {
       run,
       ...(options.units === undefined ? {} : { units: options.units }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
-      ...(o.onEvent === undefined ? {} : { onEvent: o.onEvent }),
+      ...(o.onEvent === undefined ? {} : { onEvent: (e: ClusterSyncEvent) => o.onEvent!(e, group) }),
     });
     this.handles.add(handle as ClusterSyncHandle<unknown>);
     return handle;

@@ -50,6 +50,8 @@ export class ClusterSyncRun<S> {
   /** The next claim of items wanted but still held elsewhere. */
   private retry: unknown;
   private stopped = false;
+  /** An assignment was reported (a standby reports its empty share once). */
+  private reported = false;
   private failure: unknown;
   private subscription: Subscription | undefined;
   private stopping: Promise<S[]> | undefined;
@@ -153,7 +155,12 @@ export class ClusterSyncRun<S> {
     const wanted = this.wanted();
     const lost = [...this.held].filter((item) => !wanted.has(item));
     const missing = [...wanted].filter((item) => !this.held.has(item));
-    if (lost.length === 0 && missing.length === 0) return this.renewIfDropped();
+    if (lost.length === 0 && missing.length === 0) {
+      // A worker whose share is nothing (it stands by) says so once, as every other one says its share.
+      if (!this.reported && !this.view.fenced && this.view.members.length > 0)
+        this.reportAssignment([], [], wanted);
+      return this.renewIfDropped();
+    }
     const gained = await this.claim(missing);
     // In place when the run can (never to zero items: a fenced worker stops everything).
     const current = this.work;
@@ -247,6 +254,7 @@ export class ClusterSyncRun<S> {
   /** Emits the assignment of the held items; returns the wanted items still held elsewhere. */
   private reportAssignment(gained: string[], lost: string[], wanted: Set<string>): string[] {
     const pending = [...wanted].filter((item) => !this.held.has(item));
+    this.reported = true;
     this.emit({ type: 'assignment', atMs: Date.now(), held: [...this.held].sort(), gained, lost, pending });
     return pending;
   }
