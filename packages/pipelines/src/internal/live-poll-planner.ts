@@ -38,15 +38,16 @@ export interface LivePollCounts {
 
 /**
  * Which series a live K-line poll asks for, and in what order, from each one's market calendar:
- * a series joining the poll (taken over from another worker, say) is asked for first until it is
- * answered, whatever its market's hours, since its first answer decides whether its history must be
- * read; a series whose newest bar just became final by the calendar (its period or session closed)
- * is read next, once, so its final values reach the sink soon; otherwise a series is read while its market
+ * a series whose newest bar just became final by the calendar (its period or session closed) is read
+ * first, once, so its final values reach the sink soon; otherwise a series is read while its market
  * may trade (stocks: the day's sessions, a minute early; forex and the like: Sunday 17:00 New York to
  * Saturday 00:00 UTC, the widest reading of their week; crypto: always), intraday bars at every poll,
  * bars of a day or longer no more often than every 60 s, in the room the poll's last request has
  * left (so they add no request) or, not read for 30 minutes, a 30th of them per poll. A market that
- * is closed costs no request after the read of its last bar.
+ * is closed costs no request after the read of its last bar. A series joining the poll (taken over
+ * from another worker, say) is asked for at every poll until it is answered, whatever its market's
+ * hours, since that answer decides whether its history must be read; it takes its place after the
+ * series polled already, so that their polls keep their rhythm.
  */
 export class LivePollPlanner {
   readonly #series = new Map<string, PlannedSeries>();
@@ -63,8 +64,8 @@ export class LivePollPlanner {
   }
 
   /**
-   * Takes a series into the poll (nothing if it is in it); `joining`: asked for at every poll from
-   * now, first and whatever its market's hours, until {@link joined}.
+   * Takes a series into the poll, after those in it (nothing if it is in it); `joining`: asked for
+   * at every poll from now, whatever its market's hours, until {@link joined}.
    */
   add(s: { readonly code: string; readonly klineType: KlineType }, joining = false): void {
     const key = seriesKey(s.code, s.klineType);
@@ -104,14 +105,13 @@ export class LivePollPlanner {
 
   /** The groups to poll at `nowMs`, most urgent first; marks them polled. */
   select(nowMs: number): BatchKlineGroup[] {
-    const joining: PlannedSeries[] = [];
     const urgent: PlannedSeries[] = [];
     const routine: PlannedSeries[] = [];
     const slow: PlannedSeries[] = [];
     let slowTotal = 0;
     for (const s of this.#series.values()) {
       if (s.everyMs > 0) slowTotal++;
-      if (s.joining) joining.push(s);
+      if (s.joining) routine.push(s);
       else if (
         s.finalReadDueMs !== undefined &&
         s.finalReadDueMs <= nowMs &&
@@ -127,7 +127,7 @@ export class LivePollPlanner {
     // waiting first, so they add no request; one not read for 30 of its periods (30 min for daily
     // bars) goes anyway, a 30th of them per poll at most.
     slow.sort((a, b) => a.lastPolledMs - b.lastPolledMs);
-    const fast = joining.length + urgent.length + routine.length;
+    const fast = urgent.length + routine.length;
     const room = (this.groupsPerRequest - (fast % this.groupsPerRequest)) % this.groupsPerRequest;
     let starving = 0;
     while (
@@ -136,7 +136,7 @@ export class LivePollPlanner {
     )
       starving++;
     const take = Math.max(Math.min(room, slow.length), Math.min(starving, Math.ceil(slowTotal / 30)));
-    const chosen = [...joining, ...urgent, ...routine, ...slow.slice(0, take)];
+    const chosen = [...urgent, ...routine, ...slow.slice(0, take)];
     for (const s of chosen) s.lastPolledMs = nowMs;
     this.#polled += chosen.length;
     return chosen.map((s) => ({ code: s.code, klineType: s.klineType, count: 2 }));

@@ -52,7 +52,7 @@ interface Joining {
  * at each {@link start} (its period depends on them).
  *
  * A series the sinks hold can {@link join} before its history is read: it goes into the next poll
- * (first, whatever its market's hours), and that answer decides. When it overlaps what the sinks
+ * (after the series polled already, whatever its market's hours), and that answer decides. When it overlaps what the sinks
  * hold (its older bar is one they hold, or, where bars are aligned to UTC, the period right after
  * it) the series is current without a `/kline` request; otherwise its answers wait until its
  * history is read ({@link release}), so the merger never sees a hole that the read fills a moment
