@@ -194,8 +194,10 @@ describe('quoteflow sync --redis', () => {
       const steadyFrom = Date.now();
       // The kill: after 15 s of steady polls, at a moment a minute closes 10-25 s later (the new
       // holder must write that bar), when the holder has no /batch-kline in flight: answered at
-      // least 100 ms ago, its next not due for half a second. (A request killed in flight may still
-      // reach the service until its timeout, so it keeps the token's one slot until then, 12 s.)
+      // least 700 ms ago (time for the holder, on a loaded machine, to settle it in the shared
+      // quota), its next not due for half a second. A request a worker dies with unsettled may
+      // still reach the service until its timeout, so it keeps the token's one slot until then
+      // (12 s): a run on a machine at load 33 that killed 100 ms after an answer took 14 s.
       await until(() => {
         const now = Date.now();
         const second = (now / 1_000) % 60;
@@ -206,8 +208,8 @@ describe('quoteflow sync --redis', () => {
           second <= 50 &&
           last !== undefined &&
           last.done &&
-          now - last.arrivalMs >= 100 &&
-          now - last.arrivalMs <= 1_400
+          now - last.arrivalMs >= 700 &&
+          now - last.arrivalMs <= 1_500
         );
       }, 80_000);
       const killedAt = Date.now();
@@ -223,9 +225,19 @@ describe('quoteflow sync --redis', () => {
       };
       await until(() => firstPollAfterKill().size === series.length, 30_000);
       const takeoverMs = Math.max(...firstPollAfterKill().values()) - killedAt;
-      expect(takeoverMs).toBeLessThan(5_000);
       const newHolder = standbys.find((w) => heldCounts(w.stderr()).at(-1) === ALL_CODES.length)!;
       expect(newHolder).toBeDefined();
+      // On failure: when the new holder said it took over, and the token's requests around the kill.
+      const around = sim.log
+        .filter({ token: label, sinceMs: killedAt - 3_000 })
+        .map((e) => `${e.endpoint}@${e.arrivalMs - killedAt}${e.done ? '' : ' (open)'}`);
+      const tookOverAt = assignmentLines(newHolder.stderr()).map(
+        (l) => Date.parse(String(l.time)) - killedAt,
+      );
+      expect(
+        takeoverMs,
+        `assignments at ${tookOverAt.join(', ')} ms; requests ${around.join(', ')}`,
+      ).toBeLessThan(5_000);
       // Until the new holder wrote the 1-minute bar that was forming at the kill, for every code.
       const formingAtKillMs = Math.floor(killedAt / 60_000) * 60_000;
       await vi.waitFor(
