@@ -4,10 +4,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { QuoteflowClient, acceleratedClock, type Clock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
-import { DatasetLog, forEachKlineRow } from '@quoteflow/sinks';
+import { DatasetLog, DatasetSink, forEachKlineRow } from '@quoteflow/sinks';
+import { firstValueFrom, takeWhile, toArray } from 'rxjs';
 import { inspectDataset } from './inspect-dataset.js';
 import { klineSync } from './kline-sync.js';
 import type { KlineSyncEvent } from './kline-sync-options.js';
+import { klineUpdates } from './kline-updates.js';
 
 const TOKEN = 'pipelines-kline-sync-token';
 let sim: Simulator;
@@ -546,11 +548,12 @@ describe('klineSync taking over a series its dataset holds', () => {
   it('polls a series held up to a moment ago in its next poll, with no /kline read, and goes on without a gap', async () => {
     const files = { dir, format: 'ndjson' as const };
     // Another writer held BTCUSDT and stopped (its last closed bars committed).
+    const started = slowSim.marketNow();
     const other = klineSync({ client: slowClient, codes: ['BTCUSDT'], klineTypes: [1], bars: 5, files });
-    await vi.waitFor(() => expect(slowSim.log.count({ endpoint: 'batch-kline' })).toBeGreaterThan(0), {
-      timeout: 20_000,
-      interval: 20,
-    });
+    await vi.waitFor(
+      () => expect(slowSim.log.count({ endpoint: 'batch-kline', sinceMs: started })).toBeGreaterThan(0),
+      { timeout: 20_000, interval: 20 },
+    );
     await other.stop();
     const held = (await rows()).map((r) => Date.parse(r.ts));
     expect(held.length).toBeGreaterThanOrEqual(5);
@@ -592,4 +595,41 @@ describe('klineSync taking over a series its dataset holds', () => {
     expect(events.filter((e) => e.type === 'gap')).toEqual([]);
     expect(slowSim.log.refused()).toEqual([]);
   }, 60_000);
+
+  it('brackets a joining series’ history: begin before its first answer’s bars, complete once it is current', async () => {
+    const files = { dir, format: 'ndjson' as const };
+    const started = slowSim.marketNow();
+    const other = klineSync({ client: slowClient, codes: ['BTCUSDT'], klineTypes: [1], bars: 5, files });
+    await vi.waitFor(
+      () => expect(slowSim.log.count({ endpoint: 'batch-kline', sinceMs: started })).toBeGreaterThan(0),
+      { timeout: 20_000, interval: 20 },
+    );
+    await other.stop();
+    const sink = await DatasetSink.open({ dir, format: 'ndjson' });
+    try {
+      const since = slowSim.marketNow();
+      let complete = false;
+      // Until its history is complete and one bar update came after it.
+      const out = await firstValueFrom(
+        klineUpdates(slowClient, { codes: ['BTCUSDT'], klineTypes: [1], bars: 5, resumeFrom: [sink] }).pipe(
+          takeWhile((o) => {
+            if (complete && o.type === 'bar-update') return false;
+            if (o.type === 'history' && o.phase === 'complete') complete = true;
+            return true;
+          }, true),
+          toArray(),
+        ),
+      );
+      expect(out[0]).toEqual({ type: 'history', code: 'BTCUSDT', klineType: 1, phase: 'begin' });
+      expect(out.filter((o) => o.type === 'history').map((o) => (o as { phase: string }).phase)).toEqual([
+        'begin',
+        'complete',
+      ]);
+      expect(out.at(-1)).toMatchObject({ type: 'bar-update', code: 'BTCUSDT' });
+      const asked = slowSim.log.filter({ sinceMs: since }).filter((e) => e.series.includes('BTCUSDT:1'));
+      expect(asked.filter((e) => e.endpoint === 'kline')).toEqual([]);
+    } finally {
+      await sink.close();
+    }
+  });
 });
