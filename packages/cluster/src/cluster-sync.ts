@@ -67,7 +67,11 @@ export interface ClusterSyncOptions<S> {
   readonly startSettleMs?: number;
 }
 
-/** What {@link clusterSync} reports. */
+/**
+ * What {@link clusterSync} reports: each view of the member set (`members`), each change of what
+ * this worker holds (`assignment`; a worker whose share is nothing, a standby, says so once), and
+ * warnings.
+ */
 export type ClusterSyncEvent =
   | {
       readonly type: 'members';
