@@ -38,6 +38,23 @@ interface InspectJson {
   };
 }
 
+/** Backfills `codes` into `out` from the simulator, one `[klineType, bars]` after the other. */
+async function backfillTypes(
+  out: string,
+  codes: string,
+  types: readonly (readonly [string, string])[],
+  flags: readonly string[] = [],
+): Promise<void> {
+  const env = { QUOTEFLOW_BASE_URL: sim.url, QUOTEFLOW_TOKEN: TOKEN, QUOTEFLOW_PLAN: 'professional' };
+  for (const [type, bars] of types) {
+    const r = await runQuoteflow(
+      ['backfill', '--codes', codes, '--kline-type', type, '--bars', bars, '--out', out, ...flags],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+  }
+}
+
 describe('quoteflow report', () => {
   it('draws the coverage, the candlesticks and the summary of a dataset with holes, offline', async () => {
     const out = join(work, 'data');
@@ -208,17 +225,10 @@ describe('quoteflow report', () => {
 
   it('fits a 1,200 px window, draws 1-minute bars as 1-minute candles, and leaves gap labels uncovered', async () => {
     const out = join(work, 'wide');
-    const env = { QUOTEFLOW_BASE_URL: sim.url, QUOTEFLOW_TOKEN: TOKEN, QUOTEFLOW_PLAN: 'professional' };
-    for (const [type, bars] of [
+    await backfillTypes(out, 'BTCUSDT', [
       ['1', '2500'],
       ['5', '60'],
-    ] as const) {
-      const r = await runQuoteflow(
-        ['backfill', '--codes', 'BTCUSDT', '--kline-type', type, '--bars', bars, '--out', out],
-        env,
-      );
-      expect(r.code, r.stderr).toBe(0);
-    }
+    ]);
     // A window of 550 minutes: 550 one-minute cells of 2 px, the widest the heatmap draws, beside
     // the row labels: what overflowed a 1,200 px window.
     const inspect = await runQuoteflow(['inspect', '--out', out, '--format', 'json'], {});
@@ -283,28 +293,15 @@ describe('quoteflow report', () => {
 
   it('gives 1-minute series a panel of their own beside years of daily bars, and scales the per-minute quota to the use', async () => {
     const out = join(work, 'mixed');
-    const env = { QUOTEFLOW_BASE_URL: sim.url, QUOTEFLOW_TOKEN: TOKEN, QUOTEFLOW_PLAN: 'professional' };
-    for (const [type, bars] of [
-      ['8', '600'],
-      ['1', '240'],
-    ] as const) {
-      const r = await runQuoteflow(
-        [
-          'backfill',
-          '--codes',
-          'BTCUSDT,ETHUSDT',
-          '--kline-type',
-          type,
-          '--bars',
-          bars,
-          '--out',
-          out,
-          '--request-log',
-        ],
-        env,
-      );
-      expect(r.code, r.stderr).toBe(0);
-    }
+    await backfillTypes(
+      out,
+      'BTCUSDT,ETHUSDT',
+      [
+        ['8', '600'],
+        ['1', '240'],
+      ],
+      ['--request-log'],
+    );
     const html = join(work, 'mixed.html');
     const report = await runQuoteflow(['report', '--out', out, '--html', html], {});
     expect(report.code, report.stderr).toBe(0);
