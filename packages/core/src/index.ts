@@ -18,7 +18,7 @@ export type {
   PlanLimitOverrides,
   WindowRuleOverride,
 } from './plans.js';
-export { KLINE_TYPES, isKlineType, EXCHANGES, EXCHANGE_TIME_ZONES } from './domain.js';
+export { KLINE_TYPES, isKlineType, EXCHANGES, EXCHANGE_TIME_ZONES, HISTORY_PHASES } from './domain.js';
 export type {
   KlineType,
   Bar,
@@ -29,6 +29,8 @@ export type {
   Exchange,
   SuspensionRecord,
   GapMarker,
+  HistoryMarker,
+  HistoryPhase,
   ReadStamps,
 } from './domain.js';
 export {
@@ -64,6 +66,7 @@ export type { TradingSession, LocalDate } from './trading-sessions.js';
 export {
   barFinalAfterMs,
   finalReadFromMs,
+  isBarClosedAt,
   tradingDateOf,
   barsMissingBetween,
   dateCalendarMisses,
