@@ -9,7 +9,7 @@
  * `engines` gets a clear refusal from the library and the CLI, on a real old Node.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,6 +116,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sim?.close();
+  if (packed !== undefined) rmSync(packed.dir, { recursive: true, force: true });
 });
 
 describe('packed packages', () => {

@@ -32,6 +32,7 @@ export interface Manifest {
 
 /** The workspace's packages, packed. */
 export interface Packed {
+  /** A temporary directory holding the tarballs and every project made from them: remove it after. */
   readonly dir: string;
   /** Tarball path by package name (`@quoteflow/core`). */
   readonly tarballs: ReadonlyMap<string, string>;
@@ -56,11 +57,12 @@ function pnpm(): string {
 /** Packs every package under `packages/` (built first: `pnpm build`) into a temporary directory. */
 export function packWorkspace(): Packed {
   const dir = mkdtempSync(join(tmpdir(), 'qf-packed-'));
-  run(pnpm(), ['-r', '--filter', './packages/*', 'pack', '--pack-destination', dir], REPO_ROOT);
+  const packs = join(dir, 'packs');
+  run(pnpm(), ['-r', '--filter', './packages/*', 'pack', '--pack-destination', packs], REPO_ROOT);
   const tarballs = new Map<string, string>();
   const manifests = new Map<string, Manifest>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.tgz'))) {
-    const path = join(dir, file);
+  for (const file of readdirSync(packs).filter((f) => f.endsWith('.tgz'))) {
+    const path = join(packs, file);
     const manifest = JSON.parse(run('tar', ['-xzOf', path, 'package/package.json'], dir)) as Manifest;
     tarballs.set(manifest.name, path);
     manifests.set(manifest.name, manifest);
@@ -107,7 +109,7 @@ export function dependencyClosure(names: Iterable<string>): Set<string> {
 }
 
 /**
- * A fresh project with the packed `packages` (and the @quoteflow packages they depend on), their
+ * A fresh project (under `packed.dir`) with the packed `packages` (and the @quoteflow packages they depend on), their
  * declared dependencies, and `extra` packages a user adds beside them (optional peers, rxjs, …).
  */
 export function installPacked(
@@ -115,7 +117,7 @@ export function installPacked(
   packages: readonly string[],
   extra: readonly string[] = [],
 ): string {
-  const project = mkdtempSync(join(tmpdir(), 'qf-project-'));
+  const project = mkdtempSync(join(packed.dir, 'project-'));
   writeFileSync(join(project, 'package.json'), '{ "name": "consumer", "private": true, "type": "module" }\n');
   const modules = join(project, 'node_modules');
   const ours = new Set<string>();
