@@ -210,7 +210,11 @@ describe('klineSync', () => {
       await rm(join(dir, lost));
       const before = await inspectDataset(dir);
       expect(before.kline.missingFiles).toEqual([lost]);
-      expect(before.kline.series[0]!.gaps).toHaveLength(1);
+      // Its 200 older bars; and when market minutes (2 s each here) passed between the first two
+      // runs, the second wrote the bars that closed meanwhile into the same file: a second hole.
+      const gaps = before.kline.series[0]!.gaps;
+      expect(gaps[0]).toMatchObject({ bars: 200 });
+      expect(gaps.length).toBeLessThanOrEqual(2);
 
       const events: KlineSyncEvent[] = [];
       const summary = await run(600, (e) => events.push(e));
