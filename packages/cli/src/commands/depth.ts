@@ -71,7 +71,7 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
   const schemaRegistry = schemaRegistryFlag(flags, connection, ['depth'], ctx.io.env);
   const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
   if (flags.out === undefined && kafka === undefined) throw new UsageError('--out or --kafka is required');
-  if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
+  if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd, '--out', ['depth']);
   const statusEveryMs = statusIntervalMs(ctx.io.env);
   const [
     { depthCapture },

@@ -32,7 +32,7 @@ export async function watchSuspensions(
   const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
   const schemaRegistry = schemaRegistryFlag(flags, connection, ['suspension'], ctx.io.env);
   const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
-  if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
+  if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd, '--out', ['suspension']);
   const notice = suspensionSlotNotice(ctx.logger);
   const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
   const client = createClient(service, ctx.logger, metrics, undefined, undefined, (r) => {

@@ -1,5 +1,6 @@
 import {
   checkKafkaCluster,
+  checkKlineWatermarksFormat,
   KafkaClusterError,
   type KafkaSinkOptions,
   type KafkaTopicKind,
@@ -83,8 +84,10 @@ function topicSpecs(kafka: CliKafkaOptions, kinds: readonly KafkaTopicKind[]): K
  * answers, takes the login and certificates, and the topics of `options.topics` exist (created now
  * when `createTopics`). A refused login, an untrusted or misnamed certificate, a missing
  * permission or topic fails it at once (exit 1) naming the broker and what went wrong; a broker
- * that does not answer, after `timeoutMs`. SIGINT/SIGTERM during the wait fail it too. With a
- * schema registry, then gets the topics' schema ids (registering them).
+ * that does not answer, after `timeoutMs`. SIGINT/SIGTERM during the wait fail it too. With
+ * `watermarks`, a watermark topic holding a record of a newer quoteflow format is refused
+ * (`FormatVersionError`, exit 2). With a schema registry, then gets the topics' schema ids
+ * (registering them).
  */
 export async function checkKafka(
   kafka: CliKafkaOptions,
@@ -154,6 +157,20 @@ export async function checkKafka(
     clearTimeout(timer);
     if (onAbort !== undefined) options.signal.removeEventListener('abort', onAbort);
   }
+  if (options.watermarks === true) await checkWatermarksFormat(kafka, options.timeoutMs);
   if (kafka.schemaRegistry !== undefined)
     await openSchemaRegistry(kafka.schemaRegistry, kafka.topicPrefix, options.timeoutMs);
+}
+
+/** K-lines exactly once: a watermark topic of a newer quoteflow format is refused now (exit 2). */
+function checkWatermarksFormat(kafka: CliKafkaOptions, timeoutMs: number): Promise<void> {
+  const sink = cliKafkaSinkOptions({ ...kafka, schemaRegistry: undefined }, {});
+  return checkKlineWatermarksFormat({
+    brokers: sink.brokers,
+    ...(sink.clientId === undefined ? {} : { clientId: sink.clientId }),
+    ...(sink.tls === undefined ? {} : { tls: sink.tls }),
+    ...(sink.sasl === undefined ? {} : { sasl: sink.sasl }),
+    topic: `${kafka.topicPrefix}.kline.watermarks`,
+    timeoutMs,
+  });
 }

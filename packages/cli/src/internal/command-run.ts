@@ -12,7 +12,7 @@ import {
   type RequestRecord,
 } from '@quoteflow/core';
 import { ClusterWorker, type WorkLease } from '@quoteflow/cluster';
-import type { KlineSyncOptions, PipelineHandle } from '@quoteflow/pipelines';
+import { SyncState, type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
@@ -190,9 +190,10 @@ export class CommandRun {
   }
 
   /**
-   * Before any request or file: each Kafka cluster and Redis answer (within 30 s or `--duration`),
-   * and the service knows every code (without a cluster: a worker joins first, since the shared
-   * `/batch-kline` interval is taken in turns only once it runs).
+   * Before any request or file: state files are of a format this release continues (else exit 2),
+   * each Kafka cluster and Redis answer (within 30 s or `--duration`), and the service knows every
+   * code (without a cluster: a worker joins first, since the shared `/batch-kline` interval is
+   * taken in turns only once it runs).
    */
   async preflight(checks: {
     readonly kafka?: readonly {
@@ -206,8 +207,12 @@ export class CommandRun {
     readonly klines?: readonly {
       readonly codes: readonly string[];
       readonly klineTypes: readonly KlineType[];
+      readonly statePath?: string | undefined;
     }[];
   }): Promise<void> {
+    // With a cluster the dataset is the state, and state files are not read (klineSyncOptions).
+    for (const k of this.worker === undefined ? (checks.klines ?? []) : [])
+      if (k.statePath !== undefined) await SyncState.load(resolve(this.ctx.io.cwd, k.statePath));
     const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env);
     for (const { kafka, flag, topics, watermarks } of checks.kafka ?? [])
       await checkKafka(kafka, {
