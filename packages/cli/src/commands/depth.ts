@@ -77,14 +77,14 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
     { depthCapture },
     { createClient },
     { checkKafka, cliKafkaSinkOptions },
-    { CliMetrics, serveMetrics },
+    { CliMetrics, metricsHost, serveMetrics },
   ] = await Promise.all([
     import('@quoteflow/pipelines'),
     import('../internal/create-client.js'),
     import('../internal/check-kafka.js'),
     import('../internal/cli-metrics.js'),
   ]);
-  const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
+  const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics(metricsHost(ctx.io.env));
   const client = createClient(service, ctx.logger, metrics, undefined, undefined, metrics?.startOnAnswer);
   if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
   const stopper = new AbortController();

@@ -18,7 +18,7 @@ import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
 import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
-import { CliMetrics, serveMetrics } from './cli-metrics.js';
+import { CliMetrics, metricsHost, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
 import { klineTransactionalId, resolveKafkaDelivery } from './kafka-delivery.js';
 import { logClusterEvent } from './log-cluster-event.js';
@@ -145,7 +145,7 @@ export class CommandRun {
   /** Makes the command's parts and serves its metrics; nothing is asked of the service yet. */
   static async start(ctx: CommandContext, spec: CommandRunSpec): Promise<CommandRun> {
     const limits = planLimits(spec.service.plan, spec.service.limits);
-    const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
+    const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics(metricsHost(ctx.io.env));
     const worker =
       spec.redis === undefined
         ? undefined
