@@ -283,7 +283,8 @@ describe.concurrent('format versions', () => {
       for (const [key, ts] of expected)
         expect(after.series[key], key).toEqual({ first: ts[0], last: ts.at(-1), rows: ts.length });
       await expectDepthAndSuspensionsContinued(out);
-    });
+      // Five CLI runs, Kafka, compact and delta-rs: about a minute alone, twice that on a busy machine.
+    }, 240_000);
   });
 });
 
