@@ -1,6 +1,7 @@
 import {
   checkKafkaCluster,
   checkKlineWatermarksFormat,
+  FormatVersionError,
   KafkaClusterError,
   type KafkaSinkOptions,
   type KafkaTopicKind,
@@ -162,15 +163,28 @@ export async function checkKafka(
     await openSchemaRegistry(kafka.schemaRegistry, kafka.topicPrefix, options.timeoutMs);
 }
 
-/** K-lines exactly once: a watermark topic of a newer quoteflow format is refused now (exit 2). */
-function checkWatermarksFormat(kafka: CliKafkaOptions, timeoutMs: number): Promise<void> {
+/**
+ * K-lines exactly once (or maybe): a watermark topic of a newer quoteflow format is refused now
+ * (exit 2). Anything else that keeps the topic from being read here (no permission to read it,
+ * a delivery that turns out at least once, a slow answer) is left to the sink, which reads the
+ * topic again when it opens and says what went wrong there: this check only moves a refusal
+ * before the first request, and never fails a command the sink would run.
+ */
+async function checkWatermarksFormat(kafka: CliKafkaOptions, timeoutMs: number): Promise<void> {
   const sink = cliKafkaSinkOptions({ ...kafka, schemaRegistry: undefined }, {});
-  return checkKlineWatermarksFormat({
-    brokers: sink.brokers,
-    ...(sink.clientId === undefined ? {} : { clientId: sink.clientId }),
-    ...(sink.tls === undefined ? {} : { tls: sink.tls }),
-    ...(sink.sasl === undefined ? {} : { sasl: sink.sasl }),
-    topic: `${kafka.topicPrefix}.kline.watermarks`,
-    timeoutMs,
-  });
+  try {
+    await checkKlineWatermarksFormat({
+      brokers: sink.brokers,
+      ...(sink.clientId === undefined ? {} : { clientId: sink.clientId }),
+      ...(sink.tls === undefined ? {} : { tls: sink.tls }),
+      ...(sink.sasl === undefined ? {} : { sasl: sink.sasl }),
+      topic: `${kafka.topicPrefix}.kline.watermarks`,
+      timeoutMs: Math.min(timeoutMs, WATERMARKS_CHECK_TIMEOUT_MS),
+    });
+  } catch (err) {
+    if (err instanceof FormatVersionError) throw err;
+  }
 }
+
+/** How long the start may spend reading the watermark topic for its format (the cluster answered just before). */
+const WATERMARKS_CHECK_TIMEOUT_MS = 10_000;

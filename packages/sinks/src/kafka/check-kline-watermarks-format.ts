@@ -45,6 +45,7 @@ export async function checkKlineWatermarksFormat(check: KlineWatermarksFormatChe
     connectionTimeout: Math.min(10_000, check.timeoutMs),
     requestTimeout: Math.min(30_000, check.timeoutMs),
     logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
     ...kafkajsSecurity(security),
   }).admin();
   try {
