@@ -16,13 +16,13 @@ import {
   type RedisQuotaEvent,
   type WorkLease,
 } from '@quoteflow/cluster';
-import type { KlineSyncOptions, PipelineHandle } from '@quoteflow/pipelines';
+import { SyncState, type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
 import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
-import { CliMetrics, serveMetrics } from './cli-metrics.js';
+import { CliMetrics, metricsHost, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
 import { klineTransactionalId, resolveKafkaDelivery } from './kafka-delivery.js';
 import { ClusterEventLog } from './cluster-event-log.js';
@@ -158,7 +158,7 @@ export class CommandRun {
   /** Makes the command's parts and serves its metrics; nothing is asked of the service yet. */
   static async start(ctx: CommandContext, spec: CommandRunSpec): Promise<CommandRun> {
     const limits = planLimits(spec.service.plan, spec.service.limits);
-    const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
+    const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics(metricsHost(ctx.io.env));
     const clusterListeners: ClusterListener[] = [];
     let clusterLog: ClusterEventLog | undefined;
     const worker =
@@ -207,9 +207,10 @@ export class CommandRun {
   }
 
   /**
-   * Before any request or file: each Kafka cluster and Redis answer (within 30 s or `--duration`),
-   * and the service knows every code (without a cluster: a worker joins first, since the shared
-   * `/batch-kline` interval is taken in turns only once it runs).
+   * Before any request or file: state files are of a format this release continues (else exit 2),
+   * each Kafka cluster and Redis answer (within 30 s or `--duration`), and the service knows every
+   * code (without a cluster: a worker joins first, since the shared `/batch-kline` interval is
+   * taken in turns only once it runs).
    */
   async preflight(checks: {
     readonly kafka?: readonly {
@@ -223,8 +224,12 @@ export class CommandRun {
     readonly klines?: readonly {
       readonly codes: readonly string[];
       readonly klineTypes: readonly KlineType[];
+      readonly statePath?: string | undefined;
     }[];
   }): Promise<void> {
+    // With a cluster the dataset is the state, and state files are not read (klineSyncOptions).
+    for (const k of this.worker === undefined ? (checks.klines ?? []) : [])
+      if (k.statePath !== undefined) await SyncState.load(resolve(this.ctx.io.cwd, k.statePath));
     const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env);
     for (const { kafka, flag, topics, watermarks } of checks.kafka ?? [])
       await checkKafka(kafka, {

@@ -63,7 +63,9 @@ export async function runPipelineFile(
           ? []
           : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics, watermarks }];
       }),
-      klines: spec.pipelines.flatMap((step) => ('kline' in step.source ? [step.source.kline] : [])),
+      klines: spec.pipelines.flatMap((step) =>
+        'kline' in step.source ? [klineStepOf(step as KlinePipelineStep)] : [],
+      ),
     });
     for (const [i, step] of spec.pipelines.entries()) {
       const name = step.name ?? `pipelines[${i}]`;
