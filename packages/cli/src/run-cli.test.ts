@@ -47,6 +47,20 @@ describe('runCli', () => {
     expect(doc.smallestPlan).toBe('basic');
   });
 
+  it('takes --kline-type as a spelling of --kline-types (one kline type or several), not both', async () => {
+    const args = ['plan', '--codes', 'AAPL.US,BTCUSDT', '--bars', '600', '--format', 'json'];
+    const plural = await run([...args, '--kline-types', '1,8']);
+    const singular = await run([...args, '--kline-type', '1,8']);
+    expect(singular.code, singular.err).toBe(0);
+    expect(singular.out).toBe(plural.out);
+    const both = await run([...args, '--kline-type', '1', '--kline-types', '8']);
+    expect(both.code).toBe(2);
+    expect(both.err).toContain('--kline-types and --kline-type are one flag spelt two ways; give one');
+    const none = await run(args);
+    expect(none.code).toBe(2);
+    expect(none.err).toContain('--kline-types (or --kline-type) is required');
+  });
+
   it('lets --plan win over QUOTEFLOW_PLAN and prints a table for people', async () => {
     const r = await run(
       ['plan', '--codes', 'AAPL.US', '--kline-types', '8', '--bars', '10', '--plan', 'free'],
