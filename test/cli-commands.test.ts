@@ -32,6 +32,8 @@ const env = (plan = 'professional', token = TOKEN): Record<string, string> => ({
 /** Tokens of the tests that run at once (the simulator keeps each token's limits apart). */
 const DEPTH_TOKEN = `${TOKEN}-depth`;
 const RUN_TOKEN = `${TOKEN}-run`;
+/** A second suspension query at once: the plan allows one a minute per token. */
+const SUSPENSIONS_TOKEN = `${TOKEN}-suspensions`;
 
 beforeAll(async () => {
   sim = await startSimulator({
@@ -41,6 +43,7 @@ beforeAll(async () => {
       [`${TOKEN}-basic`]: 'basic',
       [DEPTH_TOKEN]: 'professional',
       [RUN_TOKEN]: 'professional',
+      [SUSPENSIONS_TOKEN]: 'professional',
     },
     seed: 5,
   });
@@ -101,7 +104,7 @@ describe('quoteflow plan against a measured run', () => {
     ]);
     expect(plan.code, plan.stderr).toBe(0);
     const estimate = (
-      JSON.parse(plan.stdout) as { estimate: { backfill: { requests: number; durationMs: number } } }
+      JSON.parse(plan.stdout) as { estimate: { backfill: { requests: number; duration_ms: number } } }
     ).estimate;
     expect(estimate.backfill.requests).toBe(6);
     const since = Date.now();
@@ -114,10 +117,10 @@ describe('quoteflow plan against a measured run', () => {
     const klines = sim.log.filter({ endpoint: 'kline', sinceMs: since });
     expect(klines).toHaveLength(estimate.backfill.requests);
     const spanMs = klines.at(-1)!.arrivalMs - klines[0]!.arrivalMs;
-    expect(spanMs).toBeGreaterThanOrEqual(estimate.backfill.durationMs - 50); // arrival jitter
+    expect(spanMs).toBeGreaterThanOrEqual(estimate.backfill.duration_ms - 50); // arrival jitter
     // The upper bound catches a scheduler that idles a whole window; load on a shared machine
     // stretches each request's own time, so the bound is loose (the estimate is a minimum).
-    expect(spanMs).toBeLessThan(2 * estimate.backfill.durationMs + 5_000);
+    expect(spanMs).toBeLessThan(2 * estimate.backfill.duration_ms + 5_000);
   });
 });
 
@@ -191,17 +194,17 @@ describe('quoteflow plan by the calendar', () => {
     );
     expect(r.code, r.stderr).toBe(0);
     const { estimate } = JSON.parse(r.stdout) as {
-      estimate: { fits: boolean; dailyShare: number; live: Record<string, unknown> };
+      estimate: { fits: boolean; daily_share: number; live: Record<string, unknown> };
     };
     // The fields that were there stay; New York's 6 h 35 min of polling a day (79 five-minute
     // steps) in Free's 1,000 requests.
     expect(estimate.live).toMatchObject({
-      refreshPeriodMs: 23_700,
-      requestsPerDay: 3_646,
-      requestsPerDayByCalendar: 1_000,
-      requestsSavedPerDay: 2_646,
+      refresh_period_ms: 23_700,
+      requests_per_day: 3_646,
+      requests_per_day_by_calendar: 1_000,
+      requests_saved_per_day: 2_646,
     });
-    expect(estimate.dailyShare).toBeCloseTo(3.646, 3);
+    expect(estimate.daily_share).toBeCloseTo(3.646, 3);
     expect(estimate.fits).toBe(true);
     const table = await quoteflow(
       ['plan', '--codes', 'AAPL.US', '--kline-types', '1', '--bars', '10', '--plan', 'free'],
@@ -214,17 +217,36 @@ describe('quoteflow plan by the calendar', () => {
 });
 
 describe('quoteflow one-shot queries', () => {
-  it('static-info --format json prints one JSON document with every code', async () => {
+  it("static-info --format json prints one JSON document with every code, in the provider's snake_case names", async () => {
     const r = await quoteflow(
       ['static-info', '--codes', 'AAPL.US,700.HK,600416.SH', '--format', 'json'],
       env(),
     );
     expect(r.code, r.stderr).toBe(0);
-    expect((JSON.parse(r.stdout) as { code: string }[]).map((s) => s.code)).toEqual([
-      'AAPL.US',
-      '700.HK',
-      '600416.SH',
-    ]);
+    const infos = JSON.parse(r.stdout) as Record<string, unknown>[];
+    expect(infos.map((s) => s['code'])).toEqual(['AAPL.US', '700.HK', '600416.SH']);
+    // Every record has every field (null where the service gives none), named as on the wire.
+    for (const info of infos)
+      expect(Object.keys(info).sort()).toEqual(
+        [
+          'code',
+          'board',
+          'bps',
+          'circulating_shares',
+          'currency',
+          'dividend_yield',
+          'eps',
+          'eps_ttm',
+          'exchange',
+          'hk_shares',
+          'lot_size',
+          'name_cn',
+          'name_en',
+          'name_hk',
+          'total_shares',
+        ].sort(),
+      );
+    expect(infos[0]!['name_en']).toEqual(expect.any(String));
   });
 
   it('yesterday-close gives the close of the older of the two newest daily bars, dated by its trading date', async () => {
@@ -289,16 +311,34 @@ describe('quoteflow one-shot queries', () => {
     },
   );
 
-  it('suspensions --format ndjson prints one record per line, latest first', async () => {
+  it("suspensions --format ndjson prints one record per line, latest first, in the dataset's snake_case columns", async () => {
     const r = await quoteflow(['suspensions', '--exchange', 'nyse', '--format', 'ndjson'], env());
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { exchange: string; publishAt: string });
+      .map((l) => JSON.parse(l) as Record<string, string | null>);
     expect(lines.length).toBeGreaterThan(1);
-    expect(lines.every((l) => l.exchange === 'nyse')).toBe(true);
-    expect(Date.parse(lines[0]!.publishAt)).toBeGreaterThanOrEqual(Date.parse(lines.at(-1)!.publishAt));
+    expect(lines.every((l) => l['exchange'] === 'nyse')).toBe(true);
+    expect(Date.parse(lines[0]!['publish_date']!)).toBeGreaterThanOrEqual(
+      Date.parse(lines.at(-1)!['publish_date']!),
+    );
+    // The same keys as the suspension dataset and the P.suspension Kafka value (raw fields as raw_*).
+    expect(Object.keys(lines[0]!)).toEqual(
+      expect.arrayContaining([
+        'symbol',
+        'symbol_name',
+        'halt_at',
+        'resume_at',
+        'halt_reason',
+        'raw_publish_date',
+      ]),
+    );
+    const json = await quoteflow(
+      ['suspensions', '--exchange', 'nyse', '--format', 'json'],
+      env('professional', SUSPENSIONS_TOKEN),
+    );
+    expect(JSON.parse(json.stdout)).toEqual(lines);
   });
 });
 

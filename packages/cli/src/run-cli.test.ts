@@ -38,13 +38,15 @@ describe('runCli', () => {
     const doc = JSON.parse(r.out) as {
       plan: string;
       estimate: { series: number; backfill: { requests: number } };
-      smallestPlan: string;
+      smallest_plan: string;
     };
     expect(doc.plan).toBe('premium');
     expect(doc.estimate.series).toBe(4);
     // AAPL.US one page per type; BTCUSDT needs 601 bars = 2 pages per type.
     expect(doc.estimate.backfill.requests).toBe(2 + 4);
-    expect(doc.smallestPlan).toBe('basic');
+    expect(doc.smallest_plan).toBe('basic');
+    // snake_case throughout, as every JSON of quoteflow (run, inspect, yesterday-close, the datasets).
+    expect(r.out).not.toMatch(/"[a-z]+[A-Z]\w*":/);
   });
 
   it('takes --kline-type as a spelling of --kline-types (one kline type or several), not both', async () => {

@@ -10,6 +10,7 @@ import {
   type KlineTypesFlags,
 } from '../internal/kline-types-options.js';
 import { PLAN_CHOICES } from '../internal/choices.js';
+import { snakeCaseJson } from '../internal/snake-case-json.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
 import { limitOption } from '../internal/limit-option.js';
@@ -76,7 +77,7 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
       const all = PLANS.map((p) => (p === plan ? estimate : estimatePlan(p, universe)));
       const smallest = smallestFittingPlan(universe);
       if (flags.format === 'json') {
-        ctx.out(`${toJson({ plan, estimate, smallestPlan: smallest ?? null, plans: all }, 2)}\n`);
+        ctx.out(`${toJson(snakeCaseJson({ plan, estimate, smallestPlan: smallest, plans: all }), 2)}\n`);
         return;
       }
       ctx.out(renderPlanReport(estimate, codes.length, klineTypes.length, smallest, all, limits));

@@ -1,5 +1,6 @@
 import type { Exchange } from '@quoteflow/core';
 import { suspensionWatch } from '@quoteflow/pipelines';
+import { suspensionMessageValue } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { createClient } from '../internal/create-client.js';
 import { suspensionSlotNotice } from '../internal/slot-notice.js';
@@ -13,7 +14,7 @@ import { resolveKafkaConnection, type KafkaConnectionFlags } from '../internal/k
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
 import { StreamingTable } from '../internal/streaming-table.js';
-import { suspensionColumns, suspensionJson } from './suspensions.js';
+import { suspensionColumns } from './suspensions.js';
 
 /** `quoteflow suspensions --watch`: new and changed records to stdout, files and/or Kafka. */
 export async function watchSuspensions(
@@ -76,7 +77,7 @@ export async function watchSuspensions(
         }
         // A stream: one record per line (json and ndjson alike), a table row for people.
         if (flags.format === 'table') ctx.out(table.row(c.record));
-        else ctx.out(`${toJson({ change: c.change, ...suspensionJson(c.record) })}\n`);
+        else ctx.out(`${toJson({ change: c.change, ...suspensionMessageValue(c.record) })}\n`);
       },
       onWarning: (message, error) =>
         ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
