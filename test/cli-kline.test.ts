@@ -182,6 +182,7 @@ describe('quoteflow backfill (e2e)', () => {
     expect(aapl.length).toBeGreaterThan(0);
     expect(aapl.length).toBeLessThanOrEqual(500); // stocks: one page only…
     expect(r.stderr).toMatch(/cannot (page|go) back/); // …and it says so
+    expect(await readdir(out)).not.toContain('.staging'); // no empty directory left behind
     expect(sim.log.filter({ sinceMs: since }).filter((e) => e.refusedBy !== undefined)).toEqual([]);
   });
 
