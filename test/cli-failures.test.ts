@@ -163,6 +163,39 @@ describe.concurrent('an --out that cannot be written', () => {
     },
   );
 
+  it(
+    'on s3:// without AWS credentials is exit 2 naming what was looked at, before any request',
+    { ...SEQUENTIAL, timeout: 120_000 },
+    async ({ expect }) => {
+      const home = join(work, 'no-aws-home'); // no ~/.aws here
+      await mkdir(home);
+      const noAws = {
+        ...env(),
+        HOME: home,
+        AWS_ACCESS_KEY_ID: '',
+        AWS_SECRET_ACCESS_KEY: '',
+        AWS_PROFILE: '',
+        AWS_ENDPOINT_URL: '',
+        AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
+        AWS_CONFIG_FILE: join(home, 'config'),
+        // The instance role is looked up over the network: not from a test (all traffic on 127.0.0.1).
+        AWS_EC2_METADATA_DISABLED: 'true',
+      };
+      const before = sim.log.count();
+      for (const args of [
+        commands('s3://quoteflow-bucket/ds')[0]!,
+        ['compact', '--out', 's3://quoteflow-bucket/ds'],
+      ]) {
+        const run = await runQuoteflow(args, noAws);
+        expect(run.code, run.stderr).toBe(2);
+        expect(run.stderr).toContain('s3://quoteflow-bucket/ds: no AWS credentials found');
+        for (const name of ['AWS_ACCESS_KEY_ID unset', 'AWS_PROFILE unset', 'AWS_ENDPOINT_URL unset'])
+          expect(run.stderr).toContain(name);
+      }
+      expect(sim.log.count()).toBe(before);
+    },
+  );
+
   it('in a pipeline file is exit 2 before any request', SEQUENTIAL, async ({ expect }) => {
     const pipeline = join(work, 'proc.yaml');
     await writeFile(
