@@ -1,6 +1,7 @@
 // Failures of the built binary that must be loud and early (contract.md, "What is checked before
 // any request or file"): exit code, files written, requests in the simulator's log, time bounds.
 import { mkdir, readdir, writeFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -34,12 +35,28 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-// Concurrent with the next describe's tests: first the SIGTERM test (alone here, its start-up timed),
-// then the test that waits, mostly idle, for the connect timeout's default (30 s). Neither sends a
-// request.
+// Concurrent with the next describe's tests: first the SIGTERM test (alone here, its start-up timed)
+// and the refused connection, then the test that waits, mostly idle, for the connect timeout's
+// default (30 s). None sends a request.
 describe.concurrent('a Kafka broker that cannot be reached', () => {
   /** Nothing listens on port 1: every connection attempt is refused. */
-  const UNREACHABLE = '127.0.0.1:1';
+  const REFUSED = '127.0.0.1:1';
+  /** A listener that accepts connections and never answers (a broker that stalls). */
+  let stalled: { address: string; close: () => Promise<void> };
+  beforeAll(async () => {
+    const sockets: Socket[] = [];
+    const server = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    stalled = {
+      address: `127.0.0.1:${port}`,
+      close: () => {
+        for (const s of sockets) s.destroy();
+        return new Promise((done) => server.close(() => done()));
+      },
+    };
+  });
+  afterAll(() => stalled.close());
   const commands = (out: string): string[][] => [
     ['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '5', '--out', join(out, 'sync')],
     ['depth', '--codes', 'BTCUSDT', '--out', join(out, 'depth')],
@@ -53,7 +70,7 @@ describe.concurrent('a Kafka broker that cannot be reached', () => {
       const out = join(work, 'kafka-sigterm');
       const before = sim.log.count();
       const [args] = commands(out);
-      const child = startQuoteflow([...args!, '--kafka', UNREACHABLE], {
+      const child = startQuoteflow([...args!, '--kafka', stalled.address], {
         ...env(),
         QUOTEFLOW_LOG_LEVEL: 'info',
       });
@@ -67,22 +84,48 @@ describe.concurrent('a Kafka broker that cannot be reached', () => {
       const run = await child.done;
       expect(run.code).toBe(1);
       expect(Date.now() - signalledMs).toBeLessThan(5_000);
-      expect(run.stderr).toContain(UNREACHABLE);
+      expect(run.stderr).toContain(stalled.address);
       expect(sim.log.count()).toBe(before);
       expect(await filesUnder(out)).toEqual([]);
     },
   );
 
-  it('fails sync, depth and suspensions --watch (exit 1) within 30 s, before any request or file', async ({
+  it(
+    'that refuses connections fails sync, depth and suspensions --watch (exit 1) in seconds, naming the cause',
+    { ...SEQUENTIAL, timeout: 60_000 },
+    async ({ expect }) => {
+      const out = join(work, 'kafka-refused');
+      const before = sim.log.count();
+      const runs = await Promise.all(
+        commands(out).map((args) => runQuoteflow([...args, '--kafka', REFUSED, '--duration', '5'], env())),
+      );
+      for (const run of runs) {
+        expect(run.code).toBe(1);
+        expect(run.stderr).toContain(
+          `Kafka (--kafka): no Kafka broker takes connections: ${REFUSED}: connect ECONNREFUSED ${REFUSED}`,
+        );
+        // Not the 30 s a stalling broker gets: a few seconds, and the CLI's own start-up under load.
+        expect(run.elapsedMs).toBeLessThan(20_000);
+      }
+      expect(sim.log.count()).toBe(before);
+      expect(await filesUnder(out)).toEqual([]);
+    },
+  );
+
+  it('that accepts and stalls fails sync, depth and suspensions --watch (exit 1) within 30 s, before any request or file', async ({
     expect,
   }) => {
     const out = join(work, 'kafka-away');
     const before = sim.log.count();
     const runs = await Promise.all(
-      commands(out).map((args) => runQuoteflow([...args, '--kafka', UNREACHABLE, '--duration', '5'], env())),
+      commands(out).map((args) =>
+        runQuoteflow([...args, '--kafka', stalled.address, '--duration', '5'], env()),
+      ),
     );
     for (const run of runs) {
       expect(run.code).toBe(1);
+      expect(run.stderr).toContain(stalled.address);
+      expect(run.elapsedMs).toBeGreaterThanOrEqual(30_000); // the default connect timeout, waited out
       expect(run.elapsedMs).toBeLessThan(45_000);
     }
     expect(sim.log.count()).toBe(before);
