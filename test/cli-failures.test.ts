@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { consumeWithKcat, privateBroker, uniquePrefix, type PrivateBroker } from './support/kafka.js';
 import { dataFilesUnder, filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
+import { closedAddress } from '../packages/sinks/test-support/closed-address.js';
 
 const TOKEN = 'cli-failures-token-3a9f';
 /** A test of a concurrent describe that runs after the one before it, not beside it. */
@@ -392,4 +393,27 @@ describe('codes the service does not know', () => {
     expect(await filesUnder(out).catch(() => [])).toEqual([]);
     expect(sim.log.count({ endpoint: 'kline' })).toBe(before);
   });
+});
+
+describe('a --base-url where no service answers', () => {
+  it('is exit 1 within seconds naming the URL and the refused connection, not 300 s of retries', async () => {
+    const url = `http://${await closedAddress()}`;
+    const out = join(work, 'no-service');
+    const runs = await Promise.all(
+      [
+        ['backfill', '--codes', 'BTCUSDT', '--kline-type', '1', '--bars', '5', '--out', out],
+        ['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '5', '--out', out, '--duration', '60'],
+      ].map((args) => runQuoteflow([...args, '--base-url', url], env())),
+    );
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toContain(
+        `no service at ${url}: connect ECONNREFUSED ${url.slice('http://'.length)}`,
+      );
+      expect(run.stderr).not.toContain('request.retry'); // no retry warnings
+      // --retry-budget (300 s) is for a service that answered before; the CLI's start-up under load.
+      expect(run.elapsedMs).toBeLessThan(20_000);
+    }
+    expect(await filesUnder(out)).toEqual([]);
+  }, 60_000);
 });

@@ -128,6 +128,7 @@ export {
   BadRequestError,
   HttpStatusError,
   NetworkError,
+  UnreachableServiceError,
   RequestTimeoutError,
   DecodeError,
   MissingItemsError,
