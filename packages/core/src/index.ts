@@ -81,6 +81,7 @@ export {
   DAILY_WINDOWS,
 } from './scheduler/index.js';
 export type {
+  DailyBudget,
   PlanSchedulerOptions,
   PlanSchedulerStats,
   RuleStats,

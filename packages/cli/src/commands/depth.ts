@@ -104,7 +104,10 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
     }),
   );
   const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
+  const { commandBudgetWatch } = await import('../internal/daily-budget-watch.js');
+  let budget: { stop(): void; rethrow(): void } | undefined;
   try {
+    budget = commandBudgetWatch(client, service, ctx.logger, stopper, (f, on) => metrics?.setFault(f, on));
     if (kafka !== undefined)
       await checkKafka(kafka, {
         timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
@@ -126,6 +129,7 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
     });
     ctx.logger.info({ codes: codes.length }, 'depth capture started');
     const summary = await capture.done;
+    budget.rethrow();
     ctx.logger.info(
       {
         polls: summary.polls,
@@ -136,6 +140,7 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
       'depth capture stopped: sinks flushed',
     );
   } finally {
+    budget?.stop();
     ticker.stop();
     flushing();
     if (timer !== undefined) clearTimeout(timer);

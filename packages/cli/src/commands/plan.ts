@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { Plan } from '@quoteflow/core';
+import type { DailyBudget, Plan, PlanLimitOverrides } from '@quoteflow/core';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { codeList, intAtLeast } from '../internal/parse-args.js';
@@ -76,10 +76,47 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
       const estimate = estimatePlan(plan, universe, limits);
       const all = PLANS.map((p) => (p === plan ? estimate : estimatePlan(p, universe)));
       const smallest = smallestFittingPlan(universe);
+      const today = await budgetToday(ctx.io.env, plan, limits);
       if (flags.format === 'json') {
-        ctx.out(`${toJson(snakeCaseJson({ plan, estimate, smallestPlan: smallest, plans: all }), 2)}\n`);
+        // How the token's budget stands today (QUOTEFLOW_TOKEN set), else null.
+        const todayJson =
+          today === undefined
+            ? null
+            : {
+                used: today.used,
+                limit: today.limit,
+                spent: today.spent,
+                resetsAt: isoOrNull(today.resetsAtMs),
+              };
+        const doc = { plan, estimate, smallestPlan: smallest, plans: all, today: todayJson };
+        ctx.out(`${toJson(snakeCaseJson(doc), 2)}\n`);
         return;
       }
       ctx.out(renderPlanReport(estimate, codes.length, klineTypes.length, smallest, all, limits));
+      if (today !== undefined) {
+        const { describeBudgetToday } = await import('../internal/daily-budget-watch.js');
+        ctx.out(`\ntoday: ${describeBudgetToday(today, Date.now())}\n`);
+      }
     });
 }
+
+/**
+ * With `QUOTEFLOW_TOKEN` set, how the token's daily budget stands on this machine (the state
+ * directory's count, no request); `undefined` without a token.
+ */
+async function budgetToday(
+  env: Readonly<Record<string, string | undefined>>,
+  plan: Plan,
+  overrides: PlanLimitOverrides,
+): Promise<DailyBudget | undefined> {
+  const token = env['QUOTEFLOW_TOKEN']?.trim();
+  if (token === undefined || token === '') return undefined;
+  const [{ planLimits }, { tokenBudgetToday }] = await Promise.all([
+    import('@quoteflow/core'),
+    import('../internal/daily-budget-watch.js'),
+  ]);
+  return tokenBudgetToday(token, planLimits(plan, overrides), env);
+}
+
+const isoOrNull = (ms: number | undefined): string | null =>
+  ms === undefined ? null : new Date(ms).toISOString();

@@ -30,8 +30,8 @@ export function registerStaticInfoCommand(program: Command, ctx: CommandContext)
     .action(async (flags: StaticInfoFlags) => {
       const service = await resolveServiceOptions(flags, ctx.io.env);
       const codes = await resolveCodes(flags, ctx.io.cwd);
-      const { createClient } = await import('../internal/create-client.js');
-      const client = createClient(service, ctx.logger);
+      const { openClient } = await import('../internal/create-client.js');
+      const client = await openClient(service, ctx.logger);
       try {
         const infos = await client.staticInfo(codes, { signal: ctx.signal });
         // The provider's own snake_case names (`name_en`, `lot_size`), as every JSON of quoteflow.

@@ -3,6 +3,7 @@ import { suspensionWatch } from '@quoteflow/pipelines';
 import { suspensionMessageValue } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { createClient } from '../internal/create-client.js';
+import { commandBudgetWatch } from '../internal/daily-budget-watch.js';
 import { suspensionSlotNotice } from '../internal/slot-notice.js';
 import { CliMetrics, serveMetrics } from '../internal/cli-metrics.js';
 import { checkOutDir, datasetDir } from '../internal/check-out-dir.js';
@@ -57,7 +58,9 @@ export async function watchSuspensions(
     }),
   );
   const table = new StreamingTable(suspensionColumns());
+  let budget: { stop(): void; rethrow(): void } | undefined;
   try {
+    budget = commandBudgetWatch(client, service, ctx.logger, stopper, (f, on) => metrics?.setFault(f, on));
     if (kafka !== undefined)
       await checkKafka(kafka, {
         timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
@@ -83,11 +86,13 @@ export async function watchSuspensions(
         ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
     });
     const summary = await watch.done;
+    budget.rethrow();
     ctx.logger.info(
       { polls: summary.polls, changes: summary.changes, files: summary.files.length },
       'watch stopped',
     );
   } finally {
+    budget?.stop();
     notice.stop();
     await metrics?.close();
     flushing();

@@ -76,14 +76,17 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       await watchSuspensions(ctx, service, flags);
       return;
     }
-    const [{ createClient }, { suspensionSlotNotice }] = await Promise.all([
+    const [{ openClient }, { suspensionSlotNotice }] = await Promise.all([
       import('../internal/create-client.js'),
       import('../internal/slot-notice.js'),
     ]);
     // JSON records are the suspension dataset's and Kafka value's: snake_case, as every JSON of quoteflow.
     const { suspensionMessageValue } = await import('@quoteflow/sinks');
     const notice = suspensionSlotNotice(ctx.logger);
-    const client = createClient(service, ctx.logger, undefined, undefined, undefined, notice.onRequest);
+    const client = await openClient(service, ctx.logger, notice.onRequest).catch((err: unknown) => {
+      notice.stop();
+      throw err;
+    });
     try {
       const records = await client.suspensions(flags.exchange, { signal: ctx.signal });
       printSuspensions(ctx, records, flags.format, suspensionMessageValue);

@@ -20,6 +20,8 @@ import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
 import { CliMetrics, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
+import { DailyBudgetSpentError } from './daily-budget-spent-error.js';
+import { watchDailyBudget } from './daily-budget-watch.js';
 import { klineTransactionalId, resolveKafkaDelivery } from './kafka-delivery.js';
 import { logClusterEvent } from './log-cluster-event.js';
 import { RequestLog } from './request-log.js';
@@ -111,6 +113,7 @@ export class CommandRun {
   readonly #cleanups: (() => void)[] = [];
   readonly #requestListeners: ((record: RequestRecord) => void)[] = [];
   #stoppedByDuration = false;
+  readonly #budget: { stop(): void };
 
   private constructor(
     private readonly ctx: CommandContext,
@@ -135,6 +138,19 @@ export class CommandRun {
       spec.retryBudgetS === undefined ? undefined : { budgetMs: spec.retryBudgetS * 1_000 },
     );
     this.#watchStop();
+    this.#budget = watchDailyBudget(this.client.scheduler, {
+      logger: ctx.logger,
+      exitWhenSpent: spec.service.exitWhenBudgetSpent === true,
+      // Stops every pipeline (they commit what they read); `all` then throws it (exit 75).
+      onExit: (err) => this.#stopper.abort(err),
+      setFault: (fault, active) => this.metrics?.setFault(fault, active),
+      now: () => this.client.clock.now(),
+    });
+  }
+
+  /** `--exit-when-budget-spent` ended the command: the error it ends with. */
+  #throwIfBudgetSpent(): void {
+    if (this.#stopper.signal.reason instanceof DailyBudgetSpentError) throw this.#stopper.signal.reason;
   }
 
   /** Every request the command's client sends from now on (each attempt, once settled) goes to `listener`. */
@@ -208,6 +224,7 @@ export class CommandRun {
       readonly klineTypes: readonly KlineType[];
     }[];
   }): Promise<void> {
+    this.#throwIfBudgetSpent();
     const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env);
     for (const { kafka, flag, topics, watermarks } of checks.kafka ?? [])
       await checkKafka(kafka, {
@@ -315,11 +332,13 @@ export class CommandRun {
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
+    this.#throwIfBudgetSpent();
     return results.map((r) => (r as PromiseFulfilledResult<S>).value);
   }
 
   /** Stops what still runs, then closes the client, the request log, the worker and the metrics. */
   async close(handles: readonly PipelineHandle<unknown>[] = []): Promise<void> {
+    this.#budget.stop();
     for (const cleanup of this.#cleanups.splice(0)) cleanup();
     await Promise.allSettled(handles.map((h) => h.stop()));
     await this.client.close();
