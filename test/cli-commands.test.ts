@@ -14,8 +14,7 @@ import {
   type SimBar,
   type Simulator,
 } from '../packages/simulator/src/index.js';
-import { waitUntil } from './support/kafka.js';
-import { dataFilesUnder, QUOTEFLOW_BIN, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
+import { dataFilesUnder, QUOTEFLOW_BIN, runQuoteflow } from './support/quoteflow-process.js';
 
 const BIN = QUOTEFLOW_BIN;
 const TOKEN = 'cli-commands-token-91be';
@@ -414,48 +413,96 @@ pipelines:
     expect((await files(join(dir, 'kline'))).length).toBeGreaterThan(0);
   });
 
-  it('demo syncs offline into Parquet and prints a summary and a DuckDB query', async ({ expect }) => {
-    // Run until a status line reports a live lag (the backfill is done and polling has begun), then
-    // stop it as a user would: how long that takes depends on the machine, not on a fixed duration.
-    const run = startQuoteflow(['demo', '--out', 'demo-out'], { QUOTEFLOW_STATUS_INTERVAL_S: '0.5' }, work);
-    let ended = false;
-    void run.done.then(() => (ended = true));
-    await waitUntil(
-      () => ended || /^(?=.*"msg":"status")(?=.*"newestBarAge":"[^-"])/m.test(run.stderr()),
-      'a status line with the live lag',
-      60_000,
-    );
-    run.child.kill('SIGTERM');
-    const r = await run.done;
-    expect(r.code, r.stderr).toBe(0);
-    // The status line's lag is the newest bar's age on the demo's 30x clock: a minute bar of a 24/7
+  it('demo syncs offline into Parquet, no bar in the future, and a run right after shows the dataset and what it added', async ({
+    expect,
+  }) => {
+    const first = await demoRun();
+    expect(first.code, first.stderr).toBe(0);
+    // The status line's lag is the newest bar's age on the demo's fast clock: a minute bar of a 24/7
     // market is younger than a minute of it (5 for the 5-minute series a cycle may poll alone).
-    // On the wall clock the demo's bars lie in the future, and the lag always read 0.
-    const lags = r.stderr
+    const lags = first.stderr
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as { msg?: string; newestBarAge?: string })
       .filter((l) => l.msg === 'status' && l.newestBarAge !== undefined && l.newestBarAge !== '-')
       .map((l) => durationMs(l.newestBarAge!));
-    expect(lags.length, r.stderr).toBeGreaterThan(0);
+    expect(lags.length, first.stderr).toBeGreaterThan(0);
     for (const lag of lags) {
       expect(lag).toBeGreaterThan(0);
       expect(lag).toBeLessThan(5 * 60_000);
     }
-    expect(r.stdout).toMatch(/closed bars of 18 series/);
+    expect(first.stdout).toMatch(/closed bars of 18 series/);
     // Warnings go to stderr (JSON lines without a terminal): weekends, holidays, lunch breaks and
     // the forex weekly pause in the demo's history are no gap, so none is reported.
-    expect(r.stderr).not.toContain('missing-bars');
-    expect(r.stdout).toMatch(/BTCUSDT\s+crypto\s+1\s+\d+/);
-    expect(r.stdout).toContain(`duckdb -c "SELECT`);
+    expect(first.stderr).not.toContain('missing-bars');
+    expect(first.stdout).toMatch(/BTCUSDT\s+crypto\s+1\s+\d+/);
+    expect(first.stdout).toContain(`duckdb -c "SELECT`);
     const written = await files(join(work, 'demo-out', 'kline'));
-    expect(written.length, r.stdout).toBeGreaterThan(0);
+    expect(written.length, first.stdout).toBeGreaterThan(0);
     expect(written.filter((f) => !f.endsWith('.parquet'))).toEqual([]);
     // The demo's token is `demo`, a common word: the query names the real directory, not `***`.
-    expect(r.stdout).toContain(`read_parquet('${join(work, 'demo-out')}/kline/**/*.parquet'`);
-    expect(r.stdout).not.toContain('***');
+    expect(first.stdout).toContain(`read_parquet('${join(work, 'demo-out')}/kline/**/*.parquet'`);
+    expect(first.stdout).not.toContain('***');
+    // Its market ends at the real now: every bar it holds had closed by the time the run ended.
+    const after = await demoSeries(first.endedAtMs);
+    const btc = after.find((s) => s.code === 'BTCUSDT' && s.kline_type === 1)!;
+    expect(btc.rows).toBeGreaterThan(0);
+    // A run right after: the dataset as it stands and what this run added, not "0 closed bars" and dashes.
+    const second = await demoRun();
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(
+      /^quoteflow demo: \d+ closed bars of 18 series in \d+ Parquet files under .*, \d+ of them new/m,
+    );
+    const row = new RegExp(
+      `^BTCUSDT\\s+crypto\\s+1\\s+(\\d+)\\s+(\\d+)\\s+(\\S+ \\S+)\\s+(\\S+ \\S+)`,
+      'm',
+    ).exec(second.stdout);
+    expect(row, second.stdout).not.toBeNull();
+    expect(Number(row![1])).toBeGreaterThanOrEqual(btc.rows);
+    expect(row![3]).toBe(btc.first.slice(0, 16).replace('T', ' '));
+    await demoSeries(second.endedAtMs);
   });
 });
+
+/**
+ * `quoteflow demo` into `work/demo-out` for 10 s (at 30x: five market minutes, which on a clock
+ * that started at the real now would end five minutes in the future).
+ */
+async function demoRun(): Promise<{
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  endedAtMs: number;
+}> {
+  const r = await runQuoteflow(
+    ['demo', '--out', 'demo-out', '--duration', '10'],
+    { QUOTEFLOW_STATUS_INTERVAL_S: '0.5' },
+    work,
+  );
+  return { ...r, endedAtMs: Date.now() };
+}
+
+/** The demo dataset's series (`inspect --format json`), each checked to have closed by `endedAtMs`. */
+async function demoSeries(
+  endedAtMs: number,
+): Promise<{ code: string; kline_type: number; rows: number; first: string; last: string }[]> {
+  const inspect = await runQuoteflow(['inspect', '--out', join(work, 'demo-out'), '--format', 'json']);
+  expect(inspect.code, inspect.stderr).toBe(0);
+  const { series } = (
+    JSON.parse(inspect.stdout) as {
+      datasets: {
+        kline: { series: { code: string; kline_type: number; rows: number; first: string; last: string }[] };
+      };
+    }
+  ).datasets.kline;
+  const periodMs: Record<number, number> = { 1: 60_000, 5: 3_600_000 };
+  for (const s of series)
+    expect(
+      Date.parse(s.last) + periodMs[s.kline_type]!,
+      `${s.code}:${s.kline_type} ends by the run's end`,
+    ).toBeLessThanOrEqual(endedAtMs);
+  return series;
+}
 
 /** `formatDuration`'s text back in ms: `12.5s`, `1m 5s`, `2h 3m`. */
 function durationMs(text: string): number {

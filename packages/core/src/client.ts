@@ -727,17 +727,7 @@ export class QuoteflowClient {
         );
         if (isAborted(signal)) throw err instanceof AbortedError ? err : new AbortedError(endpoint);
         if (!(err instanceof QuoteflowError)) throw err;
-        redactErrorInPlace(err, this.#token);
-        if (!this.#answered && err instanceof NetworkError && NO_SERVICE_CODES.has(codeOf(err.cause)))
-          throw (failed = new UnreachableServiceError(
-            endpoint,
-            this.#baseUrl,
-            messageOf(err.cause),
-            err.cause,
-          ));
-        if (err.code === 'QF_RATE_LIMITED') this.scheduler.reportRateLimited(endpoint);
-        err.attempts = attempt;
-        throw (failed = err);
+        throw (failed = this.#failureOf(endpoint, attempt, err));
       }
     };
     try {
@@ -762,6 +752,20 @@ export class QuoteflowClient {
       }
       throw err;
     }
+  }
+
+  /**
+   * A failed attempt's error, token redacted and its attempt recorded; a refused or unresolvable
+   * address of a service that never answered becomes an {@link UnreachableServiceError} (not
+   * retried); a rate limit pauses the scheduler.
+   */
+  #failureOf(endpoint: EndpointKind, attempt: number, err: QuoteflowError): QuoteflowError {
+    redactErrorInPlace(err, this.#token);
+    if (!this.#answered && err instanceof NetworkError && NO_SERVICE_CODES.has(codeOf(err.cause)))
+      return new UnreachableServiceError(endpoint, this.#baseUrl, messageOf(err.cause), err.cause);
+    if (err.code === 'QF_RATE_LIMITED') this.scheduler.reportRateLimited(endpoint);
+    err.attempts = attempt;
+    return err;
   }
 
   /** How long a call of `endpoint` retries: suspension calls a count of attempts, the others the budget too. */

@@ -4,6 +4,7 @@ import { suspensionMessageValue } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { createClient } from '../internal/create-client.js';
 import { commandBudgetWatch } from '../internal/daily-budget-watch.js';
+import { commandStopper } from '../internal/command-stopper.js';
 import { suspensionSlotNotice } from '../internal/slot-notice.js';
 import { CliMetrics, serveMetrics } from '../internal/cli-metrics.js';
 import { checkOutDir, datasetDir } from '../internal/check-out-dir.js';
@@ -42,14 +43,8 @@ export async function watchSuspensions(
     metrics?.startOnAnswer(r);
   });
   if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
-  const stopper = new AbortController();
-  const onStop = (): void => stopper.abort(ctx.signal.reason);
-  if (ctx.signal.aborted) onStop();
-  ctx.signal.addEventListener('abort', onStop, { once: true });
-  const timer =
-    flags.duration === undefined
-      ? undefined
-      : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
+  const stop = commandStopper(ctx, flags.duration);
+  const stopper = stop.controller;
   const flushing = ctx.stopWaits.duringStop(
     stopper.signal,
     describeSinks({
@@ -96,8 +91,7 @@ export async function watchSuspensions(
     notice.stop();
     await metrics?.close();
     flushing();
-    if (timer !== undefined) clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', onStop);
+    stop.dispose();
     await client.close();
   }
 }
