@@ -16,7 +16,7 @@ export type {
   PlanLimitOverrides,
   WindowRuleOverride,
 } from './plans.js';
-export { KLINE_TYPES, isKlineType, EXCHANGES, EXCHANGE_TIME_ZONES } from './domain.js';
+export { KLINE_TYPES, isKlineType, EXCHANGES, EXCHANGE_TIME_ZONES, HISTORY_PHASES } from './domain.js';
 export type {
   KlineType,
   Bar,
@@ -27,6 +27,8 @@ export type {
   Exchange,
   SuspensionRecord,
   GapMarker,
+  HistoryMarker,
+  HistoryPhase,
   ReadStamps,
 } from './domain.js';
 export {
