@@ -14,7 +14,8 @@ import {
   type SimBar,
   type Simulator,
 } from '../packages/simulator/src/index.js';
-import { dataFilesUnder, QUOTEFLOW_BIN, runQuoteflow } from './support/quoteflow-process.js';
+import { dataFilesUnder, QUOTEFLOW_BIN, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
+import { waitUntil } from './support/kafka.js';
 
 const BIN = QUOTEFLOW_BIN;
 const TOKEN = 'cli-commands-token-91be';
@@ -448,7 +449,7 @@ pipelines:
     const btc = after.find((s) => s.code === 'BTCUSDT' && s.kline_type === 1)!;
     expect(btc.rows).toBeGreaterThan(0);
     // A run right after: the dataset as it stands and what this run added, not "0 closed bars" and dashes.
-    const second = await demoRun();
+    const second = await demoRun(true);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toMatch(
       /^quoteflow demo: \d+ closed bars of 18 series in \d+ Parquet files under .*, \d+ of them new/m,
@@ -465,20 +466,27 @@ pipelines:
 });
 
 /**
- * `quoteflow demo` into `work/demo-out` for 10 s (at 30x: five market minutes, which on a clock
- * that started at the real now would end five minutes in the future).
+ * `quoteflow demo` into `work/demo-out`, for 15 s (at 30x: seven and a half market minutes, which on
+ * a clock that started at the real now would end that far in the future), or with `untilLive` until
+ * a status line reports a live lag (the backfill done, polling begun) and then stopped as a user
+ * would: how long that takes depends on the machine, not on a fixed duration.
  */
-async function demoRun(): Promise<{
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  endedAtMs: number;
-}> {
-  const r = await runQuoteflow(
-    ['demo', '--out', 'demo-out', '--duration', '10'],
-    { QUOTEFLOW_STATUS_INTERVAL_S: '0.5' },
-    work,
-  );
+async function demoRun(
+  untilLive = false,
+): Promise<{ code: number | null; stdout: string; stderr: string; endedAtMs: number }> {
+  const args = ['demo', '--out', 'demo-out', ...(untilLive ? [] : ['--duration', '15'])];
+  const run = startQuoteflow(args, { QUOTEFLOW_STATUS_INTERVAL_S: '0.5' }, work);
+  if (untilLive) {
+    let ended = false;
+    void run.done.then(() => (ended = true));
+    await waitUntil(
+      () => ended || /^(?=.*"msg":"status")(?=.*"newestBarAge":"[^-"])/m.test(run.stderr()),
+      'a status line with the live lag',
+      60_000,
+    );
+    run.child.kill('SIGTERM');
+  }
+  const r = await run.done;
   return { ...r, endedAtMs: Date.now() };
 }
 

@@ -127,7 +127,7 @@ describe.concurrent('a Kafka broker that cannot be reached', () => {
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(stalled.address);
       expect(run.elapsedMs).toBeGreaterThanOrEqual(30_000); // the default connect timeout, waited out
-      expect(run.elapsedMs).toBeLessThan(45_000);
+      expect(run.elapsedMs).toBeLessThan(60_000); // no hang: the CLI's own start and stop under load
     }
     expect(sim.log.count()).toBe(before);
     expect(await filesUnder(out)).toEqual([]);
