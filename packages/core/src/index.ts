@@ -64,6 +64,7 @@ export type { TradingSession, LocalDate } from './trading-sessions.js';
 export {
   barFinalAfterMs,
   finalReadFromMs,
+  isBarClosedAt,
   tradingDateOf,
   barsMissingBetween,
   dateCalendarMisses,
