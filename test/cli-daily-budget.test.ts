@@ -101,7 +101,7 @@ describe('a token whose daily budget is spent', () => {
     );
     try {
       // A warning: shown at the default level without a terminal, before any status line.
-      await vi.waitFor(() => expect(child.stderr()).toContain(SPENT), { timeout: 20_000, interval: 50 });
+      await vi.waitFor(() => expect(child.stderr()).toContain(SPENT), { timeout: 60_000, interval: 50 });
       const line = child
         .stderr()
         .split('\n')
@@ -121,7 +121,7 @@ describe('a token whose daily budget is spent', () => {
           expect(ready.status).toBe(503);
           expect(await ready.text()).toContain(`not ready: ${SPENT}`);
         },
-        { timeout: 10_000, interval: 100 },
+        { timeout: 30_000, interval: 100 },
       );
       expect(child.child.exitCode).toBeNull(); // waiting, not failed
     } finally {
