@@ -1,3 +1,5 @@
+// First: a Node.js older than `engines` is refused here, with a message, before a dependency crashes on it.
+import './internal/supported-node.js';
 export {
   PLANS,
   PlanSchema,
