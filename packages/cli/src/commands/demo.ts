@@ -68,7 +68,7 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
     )
     .option('--bars <n>', 'closed bars of history per series', intAtLeast(1), 60)
     .action(async (flags: DemoFlags) => {
-      await checkOutDir(flags.out, ctx.io.cwd);
+      await checkOutDir(flags.out, ctx.io.cwd, '--out', ['kline']);
       const [{ startSimulator }, { runKlineSync }, { catchUpClock }] = await Promise.all([
         import('@quoteflow/simulator'),
         import('../internal/run-kline-sync.js'),

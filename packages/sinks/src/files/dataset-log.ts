@@ -22,6 +22,7 @@ import {
   type DeltaAction,
 } from './delta/delta-actions.js';
 import { readFileStats } from './delta/file-stats.js';
+import { checkTableFormat, raisedMetaData } from './delta/table-format.js';
 import { DeltaState, type QuoteflowCommitInfo } from './delta/delta-state.js';
 import { readLegacyLog, removeLegacyLog } from './delta/legacy-log.js';
 import { FileSinkError } from './file-sink-error.js';
@@ -203,6 +204,8 @@ export class DatasetLog {
       const v = this.#state.version + 1;
       read.push(this.#state.fold(v, await this.#readActions(versionName(v))));
     }
+    // A table of a newer quoteflow format is refused before this release reads on or writes to it.
+    checkTableFormat(this.#state.metaData, `the ${this.dataset} table at ${this.store.location}`);
     for (const e of read)
       this.#history.push({
         version: e.version,
@@ -435,6 +438,10 @@ export class DatasetLog {
         first === undefined ? [] : partitionValuesOf(this.#tablePath(first.path)).map(([k]) => k);
       meta = newMetaData(this.dataset, columns, nowMs);
       actions.push({ protocol: DELTA_PROTOCOL }, { metaData: meta });
+    } else {
+      // This release's first commit to a table of an older format raises its format version.
+      const raised = raisedMetaData(meta);
+      if (raised !== undefined) actions.push({ metaData: (meta = raised) });
     }
     for (const f of change.add)
       actions.push(await this.#addAction(f, meta.partitionColumns, nowMs, !compact));
