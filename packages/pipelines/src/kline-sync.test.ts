@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -281,6 +281,8 @@ describe('klineSync', () => {
     expect(newest.operation).toBe('checkpoint');
     const staged = Object.entries(newest.staged);
     expect(staged.length).toBeGreaterThan(0);
+    // (A clean stop removed the empty staging directory; a kill -9 would have left it.)
+    await mkdir(join(dir, '.staging'), { recursive: true });
     for (const [path, stagedPath] of staged) await rename(join(dir, path), join(dir, stagedPath));
     await writeFile(join(log.logDir, '.quoteflow-applied'), `${log.version - 1}\n`);
     const hidden = (await rows()).length;

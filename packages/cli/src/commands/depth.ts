@@ -7,6 +7,7 @@ import { intAtLeast } from '../internal/parse-args.js';
 import { checkOutDir, datasetDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { commandStopper } from '../internal/command-stopper.js';
 import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
 import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
@@ -87,14 +88,8 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
   const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics(metricsHost(ctx.io.env));
   const client = createClient(service, ctx.logger, metrics, undefined, undefined, metrics?.startOnAnswer);
   if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
-  const stopper = new AbortController();
-  const onStop = (): void => stopper.abort(ctx.signal.reason);
-  if (ctx.signal.aborted) onStop();
-  ctx.signal.addEventListener('abort', onStop, { once: true });
-  const timer =
-    flags.duration === undefined
-      ? undefined
-      : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
+  const stop = commandStopper(ctx, flags.duration);
+  const stopper = stop.controller;
   let ticks = 0;
   const flushing = ctx.stopWaits.duringStop(
     stopper.signal,
@@ -104,7 +99,10 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
     }),
   );
   const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
+  const { commandBudgetWatch } = await import('../internal/daily-budget-watch.js');
+  let budget: { stop(): void; rethrow(): void } | undefined;
   try {
+    budget = commandBudgetWatch(client, service, ctx.logger, stopper, (f, on) => metrics?.setFault(f, on));
     if (kafka !== undefined)
       await checkKafka(kafka, {
         timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
@@ -126,6 +124,7 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
     });
     ctx.logger.info({ codes: codes.length }, 'depth capture started');
     const summary = await capture.done;
+    budget.rethrow();
     ctx.logger.info(
       {
         polls: summary.polls,
@@ -136,10 +135,10 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
       'depth capture stopped: sinks flushed',
     );
   } finally {
+    budget?.stop();
     ticker.stop();
     flushing();
-    if (timer !== undefined) clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', onStop);
+    stop.dispose();
     await client.close();
     await metrics?.close();
   }

@@ -20,6 +20,7 @@ interface RunFlags {
   schema?: boolean;
   requestLog?: boolean;
   metricsPort?: number;
+  exitWhenBudgetSpent?: boolean;
 }
 
 /** The pipeline file `run --help` shows. */
@@ -117,6 +118,7 @@ async function pipelineService(
       ...(baseUrl === undefined ? {} : { baseUrl }),
       ...(token === undefined ? {} : { token }),
       ...(plan === undefined ? {} : { plan }),
+      ...(flags.exitWhenBudgetSpent === undefined ? {} : { exitWhenBudgetSpent: flags.exitWhenBudgetSpent }),
     },
     ctx.io.env,
   );

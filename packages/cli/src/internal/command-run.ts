@@ -24,6 +24,8 @@ import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
 import { CliMetrics, metricsHost, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
+import { DailyBudgetSpentError } from './daily-budget-spent-error.js';
+import { watchDailyBudget } from './daily-budget-watch.js';
 import { klineTransactionalId, resolveKafkaDelivery } from './kafka-delivery.js';
 import { ClusterEventLog } from './cluster-event-log.js';
 import { RequestLog } from './request-log.js';
@@ -118,6 +120,7 @@ export class CommandRun {
   readonly #cleanups: (() => void)[] = [];
   readonly #requestListeners: ((record: RequestRecord) => void)[] = [];
   #stoppedByDuration = false;
+  readonly #budget: { stop(): void };
 
   private constructor(
     private readonly ctx: CommandContext,
@@ -143,6 +146,19 @@ export class CommandRun {
       spec.retryBudgetS === undefined ? undefined : { budgetMs: spec.retryBudgetS * 1_000 },
     );
     this.#watchStop();
+    this.#budget = watchDailyBudget(this.client.scheduler, {
+      logger: ctx.logger,
+      exitWhenSpent: spec.service.exitWhenBudgetSpent === true,
+      // Stops every pipeline (they commit what they read); `all` then throws it (exit 75).
+      onExit: (err) => this.#stopper.abort(err),
+      setFault: (fault, active) => this.metrics?.setFault(fault, active),
+      now: () => this.client.clock.now(),
+    });
+  }
+
+  /** `--exit-when-budget-spent` ended the command: the error it ends with. */
+  #throwIfBudgetSpent(): void {
+    if (this.#stopper.signal.reason instanceof DailyBudgetSpentError) throw this.#stopper.signal.reason;
   }
 
   /** Every event of the cluster worker (none without `--redis`) goes to `listener` from now on. */
@@ -227,6 +243,7 @@ export class CommandRun {
       readonly statePath?: string | undefined;
     }[];
   }): Promise<void> {
+    this.#throwIfBudgetSpent();
     // With a cluster the dataset is the state, and state files are not read (klineSyncOptions).
     for (const k of this.worker === undefined ? (checks.klines ?? []) : [])
       if (k.statePath !== undefined) await SyncState.load(resolve(this.ctx.io.cwd, k.statePath));
@@ -340,11 +357,13 @@ export class CommandRun {
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
+    this.#throwIfBudgetSpent();
     return results.map((r) => (r as PromiseFulfilledResult<S>).value);
   }
 
   /** Stops what still runs, then closes the client, the request log, the worker and the metrics. */
   async close(handles: readonly PipelineHandle<unknown>[] = []): Promise<void> {
+    this.#budget.stop();
     for (const cleanup of this.#cleanups.splice(0)) cleanup();
     await Promise.allSettled(handles.map((h) => h.stop()));
     await this.client.close();

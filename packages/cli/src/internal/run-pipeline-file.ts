@@ -283,7 +283,7 @@ function startSuspensions(
                   change: c.change,
                   exchange: c.record.exchange,
                   symbol: c.record.symbol,
-                  publishDate: c.record.publishDate,
+                  publish_date: new Date(c.record.publishAtMs).toISOString(),
                 }
               : { change: c.change, ...suspensionMessageValue(c.record) },
           )}\n`,

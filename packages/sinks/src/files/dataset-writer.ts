@@ -14,7 +14,13 @@ import {
 import { createColumnBuilder, type ColumnBuilder } from './internal/column-builders.js';
 import { FileSinkError } from './file-sink-error.js';
 import { EncoderPool, type EncodeHandle } from './internal/encoder-pool.js';
-import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './internal/staging.js';
+import {
+  cleanStaging,
+  newWriterId,
+  partFileName,
+  removeEmptyStaging,
+  stagingPathFor,
+} from './internal/staging.js';
 import { isS3Url } from './storage/object-store.js';
 import { openStore, type OpenedStore } from './storage/open-store.js';
 import { DatasetLog } from './dataset-log.js';
@@ -302,6 +308,7 @@ export class DatasetWriter implements AsyncDisposable {
         for (const [key, file] of [...this.open]) this.finish(key, file);
         while (this.pending.size > 0) await Promise.all(this.pending);
         await this.ready;
+        if (this.location === this.dir) await removeEmptyStaging(this.dir);
         if (this.failure !== undefined) throw this.failure;
       } finally {
         this.open.clear();
