@@ -21,6 +21,7 @@ interface RunFlags {
   requestLog?: boolean;
   metricsPort?: number;
   exitWhenBudgetSpent?: boolean;
+  limit?: string[];
 }
 
 /** The pipeline file `run --help` shows. */
@@ -119,6 +120,7 @@ async function pipelineService(
       ...(token === undefined ? {} : { token }),
       ...(plan === undefined ? {} : { plan }),
       ...(flags.exitWhenBudgetSpent === undefined ? {} : { exitWhenBudgetSpent: flags.exitWhenBudgetSpent }),
+      ...(flags.limit === undefined ? {} : { limit: flags.limit }),
     },
     ctx.io.env,
   );
