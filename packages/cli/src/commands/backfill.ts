@@ -7,6 +7,7 @@ import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { intAtLeast, klineType } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
 
 interface BackfillFlags {
   codes?: string[];
@@ -18,6 +19,7 @@ interface BackfillFlags {
   metricsPort?: number;
   retryBudget: number;
   requestLog?: boolean;
+  waitForWriter?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -53,7 +55,8 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     .option(
       '--request-log',
       'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
-    );
+    )
+    .option('--wait-for-writer', WAIT_FOR_WRITER_HELP);
   addServiceOptions(cmd).action(async (flags: BackfillFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
@@ -72,6 +75,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
       metricsPort: flags.metricsPort,
       retryBudgetS: flags.retryBudget,
       requestLog: flags.requestLog,
+      waitForWriter: flags.waitForWriter,
     });
   });
 }
