@@ -4,7 +4,6 @@ import { seriesKey, systemClock, type BarUpdate, type Clock, type KlineType } fr
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import { compactDataset, type CompactedPartition } from './compact-dataset.js';
 import type { LogFile, SeriesWatermark } from './dataset-log-format.js';
-import { readFileStats } from './delta/file-stats.js';
 import { DatasetLog } from './dataset-log.js';
 import { DatasetWriter, type DatasetFormat, type WrittenFile } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
@@ -296,19 +295,15 @@ export class DatasetSink implements CommittingSink {
         throw err;
       });
     }
-    // Delta statistics read from the staged Parquet files before the publish lock is taken, so
-    // other writers of the dataset wait only for the commit itself.
-    const add: LogFile[] = [];
-    for (const f of files) {
-      const parquet = f.relativePath.endsWith('.parquet') && f.stagedPath !== undefined;
-      add.push({
-        path: f.relativePath,
-        rows: f.rows,
-        bytes: f.bytes,
-        ...(f.stagedPath === undefined ? {} : { staged: f.stagedPath }),
-        ...(parquet ? { stats: await readFileStats(this.#log.root, f.stagedPath!, 'kline') } : {}),
-      });
-    }
+    // The Parquet files' Delta statistics were gathered while they were encoded: nothing is read
+    // back, and other writers of the dataset wait only for the commit itself.
+    const add: LogFile[] = files.map((f) => ({
+      path: f.relativePath,
+      rows: f.rows,
+      bytes: f.bytes,
+      ...(f.stagedPath === undefined ? {} : { staged: f.stagedPath }),
+      ...(f.relativePath.endsWith('.parquet') ? { stats: f.stats } : {}),
+    }));
     let fenced: boolean;
     try {
       fenced = await this.#log.transaction(async (tx) => {

@@ -19,7 +19,7 @@ import { isS3Url } from './storage/object-store.js';
 import { openStore, type OpenedStore } from './storage/open-store.js';
 import { DatasetLog } from './dataset-log.js';
 import { addWatermark, type LogFile, type SeriesWatermark } from './dataset-log-format.js';
-import { readFileStats } from './delta/file-stats.js';
+import type { DeltaStats } from './delta/delta-actions.js';
 import { summarizeKlineFile } from './read-dataset-rows.js';
 import { ifOwnedOf, TABLE_WRITER_DEFAULTS, type TableWriterOptions } from './table-writer.js';
 
@@ -120,6 +120,8 @@ export interface WrittenFile {
   readonly bytes: number;
   /** With `publish: 'on-commit'`: where the finished file waits, relative to `DIR`. */
   readonly stagedPath?: string;
+  /** Its rows' Delta statistics (`numRecords`, min/max, null counts), gathered as it was encoded. */
+  readonly stats: DeltaStats;
 }
 
 const EXTENSIONS: Record<DatasetFormat, string> = { parquet: 'parquet', arrow: 'arrow', ndjson: 'ndjson' };
@@ -492,12 +494,19 @@ export class DatasetWriter implements AsyncDisposable {
     file: OpenFile,
     relativePath: string,
     rows: number,
-  ): Promise<{ bytes: number; stagedPath?: string }> {
+  ): Promise<{ bytes: number; stats: DeltaStats; stagedPath?: string }> {
     const readyPath = `${stagingPath}.ready.tmp`;
     const res = await session.end(stagingPath, readyPath);
     const stagedPath = relative(this.dir, readyPath).split(sep).join('/');
-    if (this.publishOnCommit) return { bytes: res.bytes, stagedPath };
-    const committed = { path: relativePath, rows, bytes: res.bytes, staged: stagedPath };
+    if (this.publishOnCommit) return { ...res, stagedPath };
+    // Delta statistics of a Parquet file, gathered while it was encoded.
+    const committed: LogFile = {
+      path: relativePath,
+      rows,
+      bytes: res.bytes,
+      staged: stagedPath,
+      ...(relativePath.endsWith('.parquet') ? { stats: res.stats } : {}),
+    };
     const next = this.tables!.serial.then(() => this.commitToLog(file, committed));
     this.tables!.serial = next.catch(() => undefined);
     try {
@@ -514,7 +523,7 @@ export class DatasetWriter implements AsyncDisposable {
 
   /**
    * Commits one finished file as a version of its table's log: its series claimed first if not
-   * yet, Delta statistics read before the publish lock is taken, the fence asked holding it.
+   * yet, the fence asked holding the publish lock.
    */
   private async commitToLog(file: OpenFile, committed: LogFile): Promise<void> {
     const { kind } = file;
@@ -525,9 +534,6 @@ export class DatasetWriter implements AsyncDisposable {
       await log.claim(unclaimed, {
         ifOwned: ifOwnedOf(this.claimOptions) === 'take-over' ? 'take-over' : 'fail',
       });
-    const add: LogFile = committed.path.endsWith('.parquet')
-      ? { ...committed, stats: await readFileStats(this.dir, committed.staged!, kind) }
-      : committed;
     const fence = this.fence;
     await log.transaction(async (tx) => {
       if (!log.remote && fence !== undefined && !fence())
@@ -537,7 +543,7 @@ export class DatasetWriter implements AsyncDisposable {
         );
       await tx.commit({
         operation: 'checkpoint',
-        add: [add],
+        add: [committed],
         ...(kind === 'kline'
           ? { series: Object.fromEntries(file.series) as Record<string, SeriesWatermark> }
           : { writes: series }),
@@ -598,6 +604,7 @@ export class DatasetWriter implements AsyncDisposable {
         relativePath,
         rows,
         bytes: res.bytes,
+        stats: res.stats,
         ...(res.stagedPath === undefined ? {} : { stagedPath: res.stagedPath }),
       };
       // Kept for flush() only when nobody listens: a long-running writer must not hoard them.
