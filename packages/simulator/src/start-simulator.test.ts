@@ -479,7 +479,7 @@ describe('startSimulator: options and lifecycle', () => {
     [{ clock: { now: () => Number.NaN } }, /"clock"/],
     [
       { labelling: { daily: 'noon' as 'utc-midnight' } },
-      /"labelling\.daily" must be one of local-midnight, utc-midnight, session-open, got "noon"/,
+      /"labelling\.daily" must be one of local-midnight, utc-midnight, session-open, in-session, got "noon"/,
     ],
     [
       { labelling: { hourly: 'clock' } as object },

@@ -4,6 +4,7 @@ import {
   type BarUpdate,
   type Clock,
   type GapMarker,
+  type HistoryMarker,
   type QuoteflowClient,
 } from '@quoteflow/core';
 import {
@@ -17,6 +18,7 @@ import { Subject, type Subscription } from 'rxjs';
 import { CalendarDisagreements } from '../calendar-disagreements.js';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { gapEvent } from './gap-event.js';
+import { HistoryBrackets } from './history-brackets.js';
 import { isPagerGap, KlineHistoryReads } from './kline-history-reads.js';
 import type { KlineSeriesState } from './kline-series-state.js';
 import { pollLiveKlines } from './live-kline-poll.js';
@@ -44,8 +46,11 @@ export interface KlineSourceOptions {
   readonly resume: (code: string, klineType: BarUpdate['klineType']) => ResumePoint;
   readonly isHalted?: BarMergerOptions['isHalted'];
   readonly emitEvent: (e: KlineSyncEvent) => void;
-  /** Every update the merger proves or sees forming, and the gap markers it reports. */
-  readonly emit: (out: BarUpdate | GapMarker) => void;
+  /**
+   * Every update the merger proves or sees forming, the gap markers it reports, and the history
+   * markers around each series' backfill.
+   */
+  readonly emit: (out: BarUpdate | GapMarker | HistoryMarker) => void;
   readonly fail: (err: unknown) => void;
 }
 
@@ -54,7 +59,9 @@ export interface KlineSourceOptions {
  * series' history through the pager (`klineHistory`), then the live poll (`pollLatestBatches`),
  * every answer in arrival order into `mergeBars`, which alone decides what is final (older history
  * included); the re-reads it asks for go back through the pager. Series join and leave while it
- * runs (a cluster's takeovers).
+ * runs (a cluster's takeovers). Each series' backfill is bracketed by history markers: `begin`,
+ * then `complete` once its bars are out (a live run: after its first read; backfill only: at the
+ * run's end, after the window's oldest bar), or `cut-short` when it leaves the run before that.
  */
 export class KlineSource {
   readonly series = new Map<string, KlineSeriesState>();
@@ -67,8 +74,10 @@ export class KlineSource {
   readonly #disagreements = new CalendarDisagreements();
   /** A search for refused codes is under way. */
   #finding = false;
+  readonly #histories: HistoryBrackets;
 
   constructor(private readonly o: KlineSourceOptions) {
+    this.#histories = new HistoryBrackets(o.emit);
     this.reads = new KlineHistoryReads({
       client: o.client,
       bars: o.bars,
@@ -116,7 +125,10 @@ export class KlineSource {
   /** Series leave the run: their bars not yet final are dropped, reads in flight go nowhere. */
   remove(keys: readonly { code: string; klineType: BarUpdate['klineType'] }[]): void {
     for (const { code, klineType } of keys) {
-      this.series.delete(seriesKey(code, klineType));
+      const key = seriesKey(code, klineType);
+      const leaving = this.series.get(key);
+      if (leaving !== undefined) this.#histories.end(leaving, 'cut-short');
+      this.series.delete(key);
       this.#push({ type: 'series-reset', code, klineType });
     }
   }
@@ -178,6 +190,7 @@ export class KlineSource {
       const oldest = s.endBackfillWindow();
       if (oldest !== undefined) this.o.emit(oldest);
     }
+    this.#histories.endAll('complete');
   }
 
   /** Stops polling and reading; what the merger holds unproven is dropped. */
@@ -189,8 +202,11 @@ export class KlineSource {
   }
 
   async #backfill(s: KlineSeriesState, resume: ResumePoint): Promise<void> {
+    this.#histories.begin(s);
     try {
       await this.#backfillSeries(s, resume);
+      // Backfill only, the window's oldest bar comes at the run's end: the history ends there.
+      if (this.o.live) this.#histories.end(s, 'complete');
     } catch (err) {
       // A live run goes on without a code the service stopped serving (a /kline request names one).
       if (!this.o.live || !isCodeRefusal(err) || this.o.signal.aborted) throw err;

@@ -1,6 +1,6 @@
 import {
   calendarOf,
-  finalReadFromMs,
+  isBarClosedAt,
   KLINE_PERIOD_MS,
   mayTradeAt,
   type Bar,
@@ -23,9 +23,9 @@ interface PlannedSeries {
   /** Forming updates are read this often while the market trades. */
   readonly everyMs: number;
   lastPolledMs: number;
-  /** When the newest bar seen becomes final by the calendar (plus the grace): one read after it is due. */
-  finalReadDueMs: number | undefined;
   newestBarMs: number | undefined;
+  /** A poll made once the newest bar was closed read its final values: no final read is due. */
+  finalRead: boolean;
 }
 
 /** How many polls of series the calendar let {@link LivePollPlanner} skip, and how many it asked for. */
@@ -63,8 +63,8 @@ export class LivePollPlanner {
         calendar: calendarOf(s.code),
         everyMs: periodMs < DAY_MS ? 0 : Math.min(SLOWEST_POLL_MS, periodMs / 30),
         lastPolledMs: Number.NEGATIVE_INFINITY,
-        finalReadDueMs: undefined,
         newestBarMs: undefined,
+        finalRead: false,
       });
     }
   }
@@ -81,13 +81,12 @@ export class LivePollPlanner {
     let slowTotal = 0;
     for (const s of this.#series.values()) {
       if (s.everyMs > 0) slowTotal++;
-      if (s.finalReadDueMs !== undefined && s.finalReadDueMs <= nowMs && s.lastPolledMs < s.finalReadDueMs)
-        urgent.push(s);
+      if (this.#finalReadDue(s, nowMs)) urgent.push(s);
       else if (!mayTradeAt(s.calendar, nowMs)) this.#skippedClosed++;
       else if (nowMs - s.lastPolledMs >= s.everyMs) (s.everyMs > 0 ? slow : routine).push(s);
     }
-    // The longest-waiting final read first.
-    urgent.sort((a, b) => a.finalReadDueMs! - b.finalReadDueMs!);
+    // The oldest bar's final read first.
+    urgent.sort((a, b) => a.newestBarMs! - b.newestBarMs!);
     // Forming updates of long bars ride in the room the poll's last request has left, the longest
     // waiting first, so they add no request; one not read for 30 of its periods (30 min for daily
     // bars) goes anyway, a 30th of them per poll at most.
@@ -107,13 +106,25 @@ export class LivePollPlanner {
     return chosen.map((s) => ({ code: s.code, klineType: s.klineType, count: 2 }));
   }
 
-  /** Bars of one answer: the newest bar of each series sets when its final read is due. */
+  /** Bars of one answer: the newest bar of each series is the one whose final read is due once it closes. */
   observe(bars: readonly Bar[]): void {
     for (const b of bars) {
       const s = this.#series.get(seriesKey(b.code, b.klineType));
       if (s === undefined || (s.newestBarMs !== undefined && b.tsMs <= s.newestBarMs)) continue;
       s.newestBarMs = b.tsMs;
-      s.finalReadDueMs = finalReadFromMs(b.tsMs, b.klineType, s.calendar, this.graceMs);
+      s.finalRead = false;
     }
+  }
+
+  /**
+   * Whether the newest bar seen is closed at `nowMs` and was not when last polled: a read now
+   * proves it final (core's `isBarClosedAt`, the question `mergeBars` answers for it), once.
+   */
+  #finalReadDue(s: PlannedSeries, nowMs: number): boolean {
+    if (s.newestBarMs === undefined || s.finalRead) return false;
+    if (!isBarClosedAt(s.newestBarMs, s.klineType, s.calendar, nowMs, this.graceMs)) return false;
+    // Closed stays closed: once a poll was made after it closed, nothing is due until a newer bar.
+    s.finalRead = isBarClosedAt(s.newestBarMs, s.klineType, s.calendar, s.lastPolledMs, this.graceMs);
+    return !s.finalRead;
   }
 }

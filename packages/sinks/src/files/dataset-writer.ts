@@ -22,6 +22,7 @@ import { addWatermark, type LogFile, type SeriesWatermark } from './dataset-log-
 import type { DeltaStats } from './delta/delta-actions.js';
 import { summarizeKlineFile } from './read-dataset-rows.js';
 import { ifOwnedOf, TABLE_WRITER_DEFAULTS, type TableWriterOptions } from './table-writer.js';
+import { requirePackagesOf } from '../internal/optional-packages.js';
 
 /**
  * File formats: Parquet (zstd, written by parquet-wasm from apache-arrow record batches), Arrow
@@ -238,6 +239,7 @@ export class DatasetWriter implements AsyncDisposable {
         `DatasetWriter: "klineSubPartition" must be one of ${KLINE_SUB_PARTITIONS.join(', ')}, got ${String(o.klineSubPartition)}`,
       );
     }
+    requirePackagesOf('datasets');
     const remote = isS3Url(o.dir) && o.publish !== 'on-commit';
     this.location = remote ? o.dir : resolve(o.dir);
     this.claimOptions = o;
