@@ -211,8 +211,9 @@ describe.concurrent('two writers of one table (CLI)', () => {
       await rm(join(out, dataset, '_delta_log'), { recursive: true });
     }
     // While a depth capture writes its codes, another one of one of them is refused at start.
+    // It runs until stopped (SIGINT), so the second one meets it whatever the load.
     const capturing = startQuoteflow(
-      ['depth', '--codes', 'BTCUSDT,ETHUSDT', '--out', out, '--duration', '6'],
+      ['depth', '--codes', 'BTCUSDT,ETHUSDT', '--out', out, '--duration', '120'],
       env(TOKENS.depthAgain),
     );
     await vi.waitFor(async () => expect((await logOf(out, 'depth')).owners.size).toBe(2), {
@@ -226,6 +227,15 @@ describe.concurrent('two writers of one table (CLI)', () => {
         `table ${join(out, 'depth')}: BTCUSDT, ETHUSDT are written by another live writer \\(host ${hostname()}, pid ${capturing.child.pid}, .*quoteflow depth\\)`,
       ),
     );
+    // Stopped once it polled a few books (its files finish on the stop).
+    await vi.waitFor(
+      () =>
+        expect(
+          sim.log.count({ token: tokenLabel(TOKENS.depthAgain, 'professional'), endpoint: 'depth-tick' }),
+        ).toBeGreaterThanOrEqual(3),
+      { timeout: 30_000, interval: 100 },
+    );
+    capturing.child.kill('SIGINT');
     const [d2, w2] = await Promise.all([capturing.done, watch(TOKENS.watchAgain)]);
     expect(d2.code, d2.stderr).toBe(0);
     expect(w2.code, w2.stderr).toBe(0);
