@@ -230,6 +230,10 @@ describe('claims of a Delta table', () => {
       await sink.checkpoint();
       expect((await record())?.renewal).toBeGreaterThanOrEqual(3);
     });
+    // A series handed on (a cluster's remove): its claim given up, the writer's record kept.
+    await sink.release([BTC]);
+    const handed = await DatasetLog.open(dir, 'kline');
+    expect([handed.owners.size, handed.writers.size]).toEqual([0, 1]);
     await sink.close();
     const log = await DatasetLog.open(dir, 'kline');
     expect(log.owners.size).toBe(0);
@@ -273,6 +277,18 @@ describe('DatasetWriter as a writer of its tables', () => {
     const third = new DatasetWriter({ dir, encoderThreads: 0, series: { depth: ['ETHUSDT'] } });
     await third.ready();
     await third.close();
+  });
+
+  it('renews its claims while idle, every third of its lease, and gives them up on close', async () => {
+    const w = new DatasetWriter({ dir, encoderThreads: 0, series: { depth: ['BTCUSDT'] }, leaseMs: 300 });
+    await w.ready();
+    await vi.waitFor(async () => {
+      const log = await DatasetLog.open(dir, 'depth');
+      expect([...log.writers.values()][0]?.renewal).toBeGreaterThanOrEqual(3);
+    });
+    await w.close();
+    const log = await DatasetLog.open(dir, 'depth');
+    expect([log.owners.size, log.writers.size]).toEqual([0, 0]);
   });
 
   it('commits each finished file to its Delta log (one version a file), and takes a directory of an older quoteflow into the log once', async () => {
