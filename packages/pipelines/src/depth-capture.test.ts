@@ -3,7 +3,14 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { QuoteflowClient, acceleratedClock, type Clock, type DepthTick } from '@quoteflow/core';
+import {
+  QuoteflowClient,
+  UnreachableServiceError,
+  acceleratedClock,
+  type Clock,
+  type DepthTick,
+} from '@quoteflow/core';
+import { closedAddress } from '../../sinks/test-support/closed-address.js';
 import type { KafkaDriverFactory, KafkaMessage } from '@quoteflow/sinks';
 import { defaultCatalogue, startSimulator, type Simulator } from '@quoteflow/simulator';
 import { depthCapture } from './depth-capture.js';
@@ -42,6 +49,9 @@ afterEach(async () => {
   await client.close();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** An http:// URL where nothing listens. */
+const closedUrl = async (): Promise<string> => `http://${await closedAddress()}`;
 
 interface Row {
   code: string;
@@ -198,6 +208,26 @@ describe('depthCapture', () => {
     await fragile.close();
     expect(warnings).toEqual(['depth poll failed; retrying at the next interval']);
     expect(summary.ticks).toBe(seen.length);
+  });
+
+  it("ends at once when nothing has ever answered at the client's address (a wrong base URL), polling no further", async () => {
+    const nowhere = new QuoteflowClient({
+      baseUrl: await closedUrl(),
+      token: TOKEN,
+      plan: 'professional',
+      clock,
+    });
+    const warnings: string[] = [];
+    await expect(
+      depthCapture({
+        client: nowhere,
+        codes: ['BTCUSDT'],
+        onTick: () => undefined,
+        onWarning: (message) => warnings.push(message),
+      }).done,
+    ).rejects.toBeInstanceOf(UnreachableServiceError);
+    expect(warnings).toEqual([]);
+    await nowhere.close();
   });
 
   it('ends with the service error when a code is unknown or the token is refused', async () => {

@@ -1,4 +1,12 @@
 export {};
+// Format versions: what this release writes, the newest it continues, and the one check of both.
+export {
+  QUOTEFLOW_FORMAT_VERSION,
+  UNVERSIONED_FORMAT,
+  FORMAT_VERSION_PROPERTY,
+  FormatVersionError,
+  checkFormatVersion,
+} from './format-version.js';
 // Sinks that commit in checkpoints and know how far each series reached (exactly once in any composition).
 export type { CommittingSink, SinkCheckpoint } from './committing-sink.js';
 export { commitTo, CommitControl } from './commit-to.js';
@@ -60,6 +68,7 @@ export { openStore } from './files/storage/open-store.js';
 export type { OpenedStore } from './files/storage/open-store.js';
 export { openLocalCopy } from './files/storage/local-copy.js';
 export type { LocalCopy } from './files/storage/local-copy.js';
+export { checkTableFormats } from './files/check-table-formats.js';
 export { FileSinkError, FILE_SINK_ERROR_CODES } from './files/file-sink-error.js';
 export type { FileSinkErrorCode } from './files/file-sink-error.js';
 // Kafka: topics P.kline / P.depth / P.suspension (contract.md "Kafka"), idempotent, acks=all.
@@ -81,6 +90,8 @@ export { KafkaKlineSinkError, KAFKA_KLINE_SINK_ERROR_CODES } from './kafka/kafka
 export type { KafkaKlineSinkErrorCode } from './kafka/kafka-kline-sink-error.js';
 export { klineWatermarkMessage, klineWatermarksOf } from './kafka/kline-watermark-record.js';
 export type { KlineWatermarkValue } from './kafka/kline-watermark-record.js';
+export { checkKlineWatermarksFormat } from './kafka/check-kline-watermarks-format.js';
+export type { KlineWatermarksFormatCheck } from './kafka/check-kline-watermarks-format.js';
 export { isProducerFencedError } from './kafka/kafka-transactional-driver.js';
 export type {
   KafkaTransactionalDriver,

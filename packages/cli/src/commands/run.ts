@@ -22,6 +22,8 @@ interface RunFlags {
   requestLog?: boolean;
   metricsPort?: number;
   waitForWriter?: boolean;
+  exitWhenBudgetSpent?: boolean;
+  limit?: string[];
 }
 
 /** The pipeline file `run --help` shows. */
@@ -88,7 +90,8 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     const service = await pipelineService(ctx, spec, flags);
     for (const [i, step] of spec.pipelines.entries()) {
       const out = step.sinks?.files?.out;
-      if (out !== undefined) await checkOutDir(out, ctx.io.cwd, `pipelines[${i}].sinks.files.out`);
+      const dataset = 'kline' in step.source ? 'kline' : 'depth' in step.source ? 'depth' : 'suspension';
+      if (out !== undefined) await checkOutDir(out, ctx.io.cwd, `pipelines[${i}].sinks.files.out`, [dataset]);
     }
     if (flags.dryRun === true) {
       const { describePipelineFile } = await import('../internal/pipeline-dry-run.js');
@@ -123,6 +126,8 @@ async function pipelineService(
       ...(baseUrl === undefined ? {} : { baseUrl }),
       ...(token === undefined ? {} : { token }),
       ...(plan === undefined ? {} : { plan }),
+      ...(flags.exitWhenBudgetSpent === undefined ? {} : { exitWhenBudgetSpent: flags.exitWhenBudgetSpent }),
+      ...(flags.limit === undefined ? {} : { limit: flags.limit }),
     },
     ctx.io.env,
   );

@@ -27,14 +27,6 @@ interface SuspensionsFlags extends KafkaConnectionFlags {
   plan?: string;
 }
 
-/** A suspension record for people and programs: domain fields, instants as ISO-8601 UTC. */
-export function suspensionJson(r: SuspensionRecord): Record<string, unknown> {
-  const iso = (ms: number | undefined): string | null =>
-    ms === undefined ? null : new Date(ms).toISOString();
-  const { type: _type, haltAtMs, resumeAtMs, publishAtMs, ...rest } = r;
-  return { ...rest, haltAt: iso(haltAtMs), resumeAt: iso(resumeAtMs), publishAt: iso(publishAtMs) };
-}
-
 /** `quoteflow suspensions`: one query printed, or `--watch` for new and changed records. */
 export function registerSuspensionsCommand(program: Command, ctx: CommandContext): void {
   const cmd = program
@@ -88,15 +80,20 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       await watchSuspensions(ctx, service, flags);
       return;
     }
-    const [{ createClient }, { suspensionSlotNotice }] = await Promise.all([
+    const [{ openClient }, { suspensionSlotNotice }] = await Promise.all([
       import('../internal/create-client.js'),
       import('../internal/slot-notice.js'),
     ]);
+    // JSON records are the suspension dataset's and Kafka value's: snake_case, as every JSON of quoteflow.
+    const { suspensionMessageValue } = await import('@quoteflow/sinks');
     const notice = suspensionSlotNotice(ctx.logger);
-    const client = createClient(service, ctx.logger, undefined, undefined, undefined, notice.onRequest);
+    const client = await openClient(service, ctx.logger, notice.onRequest).catch((err: unknown) => {
+      notice.stop();
+      throw err;
+    });
     try {
       const records = await client.suspensions(flags.exchange, { signal: ctx.signal });
-      printSuspensions(ctx, records, flags.format);
+      printSuspensions(ctx, records, flags.format, suspensionMessageValue);
     } finally {
       notice.stop();
       await client.close();
@@ -104,16 +101,20 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
   });
 }
 
-/** Prints records in the chosen format (json: one document; ndjson: a line each; table: for people). */
-export function printSuspensions(
+/**
+ * Prints records in the chosen format (json: one document; ndjson: a line each; table: for people),
+ * a JSON record as `json` makes it.
+ */
+function printSuspensions(
   ctx: CommandContext,
   records: readonly SuspensionRecord[],
   format: SuspensionsFlags['format'],
+  json: (r: SuspensionRecord) => unknown,
 ): void {
   if (format === 'json') {
-    ctx.out(`${toJson(records.map(suspensionJson), 2)}\n`);
+    ctx.out(`${toJson(records.map(json), 2)}\n`);
   } else if (format === 'ndjson') {
-    ctx.out(records.map((r) => `${toJson(suspensionJson(r))}\n`).join(''));
+    ctx.out(records.map((r) => `${toJson(json(r))}\n`).join(''));
   } else {
     ctx.out(renderSuspensionTable(records));
   }

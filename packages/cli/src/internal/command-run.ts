@@ -2,8 +2,6 @@ import { datasetDir } from './check-out-dir.js';
 import { resolve } from 'node:path';
 import {
   AbortedError,
-  estimatePlan,
-  limitOverridesOf,
   planLimits,
   systemClock,
   type Clock,
@@ -11,17 +9,25 @@ import {
   type QuoteflowClient,
   type RequestRecord,
 } from '@quoteflow/core';
-import { ClusterWorker, type WorkLease } from '@quoteflow/cluster';
-import type { KlineSyncOptions, PipelineHandle } from '@quoteflow/pipelines';
+import {
+  ClusterWorker,
+  batchKlineUnits,
+  type ClusterSyncEvent,
+  type RedisQuotaEvent,
+  type WorkLease,
+} from '@quoteflow/cluster';
+import { SyncState, type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
 import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
-import { CliMetrics, serveMetrics } from './cli-metrics.js';
+import { CliMetrics, metricsHost, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
+import { DailyBudgetSpentError } from './daily-budget-spent-error.js';
+import { watchDailyBudget } from './daily-budget-watch.js';
 import { klineTransactionalId, resolveKafkaDelivery } from './kafka-delivery.js';
-import { logClusterEvent } from './log-cluster-event.js';
+import { ClusterEventLog } from './cluster-event-log.js';
 import { RequestLog } from './request-log.js';
 import type { ServiceOptions } from './service-options.js';
 import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
@@ -81,6 +87,9 @@ function klineKafkaOptions(
   };
 }
 
+/** Hears what a command's cluster worker reports. */
+export type ClusterListener = (event: ClusterSyncEvent | RedisQuotaEvent) => void;
+
 /** Starts a pipeline over this process's share of the items (with a cluster worker's lease). */
 export type StartOnShare = (mine: readonly string[], lease?: WorkLease) => PipelineHandle<unknown>;
 
@@ -116,10 +125,12 @@ export class CommandRun {
   readonly #cleanups: (() => void)[] = [];
   readonly #requestListeners: ((record: RequestRecord) => void)[] = [];
   #stoppedByDuration = false;
+  readonly #budget: { stop(): void };
 
   private constructor(
     private readonly ctx: CommandContext,
     private readonly spec: CommandRunSpec,
+    private readonly clusterListeners: ClusterListener[],
     parts: { metrics?: CliMetrics; worker?: ClusterWorker; requestLog?: RequestLog },
   ) {
     this.metrics = parts.metrics;
@@ -140,6 +151,24 @@ export class CommandRun {
       spec.retryBudgetS === undefined ? undefined : { budgetMs: spec.retryBudgetS * 1_000 },
     );
     this.#watchStop();
+    this.#budget = watchDailyBudget(this.client.scheduler, {
+      logger: ctx.logger,
+      exitWhenSpent: spec.service.exitWhenBudgetSpent === true,
+      // Stops every pipeline (they commit what they read); `all` then throws it (exit 75).
+      onExit: (err) => this.#stopper.abort(err),
+      setFault: (fault, active) => this.metrics?.setFault(fault, active),
+      now: () => this.client.clock.now(),
+    });
+  }
+
+  /** `--exit-when-budget-spent` ended the command: the error it ends with. */
+  #throwIfBudgetSpent(): void {
+    if (this.#stopper.signal.reason instanceof DailyBudgetSpentError) throw this.#stopper.signal.reason;
+  }
+
+  /** Every event of the cluster worker (none without `--redis`) goes to `listener` from now on. */
+  watchCluster(listener: ClusterListener): void {
+    this.clusterListeners.push(listener);
   }
 
   /** Every request the command's client sends from now on (each attempt, once settled) goes to `listener`. */
@@ -150,7 +179,9 @@ export class CommandRun {
   /** Makes the command's parts and serves its metrics; nothing is asked of the service yet. */
   static async start(ctx: CommandContext, spec: CommandRunSpec): Promise<CommandRun> {
     const limits = planLimits(spec.service.plan, spec.service.limits);
-    const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
+    const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics(metricsHost(ctx.io.env));
+    const clusterListeners: ClusterListener[] = [];
+    let clusterLog: ClusterEventLog | undefined;
     const worker =
       spec.redis === undefined
         ? undefined
@@ -160,16 +191,18 @@ export class CommandRun {
             limits,
             group: spec.redis.group,
             ...(spec.redis.heartbeatMs === undefined ? {} : { heartbeatMs: spec.redis.heartbeatMs }),
-            onEvent: (e) => {
-              logClusterEvent(ctx.logger, e);
+            onEvent: (e, group) => {
+              clusterLog?.note(e, group);
               metrics?.onClusterEvent(e);
+              for (const listener of clusterListeners) listener(e);
             },
           });
+    if (worker !== undefined) clusterLog = new ClusterEventLog(ctx.logger, ctx.status, worker.workerId);
     const requestLog =
       spec.requestLogDirs === undefined
         ? undefined
         : await RequestLog.open(spec.requestLogDirs, limits, (spec.clock ?? systemClock).now());
-    const run = new CommandRun(ctx, spec, {
+    const run = new CommandRun(ctx, spec, clusterListeners, {
       ...(metrics && { metrics }),
       ...(worker && { worker }),
       ...(requestLog && { requestLog }),
@@ -195,11 +228,11 @@ export class CommandRun {
   }
 
   /**
-   * Before any request or file: no other live writer owns a series of a table this command will
-   * write (without a cluster, whose workers take over; `QF_OWNED`, or a wait), each Kafka cluster
-   * and Redis answer (within 30 s or `--duration`), and the service knows every code (without a
-   * cluster: a worker joins first, since the shared `/batch-kline` interval is taken in turns only
-   * once it runs).
+   * Before any request or file: state files are of a format this release continues (else exit 2),
+   * no other live writer owns a series of a table this command will write (without a cluster,
+   * whose workers take over; `QF_OWNED`, or a wait), each Kafka cluster and Redis answer (within
+   * 30 s or `--duration`), and the service knows every code (without a cluster: a worker joins
+   * first, since the shared `/batch-kline` interval is taken in turns only once it runs).
    */
   async preflight(checks: {
     readonly tables?: readonly TableToWrite[];
@@ -214,8 +247,13 @@ export class CommandRun {
     readonly klines?: readonly {
       readonly codes: readonly string[];
       readonly klineTypes: readonly KlineType[];
+      readonly statePath?: string | undefined;
     }[];
   }): Promise<void> {
+    this.#throwIfBudgetSpent();
+    // With a cluster the dataset is the state, and state files are not read (klineSyncOptions).
+    for (const k of this.worker === undefined ? (checks.klines ?? []) : [])
+      if (k.statePath !== undefined) await SyncState.load(resolve(this.ctx.io.cwd, k.statePath));
     const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env);
     if (this.worker === undefined)
       try {
@@ -245,12 +283,27 @@ export class CommandRun {
     }
   }
 
-  /** Runs `start` over this process's share of `items`: all of them, or a cluster worker's share. */
-  share(items: readonly string[], start: StartOnShare, group?: string): PipelineHandle<unknown> {
+  /**
+   * Runs `start` over this process's share of `items`: all of them, or a cluster worker's share
+   * (in the worker's group, or `options.group`; `options.units` move whole).
+   */
+  share(
+    items: readonly string[],
+    start: StartOnShare,
+    options: { readonly group?: string; readonly units?: readonly (readonly string[])[] } = {},
+  ): PipelineHandle<unknown> {
     if (this.worker === undefined) return start(items);
-    return this.worker.share(items, start, {
-      signal: this.signal,
+    return this.worker.share(items, start, { signal: this.signal, ...options });
+  }
+
+  /**
+   * A K-line step over this process's share of its codes: a cluster worker holds whole
+   * `/batch-kline` requests of them (`batchKlineUnits`), so the workers together poll as one client.
+   */
+  shareKlines(step: KlineStep, start: StartOnShare, group?: string): PipelineHandle<unknown> {
+    return this.share(step.codes, start, {
       ...(group === undefined ? {} : { group }),
+      units: batchKlineUnits(step.codes, step.klineTypes, this.client.limits),
     });
   }
 
@@ -301,18 +354,6 @@ export class CommandRun {
         ? {}
         : { statePath: resolve(this.ctx.io.cwd, step.statePath) }),
       ...(step.checkpointMs === undefined ? {} : { checkpointMs: step.checkpointMs }),
-      // A cluster worker polls at the whole universe's refresh period, not at its share's: the
-      // workers then take the shared /batch-kline interval in turns (one worker at its share's pace
-      // would win it more often and leave another's series waiting).
-      ...(this.worker === undefined
-        ? {}
-        : {
-            refreshPeriodMs: estimatePlan(
-              client.plan,
-              { codes: step.codes, klineTypes: step.klineTypes, bars: 0 },
-              limitOverridesOf(client.limits),
-            ).live.refreshPeriodMs,
-          }),
     };
   }
 
@@ -333,11 +374,13 @@ export class CommandRun {
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
+    this.#throwIfBudgetSpent();
     return results.map((r) => (r as PromiseFulfilledResult<S>).value);
   }
 
   /** Stops what still runs, then closes the client, the request log, the worker and the metrics. */
   async close(handles: readonly PipelineHandle<unknown>[] = []): Promise<void> {
+    this.#budget.stop();
     for (const cleanup of this.#cleanups.splice(0)) cleanup();
     await Promise.allSettled(handles.map((h) => h.stop()));
     await this.client.close();

@@ -73,12 +73,14 @@ export async function runPipelineFile(
           ? []
           : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics, watermarks }];
       }),
-      klines: spec.pipelines.flatMap((step) => ('kline' in step.source ? [step.source.kline] : [])),
+      klines: spec.pipelines.flatMap((step) =>
+        'kline' in step.source ? [klineStepOf(step as KlinePipelineStep)] : [],
+      ),
     });
     for (const [i, step] of spec.pipelines.entries()) {
       const name = step.name ?? `pipelines[${i}]`;
-      const share: Share = (items, start) =>
-        command.share(items, start, `run:${name}:${syncGroupName(items, [])}`);
+      const group = (items: readonly string[]): string => `run:${name}:${syncGroupName(items, [])}`;
+      const share: Share = (items, start) => command.share(items, start, { group: group(items) });
       if ('kline' in step.source) {
         const s = step as KlinePipelineStep;
         const stream = new KlineStreams(s, ctx.out, (error) => {
@@ -90,7 +92,11 @@ export async function runPipelineFile(
           { ...klineStepOf(s), waitForWriter: waitFor(s), command: 'quoteflow run' },
           `pipelines[${i}].sinks.kafka`,
         );
-        handles.push(startKline(ctx, command, name, s, kline, stream, share));
+        handles.push(
+          startKline(ctx, command, name, s, kline, stream, (start) =>
+            command.shareKlines(kline, start, group(kline.codes)),
+          ),
+        );
       } else if ('depth' in step.source)
         handles.push(startDepth(ctx, command, name, step as DepthStep, share, waitFor(step)));
       else handles.push(startSuspensions(ctx, command, name, step as SuspensionStep, share, waitFor(step)));
@@ -200,11 +206,11 @@ function startKline(
   s: KlinePipelineStep,
   step: KlineStep,
   stream: KlineStreams,
-  share: Share,
+  share: (start: StartOnShare) => PipelineHandle<unknown>,
 ): PipelineHandle<unknown> {
   const { metrics } = command;
   metrics?.expectGaps(step.klineTypes);
-  return share(step.codes, (codes, lease) =>
+  return share((codes, lease) =>
     klineSync({
       ...command.klineSyncOptions(step, codes, lease),
       ...(stream.listening || metrics !== undefined
@@ -292,7 +298,7 @@ function startSuspensions(
                   change: c.change,
                   exchange: c.record.exchange,
                   symbol: c.record.symbol,
-                  publishDate: c.record.publishDate,
+                  publish_date: new Date(c.record.publishAtMs).toISOString(),
                 }
               : { change: c.change, ...suspensionMessageValue(c.record) },
           )}\n`,

@@ -23,6 +23,8 @@ interface PlannedSeries {
   /** Forming updates are read this often while the market trades. */
   readonly everyMs: number;
   lastPolledMs: number;
+  /** Joining the poll: asked for at every poll, whatever its market's hours, until it is answered. */
+  joining: boolean;
   newestBarMs: number | undefined;
   /** A poll made once the newest bar was closed read its final values: no final read is due. */
   finalRead: boolean;
@@ -42,7 +44,10 @@ export interface LivePollCounts {
  * Saturday 00:00 UTC, the widest reading of their week; crypto: always), intraday bars at every poll,
  * bars of a day or longer no more often than every 60 s, in the room the poll's last request has
  * left (so they add no request) or, not read for 30 minutes, a 30th of them per poll. A market that
- * is closed costs no request after the read of its last bar.
+ * is closed costs no request after the read of its last bar. A series joining the poll (taken over
+ * from another worker, say) is asked for at every poll until it is answered, whatever its market's
+ * hours, since that answer decides whether its history must be read; it takes its place after the
+ * series polled already, so that their polls keep their rhythm.
  */
 export class LivePollPlanner {
   readonly #series = new Map<string, PlannedSeries>();
@@ -55,18 +60,43 @@ export class LivePollPlanner {
     /** The plan's groups per `/batch-kline` request (`PlanLimits.batchKlineGroups`). */
     private readonly groupsPerRequest: number,
   ) {
-    for (const s of series) {
-      const periodMs = KLINE_PERIOD_MS[s.klineType] ?? DAY_MS;
-      this.#series.set(seriesKey(s.code, s.klineType), {
-        code: s.code,
-        klineType: s.klineType,
-        calendar: calendarOf(s.code),
-        everyMs: periodMs < DAY_MS ? 0 : Math.min(SLOWEST_POLL_MS, periodMs / 30),
-        lastPolledMs: Number.NEGATIVE_INFINITY,
-        newestBarMs: undefined,
-        finalRead: false,
-      });
-    }
+    for (const s of series) this.add(s);
+  }
+
+  /**
+   * Takes a series into the poll, after those in it (nothing if it is in it); `joining`: asked for
+   * at every poll from now, whatever its market's hours, until {@link joined}.
+   */
+  add(s: { readonly code: string; readonly klineType: KlineType }, joining = false): void {
+    const key = seriesKey(s.code, s.klineType);
+    if (this.#series.has(key)) return;
+    const periodMs = KLINE_PERIOD_MS[s.klineType] ?? DAY_MS;
+    this.#series.set(key, {
+      code: s.code,
+      klineType: s.klineType,
+      calendar: calendarOf(s.code),
+      everyMs: periodMs < DAY_MS ? 0 : Math.min(SLOWEST_POLL_MS, periodMs / 30),
+      lastPolledMs: Number.NEGATIVE_INFINITY,
+      joining,
+      newestBarMs: undefined,
+      finalRead: false,
+    });
+  }
+
+  /** A joining series was answered: from now on its calendar decides when it is asked for. */
+  joined(code: string, klineType: KlineType): void {
+    const s = this.#series.get(seriesKey(code, klineType));
+    if (s !== undefined) s.joining = false;
+  }
+
+  /** Drops series from the poll. */
+  remove(series: readonly { readonly code: string; readonly klineType: KlineType }[]): void {
+    for (const s of series) this.#series.delete(seriesKey(s.code, s.klineType));
+  }
+
+  /** How many series the poll holds. */
+  get size(): number {
+    return this.#series.size;
   }
 
   get counts(): LivePollCounts {
@@ -81,7 +111,8 @@ export class LivePollPlanner {
     let slowTotal = 0;
     for (const s of this.#series.values()) {
       if (s.everyMs > 0) slowTotal++;
-      if (this.#finalReadDue(s, nowMs)) urgent.push(s);
+      if (s.joining) routine.push(s);
+      else if (this.#finalReadDue(s, nowMs)) urgent.push(s);
       else if (!mayTradeAt(s.calendar, nowMs)) this.#skippedClosed++;
       else if (nowMs - s.lastPolledMs >= s.everyMs) (s.everyMs > 0 ? slow : routine).push(s);
     }

@@ -23,6 +23,7 @@ import {
   type DeltaAction,
 } from './delta/delta-actions.js';
 import { readFileStats } from './delta/file-stats.js';
+import { checkTableFormat, raisedMetaData } from './delta/table-format.js';
 import { DeltaState, type QuoteflowCommitInfo } from './delta/delta-state.js';
 import { readLegacyLog, removeLegacyLog } from './delta/legacy-log.js';
 import { FileSinkError } from './file-sink-error.js';
@@ -293,6 +294,8 @@ export class DatasetLog {
       const v = this.#state.version + 1;
       read.push(this.#state.fold(v, await this.#readActions(versionName(v))));
     }
+    // A table of a newer quoteflow format is refused before this release reads on or writes to it.
+    checkTableFormat(this.#state.metaData, `the ${this.dataset} table at ${this.store.location}`);
     for (const e of read)
       this.#history.push({
         version: e.version,
@@ -539,14 +542,17 @@ export class DatasetLog {
     if (version === 0 || meta === undefined) {
       meta = newMetaData(this.dataset, columns ?? [], nowMs);
       actions.push({ protocol: DELTA_PROTOCOL }, { metaData: meta });
-    } else if (
-      columns !== undefined &&
-      this.#state.files.size === 0 &&
-      `${columns}` !== `${meta.partitionColumns}`
-    ) {
+    } else {
+      // This release's first commit to a table of an older format raises its format version.
+      let next = raisedMetaData(meta);
       // No file yet (the first versions only claimed series): the first file's layout is the table's.
-      meta = withPartitionColumns(meta, this.dataset, columns);
-      actions.push({ metaData: meta });
+      if (
+        columns !== undefined &&
+        this.#state.files.size === 0 &&
+        `${columns}` !== `${meta.partitionColumns}`
+      )
+        next = withPartitionColumns(next ?? meta, this.dataset, columns);
+      if (next !== undefined) actions.push({ metaData: (meta = next) });
     }
     for (const f of change.add)
       actions.push(await this.#addAction(f, meta.partitionColumns, nowMs, !compact));

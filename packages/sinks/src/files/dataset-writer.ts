@@ -14,7 +14,13 @@ import {
 import { createColumnBuilder, type ColumnBuilder } from './internal/column-builders.js';
 import { FileSinkError } from './file-sink-error.js';
 import { EncoderPool, type EncodeHandle } from './internal/encoder-pool.js';
-import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './internal/staging.js';
+import {
+  cleanStaging,
+  newWriterId,
+  partFileName,
+  removeEmptyStaging,
+  stagingPathFor,
+} from './internal/staging.js';
 import { isS3Url } from './storage/object-store.js';
 import { openStore, type OpenedStore } from './storage/open-store.js';
 import { DatasetLog } from './dataset-log.js';
@@ -386,6 +392,7 @@ export class DatasetWriter implements AsyncDisposable {
         await this.cleaned;
         await this.claimed.catch(() => undefined);
         await this.releaseClaims();
+        if (this.location === this.dir) await removeEmptyStaging(this.dir);
         if (this.failure !== undefined) throw this.failure;
       } finally {
         this.open.clear();

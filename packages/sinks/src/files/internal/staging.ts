@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unpublishedStaged } from './unpublished-staged.js';
 
@@ -84,4 +84,14 @@ export async function cleanStaging(dir: string, staleMs: number, nowMs: number):
     }
   }
   return removed;
+}
+
+/**
+ * Removes `DIR/.staging/` when it is empty, so a clean run leaves no empty directory behind in the
+ * output; a file another writer stages keeps it (`rmdir` removes empty directories only). A writer
+ * that makes it again meanwhile is fine: core's `writeFileDurably` makes the directory anew when it
+ * vanished under it. Tidying up never fails a run: an error here changes no data.
+ */
+export async function removeEmptyStaging(dir: string): Promise<void> {
+  await rmdir(join(dir, STAGING_DIR)).catch(() => undefined);
 }
