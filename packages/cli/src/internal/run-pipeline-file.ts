@@ -58,25 +58,7 @@ export async function runPipelineFile(
   let operatorFailure: { error: unknown } | undefined;
   const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ pipelines: running }));
   try {
-    await command.preflight({
-      tables: spec.pipelines.flatMap((step) => tableOf(ctx, step, waitFor(step))),
-      kafka: spec.pipelines.flatMap((step, i) => {
-        const kafka = kafkaOfStep.get(step);
-        const topics =
-          'kline' in step.source
-            ? (['kline'] as const)
-            : 'depth' in step.source
-              ? (['depth'] as const)
-              : (['suspension'] as const);
-        const watermarks = 'kline' in step.source && step.sinks?.kafka?.delivery !== 'at-least-once';
-        return kafka === undefined
-          ? []
-          : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics, watermarks }];
-      }),
-      klines: spec.pipelines.flatMap((step) =>
-        'kline' in step.source ? [klineStepOf(step as KlinePipelineStep)] : [],
-      ),
-    });
+    await command.preflight(preflightChecks(ctx, spec, waitFor));
     for (const [i, step] of spec.pipelines.entries()) {
       const name = step.name ?? `pipelines[${i}]`;
       const group = (items: readonly string[]): string => `run:${name}:${syncGroupName(items, [])}`;
@@ -118,6 +100,31 @@ export async function runPipelineFile(
     ticker.stop();
     await command.close(handles);
   }
+}
+
+/** What is checked before any request: the tables the files sinks write, the Kafka clusters, the kline universes. */
+function preflightChecks(
+  ctx: CommandContext,
+  spec: PipelineFile,
+  waitFor: (s: PipelineStep) => boolean,
+): Parameters<CommandRun['preflight']>[0] {
+  return {
+    tables: spec.pipelines.flatMap((step) => tableOf(ctx, step, waitFor(step))),
+    kafka: spec.pipelines.flatMap((step, i) => {
+      const kafka = kafkaOfStep.get(step);
+      const topics =
+        'kline' in step.source
+          ? (['kline'] as const)
+          : 'depth' in step.source
+            ? (['depth'] as const)
+            : (['suspension'] as const);
+      const watermarks = 'kline' in step.source && step.sinks?.kafka?.delivery !== 'at-least-once';
+      return kafka === undefined ? [] : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics, watermarks }];
+    }),
+    klines: spec.pipelines.flatMap((step) =>
+      'kline' in step.source ? [klineStepOf(step as KlinePipelineStep)] : [],
+    ),
+  };
 }
 
 /** The command's parts for a pipeline file: its service, duration, metrics, cluster, request log. */
