@@ -1,10 +1,35 @@
-// Lists functions and methods longer than N lines (default 80) in packages/*/src (tests excluded).
-// Usage: node scripts/checks/long-functions.mjs [maxLines]
+// Lists every function longer than N lines (default 80) in packages/*/src (tests excluded):
+// declarations, methods, constructors, accessors, nested functions and anonymous ones (an arrow
+// passed as a callback is named by its place, `<anonymous>`, after the file:line every row starts with).
+// Exits 1 when one is longer than allowed, so `pnpm check` and CI fail on a long function.
+// Usage: node scripts/checks/long-functions.mjs [maxLines] [dir...]   (dirs default to packages/*/src)
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 
+/**
+ * `file name` → the length of a function that was longer before the rule counted every function;
+ * it may not grow. Split one and drop its entry; never add one.
+ */
+const OLDER_THAN_THE_RULE = {
+  'packages/cli/src/internal/kline-progress.ts handle': 85,
+  'packages/core/src/adapters/to-async-iterable.ts toAsyncIterable': 100,
+  'packages/core/src/adapters/to-async-iterable.ts [Symbol.asyncIterator]': 86,
+  'packages/core/src/client.ts constructor': 143,
+  'packages/core/src/client.ts #send': 92,
+  'packages/core/src/estimate-plan.ts estimatePlan': 110,
+  'packages/operators/src/normalize-bars.ts slowNormalize': 108,
+  'packages/pipelines/src/depth-capture.ts depthCapture': 90,
+  'packages/pipelines/src/suspension-watch.ts suspensionWatch': 95,
+  'packages/report/src/duckdb-scan.ts series': 140,
+  'packages/report/src/report-page.ts reportPage': 104,
+  'packages/simulator/src/calendars.ts simBarPeriodAt': 84,
+  'packages/sinks/src/kafka/internal/read-committed-topic.ts readCommittedTopic': 87,
+  'packages/sinks/src/kafka/to-kafka.ts toKafka': 86,
+};
+
 const max = Number(process.argv[2] ?? 80);
+const dirs = process.argv.slice(3);
 const files = [];
 const walk = (d) => {
   for (const name of readdirSync(d)) {
@@ -13,23 +38,45 @@ const walk = (d) => {
     else if (p.endsWith('.ts') && !p.endsWith('.test.ts') && !p.endsWith('.d.ts')) files.push(p);
   }
 };
-for (const pkg of readdirSync('packages')) walk(join('packages', pkg, 'src'));
-let found = 0;
-for (const file of files) {
+if (dirs.length > 0) dirs.forEach(walk);
+else for (const pkg of readdirSync('packages')) walk(join('packages', pkg, 'src'));
+
+/** A function's name: its own, the variable or property it is assigned to, or `<anonymous>`. */
+const nameOf = (node, src) => {
+  if (ts.isConstructorDeclaration(node)) return 'constructor';
+  if (node.name !== undefined) return node.name.getText(src);
+  const parent = node.parent;
+  if (
+    (ts.isVariableDeclaration(parent) ||
+      ts.isPropertyAssignment(parent) ||
+      ts.isPropertyDeclaration(parent)) &&
+    parent.initializer === node
+  )
+    return parent.name.getText(src);
+  return '<anonymous>';
+};
+
+let over = 0;
+for (const file of files.sort()) {
   const src = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
   const visit = (node) => {
     if (ts.isFunctionLike(node) && 'body' in node && node.body) {
       const start = src.getLineAndCharacterOfPosition(node.getStart()).line;
       const end = src.getLineAndCharacterOfPosition(node.end).line;
       const lines = end - start + 1;
-      const named = node.name?.getText?.(src);
-      if (lines > max && named !== undefined) {
-        found++;
-        console.log(`${file}:${start + 1} ${named} ${lines} lines`);
-      }
+      const name = nameOf(node, src);
+      const allowed = OLDER_THAN_THE_RULE[`${file} ${name}`] ?? max;
+      const row = `${file}:${start + 1} ${name} ${lines} lines`;
+      if (lines > allowed) {
+        over++;
+        console.log(row);
+        console.error(row); // stdout lists, stderr names only what fails (for callers that hide stdout)
+      } else if (lines > max) console.log(`${row} (older, allowed)`);
     }
     ts.forEachChild(node, visit);
   };
   visit(src);
 }
-process.exitCode = found > 0 ? 1 : 0;
+if (over > 0)
+  console.error(`${over} function(s) over ${max} lines: split them into named pieces with one job each`);
+process.exitCode = over > 0 ? 1 : 0;
