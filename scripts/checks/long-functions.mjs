@@ -15,8 +15,6 @@ const OLDER_THAN_THE_RULE = {
   'packages/cli/src/internal/kline-progress.ts handle': 85,
   'packages/core/src/adapters/to-async-iterable.ts toAsyncIterable': 100,
   'packages/core/src/adapters/to-async-iterable.ts [Symbol.asyncIterator]': 86,
-  'packages/core/src/client.ts constructor': 143,
-  'packages/core/src/client.ts #send': 92,
   'packages/core/src/estimate-plan.ts estimatePlan': 110,
   'packages/operators/src/normalize-bars.ts slowNormalize': 108,
   'packages/pipelines/src/depth-capture.ts depthCapture': 90,
