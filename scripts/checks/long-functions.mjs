@@ -16,8 +16,6 @@ const OLDER_THAN_THE_RULE = {
   'packages/core/src/adapters/to-async-iterable.ts toAsyncIterable': 100,
   'packages/core/src/adapters/to-async-iterable.ts [Symbol.asyncIterator]': 86,
   'packages/core/src/estimate-plan.ts estimatePlan': 110,
-  'packages/pipelines/src/depth-capture.ts depthCapture': 90,
-  'packages/pipelines/src/suspension-watch.ts suspensionWatch': 95,
   'packages/report/src/duckdb-scan.ts series': 140,
   'packages/report/src/report-page.ts reportPage': 104,
   'packages/simulator/src/calendars.ts simBarPeriodAt': 84,
