@@ -13,6 +13,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 export const KNOWN_SLOW_FILES = [
   'test/cluster-sync.test.ts', // 140: three worker processes, a kill, a Redis restart, a pause
+  'test/cluster-cli.test.ts', // ~150 (measured alone): three CLI workers at real speed, a kill, a minute closing after it
   'test/calendar-week-sync.test.ts', // 90: a simulated week at 7,200x
   'test/s3-datasets.test.ts', // 149 (loaded run): CLI runs on S3Proxy read back by four Delta readers
   'test/delta-checkpoint-s3.test.ts', // ~105: 103 versions on S3, four readers at three versions

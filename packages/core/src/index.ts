@@ -1,3 +1,5 @@
+// First: a Node.js older than `engines` is refused here, with a message, before a dependency crashes on it.
+import './internal/supported-node.js';
 export {
   PLANS,
   PlanSchema,
@@ -64,6 +66,7 @@ export type { TradingSession, LocalDate } from './trading-sessions.js';
 export {
   barFinalAfterMs,
   finalReadFromMs,
+  isBarClosedAt,
   tradingDateOf,
   barsMissingBetween,
   dateCalendarMisses,

@@ -114,14 +114,8 @@ export type {
   KafkaProducerDriver,
   KafkaDriverOptions,
 } from './kafka/kafka-producer-driver.js';
-export {
-  KafkajsDriver,
-  kafkajsClientConfig,
-  kafkajsProducerConfig,
-  kafkajsCompression,
-  kafkajsTopicMessages,
-} from './kafka/kafkajs-driver.js';
-export { PlatformaticKafkaDriver, platformaticProducerOptions } from './kafka/platformatic-driver.js';
+export { KafkajsDriver } from './kafka/kafkajs-driver.js';
+export { PlatformaticKafkaDriver } from './kafka/platformatic-driver.js';
 export { KafkaDeliveryError } from './kafka/kafka-delivery-error.js';
 // Avro values in the Confluent wire format, schemas from a schema registry (subjects `<topic>-value`).
 export {
@@ -163,3 +157,6 @@ export type { KafkaFailureKind, KafkaFailureContext, KafkaFailure } from './kafk
 export { checkKafkaCluster, KafkaClusterError } from './kafka/check-kafka-cluster.js';
 export type { KafkaClusterCheck } from './kafka/check-kafka-cluster.js';
 export { KafkaSinkClosedError } from './kafka/kafka-sink-closed-error.js';
+// The Kafka clients, the AWS SDK, the schema registry client and the Parquet and Arrow libraries are
+// optional peer dependencies, installed by the projects that use their parts.
+export { MissingPackageError } from './missing-package-error.js';

@@ -2,8 +2,6 @@ import { datasetDir } from './check-out-dir.js';
 import { resolve } from 'node:path';
 import {
   AbortedError,
-  estimatePlan,
-  limitOverridesOf,
   planLimits,
   systemClock,
   type Clock,
@@ -11,7 +9,13 @@ import {
   type QuoteflowClient,
   type RequestRecord,
 } from '@quoteflow/core';
-import { ClusterWorker, type WorkLease } from '@quoteflow/cluster';
+import {
+  ClusterWorker,
+  batchKlineUnits,
+  type ClusterSyncEvent,
+  type RedisQuotaEvent,
+  type WorkLease,
+} from '@quoteflow/cluster';
 import type { KlineSyncOptions, PipelineHandle } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
@@ -21,7 +25,7 @@ import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-k
 import { CliMetrics, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
 import { klineTransactionalId, resolveKafkaDelivery } from './kafka-delivery.js';
-import { logClusterEvent } from './log-cluster-event.js';
+import { ClusterEventLog } from './cluster-event-log.js';
 import { RequestLog } from './request-log.js';
 import type { ServiceOptions } from './service-options.js';
 import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
@@ -80,6 +84,9 @@ function klineKafkaOptions(
   };
 }
 
+/** Hears what a command's cluster worker reports. */
+export type ClusterListener = (event: ClusterSyncEvent | RedisQuotaEvent) => void;
+
 /** Starts a pipeline over this process's share of the items (with a cluster worker's lease). */
 export type StartOnShare = (mine: readonly string[], lease?: WorkLease) => PipelineHandle<unknown>;
 
@@ -115,6 +122,7 @@ export class CommandRun {
   private constructor(
     private readonly ctx: CommandContext,
     private readonly spec: CommandRunSpec,
+    private readonly clusterListeners: ClusterListener[],
     parts: { metrics?: CliMetrics; worker?: ClusterWorker; requestLog?: RequestLog },
   ) {
     this.metrics = parts.metrics;
@@ -137,6 +145,11 @@ export class CommandRun {
     this.#watchStop();
   }
 
+  /** Every event of the cluster worker (none without `--redis`) goes to `listener` from now on. */
+  watchCluster(listener: ClusterListener): void {
+    this.clusterListeners.push(listener);
+  }
+
   /** Every request the command's client sends from now on (each attempt, once settled) goes to `listener`. */
   watchRequests(listener: (record: RequestRecord) => void): void {
     this.#requestListeners.push(listener);
@@ -146,6 +159,8 @@ export class CommandRun {
   static async start(ctx: CommandContext, spec: CommandRunSpec): Promise<CommandRun> {
     const limits = planLimits(spec.service.plan, spec.service.limits);
     const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
+    const clusterListeners: ClusterListener[] = [];
+    let clusterLog: ClusterEventLog | undefined;
     const worker =
       spec.redis === undefined
         ? undefined
@@ -155,11 +170,13 @@ export class CommandRun {
             limits,
             group: spec.redis.group,
             ...(spec.redis.heartbeatMs === undefined ? {} : { heartbeatMs: spec.redis.heartbeatMs }),
-            onEvent: (e) => {
-              logClusterEvent(ctx.logger, e);
+            onEvent: (e, group) => {
+              clusterLog?.note(e, group);
               metrics?.onClusterEvent(e);
+              for (const listener of clusterListeners) listener(e);
             },
           });
+    if (worker !== undefined) clusterLog = new ClusterEventLog(ctx.logger, ctx.status, worker.workerId);
     const requestLog =
       spec.requestLogDirs === undefined
         ? undefined
@@ -168,7 +185,7 @@ export class CommandRun {
             limits,
             (spec.clock ?? spec.service.testClock ?? systemClock).now(),
           );
-    const run = new CommandRun(ctx, spec, {
+    const run = new CommandRun(ctx, spec, clusterListeners, {
       ...(metrics && { metrics }),
       ...(worker && { worker }),
       ...(requestLog && { requestLog }),
@@ -234,12 +251,27 @@ export class CommandRun {
     }
   }
 
-  /** Runs `start` over this process's share of `items`: all of them, or a cluster worker's share. */
-  share(items: readonly string[], start: StartOnShare, group?: string): PipelineHandle<unknown> {
+  /**
+   * Runs `start` over this process's share of `items`: all of them, or a cluster worker's share
+   * (in the worker's group, or `options.group`; `options.units` move whole).
+   */
+  share(
+    items: readonly string[],
+    start: StartOnShare,
+    options: { readonly group?: string; readonly units?: readonly (readonly string[])[] } = {},
+  ): PipelineHandle<unknown> {
     if (this.worker === undefined) return start(items);
-    return this.worker.share(items, start, {
-      signal: this.signal,
+    return this.worker.share(items, start, { signal: this.signal, ...options });
+  }
+
+  /**
+   * A K-line step over this process's share of its codes: a cluster worker holds whole
+   * `/batch-kline` requests of them (`batchKlineUnits`), so the workers together poll as one client.
+   */
+  shareKlines(step: KlineStep, start: StartOnShare, group?: string): PipelineHandle<unknown> {
+    return this.share(step.codes, start, {
       ...(group === undefined ? {} : { group }),
+      units: batchKlineUnits(step.codes, step.klineTypes, this.client.limits),
     });
   }
 
@@ -287,18 +319,6 @@ export class CommandRun {
         ? {}
         : { statePath: resolve(this.ctx.io.cwd, step.statePath) }),
       ...(step.checkpointMs === undefined ? {} : { checkpointMs: step.checkpointMs }),
-      // A cluster worker polls at the whole universe's refresh period, not at its share's: the
-      // workers then take the shared /batch-kline interval in turns (one worker at its share's pace
-      // would win it more often and leave another's series waiting).
-      ...(this.worker === undefined
-        ? {}
-        : {
-            refreshPeriodMs: estimatePlan(
-              client.plan,
-              { codes: step.codes, klineTypes: step.klineTypes, bars: 0 },
-              limitOverridesOf(client.limits),
-            ).live.refreshPeriodMs,
-          }),
     };
   }
 

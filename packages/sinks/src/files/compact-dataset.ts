@@ -1,16 +1,14 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { Table, tableFromIPC, type RecordBatch } from 'apache-arrow';
-import { readParquet } from 'parquet-wasm';
 import { writeFileDurably } from '@quoteflow/core';
 import type { DatasetKind } from './dataset-columns.js';
 import type { LogFile } from './dataset-log-format.js';
 import { DatasetLog, type DatasetLogOptions } from './dataset-log.js';
 import type { DeltaStats } from './delta/delta-actions.js';
-import { tableStats } from './delta/file-stats.js';
 import type { DatasetFormat } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
-import { encodeArrowTable } from './internal/encode-worker.js';
+import type { FileChunk } from './internal/arrow-chunks.js';
+import { requirePackagesOf } from '../internal/optional-packages.js';
 import {
   isProcessAlive,
   newWriterId,
@@ -238,90 +236,39 @@ async function compactPartition(
   };
 }
 
-interface Chunk {
-  readonly bytes: Uint8Array;
-  readonly rows: number;
-  /** Input bytes read since the previous chunk. */
-  readonly bytesRead: number;
-  /** Delta statistics of a Parquet chunk, from its rows before encoding. */
-  readonly stats?: DeltaStats;
-}
-
 /** The group's rows, in file order, as encoded files of at most `maxRows` rows. */
 async function* readInChunks(
   read: (path: string) => Promise<Uint8Array>,
   group: PartitionGroup,
   maxRows: number,
   dataset: DatasetKind,
-): AsyncGenerator<Chunk> {
+): AsyncGenerator<FileChunk> {
+  const paths = group.files.map((f) => f.path);
   if (group.format === 'ndjson') {
-    yield* ndjsonChunks(read, group, maxRows);
+    yield* ndjsonChunks(read, paths, maxRows);
     return;
   }
-  const format = group.format;
-  let pending: RecordBatch[] = [];
-  let pendingRows = 0;
-  let bytesRead = 0;
-  const cut = (): Chunk => {
-    // Batches are sliced at the row limit, so a file never exceeds it.
-    const take: RecordBatch[] = [];
-    let n = 0;
-    while (n < maxRows && pending.length > 0) {
-      const b = pending.shift()!;
-      if (n + b.numRows <= maxRows) {
-        take.push(b);
-        n += b.numRows;
-      } else {
-        const k = maxRows - n;
-        take.push(b.slice(0, k));
-        pending.unshift(b.slice(k));
-        n += k;
-      }
-    }
-    pendingRows -= n;
-    const table = new Table(take);
-    const stats = format === 'parquet' ? tableStats(table, dataset) : undefined;
-    const chunk = {
-      bytes: encodeArrowTable(table, format),
-      rows: n,
-      bytesRead,
-      ...(stats === undefined ? {} : { stats }),
-    };
-    bytesRead = 0;
-    return chunk;
-  };
-  for (const file of group.files) {
-    const bytes = await read(file.path);
-    bytesRead += bytes.length;
-    const table =
-      format === 'parquet' ? tableFromIPC(readParquet(bytes).intoIPCStream()) : tableFromIPC(bytes);
-    for (const b of table.batches) {
-      if (b.numRows === 0) continue;
-      pending.push(b);
-      pendingRows += b.numRows;
-    }
-    while (pendingRows >= maxRows) yield cut();
-  }
-  if (pendingRows > 0) yield cut();
-  pending = [];
+  requirePackagesOf('datasets');
+  const { arrowChunks } = await import('./internal/arrow-chunks.js');
+  yield* arrowChunks(read, paths, group.format, maxRows, dataset);
 }
 
 async function* ndjsonChunks(
   read: (path: string) => Promise<Uint8Array>,
-  group: PartitionGroup,
+  paths: readonly string[],
   maxRows: number,
-): AsyncGenerator<Chunk> {
+): AsyncGenerator<FileChunk> {
   let lines: string[] = [];
   let bytesRead = 0;
-  const cut = (): Chunk => {
+  const cut = (): FileChunk => {
     const take = lines.slice(0, maxRows);
     lines = lines.slice(take.length);
     const chunk = { bytes: new TextEncoder().encode(`${take.join('\n')}\n`), rows: take.length, bytesRead };
     bytesRead = 0;
     return chunk;
   };
-  for (const file of group.files) {
-    const text = Buffer.from(await read(file.path)).toString('utf8');
+  for (const path of paths) {
+    const text = Buffer.from(await read(path)).toString('utf8');
     bytesRead += Buffer.byteLength(text);
     for (const line of text.split('\n')) if (line.trim() !== '') lines.push(line);
     while (lines.length >= maxRows) yield cut();

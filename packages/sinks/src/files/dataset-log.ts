@@ -27,9 +27,9 @@ import { readLegacyLog, removeLegacyLog } from './delta/legacy-log.js';
 import { FileSinkError } from './file-sink-error.js';
 import { applyLogEntry } from './internal/apply-log-entry.js';
 import { acquirePublishLock, type PublishLockOptions } from './internal/publish-lock.js';
-import { checkpointName, checkpointParquet, lastCheckpoint } from './delta/delta-checkpoint.js';
 import { LocalStore } from './storage/local-store.js';
 import type { ObjectStore } from './storage/object-store.js';
+import { requirePackagesOf } from '../internal/optional-packages.js';
 
 /** The Delta log of a dataset: `DIR/<dataset>/_delta_log/`. */
 export const DATASET_LOG_DIR = '_delta_log';
@@ -621,6 +621,9 @@ export class DatasetLog {
   async #writeCheckpoint(lines: readonly DeltaAction[]): Promise<void> {
     const version = this.#state.version;
     try {
+      requirePackagesOf('datasets');
+      const { checkpointName, checkpointParquet, lastCheckpoint } =
+        await import('./delta/delta-checkpoint.js');
       const bytes = checkpointParquet(lines);
       await this.store.write(this.#logKey + checkpointName(version), bytes);
       await this.store.write(this.#logKey + LAST_CHECKPOINT, lastCheckpoint(version, lines, bytes.length));

@@ -12,6 +12,7 @@ import { isPartitionClosed } from './internal/closed-partitions.js';
 import { SeriesIntake } from '../series-intake.js';
 import { summarizeKlineFile } from './read-dataset-rows.js';
 import { openStore, type OpenedStore } from './storage/open-store.js';
+import { requirePackagesOf } from '../internal/optional-packages.js';
 
 /** Options of {@link DatasetSink.open}; defaults in {@link DATASET_SINK_DEFAULTS}. */
 export interface DatasetSinkOptions {
@@ -120,6 +121,8 @@ export class DatasetSink implements CommittingSink {
     const { dir } = options;
     if (typeof dir !== 'string' || dir === '')
       throw new FileSinkError('QF_INVALID_OPTION', 'DatasetSink: "dir" must be a non-empty path');
+    // Before the store is opened or a file read: a missing library is the first thing said.
+    requirePackagesOf('datasets');
     const opened = await openStore(dir);
     try {
       const log = await DatasetLog.open(opened.root, 'kline', {
