@@ -20,12 +20,14 @@ import { newSharedClock } from '../../../test/support/shared-clock.js';
 import { benchBroker } from '../../sinks/bench/bench-broker.js';
 import { DAY_MS, soakConfig } from './soak/soak-config.js';
 import { freshnessByClassAndDay, marketOfCode } from './soak/soak-freshness.js';
+import { pollsPerDay } from './soak/soak-polls.js';
 import { SoakProcess, freePort } from './soak/soak-process.js';
 import {
   budgetTable,
   evaluateTargets,
   freshnessTable,
   onceTable,
+  pollsTable,
   processTable,
   tablesTable,
   targetsTable,
@@ -190,6 +192,10 @@ try {
         .join(', '),
   );
   console.log(`\n### Targets\n\n${targetsTable(targets)}`);
+  const polls = await pollsPerDay(join(work, 'requests.tsv'), config.startMs, config.days);
+  console.log(
+    `\n### The machine and the live polls per simulated day\n\n${pollsTable(polls, record, plan, realDayS)}`,
+  );
   console.log(`\n### Processes per simulated day\n\n${processTable(record, names, realDayS)}`);
   console.log(`\n### Tables at each day's end\n\n${tablesTable(record)}`);
   console.log(`\n### Requests per day of the daily limit\n\n${budgetTable(counts)}`);

@@ -13,6 +13,9 @@ export interface ProcessSample {
   readonly atMs: number;
   readonly rssBytes: number;
   readonly heapUsedBytes: number;
+  /** V8's heap as reserved, and the memory of Buffers and WebAssembly outside it (for the RSS's parts). */
+  readonly heapTotalBytes: number;
+  readonly externalBytes: number;
   readonly fds: number;
   readonly handles: number;
   /** Event-loop delay p99 since the previous scrape (prom-client resets it at each). */
@@ -151,6 +154,8 @@ export class SoakProcess {
       atMs: this.now(),
       rssBytes: metrics.get('quoteflow_process_resident_memory_bytes') ?? Number.NaN,
       heapUsedBytes: metrics.get('quoteflow_nodejs_heap_size_used_bytes') ?? Number.NaN,
+      heapTotalBytes: metrics.get('quoteflow_nodejs_heap_size_total_bytes') ?? Number.NaN,
+      externalBytes: metrics.get('quoteflow_nodejs_external_memory_bytes') ?? Number.NaN,
       fds,
       handles: sumOf(metrics, 'quoteflow_nodejs_active_handles'),
       eventLoopP99S: metrics.get('quoteflow_nodejs_eventloop_lag_p99_seconds') ?? Number.NaN,

@@ -1,6 +1,7 @@
 // The soak's figures as the markdown BENCHMARKS.md keeps, and its targets: met or missed.
 import type { SoakConfig } from './soak-config.js';
 import type { FreshnessCell } from './soak-freshness.js';
+import type { PollDay } from './soak-polls.js';
 import type { SoakRecord } from './soak-run.js';
 import type { SoakDayCount } from './soak-sim-protocol.js';
 import type { OnceCheck } from './soak-verify.js';
@@ -59,6 +60,55 @@ export function processTable(record: SoakRecord, names: readonly string[], realD
       );
     }
   });
+  return lines.join('\n');
+}
+
+/**
+ * Per day: the machine's load, the live polls the simulator served against the plan's pace, and
+ * the cores the sync and the depth capture would need for that pace at this clock's speed (their
+ * CPU per request that day, times the requests the plan sends in a day, over a day's real seconds).
+ */
+export function pollsTable(
+  polls: readonly PollDay[],
+  record: SoakRecord,
+  plan: { readonly refreshPeriodMs: number; readonly depthPeriodMs: number | undefined },
+  realDayS: number,
+): string {
+  const plannedBatch = 86_400_000 / plan.refreshPeriodMs;
+  const plannedDepth = plan.depthPeriodMs === undefined ? 0 : 86_400_000 / plan.depthPeriodMs;
+  const lines = [
+    row([
+      'day',
+      'load average (mean, max)',
+      '/batch-kline (of the plan)',
+      'median gap (s; plan ' + (plan.refreshPeriodMs / 1000).toFixed(3) + ')',
+      '/depth-tick (of the plan)',
+      '/kline',
+      'cores the plan needs: sync + depth',
+    ]),
+    rule(7),
+  ];
+  for (const p of polls) {
+    const day = record.days[p.day];
+    if (day === undefined) continue;
+    const loads = day.loads;
+    const mean = loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length);
+    const sync = day.processes['sync']?.cpuS ?? 0;
+    const depth = day.processes['depth']?.cpuS ?? 0;
+    const cores = (cpuS: number, done: number, planned: number): number =>
+      done === 0 ? Number.NaN : ((cpuS / done) * planned) / realDayS;
+    lines.push(
+      row([
+        `${p.day + 1} ${WEEKDAYS[p.day]}`,
+        `${mean.toFixed(1)}, ${Math.max(0, ...loads).toFixed(1)}`,
+        `${p.batchKline.toLocaleString('en-US')} (${((100 * p.batchKline) / plannedBatch).toFixed(1)} %)`,
+        (p.medianBatchGapMs / 1000).toFixed(1),
+        `${p.depthTick.toLocaleString('en-US')} (${((100 * p.depthTick) / Math.max(1, plannedDepth)).toFixed(1)} %)`,
+        p.kline.toLocaleString('en-US'),
+        `${cores(sync, p.batchKline, plannedBatch).toFixed(1)} + ${cores(depth, p.depthTick, plannedDepth).toFixed(1)}`,
+      ]),
+    );
+  }
   return lines.join('\n');
 }
 

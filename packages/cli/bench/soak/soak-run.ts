@@ -2,6 +2,7 @@
 // process every few simulated minutes, one kill -9 and restart of the sync per simulated day (at a
 // seeded moment), the tables' figures at each day's end, then a stop with SIGTERM.
 import { appendFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '@quoteflow/core';
@@ -34,7 +35,12 @@ export interface SoakKill {
 }
 
 export interface SoakRecord {
-  readonly days: { processes: Record<string, ProcessDay>; tables: TableFigures[] }[];
+  readonly days: {
+    processes: Record<string, ProcessDay>;
+    tables: TableFigures[];
+    /** The machine's 1-minute load averages at each sample (the other work on it included). */
+    loads: number[];
+  }[];
   readonly kills: SoakKill[];
   /** When the first start of the sync said /ready. */
   firstReadyAtMs: number | undefined;
@@ -102,7 +108,7 @@ export class SoakRun {
     private readonly workDir: string,
   ) {
     this.record = {
-      days: Array.from({ length: config.days }, () => ({ processes: {}, tables: [] })),
+      days: Array.from({ length: config.days }, () => ({ processes: {}, tables: [], loads: [] })),
       kills: [],
       firstReadyAtMs: undefined,
       stoppedAtMs: config.startMs,
@@ -180,6 +186,7 @@ export class SoakRun {
   }
 
   async #sample(day: number): Promise<void> {
+    this.record.days[day]!.loads.push(loadavg()[0]!);
     const bucket = this.record.days[day]!.processes;
     await Promise.all(
       this.processes.map(async (p) => {
