@@ -2,7 +2,7 @@
 import type { SoakConfig } from './soak-config.js';
 import type { FreshnessCell } from './soak-freshness.js';
 import type { PollDay } from './soak-polls.js';
-import type { SoakRecord } from './soak-run.js';
+import { median, type SoakRecord } from './soak-run.js';
 import type { SoakDayCount } from './soak-sim-protocol.js';
 import type { OnceCheck } from './soak-verify.js';
 
@@ -35,8 +35,8 @@ export function processTable(record: SoakRecord, names: readonly string[], realD
       'process',
       'RSS max (MB)',
       'heap max (MB)',
-      'fds max',
-      'handles max',
+      'fds median (max)',
+      'handles median (max)',
       'event-loop p99 max (ms)',
       'CPU (% of a core)',
     ]),
@@ -52,8 +52,8 @@ export function processTable(record: SoakRecord, names: readonly string[], realD
           name,
           (p.rssMaxBytes / MB).toFixed(0),
           (p.heapMaxBytes / MB).toFixed(0),
-          p.fdsMax,
-          p.handlesMax,
+          `${median(p.fds)} (${Math.max(0, ...p.fds)})`,
+          `${median(p.handles)} (${Math.max(0, ...p.handles)})`,
           (p.eventLoopP99MaxS * 1000).toFixed(0),
           ((100 * p.cpuS) / realDayS).toFixed(0),
         ]),
@@ -221,8 +221,8 @@ export function evaluateTargets(input: {
       const pairs: [string, number, number][] = [
         ['RSS', a.rssMaxBytes / MB, b.rssMaxBytes / MB],
         ['heap', a.heapMaxBytes / MB, b.heapMaxBytes / MB],
-        ['descriptors', a.fdsMax, b.fdsMax],
-        ['handles', a.handlesMax, b.handlesMax],
+        ['descriptors (median)', median(a.fds), median(b.fds)],
+        ['handles (median)', median(a.handles), median(b.handles)],
       ];
       for (const [what, day2, dayN] of pairs)
         out.push({

@@ -13,13 +13,20 @@ import { tableFigures, type TableFigures } from './soak-tables.js';
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 
+/** The median of `xs` (NaN when empty). */
+export function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
 /** One process's figures over one simulated day. */
 export interface ProcessDay {
   samples: number;
   rssMaxBytes: number;
   heapMaxBytes: number;
-  fdsMax: number;
-  handlesMax: number;
+  /** Descriptors and active handles at each sample (a child process of a compaction adds a few for a moment). */
+  fds: number[];
+  handles: number[];
   /** The highest of the day's event-loop delay p99s (each over one sample interval). */
   eventLoopP99MaxS: number;
   /** CPU seconds the process used that day (user + system). */
@@ -70,8 +77,8 @@ const emptyDay = (): ProcessDay => ({
   samples: 0,
   rssMaxBytes: 0,
   heapMaxBytes: 0,
-  fdsMax: 0,
-  handlesMax: 0,
+  fds: [],
+  handles: [],
   eventLoopP99MaxS: 0,
   cpuS: 0,
 });
@@ -208,8 +215,8 @@ export class SoakRun {
         d.samples++;
         d.rssMaxBytes = Math.max(d.rssMaxBytes, s.rssBytes);
         d.heapMaxBytes = Math.max(d.heapMaxBytes, s.heapUsedBytes);
-        d.fdsMax = Math.max(d.fdsMax, s.fds);
-        d.handlesMax = Math.max(d.handlesMax, s.handles);
+        d.fds.push(s.fds);
+        d.handles.push(s.handles);
         d.eventLoopP99MaxS = Math.max(d.eventLoopP99MaxS, s.eventLoopP99S);
       }),
     );
