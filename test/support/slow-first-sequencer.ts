@@ -14,12 +14,16 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 export const KNOWN_SLOW_FILES = [
   'test/cluster-sync.test.ts', // 140: three worker processes, a kill, a Redis restart, a pause
   'test/cluster-cli.test.ts', // ~150 (measured alone): three CLI workers at real speed, a kill, a minute closing after it
+  'test/container-image.test.ts', // ~130 on a fresh machine (the image's build; ~30 when it is built)
   'test/calendar-week-sync.test.ts', // 90: a simulated week at 7,200x
   'test/s3-datasets.test.ts', // 149 (loaded run): CLI runs on S3Proxy read back by four Delta readers
   'test/delta-checkpoint-s3.test.ts', // ~105: 103 versions on S3, four readers at three versions
   'test/s3-crash.test.ts', // 88: kill -9 of a writer and a compactor on S3, six rounds
   'test/s3-log-compaction.test.ts', // ~85
   'test/cli-kline.test.ts', // 70
+  'test/format-versions.test.ts', // ~55 on a loaded machine: the fixture continued, three refusals
+  'test/table-writers.property.test.ts', // ~50 (loaded): writer processes on a disk and S3Proxy, every version read
+  'test/cli-table-writers.test.ts', // ~45 (loaded): syncs and captures meeting at one table
   'test/quota-processes.test.ts', // 65: a plan's one-a-minute rule at real speed
   'test/cli-failures.test.ts', // 94 while its 30 s connect-timeout wait did not overlap its other tests
   'test/kafka-security.test.ts', // 59

@@ -1,4 +1,12 @@
 export {};
+// Format versions: what this release writes, the newest it continues, and the one check of both.
+export {
+  QUOTEFLOW_FORMAT_VERSION,
+  UNVERSIONED_FORMAT,
+  FORMAT_VERSION_PROPERTY,
+  FormatVersionError,
+  checkFormatVersion,
+} from './format-version.js';
 // Sinks that commit in checkpoints and know how far each series reached (exactly once in any composition).
 export type { CommittingSink, SinkCheckpoint } from './committing-sink.js';
 export { commitTo, CommitControl } from './commit-to.js';
@@ -36,6 +44,12 @@ export {
   summarizeKlineFile,
 } from './files/read-dataset-rows.js';
 export type { DatasetLogOptions, DatasetTransaction, FileSummary, LogChange } from './files/dataset-log.js';
+// One table, several writers: each claims its series in the log; a second one meets a refusal.
+export { IF_OWNED, TABLE_WRITER_DEFAULTS } from './files/table-writer.js';
+export type { IfOwned, TableClaimOptions, TableWriter, TableWriterOptions } from './files/table-writer.js';
+export { TableOwnedError } from './files/table-claims.js';
+export { checkTableOwners } from './files/check-table-owners.js';
+export type { CheckTableOwnersOptions } from './files/check-table-owners.js';
 export { LOG_OPERATIONS, addWatermark } from './files/dataset-log-format.js';
 export type {
   LogEntry,
@@ -54,6 +68,7 @@ export { openStore } from './files/storage/open-store.js';
 export type { OpenedStore } from './files/storage/open-store.js';
 export { openLocalCopy } from './files/storage/local-copy.js';
 export type { LocalCopy } from './files/storage/local-copy.js';
+export { checkTableFormats } from './files/check-table-formats.js';
 export { FileSinkError, FILE_SINK_ERROR_CODES } from './files/file-sink-error.js';
 export type { FileSinkErrorCode } from './files/file-sink-error.js';
 // Kafka: topics P.kline / P.depth / P.suspension (contract.md "Kafka"), idempotent, acks=all.
@@ -75,6 +90,8 @@ export { KafkaKlineSinkError, KAFKA_KLINE_SINK_ERROR_CODES } from './kafka/kafka
 export type { KafkaKlineSinkErrorCode } from './kafka/kafka-kline-sink-error.js';
 export { klineWatermarkMessage, klineWatermarksOf } from './kafka/kline-watermark-record.js';
 export type { KlineWatermarkValue } from './kafka/kline-watermark-record.js';
+export { checkKlineWatermarksFormat } from './kafka/check-kline-watermarks-format.js';
+export type { KlineWatermarksFormatCheck } from './kafka/check-kline-watermarks-format.js';
 export { isProducerFencedError } from './kafka/kafka-transactional-driver.js';
 export type {
   KafkaTransactionalDriver,

@@ -1,13 +1,19 @@
 import { Option, type Command } from 'commander';
-import type { KlineType } from '@quoteflow/core';
 import { KAFKA_DELIVERIES, type DatasetFormat, type KafkaDelivery } from '@quoteflow/sinks';
-import { DATASET_FORMAT_CHOICES, KLINE_TYPE_HELP } from '../internal/choices.js';
+import { DATASET_FORMAT_CHOICES } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
-import { intAtLeast, klineTypeList } from '../internal/parse-args.js';
+import { intAtLeast } from '../internal/parse-args.js';
+import {
+  addKlineTypesOptions,
+  klineTypesFlag,
+  resolveKlineTypes,
+  type KlineTypesFlags,
+} from '../internal/kline-types-options.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
 import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
 import {
   addKafkaConnectionOptions,
@@ -15,10 +21,9 @@ import {
   type KafkaConnectionFlags,
 } from '../internal/kafka-options.js';
 
-interface SyncFlags extends KafkaConnectionFlags {
+interface SyncFlags extends KafkaConnectionFlags, KlineTypesFlags {
   codes?: string[];
   codesFile?: string;
-  klineTypes: KlineType[];
   bars: number;
   out: string;
   format: DatasetFormat;
@@ -33,6 +38,7 @@ interface SyncFlags extends KafkaConnectionFlags {
   metricsPort?: number;
   requestLog?: boolean;
   checkpointMs?: number;
+  waitForWriter?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -54,8 +60,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
         'restart backfills the gap first: no gap, no duplicate.',
     );
   addCodesOptions(cmd);
-  cmd
-    .requiredOption('--kline-types <list>', `kline types, comma-separated: ${KLINE_TYPE_HELP}`, klineTypeList)
+  addKlineTypesOptions(cmd)
     .requiredOption('--bars <n>', 'closed bars of history per series on the first run', intAtLeast(0))
     .requiredOption('--out <dir>', 'dataset directory or s3://bucket/prefix')
     .addOption(
@@ -72,6 +77,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       '--request-log',
       'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
     )
+    .option('--wait-for-writer', WAIT_FOR_WRITER_HELP)
     .addOption(
       new Option('--checkpoint-ms <ms>', 'flush files and write state this often')
         .argParser(intAtLeast(100))
@@ -80,20 +86,21 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
   addKafkaDeliveryOptions(cmd);
   addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SyncFlags) => {
+    const klineTypes = resolveKlineTypes(flags);
     const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
     const { checkKlineTypes } = await import('../internal/check-kline-types.js');
-    checkKlineTypes(codes, flags.klineTypes, '--kline-types');
+    checkKlineTypes(codes, klineTypes, klineTypesFlag(flags));
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
     const kafka = await syncKafkaOf(flags, ctx);
-    await checkOutDir(flags.out, ctx.io.cwd);
+    await checkOutDir(flags.out, ctx.io.cwd, '--out', ['kline']);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
       service,
       codes,
-      klineTypes: flags.klineTypes,
+      klineTypes,
       bars: flags.bars,
       out: flags.out,
       format: flags.format,
@@ -105,6 +112,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       requestLog: flags.requestLog,
       checkpointMs: flags.checkpointMs,
       redis: flags.redis,
+      waitForWriter: flags.waitForWriter,
     });
   });
 }

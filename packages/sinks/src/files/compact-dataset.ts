@@ -13,6 +13,7 @@ import {
   isProcessAlive,
   newWriterId,
   partFileName,
+  removeEmptyStaging,
   stagingPathFor,
   STAGING_DIR,
 } from './internal/staging.js';
@@ -129,6 +130,7 @@ async function compactOpened(
     results.push(result);
     options.onPartition?.(result);
   }
+  if (!log.remote) await removeEmptyStaging(root);
   return results;
 }
 
