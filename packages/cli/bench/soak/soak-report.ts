@@ -197,6 +197,27 @@ export function onceTable(checks: readonly OnceCheck[]): string {
   return lines.join('\n');
 }
 
+/**
+ * Ceilings no process comes near (a day's sync peaks near 600 MB, 140 descriptors, 40 handles):
+ * what a one-day run (the CI step) can say of memory, descriptors and handles without comparing
+ * days: a leak of the gross kind, not a figure of speed.
+ */
+const CEILINGS = { rssMB: 1_536, fds: 1_024, handles: 1_024 } as const;
+
+function boundedTargets(record: SoakRecord, names: readonly string[]): SoakTarget[] {
+  return names.map((name) => {
+    const days = record.days.flatMap((d) => (d.processes[name] === undefined ? [] : [d.processes[name]]));
+    const rssMB = Math.max(0, ...days.map((d) => d.rssMaxBytes)) / MB;
+    const fds = Math.max(0, ...days.flatMap((d) => d.fds));
+    const handles = Math.max(0, ...days.flatMap((d) => d.handles));
+    return {
+      target: `${name} bounded: RSS ≤ ${CEILINGS.rssMB} MB, descriptors and handles ≤ ${CEILINGS.fds}`,
+      measured: `${rssMB.toFixed(0)} MB, ${fds} descriptors, ${handles} handles at most`,
+      met: days.length > 0 && rssMB <= CEILINGS.rssMB && fds <= CEILINGS.fds && handles <= CEILINGS.handles,
+    };
+  });
+}
+
 /** Whether each of the issue's targets holds. */
 export function evaluateTargets(input: {
   readonly config: SoakConfig;
@@ -232,6 +253,7 @@ export function evaluateTargets(input: {
         });
     }
   }
+  out.push(...boundedTargets(record, names));
   const refused = counts.reduce((n, c) => n + c.refused, 0);
   out.push({ target: '0 refusals', measured: String(refused), met: refused === 0 });
   const busiest = counts.reduce((m, c) => Math.max(m, c.requests), 0);

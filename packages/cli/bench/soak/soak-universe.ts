@@ -79,23 +79,30 @@ export function planOf(codes: readonly string[], depthIntervalMs: number, workDi
     { encoding: 'utf8', maxBuffer: 64 << 20 },
   );
   if (run.status !== 0) throw new Error(`quoteflow plan exited ${run.status}: ${run.stderr}`);
+  // `quoteflow plan --format json` names its fields in snake_case (docs/reference.md).
   const { estimate } = JSON.parse(run.stdout) as {
     estimate: {
       fits: boolean;
-      dailyShareByCalendar: number;
-      live: SoakPlan & { markets: SoakPlan['markets'] };
+      daily_share_by_calendar: number;
+      live: {
+        refresh_period_ms: number;
+        depth_period_ms?: number | null;
+        requests_per_day_by_calendar: number;
+        markets: { market: string; series: number; refresh_while_trading_ms: number }[];
+      };
     };
   };
+  const { live } = estimate;
   return {
     fits: estimate.fits,
-    refreshPeriodMs: estimate.live.refreshPeriodMs,
-    depthPeriodMs: estimate.live.depthPeriodMs ?? undefined,
-    requestsPerDayByCalendar: estimate.live.requestsPerDayByCalendar,
-    dailyShareByCalendar: estimate.dailyShareByCalendar,
-    markets: estimate.live.markets.map((m) => ({
+    refreshPeriodMs: live.refresh_period_ms,
+    depthPeriodMs: live.depth_period_ms ?? undefined,
+    requestsPerDayByCalendar: live.requests_per_day_by_calendar,
+    dailyShareByCalendar: estimate.daily_share_by_calendar,
+    markets: live.markets.map((m) => ({
       market: m.market,
       series: m.series,
-      refreshWhileTradingMs: m.refreshWhileTradingMs,
+      refreshWhileTradingMs: m.refresh_while_trading_ms,
     })),
   };
 }
