@@ -2,7 +2,8 @@
 import type { SoakConfig } from './soak-config.js';
 import type { FreshnessCell } from './soak-freshness.js';
 import type { PollDay } from './soak-polls.js';
-import { median, type SoakRecord } from './soak-run.js';
+import type { ClaimCommit } from './soak-tables.js';
+import { median, type SoakKill, type SoakRecord } from './soak-run.js';
 import type { SoakDayCount } from './soak-sim-protocol.js';
 import type { OnceCheck } from './soak-verify.js';
 
@@ -303,4 +304,33 @@ export function targetsTable(targets: readonly SoakTarget[]): string {
   for (const t of targets)
     lines.push(row([t.target, t.measured, t.met ? 'yes' : t.timed === true ? '**no** (timed)' : '**no**']));
   return lines.join('\n');
+}
+
+/** The writers' lease (`TableWriter`'s default): what a restart would wait for a claim it cannot judge. */
+const LEASE_S = 300;
+
+/**
+ * How long after each kill -9 the restarted sync claimed the kline table's series again (the
+ * first claim commit after the kill, real seconds): at once when it sees that the claim's writer
+ * was a process of this machine that is gone, a lease (300 s real) when it cannot tell. Timed:
+ * a wait costs freshness, and the once-checks say what it cost the data.
+ */
+export function takeoverTarget(
+  kills: readonly SoakKill[],
+  claims: readonly ClaimCommit[],
+  speed: number,
+): SoakTarget {
+  const delays = kills.map((k) => {
+    const claim = claims.find((c) => c.timestampMs >= k.atRealMs);
+    return claim === undefined ? undefined : (claim.timestampMs - k.atRealMs) / 1000;
+  });
+  return {
+    target: `after each kill -9 the restarted sync takes its dead claim over at once (same host, its pid gone), not after the ${LEASE_S} s lease`,
+    measured:
+      delays.length === 0
+        ? 'no kill'
+        : `claimed again after ${delays.map((d) => (d === undefined ? 'never' : `${d.toFixed(1)} s (${((d * speed) / 60).toFixed(0)} simulated min)`)).join(', ')}`,
+    met: delays.every((d) => d !== undefined && d < LEASE_S),
+    timed: true,
+  };
 }

@@ -37,6 +37,8 @@ export interface ProcessDay {
 export interface SoakKill {
   readonly day: number;
   readonly atMs: number;
+  /** The same instant on the machine's clock (claims in the Delta log carry real times). */
+  readonly atRealMs: number;
   /** When the restarted sync said /ready (its backfill done), market ms. */
   readyAtMs: number | undefined;
 }
@@ -171,8 +173,9 @@ export class SoakRun {
 
   async #killAndRestart(day: number): Promise<void> {
     const atMs = this.clock.now();
+    const atRealMs = Date.now();
     await this.sync.kill9();
-    const kill: SoakKill = { day, atMs, readyAtMs: undefined };
+    const kill: SoakKill = { day, atMs, atRealMs, readyAtMs: undefined };
     this.record.kills.push(kill);
     this.sync.start();
     kill.readyAtMs = await readyAt(this.sync, this.clock, 600_000);

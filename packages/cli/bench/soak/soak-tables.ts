@@ -1,7 +1,7 @@
 // What the soak's tables look like on disk at a moment: per dataset, the newest Delta log version,
-// the log's files, and the data files in each partition (on a local disk the live files: a
-// compaction swaps a partition's files, it does not leave the old ones beside the new).
-import { readdir } from 'node:fs/promises';
+// the log's files, and the data files on disk in each partition (the live ones and those a
+// compaction removed from the log and a vacuum has not deleted yet); the claims in the log.
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface TableFigures {
@@ -51,4 +51,32 @@ export async function tableFigures(out: string, dataset: string): Promise<TableF
     maxFilesPerPartition: counts.length === 0 ? 0 : Math.max(...counts),
     files: counts.reduce((a, b) => a + b, 0),
   };
+}
+
+/** A claim commit in a table's log: who claimed (or released) its series, and when (real ms). */
+export interface ClaimCommit {
+  readonly version: number;
+  readonly writer: string;
+  readonly timestampMs: number;
+}
+
+/** Every claim commit of `dataset` under `out`, oldest first. */
+export async function claimCommits(out: string, dataset: string): Promise<ClaimCommit[]> {
+  const logDir = join(out, dataset, '_delta_log');
+  const commits = (await list(logDir)).filter((f) => /^\d{20}\.json$/.test(f)).sort();
+  const claims: ClaimCommit[] = [];
+  for (const f of commits) {
+    for (const line of (await readFile(join(logDir, f), 'utf8')).split('\n')) {
+      if (!line.includes('"commitInfo"')) continue;
+      const info = (JSON.parse(line) as { commitInfo: Record<string, unknown> }).commitInfo;
+      const own = info['quoteflow'] as { operation?: string; writer?: string } | undefined;
+      if (own?.operation === 'claim' && own.writer !== undefined)
+        claims.push({
+          version: Number(f.slice(0, 20)),
+          writer: own.writer,
+          timestampMs: Number(info['timestamp']),
+        });
+    }
+  }
+  return claims;
 }
