@@ -186,7 +186,8 @@ try {
   console.log(
     `\nRan ${(record.realS / 60).toFixed(1)} min real for ${config.days} simulated day(s): ` +
       `${((record.endMs - config.startMs) / 1000 / record.realS).toFixed(0)}x on average; the simulator used ` +
-      `${((100 * simCpuS) / record.realS).toFixed(0)} % of a core. Kills: ` +
+      `${((100 * simCpuS) / record.realS).toFixed(0)} % of a core. The end waited ` +
+      `${record.settle === undefined ? '–' : `${record.settle.waitedS.toFixed(1)} s for the sync to ${record.settle.settled ? 'catch up and commit' : 'catch up, in vain'}`}. Kills: ` +
       record.kills
         .map(
           (k) =>

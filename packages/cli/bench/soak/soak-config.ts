@@ -19,9 +19,9 @@ export interface SoakConfig {
   readonly sampleMinutes: number;
   /**
    * Simulated minutes the commands run past the week's end before their SIGTERM, so that every bar
-   * that closed in the week can have reached the sinks (the final check asks for all of them):
-   * 18 s real at 200x, many times the lag of a loaded machine (a day's median freshness is a few
-   * simulated seconds), so that the CI step's check cannot miss a bar only for being slow.
+   * that closed in the week can have reached the sinks (the final check asks for all of them); then
+   * the end waits, up to 5 real minutes, for the sync to have caught up and committed
+   * (soak-settle.ts), so that the CI step's check cannot miss a bar only for a slow machine.
    */
   readonly graceMinutes: number;
   /** Depth interval of `quoteflow depth` (market ms). */

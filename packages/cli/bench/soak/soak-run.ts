@@ -8,10 +8,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '@quoteflow/core';
 import { DAY_MS, type SoakConfig } from './soak-config.js';
 import type { SoakProcess, ProcessSample } from './soak-process.js';
+import { settle, type Settled } from './soak-settle.js';
 import { tableFigures, type TableFigures } from './soak-tables.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
+/** Real time the end waits at most for the sync to catch up and commit (soak-settle.ts). */
+const SETTLE_GIVE_UP_MS = 300_000;
 
 /** The median of `xs` (NaN when empty). */
 export function median(xs: readonly number[]): number {
@@ -53,6 +56,8 @@ export interface SoakRecord {
   readonly kills: SoakKill[];
   /** When the first start of the sync said /ready. */
   firstReadyAtMs: number | undefined;
+  /** How the wait for the sync to catch up and commit before the SIGTERM went. */
+  settle: Settled | undefined;
   /** When the final SIGTERM went out (market ms). */
   stoppedAtMs: number;
   /** Exit codes of the final SIGTERM, by process. */
@@ -120,6 +125,7 @@ export class SoakRun {
       days: Array.from({ length: config.days }, () => ({ processes: {}, tables: [], loads: [] })),
       kills: [],
       firstReadyAtMs: undefined,
+      settle: undefined,
       stoppedAtMs: config.startMs,
       stops: {},
       realS: 0,
@@ -159,6 +165,11 @@ export class SoakRun {
     }
     await Promise.all(restarts);
     await this.#until(endMs + config.graceMinutes * MINUTE_MS);
+    const settled = await settle(this.sync, SETTLE_GIVE_UP_MS);
+    this.record.settle = settled;
+    this.log(
+      `the sync ${settled.settled ? 'caught up and committed' : 'did not catch up'} ${settled.waitedS.toFixed(1)} s after the grace (lag ${settled.lagS.toFixed(0)} s)`,
+    );
     this.record.stoppedAtMs = clock.now();
     for (const p of this.processes) this.record.stops[p.name] = await p.stop();
     this.record.realS = (Date.now() - t0) / 1000;
