@@ -1,32 +1,7 @@
-import {
-  BadRequestError,
-  InvalidCodeError,
-  PLANS,
-  RateLimitedError,
-  TooManyProductsError,
-  UnauthorizedCodeError,
-  UnauthorizedTokenError,
-  barPeriodAt,
-  buildBatchKlineRequest,
-  buildDepthTickRequest,
-  buildKlineRequest,
-  buildStaticInfoRequest,
-  buildSuspensionRequest,
-  calendarOf,
-  canPageBackwards,
-  classifyCode,
-  decodeBatchKlineData,
-  decodeDepthTickData,
-  decodeKlineData,
-  decodeStaticInfoData,
-  decodeSuspensionResponse,
-  familyOf,
-  interpretRetResponse,
-  planLimits,
-  type KlineType,
-  type RequestSpec,
-} from '@quoteflow/core';
-import { defaultCatalogue, simPlanLimits, startSimulator, type Simulator } from '@quoteflow/simulator';
+import { PLANS, calendarOf, planLimits, type KlineType } from '@quoteflow/core';
+import { BadRequestError, InvalidCodeError, RateLimitedError, TooManyProductsError, UnauthorizedCodeError, UnauthorizedTokenError, barPeriodAt, buildBatchKlineRequest, buildDepthTickRequest, buildKlineRequest, buildStaticInfoRequest, buildSuspensionRequest, canPageBackwards, classifyCode, decodeBatchKlineData, decodeDepthTickData, decodeKlineData, decodeStaticInfoData, decodeSuspensionResponse, familyOf, interpretRetResponse, type RequestSpec } from '@quoteflow/core/internal';
+import { defaultCatalogue, startSimulator, type Simulator } from '@quoteflow/simulator';
+import { simPlanLimits } from '@quoteflow/simulator/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Cross-check: what the simulator serves validates against the client's own schemas and decoders,

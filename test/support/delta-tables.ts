@@ -5,12 +5,7 @@
  */
 import { expect } from 'vitest';
 import type { Bar } from '../../packages/core/src/index.js';
-import {
-  DatasetLog,
-  DatasetWriter,
-  type ObjectStore,
-  type SeriesWatermark,
-} from '../../packages/sinks/src/index.js';
+import { DatasetLog, DatasetWriter, type SeriesWatermark, type ObjectStore } from '../../packages/sinks/src/index.js';
 import type { DeltaReader, ReadBack, ReadRequest } from './python.js';
 
 /**

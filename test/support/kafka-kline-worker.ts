@@ -6,7 +6,7 @@
 // With QF_TEST_STEP=1 it waits for a line on stdin after each of those, so the test can kill it
 // exactly there. One JSON line per event on stdout.
 import { createInterface } from 'node:readline';
-import { seriesKey } from '@quoteflow/core';
+import { seriesKey } from '@quoteflow/core/internal';
 import { KafkaKlineSink, type KafkaDriverName } from '@quoteflow/sinks';
 import { barIndexOf, klineBar } from './kafka-kline-bars.js';
 

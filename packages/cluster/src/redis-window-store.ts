@@ -1,15 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import {
-  MemoryWindowStore,
-  systemClock,
-  type AcquireResult,
-  type Clock,
-  type EndpointKind,
-  type PlanLimits,
-  type StartTicket,
-  type WindowSpec,
-  type WindowStore,
-} from '@quoteflow/core';
+import { systemClock, type AcquireResult, type Clock, type EndpointKind, type PlanLimits, type StartTicket, type WindowSpec, type WindowStore } from '@quoteflow/core';
+import { MemoryWindowStore } from '@quoteflow/core/internal';
 import type { Redis } from 'ioredis';
 import { ClusterError } from './cluster-error.js';
 import { QuotaRecovery } from './internal/quota-recovery.js';

@@ -1,11 +1,5 @@
-import {
-  seriesKey,
-  systemClock,
-  type BarUpdate,
-  type Clock,
-  type GapMarker,
-  type HistoryMarker,
-} from '@quoteflow/core';
+import { systemClock, type BarUpdate, type Clock, type GapMarker, type HistoryMarker } from '@quoteflow/core';
+import { seriesKey } from '@quoteflow/core/internal';
 import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 import type { CommittingSink, SinkCheckpoint } from './committing-sink.js';
 import { FileSinkError } from './files/file-sink-error.js';

@@ -1,26 +1,13 @@
 import { datasetDir } from './check-out-dir.js';
 import { resolve } from 'node:path';
-import {
-  AbortedError,
-  planLimits,
-  systemClock,
-  type Clock,
-  type KlineType,
-  type QuoteflowClient,
-  type RequestRecord,
-} from '@quoteflow/core';
-import {
-  ClusterWorker,
-  batchKlineUnits,
-  type ClusterSyncEvent,
-  type RedisQuotaEvent,
-  type WorkLease,
-} from '@quoteflow/cluster';
-import { SyncState, type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
-import type { DatasetFormat } from '@quoteflow/sinks';
+import { planLimits, systemClock, type Clock, type KlineType, type QuoteflowClient, type RequestRecord } from '@quoteflow/core';
+import { AbortedError } from '@quoteflow/core/internal';
+import { ClusterWorker, batchKlineUnits, type ClusterSyncEvent, type RedisQuotaEvent, type WorkLease } from '@quoteflow/cluster';
+import { type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
+import { SyncState } from '@quoteflow/pipelines/internal';
+import type { DatasetFormat, KafkaTopicKind } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
-import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
 import { CliMetrics, metricsHost, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';

@@ -1,6 +1,7 @@
 import { UsageError } from './usage-error.js';
 import { resolve } from 'node:path';
-import { limitOverridesOf, sustainedRate, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
+import { type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
+import { limitOverridesOf, sustainedRate } from '@quoteflow/core/internal';
 import { syncGroupName } from '@quoteflow/cluster';
 import { estimatePlan, klineSync, type KlineSyncSummary, type PipelineHandle } from '@quoteflow/pipelines';
 import type { DatasetFormat } from '@quoteflow/sinks';

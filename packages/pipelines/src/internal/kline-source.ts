@@ -1,13 +1,5 @@
-import {
-  runLimited,
-  seriesKey,
-  type Bar,
-  type BarUpdate,
-  type Clock,
-  type GapMarker,
-  type HistoryMarker,
-  type QuoteflowClient,
-} from '@quoteflow/core';
+import { type Bar, type BarUpdate, type Clock, type GapMarker, type HistoryMarker, type QuoteflowClient } from '@quoteflow/core';
+import { runLimited, seriesKey } from '@quoteflow/core/internal';
 import {
   MERGE_GAP_REASONS,
   mergeBars,

@@ -1,4 +1,5 @@
-import { seriesKey, type KlineType } from '@quoteflow/core';
+import { type KlineType } from '@quoteflow/core';
+import { seriesKey } from '@quoteflow/core/internal';
 import type { CommittingSink, SeriesWatermark } from '@quoteflow/sinks';
 
 /**

@@ -1,4 +1,5 @@
-import { seriesKey, type BarUpdate } from '@quoteflow/core';
+import { type BarUpdate } from '@quoteflow/core';
+import { seriesKey } from '@quoteflow/core/internal';
 import {
   SeriesIntake,
   type CommittingSink,

@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { renameDurably, systemClock, type Clock } from '@quoteflow/core';
+import { systemClock, type Clock } from '@quoteflow/core';
+import { renameDurably } from '@quoteflow/core/internal';
 import { join, relative, resolve, sep } from 'node:path';
 import {
   datasetKindOf,

@@ -12,7 +12,8 @@
  * read_committed consumer of `md.kline` sees each final bar of each series exactly once, with its
  * values, and the watermark topic's newest record per series covers them all.
  */
-import { seriesKey, type BarUpdate } from '@quoteflow/core';
+import { type BarUpdate } from '@quoteflow/core';
+import { seriesKey } from '@quoteflow/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FakeKafkaCluster, type FakeDriverHooks } from './internal/fake-transactional-kafka.js';

@@ -1,4 +1,5 @@
-import { seriesKey, type BarUpdate } from '@quoteflow/core';
+import { type BarUpdate } from '@quoteflow/core';
+import { seriesKey } from '@quoteflow/core/internal';
 
 /**
  * What the K-line sink holds back for order: every update of a series whose history is open
