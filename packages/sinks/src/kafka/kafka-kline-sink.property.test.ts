@@ -16,7 +16,7 @@ import { type BarUpdate } from '@quoteflow/core';
 import { seriesKey } from '@quoteflow/core/internal';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FakeKafkaCluster, type FakeDriverHooks } from './internal/fake-transactional-kafka.js';
+import { FakeKafkaCluster, type FakeDriverHooks } from '../../test-support/fake-transactional-kafka.js';
 import { KafkaKlineSinkError } from './kafka-kline-sink-error.js';
 import { KafkaKlineSink } from './kafka-kline-sink.js';
 
