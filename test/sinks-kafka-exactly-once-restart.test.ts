@@ -9,7 +9,7 @@
  * refused; @platformatic/kafka retries every request itself. sinks-kafka-transactions.test.ts
  * redoes transactions on purpose, with lost answers.
  */
-import { seriesKey } from '@quoteflow/core/internal';
+import { seriesKey } from '@quoteflow/core';
 import { KafkaKlineSink, KAFKA_DRIVERS, type KafkaDriverName } from '@quoteflow/sinks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BARS_T0, BAR_MS, barIndexOf, expectedKlineValue, klineBar } from './support/kafka-kline-bars.js';

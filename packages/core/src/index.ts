@@ -35,8 +35,9 @@ export type { ToAsyncIterableOptions } from './adapters/to-async-iterable.js';
 export { toReadable } from './adapters/to-readable.js';
 export type { ToReadableOptions } from './adapters/to-readable.js';
 
-// Domain records.
+// Domain records, and the key of a series (a sink's watermarks are keyed by it).
 export { KLINE_TYPES, isKlineType, EXCHANGES, HISTORY_PHASES } from './domain.js';
+export { seriesKey } from './series-key.js';
 export type {
   KlineType,
   Bar,
@@ -97,5 +98,11 @@ export { systemClock, acceleratedClock, ManualClock, clockScheduler } from './cl
 export type { Clock, AcceleratedClockOptions } from './clock.js';
 
 // Errors: branch on `err.code`; the classes exported are those with fields to read.
-export { ERROR_CODES, QuoteflowError, InvalidOptionError, ServiceError, MissingItemsError } from './errors.js';
+export {
+  ERROR_CODES,
+  QuoteflowError,
+  InvalidOptionError,
+  ServiceError,
+  MissingItemsError,
+} from './errors.js';
 export type { ErrorCode, QuoteflowErrorOptions, ServiceRefusal } from './errors.js';

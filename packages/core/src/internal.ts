@@ -75,5 +75,4 @@ export type {
 } from './estimate-plan.js';
 export { formatDuration } from './format-duration.js';
 export { writeFileDurably, renameDurably, makeDirectory, syncDirectory } from './write-file-durably.js';
-export { seriesKey } from './series-key.js';
 export { suspensionInstant } from './suspension-instant.js';

@@ -1,8 +1,14 @@
-import { type BarUpdate, type Clock, type GapMarker, type HistoryMarker } from '@quoteflow/core';
-import { seriesKey } from '@quoteflow/core/internal';
+import { type BarUpdate, type Clock, type GapMarker, type HistoryMarker, seriesKey } from '@quoteflow/core';
 import type { KafkaKlineSinkOptions } from '@quoteflow/sinks';
 import type { Halt } from '@quoteflow/operators/internal';
-import { CommitControl, commitTo, DatasetSink, KafkaKlineSink, type CommittingSink, type SinkCheckpoint } from '@quoteflow/sinks';
+import {
+  CommitControl,
+  commitTo,
+  DatasetSink,
+  KafkaKlineSink,
+  type CommittingSink,
+  type SinkCheckpoint,
+} from '@quoteflow/sinks';
 import { isS3Url } from '@quoteflow/sinks/internal';
 import type { Observable } from 'rxjs';
 import { Subject, takeUntil, tap } from 'rxjs';

@@ -1,5 +1,11 @@
-import { systemClock, type BarUpdate, type Clock, type GapMarker, type HistoryMarker } from '@quoteflow/core';
-import { seriesKey } from '@quoteflow/core/internal';
+import {
+  systemClock,
+  type BarUpdate,
+  type Clock,
+  type GapMarker,
+  type HistoryMarker,
+  seriesKey,
+} from '@quoteflow/core';
 import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 import type { CommittingSink, SinkCheckpoint } from './committing-sink.js';
 import { FileSinkError } from './files/file-sink-error.js';

@@ -1,4 +1,3 @@
-export {};
 // Format versions: a table or record written by a newer release is refused with this error.
 export { FormatVersionError } from './format-version.js';
 // Sinks that commit in checkpoints and know how far each series reached (exactly once in any composition).

@@ -1,5 +1,4 @@
-import { type BarUpdate } from '@quoteflow/core';
-import { seriesKey } from '@quoteflow/core/internal';
+import { type BarUpdate, seriesKey } from '@quoteflow/core';
 import { addWatermark, type SeriesWatermark } from './files/dataset-log-format.js';
 
 /**

@@ -1,5 +1,13 @@
-import { type Bar, type BarUpdate, type Clock, type GapMarker, type HistoryMarker, type QuoteflowClient } from '@quoteflow/core';
-import { runLimited, seriesKey } from '@quoteflow/core/internal';
+import {
+  type Bar,
+  type BarUpdate,
+  type Clock,
+  type GapMarker,
+  type HistoryMarker,
+  type QuoteflowClient,
+  seriesKey,
+} from '@quoteflow/core';
+import { runLimited } from '@quoteflow/core/internal';
 import {
   MERGE_GAP_REASONS,
   mergeBars,

@@ -1,5 +1,13 @@
-import { calendarOf, type Bar, type BatchKlineGroupResult, type Clock, type KlineType, type QuoteflowClient } from '@quoteflow/core';
-import { KLINE_PERIOD_MS, seriesKey } from '@quoteflow/core/internal';
+import {
+  calendarOf,
+  type Bar,
+  type BatchKlineGroupResult,
+  type Clock,
+  type KlineType,
+  type QuoteflowClient,
+  seriesKey,
+} from '@quoteflow/core';
+import { KLINE_PERIOD_MS } from '@quoteflow/core/internal';
 import type { Subscription } from 'rxjs';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import type { KlineSeriesState } from './kline-series-state.js';

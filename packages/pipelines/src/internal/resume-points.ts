@@ -1,5 +1,4 @@
-import { type KlineType } from '@quoteflow/core';
-import { seriesKey } from '@quoteflow/core/internal';
+import { type KlineType, seriesKey } from '@quoteflow/core';
 import type { CommittingSink, SeriesWatermark } from '@quoteflow/sinks';
 
 /**

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isKlineType } from '@quoteflow/core';
-import { seriesKey } from '@quoteflow/core/internal';
+import { isKlineType, seriesKey } from '@quoteflow/core';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 import type { FileSummary } from './dataset-log.js';
 import type { SeriesWatermark } from './dataset-log-format.js';

@@ -12,8 +12,7 @@
  * read_committed consumer of `md.kline` sees each final bar of each series exactly once, with its
  * values, and the watermark topic's newest record per series covers them all.
  */
-import { type BarUpdate } from '@quoteflow/core';
-import { seriesKey } from '@quoteflow/core/internal';
+import { type BarUpdate, seriesKey } from '@quoteflow/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FakeKafkaCluster, type FakeDriverHooks } from '../../test-support/fake-transactional-kafka.js';

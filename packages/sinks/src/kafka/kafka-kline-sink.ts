@@ -1,5 +1,4 @@
-import { type BarUpdate, type HistoryMarker } from '@quoteflow/core';
-import { seriesKey } from '@quoteflow/core/internal';
+import { type BarUpdate, type HistoryMarker, seriesKey } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import type { SeriesWatermark } from '../files/dataset-log-format.js';
 import { BufferedRecords } from './internal/buffered-records.js';

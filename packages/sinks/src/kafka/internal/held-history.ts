@@ -1,5 +1,4 @@
-import { type BarUpdate } from '@quoteflow/core';
-import { seriesKey } from '@quoteflow/core/internal';
+import { type BarUpdate, seriesKey } from '@quoteflow/core';
 
 /**
  * What the K-line sink holds back for order: every update of a series whose history is open
