@@ -38,6 +38,7 @@ export { depthCapture } from './depth-capture.js';
 export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.js';
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
+export type { PipelineFilesOptions } from './pipeline-files-options.js';
 export { inspectDataset } from './inspect-dataset.js';
 export type { DepthCodeInspection, SuspensionExchangeInspection } from './inspect-records.js';
 export { compactDatasets } from './compact-datasets.js';

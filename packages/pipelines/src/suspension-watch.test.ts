@@ -2,7 +2,13 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { QuoteflowClient, acceleratedClock, type Clock, type Exchange, type SuspensionRecord } from '@quoteflow/core';
+import {
+  QuoteflowClient,
+  acceleratedClock,
+  type Clock,
+  type Exchange,
+  type SuspensionRecord,
+} from '@quoteflow/core';
 import { decodeSuspensionResponse } from '@quoteflow/core/internal';
 import { createSuspensionDiffer, type SuspensionChange } from '@quoteflow/operators';
 import type { KafkaDriverFactory, KafkaMessage } from '@quoteflow/sinks';
@@ -95,7 +101,7 @@ function memoryDriver(sent: KafkaMessage[]): KafkaDriverFactory {
 async function rows(): Promise<{ symbol: string }[]> {
   const out: { symbol: string }[] = [];
   for (const e of await readdir(join(dir, 'suspension'), { recursive: true, withFileTypes: true })) {
-    if (!e.isFile()) continue;
+    if (!e.isFile() || e.parentPath.includes('_delta_log')) continue;
     for (const line of (await readFile(join(e.parentPath, e.name), 'utf8')).split('\n'))
       if (line.trim() !== '') out.push(JSON.parse(line) as { symbol: string });
   }

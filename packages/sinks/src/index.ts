@@ -17,6 +17,10 @@ export type { DatasetKind, DatasetRecord, KlineSubPartition } from './files/data
 export { DatasetLog } from './files/dataset-log.js';
 export type { DeltaStats } from './files/delta/delta-actions.js';
 export type { DatasetLogOptions, DatasetTransaction, FileSummary, LogChange } from './files/dataset-log.js';
+// One table, several writers: each claims its series in the log; a second one meets a refusal.
+export { IF_OWNED, TABLE_WRITER_DEFAULTS } from './files/table-writer.js';
+export type { IfOwned, TableClaimOptions, TableWriter, TableWriterOptions } from './files/table-writer.js';
+export { TableOwnedError } from './files/table-claims.js';
 export { LOG_OPERATIONS } from './files/dataset-log-format.js';
 export type {
   LogEntry,

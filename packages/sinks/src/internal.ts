@@ -13,6 +13,8 @@ export { isS3Url, parseS3Url } from './files/storage/object-store.js';
 export { openStore } from './files/storage/open-store.js';
 export { openLocalCopy } from './files/storage/local-copy.js';
 export { checkTableFormats } from './files/check-table-formats.js';
+export { checkTableOwners } from './files/check-table-owners.js';
+export type { CheckTableOwnersOptions } from './files/check-table-owners.js';
 export { klineWatermarkMessage } from './kafka/kline-watermark-record.js';
 export { checkKlineWatermarksFormat } from './kafka/check-kline-watermarks-format.js';
 export {

@@ -4,7 +4,12 @@ import { calendarOf, type Bar, type GapMarker, type KlineType } from '@quoteflow
 import { HISTORY_GAP_REASONS, isBarClosedAt, mayTradeAt } from '@quoteflow/core/internal';
 import { createBarMerger, type MergeBarsOutput } from '@quoteflow/operators';
 import { SIM_CALENDARS, SIM_KLINE_PERIOD_MS, simBarPeriodAt } from '@quoteflow/simulator/internal';
-import { SIM_DAILY_LABELLINGS, SIM_INTRADAY_LABELLINGS, SIM_PERIOD_LABELLINGS, type SimCalendar } from '@quoteflow/simulator';
+import {
+  SIM_DAILY_LABELLINGS,
+  SIM_INTRADAY_LABELLINGS,
+  SIM_PERIOD_LABELLINGS,
+  type SimCalendar,
+} from '@quoteflow/simulator';
 import { LivePollPlanner } from './live-poll-planner.js';
 import { settleAtMs } from './settle-delay.js';
 import { shortOfClosedBars } from './short-of-closed-bars.js';
@@ -130,7 +135,7 @@ describe('read planning and mergeBars agree on "closed" (property)', () => {
           reason: `${c.market.code} kline_type ${c.klineType}: ${HISTORY_GAP_REASONS.exhausted}; got 1 of 2 bars`,
         };
         // Asked for one closed bar: no shortfall exactly when the one bar read is final.
-        expect(shortOfClosedBars(marker, [bar], 1, c.graceMs) === undefined).toBe(
+        expect(shortOfClosedBars(marker, bar, 1, 1, c.graceMs) === undefined).toBe(
           mergerFinal(bar, c.graceMs),
         );
       }),
