@@ -205,6 +205,19 @@ describe('published API and files', () => {
     expect(names.length, names.sort().join(' ')).toBeLessThanOrEqual(100);
   });
 
+  // `./internal` is outside semver: what users read and copy never reaches for it (the API reports
+  // are generated: pipelines' planner names are core's, re-exported).
+  it('no README and no example imports an internal entry', () => {
+    const pattern = '@quoteflow/[a-z]+/internal[\'"]';
+    const paths = ['*.md', 'examples', ':!packages/*/api/*.api.md'];
+    const run = spawnSync('git', ['grep', '-l', '-E', pattern, '--', ...paths], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim().split('\n').filter(Boolean)).toEqual([]);
+  });
+
   let packed: Packed;
   beforeAll(() => {
     packed = packWorkspace();
