@@ -1,7 +1,22 @@
 import { calendarOf, type KlineType, type TradingCalendar } from '@quoteflow/core';
-import { EXCHANGE_CALENDARS, barFinalAfterMs, barPeriodAt, barsMissingBetween, isWeeklyMarketOpenAt, surelyTradingMsBetween, tradingDateOf, tradingSegmentsOn } from '@quoteflow/core/internal';
+import {
+  EXCHANGE_CALENDARS,
+  barFinalAfterMs,
+  barPeriodAt,
+  barsMissingBetween,
+  isWeeklyMarketOpenAt,
+  surelyTradingMsBetween,
+  tradingDateOf,
+  tradingSegmentsOn,
+} from '@quoteflow/core/internal';
 import { type SimLabelling, type SimCalendar } from '@quoteflow/simulator';
-import { SIM_CALENDARS, SIM_LABELLINGS, isTradingAt, sessionsOfDay, simBarPeriodAt } from '@quoteflow/simulator/internal';
+import {
+  SIM_CALENDARS,
+  SIM_LABELLINGS,
+  isTradingAt,
+  sessionsOfDay,
+  simBarPeriodAt,
+} from '@quoteflow/simulator/internal';
 import { describe, expect, it } from 'vitest';
 
 // Core's calendar (generated from exchange_calendars) against the simulator's (generated from the

@@ -8,7 +8,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator, SIM_DAILY_LABELLINGS, type SimBar } from '../packages/simulator/src/index.js';
+import {
+  startSimulator,
+  type Simulator,
+  SIM_DAILY_LABELLINGS,
+  type SimBar,
+} from '../packages/simulator/src/index.js';
 import { dataFilesUnder, QUOTEFLOW_BIN, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 import { waitUntil } from './support/kafka.js';
 

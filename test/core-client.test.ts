@@ -1,6 +1,19 @@
 import type { QuoteflowError } from '@quoteflow/core';
-import { QuoteflowClient, klineHistory, pollDepth, pollLatestBars, toAsyncIterable, type Bar, type GapMarker } from '@quoteflow/core';
-import { AbortedError, InvalidCodeError, UnauthorizedCodeError, UnauthorizedTokenError } from '@quoteflow/core/internal';
+import {
+  QuoteflowClient,
+  klineHistory,
+  pollDepth,
+  pollLatestBars,
+  toAsyncIterable,
+  type Bar,
+  type GapMarker,
+} from '@quoteflow/core';
+import {
+  AbortedError,
+  InvalidCodeError,
+  UnauthorizedCodeError,
+  UnauthorizedTokenError,
+} from '@quoteflow/core/internal';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
 import { lastValueFrom, take, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,16 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QuoteflowClient, acceleratedClock, calendarOf, klineHistory, type Bar, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
+import {
+  QuoteflowClient,
+  acceleratedClock,
+  calendarOf,
+  klineHistory,
+  type Bar,
+  type BarUpdate,
+  type Clock,
+  type KlineType,
+} from '@quoteflow/core';
 import { tradingDateOf } from '@quoteflow/core/internal';
 import { klineSync } from '@quoteflow/pipelines';
 import { startSimulator, type SimLabelling, type Simulator } from '@quoteflow/simulator';

@@ -7,7 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { filter } from 'rxjs';
 import { calendarOf } from '@quoteflow/core';
-import { barFinalAfterMs, dateCalendarMisses, decodeDepthTickData, decodeKlineData, decodeSuspensionResponse, tradingDateOf } from '@quoteflow/core/internal';
+import {
+  barFinalAfterMs,
+  dateCalendarMisses,
+  decodeDepthTickData,
+  decodeKlineData,
+  decodeSuspensionResponse,
+  tradingDateOf,
+} from '@quoteflow/core/internal';
 import type { Bar, BarUpdate, DepthTick, SuspensionRecord } from '@quoteflow/core';
 import type { ReadStamps } from '@quoteflow/core/internal';
 import {

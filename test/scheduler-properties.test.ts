@@ -3,7 +3,15 @@
 // recorded and checked by an independent brute-force checker.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ENDPOINT_KINDS, PLANS, PlanScheduler, planLimits, type EndpointKind, type PlanLimits, type Priority } from '../packages/core/src/index.js';
+import {
+  ENDPOINT_KINDS,
+  PLANS,
+  PlanScheduler,
+  planLimits,
+  type EndpointKind,
+  type PlanLimits,
+  type Priority,
+} from '../packages/core/src/index.js';
 import { sustainedRate, zonedToUtcMs } from '../packages/core/src/internal.js';
 
 afterEach(() => {

@@ -1,5 +1,28 @@
 import { PLANS, calendarOf, planLimits, type KlineType } from '@quoteflow/core';
-import { BadRequestError, InvalidCodeError, RateLimitedError, TooManyProductsError, UnauthorizedCodeError, UnauthorizedTokenError, barPeriodAt, buildBatchKlineRequest, buildDepthTickRequest, buildKlineRequest, buildStaticInfoRequest, buildSuspensionRequest, canPageBackwards, classifyCode, decodeBatchKlineData, decodeDepthTickData, decodeKlineData, decodeStaticInfoData, decodeSuspensionResponse, familyOf, interpretRetResponse, type RequestSpec } from '@quoteflow/core/internal';
+import {
+  BadRequestError,
+  InvalidCodeError,
+  RateLimitedError,
+  TooManyProductsError,
+  UnauthorizedCodeError,
+  UnauthorizedTokenError,
+  barPeriodAt,
+  buildBatchKlineRequest,
+  buildDepthTickRequest,
+  buildKlineRequest,
+  buildStaticInfoRequest,
+  buildSuspensionRequest,
+  canPageBackwards,
+  classifyCode,
+  decodeBatchKlineData,
+  decodeDepthTickData,
+  decodeKlineData,
+  decodeStaticInfoData,
+  decodeSuspensionResponse,
+  familyOf,
+  interpretRetResponse,
+  type RequestSpec,
+} from '@quoteflow/core/internal';
 import { defaultCatalogue, startSimulator, type Simulator } from '@quoteflow/simulator';
 import { simPlanLimits } from '@quoteflow/simulator/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

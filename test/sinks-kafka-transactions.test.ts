@@ -8,7 +8,15 @@
  * and each bar is committed once; at least once takes every bar, so a replay repeats bars that
  * key + kline_type + ts tell apart.
  */
-import { KafkaKlineSink, KAFKA_DRIVERS, type KafkaDriverName, type KafkaKlineSinkOptions, type KafkaKlineSinkError, type KafkaTransactionalDriver, type KafkaTransactionalDriverFactory } from '@quoteflow/sinks';
+import {
+  KafkaKlineSink,
+  KAFKA_DRIVERS,
+  type KafkaDriverName,
+  type KafkaKlineSinkOptions,
+  type KafkaKlineSinkError,
+  type KafkaTransactionalDriver,
+  type KafkaTransactionalDriverFactory,
+} from '@quoteflow/sinks';
 import { KafkajsDriver, klineWatermarkMessage, PlatformaticKafkaDriver } from '@quoteflow/sinks/internal';
 import kafkajs from 'kafkajs';
 import {

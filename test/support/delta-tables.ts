@@ -5,7 +5,12 @@
  */
 import { expect } from 'vitest';
 import type { Bar } from '../../packages/core/src/index.js';
-import { DatasetLog, DatasetWriter, type SeriesWatermark, type ObjectStore } from '../../packages/sinks/src/index.js';
+import {
+  DatasetLog,
+  DatasetWriter,
+  type SeriesWatermark,
+  type ObjectStore,
+} from '../../packages/sinks/src/index.js';
 import type { DeltaReader, ReadBack, ReadRequest } from './python.js';
 
 /**

@@ -1,5 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { systemClock, type AcquireResult, type Clock, type EndpointKind, type PlanLimits, type StartTicket, type WindowSpec, type WindowStore } from '@quoteflow/core';
+import {
+  systemClock,
+  type AcquireResult,
+  type Clock,
+  type EndpointKind,
+  type PlanLimits,
+  type StartTicket,
+  type WindowSpec,
+  type WindowStore,
+} from '@quoteflow/core';
 import { MemoryWindowStore } from '@quoteflow/core/internal';
 import type { Redis } from 'ioredis';
 import { ClusterError } from './cluster-error.js';

@@ -1,4 +1,11 @@
-import { PlanScheduler, type EndpointKind, type PlanSchedulerOptions, type PlanSchedulerStats, type RequestScheduler, type ScheduledRequest } from '@quoteflow/core';
+import {
+  PlanScheduler,
+  type EndpointKind,
+  type PlanSchedulerOptions,
+  type PlanSchedulerStats,
+  type RequestScheduler,
+  type ScheduledRequest,
+} from '@quoteflow/core';
 import { PLAN_SCHEDULER_DEFAULTS } from '@quoteflow/core/internal';
 import { RedisWindowStore } from './redis-window-store.js';
 import {

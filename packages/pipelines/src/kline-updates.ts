@@ -1,4 +1,10 @@
-import { type BarUpdate, type GapMarker, type HistoryMarker, type KlineType, type QuoteflowClient } from '@quoteflow/core';
+import {
+  type BarUpdate,
+  type GapMarker,
+  type HistoryMarker,
+  type KlineType,
+  type QuoteflowClient,
+} from '@quoteflow/core';
 import { estimatePlan, limitOverridesOf } from '@quoteflow/core/internal';
 import type { BarMergerOptions } from '@quoteflow/operators';
 import type { CommittingSink } from '@quoteflow/sinks';

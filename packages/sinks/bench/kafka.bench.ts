@@ -26,7 +26,16 @@
 import { randomBytes } from 'node:crypto';
 import { Producer } from '@platformatic/kafka';
 import type { DepthTick } from '@quoteflow/core';
-import { KAFKA_SINK_DEFAULTS, KafkaSink, SchemaRegistrySerializer, toKafka, type KafkaCompression, type KafkaDriverName, type KafkaDriverOptions, type KafkaValueSerializer } from '@quoteflow/sinks';
+import {
+  KAFKA_SINK_DEFAULTS,
+  KafkaSink,
+  SchemaRegistrySerializer,
+  toKafka,
+  type KafkaCompression,
+  type KafkaDriverName,
+  type KafkaDriverOptions,
+  type KafkaValueSerializer,
+} from '@quoteflow/sinks';
 import { toKafkaMessage } from '@quoteflow/sinks/internal';
 import kafkajs from 'kafkajs';
 // The sink's own client settings (internal: their types are the clients'), so the baselines run with exactly them.

@@ -1,4 +1,10 @@
-import { FormatVersionError, type KafkaSinkOptions, type KafkaTopicKind, type KafkaTopicSpec, type KafkaValueSerializer } from '@quoteflow/sinks';
+import {
+  FormatVersionError,
+  type KafkaSinkOptions,
+  type KafkaTopicKind,
+  type KafkaTopicSpec,
+  type KafkaValueSerializer,
+} from '@quoteflow/sinks';
 import { checkKafkaCluster, checkKlineWatermarksFormat, KafkaClusterError } from '@quoteflow/sinks/internal';
 import { envSecondsMs } from './env-seconds.js';
 import type { CliKafkaOptions } from './kafka-options.js';

@@ -128,7 +128,7 @@ export async function tokenBudgetToday(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<DailyBudget> {
   const { PlanScheduler } = await import('@quoteflow/core');
-const { SqliteWindowStore, quoteflowStateDir } = await import('@quoteflow/core/internal');
+  const { SqliteWindowStore, quoteflowStateDir } = await import('@quoteflow/core/internal');
   const store = new SqliteWindowStore({ token, stateDir: quoteflowStateDir(env) });
   const scheduler = new PlanScheduler(limits, { store });
   try {

@@ -1,4 +1,12 @@
-import { type BucketSpec, type DailyWindow, type EndpointKind, type PlanLimits, type RollingWindowSpec, type SlidingWindowSpec, type WindowSpec } from '@quoteflow/core';
+import {
+  type BucketSpec,
+  type DailyWindow,
+  type EndpointKind,
+  type PlanLimits,
+  type RollingWindowSpec,
+  type SlidingWindowSpec,
+  type WindowSpec,
+} from '@quoteflow/core';
 import { PlanWindows } from '@quoteflow/core/internal';
 
 /** The windows one start of an endpoint must fit, with their Redis keys. */

@@ -1,4 +1,11 @@
-import { clockScheduler, type Bar, type BatchKlineGroupResult, type Clock, type KlineType, type QuoteflowClient } from '@quoteflow/core';
+import {
+  clockScheduler,
+  type Bar,
+  type BatchKlineGroupResult,
+  type Clock,
+  type KlineType,
+  type QuoteflowClient,
+} from '@quoteflow/core';
 import { pollLatestBatches } from '@quoteflow/core/internal';
 import type { Subscription } from 'rxjs';
 import type { KlineSyncEvent } from '../kline-sync-options.js';

@@ -1,4 +1,10 @@
-import { calendarOf, type Bar, type BatchKlineGroup, type KlineType, type TradingCalendar } from '@quoteflow/core';
+import {
+  calendarOf,
+  type Bar,
+  type BatchKlineGroup,
+  type KlineType,
+  type TradingCalendar,
+} from '@quoteflow/core';
 import { isBarClosedAt, KLINE_PERIOD_MS, mayTradeAt } from '@quoteflow/core/internal';
 import { seriesKey } from '@quoteflow/operators';
 

@@ -1,4 +1,10 @@
-import { klineHistory, type Bar, type GapMarker, type KlineType, type QuoteflowClient } from '@quoteflow/core';
+import {
+  klineHistory,
+  type Bar,
+  type GapMarker,
+  type KlineType,
+  type QuoteflowClient,
+} from '@quoteflow/core';
 import { HISTORY_GAP_REASONS, MAX_KLINE_PER_REQUEST } from '@quoteflow/core/internal';
 import type { SeriesExtent } from '../sync-state.js';
 import { collect } from './collect.js';

@@ -1,5 +1,18 @@
-import { EXCHANGES, type Clock, type Exchange, type KlineType, type QuoteflowClient, type ExchangeId } from '@quoteflow/core';
-import { EXCHANGE_CALENDARS, marketOfExchange, mayTradeAt, POLL_SUSPENSIONS_DEFAULTS, stockMarketOf } from '@quoteflow/core/internal';
+import {
+  EXCHANGES,
+  type Clock,
+  type Exchange,
+  type KlineType,
+  type QuoteflowClient,
+  type ExchangeId,
+} from '@quoteflow/core';
+import {
+  EXCHANGE_CALENDARS,
+  marketOfExchange,
+  mayTradeAt,
+  POLL_SUSPENSIONS_DEFAULTS,
+  stockMarketOf,
+} from '@quoteflow/core/internal';
 import { haltExplainsGap, type Halt } from '@quoteflow/operators/internal';
 import type { DatasetHalt } from '../read-halts.js';
 import { haltOf, uniqueHalts } from './halt-of.js';
