@@ -37,6 +37,7 @@ export {
   quoteflowStateDir,
   PlanWindows,
 } from './scheduler/index.js';
+export type { MachineTime } from './scheduler/index.js';
 export { monotonicClock, sleepOn } from './clock.js';
 export { retryWithBudget } from './retry-with-budget.js';
 export { runLimited } from './run-limited.js';
