@@ -1,4 +1,4 @@
-import { UnreachableServiceError } from '@quoteflow/core';
+import { UnreachableServiceError } from '@quoteflow/core/internal';
 
 /**
  * Errors that polling again cannot fix: a refused token, an unknown code, bad options, a service

@@ -1,4 +1,5 @@
-import { BufferOverflowError, InvalidOptionError, type GapMarker } from '@quoteflow/core';
+import { InvalidOptionError, type GapMarker } from '@quoteflow/core';
+import { BufferOverflowError } from '@quoteflow/core/internal';
 import { AckedInOrder } from './internal/acked-in-order.js';
 import { Observable, type MonoTypeOperatorFunction, type Subscriber, type TeardownLogic } from 'rxjs';
 import type { KafkaSink } from './kafka-sink.js';
