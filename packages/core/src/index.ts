@@ -120,8 +120,9 @@ export type { Clock, AcceleratedClockOptions } from './clock.js';
 export { retryWithBudget, RETRY_WITH_BUDGET_DEFAULTS } from './retry-with-budget.js';
 export { runLimited } from './run-limited.js';
 export type { RetryWithBudgetOptions } from './retry-with-budget.js';
+export { ERROR_CODES } from './error-codes.js';
+export type { ErrorCode } from './error-codes.js';
 export {
-  ERROR_CODES,
   QuoteflowError,
   InvalidOptionError,
   ServiceError,
@@ -143,7 +144,7 @@ export {
   BufferOverflowError,
   isQuoteflowError,
 } from './errors.js';
-export type { ErrorCode, QuoteflowErrorOptions, ServiceRefusal } from './errors.js';
+export type { QuoteflowErrorOptions, ServiceRefusal } from './errors.js';
 export { QuoteflowClient, CLIENT_DEFAULTS } from './client.js';
 export type {
   QuoteflowClientOptions,
