@@ -1,3 +1,5 @@
+import { QuoteflowError, type ErrorCode } from '@quoteflow/core';
+
 /** Stable codes of the file sink's errors. */
 export const FILE_SINK_ERROR_CODES = [
   'QF_INVALID_OPTION',
@@ -9,7 +11,7 @@ export const FILE_SINK_ERROR_CODES = [
   'QF_DATASET_LOG',
   'QF_OBJECT_STORE',
   'QF_CONFLICT',
-] as const;
+] as const satisfies readonly ErrorCode[];
 export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
 
 /**
@@ -25,13 +27,9 @@ export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
  * writes (`QF_OBJECT_STORE`), or a commit another writer's newer version conflicts with
  * (`QF_CONFLICT`: it removed files this one replaces).
  */
-export class FileSinkError extends Error {
-  readonly code: FileSinkErrorCode;
-  readonly retryable: boolean;
+export class FileSinkError extends QuoteflowError {
+  declare readonly code: FileSinkErrorCode;
   constructor(code: FileSinkErrorCode, message: string, opts: { retryable?: boolean; cause?: unknown } = {}) {
-    super(message, { cause: opts.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.retryable = opts.retryable ?? false;
+    super(code, message, opts);
   }
 }
