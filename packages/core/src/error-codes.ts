@@ -34,6 +34,7 @@ export const ERROR_CODES = [
   'QF_FENCED',
   'QF_LOCKED',
   'QF_CONFLICT',
+  'QF_OWNED',
   'QF_DATASET_LOG',
   'QF_OBJECT_STORE',
   'QF_FORMAT_VERSION',
@@ -173,6 +174,11 @@ export const ERROR_CODE_DESCRIPTIONS = {
   QF_CONFLICT: {
     meaning: 'a commit is void: a newer version by another writer removed files it replaces',
     action: 'none: run it again (compaction does so itself)',
+  },
+  QF_OWNED: {
+    meaning:
+      'another live writer owns series of the table this writer claimed (the message names the table, the series and that writer)',
+    action: "stop that writer first, or wait for it (--wait-for-writer, the library's ifOwned: 'wait')",
   },
   QF_DATASET_LOG: {
     meaning: "a dataset's commit log is malformed or names a file that is gone",

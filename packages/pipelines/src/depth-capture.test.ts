@@ -64,7 +64,7 @@ async function depthFiles(): Promise<string[]> {
   const root = join(dir, 'depth');
   if (!existsSync(root)) return [];
   return (await readdir(root, { recursive: true, withFileTypes: true }))
-    .filter((e) => e.isFile())
+    .filter((e) => e.isFile() && !e.parentPath.includes('_delta_log'))
     .map((e) => join(e.parentPath, e.name));
 }
 
@@ -166,21 +166,24 @@ describe('depthCapture', () => {
     expect((await rows()).length).toBeGreaterThan(0);
   });
 
-  it('rejects done naming the files sink when it cannot write', async () => {
+  it('rejects done naming the files sink when it cannot write, before any request', async () => {
     const blocker = join(dir, 'not-a-directory');
     await writeFile(blocker, '');
     let ticks = 0;
+    const polled = sim.log.count({ endpoint: 'depth-tick' });
     const capture = depthCapture({
       client,
       codes: ['BTCUSDT'],
       files: { dir: join(blocker, 'data'), format: 'ndjson', maxFileAgeMs: 3_600_000 },
       onTick: () => ticks++,
     });
-    await vi.waitFor(() => expect(ticks).toBeGreaterThan(0), { timeout: 20_000, interval: 20 });
-    await expect(capture.stop()).rejects.toMatchObject({
+    // Its claim in the table (a commit) fails before the first poll.
+    await expect(capture.done).rejects.toMatchObject({
       code: 'QF_PIPELINE',
       message: expect.stringMatching(/^depthCapture: the files sink failed/) as unknown,
     });
+    expect(ticks).toBe(0);
+    expect(sim.log.count({ endpoint: 'depth-tick' })).toBe(polled);
   });
 
   it('reports a transient poll failure as a warning and polls again', async () => {

@@ -1,6 +1,6 @@
 import type { BarUpdate, Clock, KlineType, QuoteflowClient } from '@quoteflow/core';
 import { MERGE_BARS_DEFAULTS } from '@quoteflow/operators';
-import type { CompactedPartition, DatasetFormat, KafkaKlineSinkOptions } from '@quoteflow/sinks';
+import type { CompactedPartition, DatasetFormat, IfOwned, KafkaKlineSinkOptions } from '@quoteflow/sinks';
 import type { PipelineHandle } from './pipeline-handle.js';
 
 /** Where closed bars go on disk. */
@@ -31,6 +31,19 @@ export interface KlineFilesOptions {
    * files (about two hours of 30 s checkpoints); 0 never. @defaultValue 600,000 ms
    */
   readonly compactEveryMs?: number;
+  /**
+   * The table arbitrates between its writers (`DatasetSink`): the sync claims its series when it
+   * opens, before any request, and its universe's added series as they come. When another live
+   * writer owns one: `'fail'` (the run rejects with `QF_OWNED`, naming the table, the series and
+   * that writer), `'wait'` until it stops or its lease runs out (said once as a `warning` event),
+   * or `'take-over'` (a cluster worker: its cluster's lease gave it the series; the log then
+   * refuses the previous owner's next commit). @defaultValue `'fail'`, `'take-over'` with a `fence`
+   */
+  readonly ifOwned?: IfOwned;
+  /** The sync's claims lapse this long without a renewal, for writers on other machines. @defaultValue 300,000 ms */
+  readonly leaseMs?: number;
+  /** What the sync is (`quoteflow sync`), shown to another writer that meets its claims. */
+  readonly command?: string;
 }
 
 /**

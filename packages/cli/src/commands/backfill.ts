@@ -12,6 +12,7 @@ import {
 } from '../internal/kline-types-options.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
 
 interface BackfillFlags extends KlineTypesFlags {
   codes?: string[];
@@ -22,6 +23,7 @@ interface BackfillFlags extends KlineTypesFlags {
   metricsPort?: number;
   retryBudget: number;
   requestLog?: boolean;
+  waitForWriter?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -56,7 +58,8 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     .option(
       '--request-log',
       'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
-    );
+    )
+    .option('--wait-for-writer', WAIT_FOR_WRITER_HELP);
   addServiceOptions(cmd).action(async (flags: BackfillFlags) => {
     const klineTypes = resolveKlineTypes(flags);
     const service = await resolveServiceOptions(flags, ctx.io.env);
@@ -76,6 +79,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
       metricsPort: flags.metricsPort,
       retryBudgetS: flags.retryBudget,
       requestLog: flags.requestLog,
+      waitForWriter: flags.waitForWriter,
     });
   });
 }

@@ -7,6 +7,7 @@ import { intAtLeast } from '../internal/parse-args.js';
 import { checkOutDir, datasetDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
 import { commandStopper } from '../internal/command-stopper.js';
 import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
 import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
@@ -29,6 +30,7 @@ interface DepthFlags extends KafkaConnectionFlags {
   schemaRegistry?: string;
   duration?: number;
   metricsPort?: number;
+  waitForWriter?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -59,7 +61,8 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       '--metrics-port <port>',
       'serve Prometheus metrics, /health and /ready on 127.0.0.1:PORT',
       intAtLeast(0),
-    );
+    )
+    .option('--wait-for-writer', WAIT_FOR_WRITER_HELP);
   addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action((flags: DepthFlags) => runDepth(ctx, flags));
 }
@@ -115,9 +118,7 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
       signal: stopper.signal,
       onTick: () => void ticks++,
       ...(flags.intervalMs === undefined ? {} : { intervalMs: flags.intervalMs }),
-      ...(flags.out === undefined
-        ? {}
-        : { files: { dir: datasetDir(ctx.io.cwd, flags.out), format: flags.format } }),
+      ...filesOf(ctx, flags),
       ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
       onWarning: (message, error) =>
         ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
@@ -142,4 +143,17 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
     await client.close();
     await metrics?.close();
   }
+}
+
+/** The capture's files sink: the depth table under `--out`, its codes claimed there first. */
+function filesOf(ctx: CommandContext, flags: DepthFlags) {
+  if (flags.out === undefined) return {};
+  return {
+    files: {
+      dir: datasetDir(ctx.io.cwd, flags.out),
+      format: flags.format,
+      ifOwned: flags.waitForWriter === true ? ('wait' as const) : ('fail' as const),
+      command: 'quoteflow depth',
+    },
+  };
 }

@@ -30,6 +30,7 @@ export async function watchSuspensions(
     schemaRegistry?: string;
     duration?: number;
     metricsPort?: number;
+    waitForWriter?: boolean;
   },
 ): Promise<void> {
   const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
@@ -66,7 +67,7 @@ export async function watchSuspensions(
       client,
       exchanges: [flags.exchange],
       signal: stopper.signal,
-      ...(flags.out === undefined ? {} : { files: { dir: datasetDir(ctx.io.cwd, flags.out) } }),
+      ...(flags.out === undefined ? {} : { files: filesOf(ctx, flags.out, flags.waitForWriter) }),
       ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
       onChange: (c) => {
         if (c.change === 'removed') {
@@ -94,4 +95,13 @@ export async function watchSuspensions(
     stop.dispose();
     await client.close();
   }
+}
+
+/** The watch's files sink: the suspension table under `--out`, its exchange claimed there first. */
+function filesOf(ctx: CommandContext, out: string, waitForWriter: boolean | undefined) {
+  return {
+    dir: datasetDir(ctx.io.cwd, out),
+    ifOwned: waitForWriter === true ? ('wait' as const) : ('fail' as const),
+    command: 'quoteflow suspensions --watch',
+  };
 }

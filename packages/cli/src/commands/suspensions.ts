@@ -9,6 +9,7 @@ import { toJson } from '../internal/to-json.js';
 import { SCHEMA_REGISTRY_HELP } from '../internal/schema-registry-option.js';
 import { addKafkaConnectionOptions, type KafkaConnectionFlags } from '../internal/kafka-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
 
 interface SuspensionsFlags extends KafkaConnectionFlags {
   exchange: Exchange;
@@ -20,6 +21,7 @@ interface SuspensionsFlags extends KafkaConnectionFlags {
   schemaRegistry?: string;
   duration?: number;
   metricsPort?: number;
+  waitForWriter?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -54,7 +56,8 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       '--metrics-port <port>',
       'with --watch: serve Prometheus metrics, /health and /ready on 127.0.0.1:PORT',
       intAtLeast(0),
-    );
+    )
+    .option('--wait-for-writer', `with --watch --out, ${WAIT_FOR_WRITER_HELP}`);
   addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SuspensionsFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
@@ -67,6 +70,7 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
         ['kafkaProperty', '-X/--kafka-property'],
         ['duration', '--duration'],
         ['metricsPort', '--metrics-port'],
+        ['waitForWriter', '--wait-for-writer'],
       ] as const) {
         if (flags[key] !== undefined) throw new UsageError(`${flag} needs --watch`);
       }

@@ -13,6 +13,7 @@ import {
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
 import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
 import {
   addKafkaConnectionOptions,
@@ -37,6 +38,7 @@ interface SyncFlags extends KafkaConnectionFlags, KlineTypesFlags {
   metricsPort?: number;
   requestLog?: boolean;
   checkpointMs?: number;
+  waitForWriter?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -75,6 +77,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       '--request-log',
       'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
     )
+    .option('--wait-for-writer', WAIT_FOR_WRITER_HELP)
     .addOption(
       new Option('--checkpoint-ms <ms>', 'flush files and write state this often')
         .argParser(intAtLeast(100))
@@ -109,6 +112,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       requestLog: flags.requestLog,
       checkpointMs: flags.checkpointMs,
       redis: flags.redis,
+      waitForWriter: flags.waitForWriter,
     });
   });
 }

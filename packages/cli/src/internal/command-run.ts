@@ -31,6 +31,7 @@ import { ClusterEventLog } from './cluster-event-log.js';
 import { RequestLog } from './request-log.js';
 import type { ServiceOptions } from './service-options.js';
 import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
+import { checkTablesToWrite, ifOwnedOf, type TableToWrite } from './table-writers.js';
 
 /** What a long-running command runs with: the service, its bounds and the parts it may add. */
 export interface CommandRunSpec {
@@ -103,6 +104,10 @@ export interface KlineStep {
   readonly kafka?: CliKafkaOptions | undefined;
   readonly statePath?: string | undefined;
   readonly checkpointMs?: number | undefined;
+  /** `--wait-for-writer` / `files.waitForWriter`: wait for another live writer of its series. */
+  readonly waitForWriter?: boolean | undefined;
+  /** What runs it (`quoteflow sync`), shown to another writer that meets its claims. */
+  readonly command?: string | undefined;
 }
 
 /**
@@ -224,11 +229,13 @@ export class CommandRun {
 
   /**
    * Before any request or file: state files are of a format this release continues (else exit 2),
-   * each Kafka cluster and Redis answer (within 30 s or `--duration`), and the service knows every
-   * code (without a cluster: a worker joins first, since the shared `/batch-kline` interval is
-   * taken in turns only once it runs).
+   * no other live writer owns a series of a table this command will write (without a cluster,
+   * whose workers take over; `QF_OWNED`, or a wait), each Kafka cluster and Redis answer (within
+   * 30 s or `--duration`), and the service knows every code (without a cluster: a worker joins
+   * first, since the shared `/batch-kline` interval is taken in turns only once it runs).
    */
   async preflight(checks: {
+    readonly tables?: readonly TableToWrite[];
     readonly kafka?: readonly {
       readonly kafka: CliKafkaOptions;
       readonly flag: string;
@@ -248,6 +255,13 @@ export class CommandRun {
     for (const k of this.worker === undefined ? (checks.klines ?? []) : [])
       if (k.statePath !== undefined) await SyncState.load(resolve(this.ctx.io.cwd, k.statePath));
     const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env);
+    if (this.worker === undefined)
+      try {
+        await checkTablesToWrite(checks.tables ?? [], this.ctx.logger, this.signal);
+      } catch (err) {
+        // Stopped while waiting for another writer: a stop like any other, as below.
+        if (!this.signal.aborted) throw err;
+      }
     for (const { kafka, flag, topics, watermarks } of checks.kafka ?? [])
       await checkKafka(kafka, {
         timeoutMs,
@@ -327,8 +341,11 @@ export class CommandRun {
             files: {
               dir: datasetDir(this.ctx.io.cwd, step.out),
               ...(step.format === undefined ? {} : { format: step.format }),
-              // A cluster worker commits files only while it holds its lease.
+              // A cluster worker commits files only while it holds its lease, and takes over in
+              // the table the series its cluster gave it.
               ...(lease === undefined ? {} : { fence: lease.valid }),
+              ifOwned: ifOwnedOf(step.waitForWriter, lease !== undefined),
+              ...(step.command === undefined ? {} : { command: step.command }),
             },
           }),
       ...klineKafkaOptions(step, lease, this.ctx.io.env),

@@ -34,6 +34,7 @@ export const EXIT_STATUS_OF_CODE = {
   QF_FENCED: EXIT.failure,
   QF_LOCKED: EXIT.failure,
   QF_CONFLICT: EXIT.failure,
+  QF_OWNED: EXIT.failure,
   QF_DATASET_LOG: EXIT.failure,
   QF_OBJECT_STORE: EXIT.failure,
   // A table, topic or state file of a newer format: configuration (this release cannot use it).
