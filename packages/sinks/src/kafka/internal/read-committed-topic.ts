@@ -73,7 +73,14 @@ export async function readCommittedTopic(
       );
     });
     const described = (await consumer.metadata({ topics: [topic] })).topics.get(topic);
-    if (described === undefined) throw new Error(`no metadata for ${topic}`);
+    if (described === undefined)
+      throw new KafkaKlineSinkError(
+        'QF_KAFKA_WATERMARKS',
+        `kafka: ${brokers} gave no metadata for ${topic}`,
+        {
+          retryable: true,
+        },
+      );
     const records: KafkaCommittedRecord[] = [];
     for (const [partition, end] of stable.entries()) {
       const leader = described.partitions[partition]?.leader ?? -1;
