@@ -35,7 +35,7 @@ export function retryTransient<T>(options: RetryTransientOptions): MonoTypeOpera
       const follow = (): Promise<void> =>
         new Promise<void>((resolve, reject) => {
           let gave = false;
-          inner = source.subscribe({
+          const subscription = source.subscribe({
             next: (value) => {
               if (!gave) resolve();
               gave = true;
@@ -47,6 +47,10 @@ export function retryTransient<T>(options: RetryTransientOptions): MonoTypeOpera
               subscriber.complete();
             },
           });
+          inner = subscription;
+          // Unsubscribed while the source still ran its subscribe (a value taken at once): that
+          // teardown found no subscription to end, so it ends here.
+          if (stop.signal.aborted) subscription.unsubscribe();
         });
       const outage = (failure: unknown): void => {
         // Attempt 1 is the failure that opened the outage; each later one is the next poll.
