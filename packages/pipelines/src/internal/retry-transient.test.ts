@@ -44,7 +44,10 @@ describe('retryTransient', () => {
     const clock = new ManualClock(0);
     const retries: unknown[] = [];
     let error: unknown;
-    throwError(() => new InvalidCodeError({ ret: 600, msg: 'no such code', trace: 't' }))
+    throwError(
+      () =>
+        new InvalidCodeError({ endpoint: 'kline', ret: 600, msg: 'no such code', trace: 't', status: 200 }),
+    )
       .pipe(retryTransient({ delayMs: 1_000, clock, onRetry: (e) => retries.push(e) }))
       .subscribe({ error: (e: unknown) => (error = e) });
     await clock.advance(0);
