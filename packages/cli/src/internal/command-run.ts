@@ -201,7 +201,11 @@ export class CommandRun {
     const requestLog =
       spec.requestLogDirs === undefined
         ? undefined
-        : await RequestLog.open(spec.requestLogDirs, limits, (spec.clock ?? systemClock).now());
+        : await RequestLog.open(
+            spec.requestLogDirs,
+            limits,
+            (spec.clock ?? spec.service.testClock ?? systemClock).now(),
+          );
     const run = new CommandRun(ctx, spec, clusterListeners, {
       ...(metrics && { metrics }),
       ...(worker && { worker }),
