@@ -5,8 +5,6 @@
  * started, while `performance.now()`, the monotonic clock, runs on; a wait that counted on the
  * wall clock gives up at once (a step forward) or never (a step back).
  */
-import { createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { checkKafkaCluster, KafkajsDriver, type KafkaClusterError } from '@quoteflow/sinks';
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -15,6 +13,7 @@ import {
   kafkajsProducerConfig,
 } from '../packages/sinks/src/kafka/internal/kafkajs-config.js';
 import { kafkaBrokers, uniquePrefix } from './support/kafka.js';
+import { stalledListener, type StalledListener } from './support/stalled-listener.js';
 
 const HOURS_3 = 3 * 3_600_000;
 
@@ -41,19 +40,9 @@ async function rejectionWithStep(start: () => Promise<unknown>, byMs: number): P
 
 describe('a step of the wall clock during a wait for Kafka', () => {
   /** A listener that accepts connections and never answers (a broker that stalls). */
-  let stalled: { address: string; close: () => Promise<void> };
+  let stalled: StalledListener;
   beforeAll(async () => {
-    const sockets: Socket[] = [];
-    const server = createServer((socket) => sockets.push(socket));
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    const { port } = server.address() as AddressInfo;
-    stalled = {
-      address: `127.0.0.1:${port}`,
-      close: () => {
-        for (const s of sockets) s.destroy();
-        return new Promise((done) => server.close(() => done()));
-      },
-    };
+    stalled = await stalledListener();
   });
   afterAll(() => stalled.close());
 
