@@ -5,7 +5,7 @@
  * started, while `performance.now()`, the monotonic clock, runs on; a wait that counted on the
  * wall clock gives up at once (a step forward) or never (a step back).
  */
-import { checkKafkaCluster, KafkajsDriver, type KafkaClusterError } from '@quoteflow/sinks';
+import { checkKafkaCluster, KafkajsDriver, type KafkaClusterError } from '@quoteflow/sinks/internal';
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {

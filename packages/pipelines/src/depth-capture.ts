@@ -1,12 +1,5 @@
-import {
-  clockScheduler,
-  estimatePlan,
-  pollDepth,
-  type Clock,
-  type DepthTick,
-  type QuoteflowClient,
-  limitOverridesOf,
-} from '@quoteflow/core';
+import { clockScheduler, pollDepth, type Clock, type DepthTick, type QuoteflowClient } from '@quoteflow/core';
+import { estimatePlan, limitOverridesOf } from '@quoteflow/core/internal';
 import { dedupeBySeq, type DedupeBySeqOptions } from '@quoteflow/operators';
 import type { KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
 import { takeUntil, tap } from 'rxjs';

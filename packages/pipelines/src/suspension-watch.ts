@@ -1,11 +1,11 @@
 import {
-  POLL_SUSPENSIONS_DEFAULTS,
   clockScheduler,
   pollSuspensions,
   type Clock,
   type Exchange,
   type QuoteflowClient,
 } from '@quoteflow/core';
+import { POLL_SUSPENSIONS_DEFAULTS } from '@quoteflow/core/internal';
 import { suspensionChanges, type SuspensionChange } from '@quoteflow/operators';
 import type { KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
 import { filter, map, merge, takeUntil, tap } from 'rxjs';

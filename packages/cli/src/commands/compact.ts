@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { isQuoteflowError } from '@quoteflow/core';
+import { isQuoteflowError } from '@quoteflow/core/internal';
 import type { CommandContext } from '../command-context.js';
 import { renderTable } from '../internal/render-table.js';
 import { snakeCaseJson } from '../internal/snake-case-json.js';

@@ -1,5 +1,5 @@
 import { QuoteflowError, type ErrorCode, type KlineType, type QuoteflowClient } from '@quoteflow/core';
-import { findRefusedCodes, isCodeRefusal } from '@quoteflow/pipelines';
+import { findRefusedCodes, isCodeRefusal } from '@quoteflow/pipelines/internal';
 
 /**
  * Asks the service for the newest bar of every (code, kline type) before any file is written: a

@@ -1,14 +1,12 @@
 import { QuoteflowError } from '@quoteflow/core';
 import {
-  checkKafkaCluster,
-  checkKlineWatermarksFormat,
   FormatVersionError,
-  KafkaClusterError,
   type KafkaSinkOptions,
   type KafkaTopicKind,
   type KafkaTopicSpec,
   type KafkaValueSerializer,
 } from '@quoteflow/sinks';
+import { checkKafkaCluster, checkKlineWatermarksFormat, KafkaClusterError } from '@quoteflow/sinks/internal';
 import { envSecondsMs } from './env-seconds.js';
 import type { CliKafkaOptions } from './kafka-options.js';
 import { openedSchemaRegistry, openSchemaRegistry } from './schema-registry-option.js';

@@ -1,7 +1,6 @@
 import { datasetDir } from './check-out-dir.js';
 import { resolve } from 'node:path';
 import {
-  AbortedError,
   planLimits,
   systemClock,
   type Clock,
@@ -9,6 +8,7 @@ import {
   type QuoteflowClient,
   type RequestRecord,
 } from '@quoteflow/core';
+import { AbortedError } from '@quoteflow/core/internal';
 import {
   ClusterWorker,
   batchKlineUnits,
@@ -16,11 +16,11 @@ import {
   type RedisQuotaEvent,
   type WorkLease,
 } from '@quoteflow/cluster';
-import { SyncState, type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
-import type { DatasetFormat } from '@quoteflow/sinks';
+import { type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
+import { SyncState } from '@quoteflow/pipelines/internal';
+import type { DatasetFormat, KafkaTopicKind } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
-import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
 import { CliMetrics, metricsHost, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';

@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
-import { isQuoteflowError, type ErrorCode } from '@quoteflow/core';
+import { type ErrorCode } from '@quoteflow/core';
+import { isQuoteflowError } from '@quoteflow/core/internal';
 import { EXIT, type ExitCode } from './exit-codes.js';
 
 /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { isQuoteflowError, type KlineType } from '@quoteflow/core';
+import { type KlineType } from '@quoteflow/core';
+import { isQuoteflowError } from '@quoteflow/core/internal';
 import { KafkaKlineSink, type KafkaDelivery } from '@quoteflow/sinks';
 import type { Logger } from 'pino';
 import { cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';

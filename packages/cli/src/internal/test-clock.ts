@@ -1,14 +1,13 @@
 import {
-  SqliteWindowStore,
   acceleratedClock,
   planLimits,
   sharedSchedulerFor,
   type Clock,
-  type MachineTime,
   type Plan,
   type PlanLimitOverrides,
   type RequestScheduler,
 } from '@quoteflow/core';
+import { SqliteWindowStore, type MachineTime } from '@quoteflow/core/internal';
 import { UsageError } from './usage-error.js';
 
 /**

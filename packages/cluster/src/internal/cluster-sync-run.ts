@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
-import { isQuoteflowError, type Clock } from '@quoteflow/core';
+import { type Clock } from '@quoteflow/core';
+import { isQuoteflowError } from '@quoteflow/core/internal';
 import type { ClusterMembership, MembershipView } from '../cluster-membership.js';
 import type { ClusterSyncEvent, ClusterSyncOptions, ShareableRun, WorkLease } from '../cluster-sync.js';
 import { DepartedWorkers } from './departed-workers.js';

@@ -1,4 +1,5 @@
-import { isQuoteflowError, UnreachableServiceError, type ErrorCode } from '@quoteflow/core';
+import { isQuoteflowError, UnreachableServiceError } from '@quoteflow/core/internal';
+import type { ErrorCode } from '@quoteflow/core';
 
 /** Codes of failures that polling again cannot fix (see {@link isFatal}). */
 const FATAL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([

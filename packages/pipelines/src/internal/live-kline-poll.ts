@@ -1,12 +1,12 @@
 import {
   clockScheduler,
-  pollLatestBatches,
   type Bar,
   type BatchKlineGroupResult,
   type Clock,
   type KlineType,
   type QuoteflowClient,
 } from '@quoteflow/core';
+import { pollLatestBatches } from '@quoteflow/core/internal';
 import type { Subscription } from 'rxjs';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { retryTransient } from './retry-transient.js';

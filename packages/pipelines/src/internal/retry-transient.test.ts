@@ -1,6 +1,7 @@
 import { defer, Observable, take, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { InvalidCodeError, ManualClock, QuoteflowError } from '@quoteflow/core';
+import { ManualClock, QuoteflowError } from '@quoteflow/core';
+import { InvalidCodeError } from '@quoteflow/core/internal';
 import { retryTransient } from './retry-transient.js';
 
 const transient = (n: number) => new QuoteflowError('QF_NETWORK', `down ${n}`, { retryable: true });

@@ -1,4 +1,5 @@
-import { retryWithBudget, type Clock } from '@quoteflow/core';
+import { type Clock } from '@quoteflow/core';
+import { retryWithBudget } from '@quoteflow/core/internal';
 import { Observable, type MonoTypeOperatorFunction, type Subscription } from 'rxjs';
 import { isFatal } from './error-kinds.js';
 

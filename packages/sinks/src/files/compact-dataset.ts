@@ -1,6 +1,6 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { writeFileDurably } from '@quoteflow/core';
+import { writeFileDurably } from '@quoteflow/core/internal';
 import type { DatasetKind } from './dataset-columns.js';
 import type { LogFile } from './dataset-log-format.js';
 import { DatasetLog, type DatasetLogOptions } from './dataset-log.js';

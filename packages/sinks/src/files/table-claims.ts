@@ -1,4 +1,4 @@
-import { monotonicClock, retryWithBudget } from '@quoteflow/core';
+import { monotonicClock, retryWithBudget } from '@quoteflow/core/internal';
 import type { DatasetKind } from './dataset-columns.js';
 import type { DatasetLog } from './dataset-log.js';
 import { FileSinkError } from './file-sink-error.js';

@@ -6,7 +6,8 @@
  * reject at once, in the user's terms; an unreachable broker is retried until `timeoutMs`.
  */
 import type { Admin } from 'kafkajs';
-import { monotonicClock, QuoteflowError, retryWithBudget } from '@quoteflow/core';
+import { QuoteflowError } from '@quoteflow/core';
+import { monotonicClock, retryWithBudget } from '@quoteflow/core/internal';
 import {
   describeKafkaFailure,
   kafkaFailureKind,

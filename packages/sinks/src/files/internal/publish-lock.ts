@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { retryWithBudget } from '@quoteflow/core';
+import { retryWithBudget } from '@quoteflow/core/internal';
 import { FileSinkError } from '../file-sink-error.js';
 import { isProcessAlive } from './staging.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type * as ClientS3 from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { retryWithBudget } from '@quoteflow/core';
+import { retryWithBudget } from '@quoteflow/core/internal';
 import { FileSinkError } from '../file-sink-error.js';
 import type { ObjectStore, S3Location, StoredObject } from './object-store.js';
 import { requirePackagesOf } from '../../internal/optional-packages.js';

@@ -13,7 +13,8 @@
  * commits: at most one checkpoint's records (the unacknowledged ones are capped by
  * `maxBufferedRecords` besides). A fencing or a refused authorization is never redone.
  */
-import { monotonicClock, QuoteflowError, retryWithBudget } from '@quoteflow/core';
+import { QuoteflowError } from '@quoteflow/core';
+import { monotonicClock, retryWithBudget } from '@quoteflow/core/internal';
 import type { KafkaDriverOptions, KafkaProducerDriver } from '../kafka-producer-driver.js';
 import { KafkaKlineSinkError } from '../kafka-kline-sink-error.js';
 import { KafkaSinkClosedError } from '../kafka-sink-closed-error.js';

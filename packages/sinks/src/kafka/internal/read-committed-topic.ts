@@ -8,7 +8,7 @@
  * transaction per producer), so {@link committedRecords} filters them again.
  */
 import type { Consumer } from '@platformatic/kafka';
-import { monotonicClock, retryWithBudget } from '@quoteflow/core';
+import { monotonicClock, retryWithBudget } from '@quoteflow/core/internal';
 import { platformaticKafka } from './kafka-clients.js';
 import { KafkaKlineSinkError } from '../kafka-kline-sink-error.js';
 import type { KafkaDriverOptions } from '../kafka-producer-driver.js';
