@@ -107,7 +107,7 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
   const ticks$ = pollDepth(client, { codes, intervalMs, sourceId: 'depth-capture', scheduler }).pipe(
     retryTransient({
       delayMs: intervalMs,
-      scheduler,
+      clock,
       onRetry: (err) => warn('depth poll failed; retrying at the next interval', err),
     }),
     // A stop completes the source (aborting the request in flight), so the sinks flush and end.

@@ -120,7 +120,7 @@ export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle
         // Before suspensionChanges, so a retry keeps what the exchange's differ already knows.
         retryTransient({
           delayMs: intervalMs,
-          scheduler,
+          clock,
           onRetry: (err) => warn(`suspension poll of ${exchange} failed; retrying at the next poll`, err),
         }),
         tap(() => polls++),
