@@ -98,11 +98,7 @@ export { systemClock, acceleratedClock, ManualClock, clockScheduler } from './cl
 export type { Clock, AcceleratedClockOptions } from './clock.js';
 
 // Errors: branch on `err.code`; the classes exported are those with fields to read.
-export {
-  ERROR_CODES,
-  QuoteflowError,
-  InvalidOptionError,
-  ServiceError,
-  MissingItemsError,
-} from './errors.js';
-export type { ErrorCode, QuoteflowErrorOptions, ServiceRefusal } from './errors.js';
+export { ERROR_CODES } from './error-codes.js';
+export type { ErrorCode } from './error-codes.js';
+export { QuoteflowError, InvalidOptionError, ServiceError, MissingItemsError } from './errors.js';
+export type { QuoteflowErrorOptions, ServiceRefusal } from './errors.js';

@@ -52,6 +52,7 @@ export {
   DecodeError,
   AbortedError,
   BufferOverflowError,
+  isQuoteflowError,
 } from './errors.js';
 export { CLIENT_DEFAULTS } from './client.js';
 export type { RequestSpec } from './endpoints/request-spec.js';

@@ -88,7 +88,7 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
     }).pipe(
       retryTransient({
         delayMs: intervalMs,
-        scheduler: kit.scheduler,
+        clock: kit.clock,
         onRetry: (err) => kit.warn('depth poll failed; retrying at the next interval', err),
       }),
       kit.untilStopped(),

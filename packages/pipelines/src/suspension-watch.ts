@@ -90,7 +90,7 @@ export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle
           // Before suspensionChanges, so a retry keeps what the exchange's differ already knows.
           retryTransient({
             delayMs: intervalMs,
-            scheduler: kit.scheduler,
+            clock: kit.clock,
             onRetry: (err) =>
               kit.warn(`suspension poll of ${exchange} failed; retrying at the next poll`, err),
           }),

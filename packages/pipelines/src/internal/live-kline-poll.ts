@@ -54,7 +54,7 @@ export function pollLiveKlines(options: LiveKlinePollOptions): Subscription {
     .pipe(
       retryTransient({
         delayMs: refreshPeriodMs,
-        scheduler: clockScheduler(clock),
+        clock,
         onRetry: (error) =>
           emitEvent({ type: 'warning', message: 'live poll failed; retrying next cycle', error }),
       }),
