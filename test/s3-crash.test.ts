@@ -48,7 +48,7 @@ const WRITER = `
 import { DatasetSink } from ${src('dataset-sink.ts')};
 ${BAR}
 const [dir, from, to] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
-const sink = await DatasetSink.open({ dir, encoderThreads: 0, compactEveryMs: 0 });
+const sink = await DatasetSink.open({ dir, encoderThreads: 0, upkeep: false });
 console.log('ready');
 for (let n = from; n < to; ) {
   const end = Math.min(to, n + 35);

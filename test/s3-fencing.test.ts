@@ -50,8 +50,8 @@ async function rows(url: string): Promise<string[]> {
 it('two writers sharing only the bucket: their own series side by side; a commit of a series taken over meanwhile is refused by the log', async () => {
   const url = bucket.url('shared');
   let leaseA = true;
-  const a = await DatasetSink.open({ dir: url, compactEveryMs: 0, fence: () => leaseA });
-  const b = await DatasetSink.open({ dir: url, compactEveryMs: 0 });
+  const a = await DatasetSink.open({ dir: url, upkeep: false, fence: () => leaseA });
+  const b = await DatasetSink.open({ dir: url, upkeep: false });
   try {
     // Side by side: A writes AAA, B writes BBB, checkpoints interleaved.
     for (let m = 0; m < 3; m++) {
@@ -95,13 +95,13 @@ it('two writers sharing only the bucket: their own series side by side; a commit
 
   // A writer whose lease lapsed commits nothing (the fence, asked right before the PUT).
   leaseA = false;
-  const c = await DatasetSink.open({ dir: url, compactEveryMs: 0, fence: () => leaseA });
+  const c = await DatasetSink.open({ dir: url, upkeep: false, fence: () => leaseA });
   c.write(bar('CCC.US', 0));
   await expect(c.checkpoint()).rejects.toMatchObject({ code: 'QF_FENCED' });
   await c.close();
 
   // AAA handed back to a writer that re-reads the log first: it resumes where B ended.
-  const d = await DatasetSink.open({ dir: url, compactEveryMs: 0 });
+  const d = await DatasetSink.open({ dir: url, upkeep: false });
   await d.refresh();
   for (let m = 3; m < 7; m++) d.write(bar('AAA.US', m)); // 3 and 4 are B's: dropped
   await d.checkpoint();

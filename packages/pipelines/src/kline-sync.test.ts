@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { QuoteflowClient, acceleratedClock, type Clock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
-import { DatasetLog, forEachKlineRow } from '@quoteflow/sinks';
+import { DatasetLog, DatasetSink, forEachKlineRow } from '@quoteflow/sinks';
 import { inspectDataset } from './inspect-dataset.js';
 import { klineSync } from './kline-sync.js';
 import type { KlineSyncEvent } from './kline-sync-options.js';
@@ -372,12 +372,21 @@ describe('klineSync', () => {
         codes: ['BTCUSDT', 'ETHUSDT'],
         klineTypes: [8],
         bars,
-        files: { dir, format: 'ndjson', compactEveryMs: 1 },
+        files: { dir, format: 'ndjson', upkeep: false },
         live: false,
         onEvent: (e) => events.push(e),
       }).done;
     await run(70);
     await run(140); // older days: new files in the month partitions the first run wrote
+    // A sink opened on the dataset (a sync starting) finds the closed months due and merges them.
+    const sink = await DatasetSink.open({
+      dir,
+      format: 'ndjson',
+      clock: client.clock,
+      onCompacted: (r) => events.push({ type: 'compacted', ...r }),
+    });
+    await sink.upkeepIdle();
+    await sink.close();
     const compacted = events.filter((e) => e.type === 'compacted');
     expect(compacted.length).toBeGreaterThan(0);
     const thisMonth = new Date(sim.marketNow()).toISOString().slice(0, 7);

@@ -213,8 +213,11 @@ class SyncRun {
           ...(files.format === undefined ? {} : { format: files.format }),
           ...(files.maxFileAgeMs === undefined ? {} : { maxFileAgeMs: files.maxFileAgeMs }),
           ...(files.fence === undefined ? {} : { fence: files.fence }),
-          ...(files.compactEveryMs === undefined ? {} : { compactEveryMs: files.compactEveryMs }),
+          ...(files.upkeep === undefined ? {} : { upkeep: files.upkeep }),
           onCompacted: (r) => this.#event({ type: 'compacted', ...r }),
+          onUpkeep: (event) => {
+            if (event.type !== 'compacted') this.#event({ type: 'upkeep', event });
+          },
         }),
       );
     if (kafka !== undefined) {

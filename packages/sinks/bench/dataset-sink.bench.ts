@@ -24,7 +24,7 @@ function rowsOf(round: number, series: number, bars: number): BarUpdate[] {
 async function measure(series: number, bars: number, encoderThreads: number): Promise<string> {
   const work = await mkdtemp(join(tmpdir(), 'qf-sink-bench-'));
   try {
-    const sink = await DatasetSink.open({ dir: join(work, 'sink'), encoderThreads, compactEveryMs: 0 });
+    const sink = await DatasetSink.open({ dir: join(work, 'sink'), encoderThreads, upkeep: false });
     const writer = new DatasetWriter({ dir: join(work, 'writer'), encoderThreads });
     const committed: number[] = [];
     const plain: number[] = [];

@@ -1,0 +1,253 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '@quoteflow/core';
+import { barUpdate } from '../../test-support/test-records.js';
+import { DatasetLog } from './dataset-log.js';
+import { DatasetSink } from './dataset-sink.js';
+import { readKlineStarts } from './read-dataset-rows.js';
+import { TableUpkeep, type UpkeepEvent } from './table-upkeep.js';
+import type * as MergeFilesModule from './internal/merge-files.js';
+
+// Merges wait at this gate while a test holds it closed (a merge as slow as the test wants).
+const gate = vi.hoisted(() => ({
+  held: undefined as Promise<void> | undefined,
+  started: 0,
+}));
+vi.mock('./internal/merge-files.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof MergeFilesModule>();
+  return {
+    ...actual,
+    mergeFiles: async (...args: Parameters<typeof actual.mergeFiles>) => {
+      gate.started++;
+      await gate.held;
+      return actual.mergeFiles(...args);
+    },
+  };
+});
+
+/** Closes the gate: merges wait until the returned function is called. */
+function holdMerges(): () => void {
+  let open!: () => void;
+  gate.held = new Promise<void>((resolve) => (open = resolve));
+  return () => {
+    gate.held = undefined;
+    open();
+  };
+}
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'qf-upkeep-'));
+  gate.started = 0;
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const T0 = Date.UTC(2026, 0, 5, 1, 30);
+const minute = (i: number): number => T0 + i * 60_000;
+/** January 2026 is the month being written. */
+const january = () => new ManualClock(Date.UTC(2026, 0, 20));
+
+/** Each committed bar (`code@start`) as often as the table's live files hold it, sorted. */
+async function committedBars(): Promise<string[]> {
+  const log = await DatasetLog.open(dir, 'kline');
+  const out: string[] = [];
+  for (const path of log.files.keys()) {
+    const { starts } = await readKlineStarts(dir, path);
+    for (const [code, list] of starts) for (const t of list) out.push(`${code}@${t}`);
+  }
+  return out.sort();
+}
+
+const expected = (codes: readonly string[], minutes: number): string[] =>
+  codes.flatMap((c) => Array.from({ length: minutes }, (_, i) => `${c}@${minute(i)}`)).sort();
+
+/** Writes minute `i`'s bar of each code and checkpoints. */
+async function checkpointMinute(sink: DatasetSink, codes: readonly string[], i: number): Promise<void> {
+  for (const code of codes) sink.write(barUpdate(code, minute(i), true));
+  await sink.checkpoint();
+}
+
+describe('TableUpkeep in a DatasetSink', () => {
+  it('keeps the month being written to a bounded number of files, checkpoints every 10 versions, each bar once', async () => {
+    const events: UpkeepEvent[] = [];
+    const sink = await DatasetSink.open({ dir, clock: january(), onUpkeep: (e) => events.push(e) });
+    const counts: number[] = [];
+    const reader = await DatasetLog.open(dir, 'kline');
+    for (let i = 0; i < 64; i++) {
+      await checkpointMinute(sink, ['AAPL.US', 'MSFT.US'], i);
+      await sink.upkeepIdle();
+      await reader.refresh();
+      counts.push(reader.files.size);
+    }
+    await sink.close();
+    // 64 one-file checkpoints in base 4 is 1000: three merges deep, one file; never more than 3 of a tier.
+    expect(counts.at(-1)).toBe(1);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(3 * 4);
+    expect(events.filter((e) => e.type === 'compacted').length).toBe(16 + 4 + 1);
+    expect(await committedBars()).toEqual(expected(['AAPL.US', 'MSFT.US'], 64));
+    const log = await readdir(join(dir, 'kline', '_delta_log'));
+    const checkpoints = log.filter((n) => n.endsWith('.checkpoint.parquet'));
+    const version = (await DatasetLog.open(dir, 'kline')).version;
+    expect(checkpoints.length).toBeGreaterThanOrEqual(Math.floor(version / 10) - 1);
+    expect(events.filter((e) => e.type === 'checkpointed').length).toBe(checkpoints.length);
+  });
+
+  it('commits checkpoints while a merge is held up: ingestion never waits for upkeep', async () => {
+    const events: UpkeepEvent[] = [];
+    const sink = await DatasetSink.open({ dir, clock: january(), onUpkeep: (e) => events.push(e) });
+    const release = holdMerges();
+    for (let i = 0; i < 4; i++) await checkpointMinute(sink, ['AAPL.US'], i);
+    await vi.waitFor(() => expect(gate.started).toBe(1));
+    // The merge of the first four files waits at the gate; twelve more checkpoints commit meanwhile.
+    for (let i = 4; i < 16; i++) {
+      const done = await checkpointMinute(sink, ['AAPL.US'], i).then(() => 'committed');
+      expect(done).toBe('committed');
+    }
+    expect(events.filter((e) => e.type === 'compacted')).toEqual([]);
+    expect(sink.upkeepStatus).toMatchObject({ mergesDue: 1 });
+    expect((await DatasetLog.open(dir, 'kline')).files.size).toBe(16);
+    release();
+    await sink.upkeepIdle();
+    // Then the merges caught up: 16 files → 4 → 1.
+    expect(events.filter((e) => e.type === 'compacted')).toHaveLength(5);
+    expect((await DatasetLog.open(dir, 'kline')).files.size).toBe(1);
+    await sink.close();
+    expect(await committedBars()).toEqual(expected(['AAPL.US'], 16));
+  });
+
+  it('drops a merge being built when the sink closes: nothing of it committed, nothing left in staging', async () => {
+    const sink = await DatasetSink.open({ dir, clock: january() });
+    const release = holdMerges();
+    for (let i = 0; i < 4; i++) await checkpointMinute(sink, ['AAPL.US'], i);
+    await vi.waitFor(() => expect(gate.started).toBe(1));
+    const closing = sink.close();
+    release();
+    await closing;
+    const log = await DatasetLog.open(dir, 'kline');
+    expect(log.files.size).toBe(4);
+    expect([...log.files.values()].every((f) => f.rows === 1)).toBe(true);
+    expect(
+      (await readdir(join(dir, '.staging')).catch(() => [])).filter((n) => n.includes('compact')),
+    ).toEqual([]);
+    expect(await committedBars()).toEqual(expected(['AAPL.US'], 4));
+  });
+
+  it('two sinks writing their own series into one table compact beside each other: each bar once', async () => {
+    const clock = january();
+    const void_: UpkeepEvent[] = [];
+    const onUpkeep = (e: UpkeepEvent) => {
+      if (e.type === 'compaction-void' || e.type === 'upkeep-failed') void_.push(e);
+    };
+    const a = await DatasetSink.open({ dir, clock, onUpkeep });
+    const b = await DatasetSink.open({ dir, clock, onUpkeep });
+    for (let i = 0; i < 24; i++)
+      await Promise.all([checkpointMinute(a, ['AAPL.US'], i), checkpointMinute(b, ['MSFT.US'], i)]);
+    await Promise.all([a.upkeepIdle(), b.upkeepIdle()]);
+    await Promise.all([a.close(), b.close()]);
+    expect(void_.filter((e) => e.type === 'upkeep-failed')).toEqual([]);
+    expect(await committedBars()).toEqual(expected(['AAPL.US', 'MSFT.US'], 24));
+    expect((await DatasetLog.open(dir, 'kline')).files.size).toBeLessThanOrEqual(3 * 4);
+  });
+});
+
+describe('TableUpkeep', () => {
+  /** A table of `n` one-bar checkpoints, written without upkeep. */
+  async function tableOf(n: number): Promise<void> {
+    const sink = await DatasetSink.open({ dir, clock: january(), upkeep: false });
+    for (let i = 0; i < n; i++) await checkpointMinute(sink, ['AAPL.US'], i);
+    await sink.close();
+  }
+
+  /** Upkeep of the table on a manual monotonic clock, its events collected. */
+  function upkeepOn(monotonic: ManualClock, behindAfterMs: number, events: UpkeepEvent[]) {
+    return TableUpkeep.open({
+      root: dir,
+      dataset: 'kline',
+      clock: january(),
+      monotonic,
+      behindAfterMs,
+      onEvent: (e) => events.push(e),
+    });
+  }
+
+  it('is behind once work has been due longer than behindAfterMs, and says when it caught up', async () => {
+    await tableOf(4);
+    const monotonic = new ManualClock(0);
+    const events: UpkeepEvent[] = [];
+    const upkeep = await upkeepOn(monotonic, 60_000, events);
+    const release = holdMerges();
+    upkeep.nudge();
+    await vi.waitFor(() => expect(gate.started).toBe(1));
+    await monotonic.advance(59_000);
+    upkeep.nudge();
+    expect(upkeep.status).toMatchObject({ mergesDue: 1, pendingMs: 59_000, behind: false });
+    await monotonic.advance(2_000);
+    upkeep.nudge();
+    expect(upkeep.status).toMatchObject({ mergesDue: 1, pendingMs: 61_000, behind: true });
+    expect(events.filter((e) => e.type === 'upkeep-behind')).toHaveLength(1);
+    release();
+    await upkeep.idle();
+    expect(upkeep.status).toMatchObject({ mergesDue: 0, pendingMs: 0, behind: false });
+    expect(events.filter((e) => e.type === 'upkeep-caught-up')).toHaveLength(1);
+    await upkeep.close();
+  });
+
+  it('reports a step that fails and falls behind while it keeps failing', async () => {
+    await tableOf(4);
+    const log = await DatasetLog.open(dir, 'kline');
+    await rm(join(dir, [...log.files.keys()][0]!)); // a file the merge must read is gone
+    const monotonic = new ManualClock(0);
+    const events: UpkeepEvent[] = [];
+    const upkeep = await upkeepOn(monotonic, 1_000, events);
+    upkeep.nudge();
+    await upkeep.idle();
+    const failed = events.find((e) => e.type === 'upkeep-failed');
+    expect(failed).toMatchObject({
+      step: 'compact',
+      error: expect.objectContaining({ code: 'ENOENT' }) as unknown,
+    });
+    await monotonic.advance(1_000);
+    upkeep.nudge();
+    await upkeep.idle();
+    expect(events.filter((e) => e.type === 'upkeep-behind')).toHaveLength(1);
+    expect(upkeep.status).toMatchObject({ behind: true, mergesDue: 1 });
+    await upkeep.close();
+  });
+
+  it('expires the log before the newest checkpoint past the retention: the table reads the same', async () => {
+    await tableOf(3);
+    const before = await DatasetLog.open(dir, 'kline');
+    const upkeep = await TableUpkeep.open({
+      root: dir,
+      dataset: 'kline',
+      clock: new ManualClock(Date.UTC(2026, 1, 2)), // January closed: merged whole
+      checkpointEvery: 1,
+      retentionMs: 0,
+    });
+    const sink = await DatasetSink.open({ dir, clock: january(), upkeep: false });
+    for (let i = 3; i < 8; i++) {
+      await checkpointMinute(sink, ['AAPL.US'], i);
+      upkeep.nudge();
+      await upkeep.idle();
+    }
+    await sink.close();
+    await upkeep.close();
+    const names = await readdir(join(dir, 'kline', '_delta_log'));
+    const commits = names.filter((n) => /^\d{20}\.json$/.test(n)).map((n) => Number(n.slice(0, 20)));
+    const newestCheckpoint = Math.max(
+      ...names.filter((n) => n.endsWith('.checkpoint.parquet')).map((n) => Number(n.slice(0, 20))),
+    );
+    expect(Math.min(...commits)).toBe(newestCheckpoint);
+    expect(names.filter((n) => n.endsWith('.checkpoint.parquet'))).toHaveLength(1);
+    expect(before.version).toBe(2);
+    // Read anew: from the checkpoint and the commits after it, every bar and watermark.
+    const after = await DatasetLog.open(dir, 'kline');
+    expect(after.series.get('AAPL.US|1')).toEqual({ first: minute(0), last: minute(7), rows: 8 });
+    expect(after.files.size).toBe(1);
+    expect(await committedBars()).toEqual(expected(['AAPL.US'], 8));
+  });
+});
