@@ -6,6 +6,7 @@ import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { intAtLeast, klineTypeList } from '../internal/parse-args.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
+import { addUpkeepOptions, resolveUpkeep, type UpkeepFlags } from '../internal/upkeep-options.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
 import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
@@ -15,7 +16,7 @@ import {
   type KafkaConnectionFlags,
 } from '../internal/kafka-options.js';
 
-interface SyncFlags extends KafkaConnectionFlags {
+interface SyncFlags extends KafkaConnectionFlags, UpkeepFlags {
   codes?: string[];
   codesFile?: string;
   klineTypes: KlineType[];
@@ -77,6 +78,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
         .argParser(intAtLeast(100))
         .hideHelp(),
     );
+  addUpkeepOptions(cmd);
   addKafkaDeliveryOptions(cmd);
   addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SyncFlags) => {
@@ -84,6 +86,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     const codes = await resolveCodes(flags, ctx.io.cwd);
     const { checkKlineTypes } = await import('../internal/check-kline-types.js');
     checkKlineTypes(codes, flags.klineTypes, '--kline-types');
+    const upkeep = resolveUpkeep(flags);
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
@@ -105,6 +108,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       requestLog: flags.requestLog,
       checkpointMs: flags.checkpointMs,
       redis: flags.redis,
+      upkeep,
     });
   });
 }

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BarUpdate, QuoteflowClient, RequestRecord } from '@quoteflow/core';
 import type { KlineSyncEvent } from '@quoteflow/pipelines';
+import type { UpkeepEvent } from '@quoteflow/sinks';
 import { UsageError } from './usage-error.js';
 
 /** What the metrics read of `PlanSchedulerStats` (structural, so older schedulers still fit). */
@@ -160,6 +161,42 @@ export class CliMetrics {
     labelNames: ['source'] as const,
     registers: [this.registry],
   });
+  readonly upkeepBehind = new Gauge({
+    name: 'quoteflow_upkeep_behind',
+    help: "1 while a dataset table's upkeep has had work due longer than it should (it falls behind: reads slow down), else 0",
+    labelNames: ['dataset'] as const,
+    registers: [this.registry],
+  });
+  readonly upkeepPending = new Gauge({
+    name: 'quoteflow_upkeep_pending_seconds',
+    help: "How long a dataset table's upkeep has had work due without doing it (0: none due), at its last report",
+    labelNames: ['dataset'] as const,
+    registers: [this.registry],
+  });
+  readonly upkeepMergesDue = new Gauge({
+    name: 'quoteflow_upkeep_merges_due',
+    help: 'Merges of small files due in a dataset table and not done yet',
+    labelNames: ['dataset'] as const,
+    registers: [this.registry],
+  });
+  readonly upkeepVersionsSinceCheckpoint = new Gauge({
+    name: 'quoteflow_upkeep_versions_since_checkpoint',
+    help: "Versions of a dataset table's Delta log since its newest checkpoint",
+    labelNames: ['dataset'] as const,
+    registers: [this.registry],
+  });
+  readonly upkeepCompactions = new Counter({
+    name: 'quoteflow_upkeep_compactions_total',
+    help: "Merges by a dataset table's upkeep: committed, or void (another writer compacted the files first)",
+    labelNames: ['dataset', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly upkeepFailures = new Counter({
+    name: 'quoteflow_upkeep_failures_total',
+    help: "Failed steps of a dataset table's upkeep (tried again), by step",
+    labelNames: ['dataset', 'step'] as const,
+    registers: [this.registry],
+  });
   /** Built on the first sample, with the scheduler's own bucket bounds (so waits replay exactly). */
   sourceWait: Histogram<'source'> | undefined;
   /** Per counter or histogram series, the scheduler's cumulative values at the last sample. */
@@ -204,7 +241,25 @@ export class CliMetrics {
     if (e.type === 'checkpoint' && e.files.length > 0) this.files.inc({ dataset: 'kline' }, e.files.length);
     if (e.type === 'gap') this.gaps.inc({ kline_type: String(e.klineType) });
     if (e.type === 'code-dropped') this.codesDropped.inc();
+    if (e.type === 'compacted') this.upkeepCompactions.inc({ dataset: 'kline', outcome: 'committed' });
+    if (e.type === 'upkeep') this.onUpkeep(e.event);
     if (e.type === 'backfill-done' || e.type === 'live-cycle') this.markStarted();
+  }
+
+  /** What a dataset table's upkeep reports: where it stands, its merges and failures. */
+  onUpkeep(e: UpkeepEvent): void {
+    if (e.type === 'upkeep-status' || e.type === 'upkeep-behind' || e.type === 'upkeep-caught-up') {
+      const { dataset, behind, pendingMs, mergesDue, versionsSinceCheckpoint } = e.status;
+      this.upkeepBehind.set({ dataset }, e.type === 'upkeep-caught-up' ? 0 : behind ? 1 : 0);
+      this.upkeepPending.set({ dataset }, e.type === 'upkeep-caught-up' ? 0 : pendingMs / 1000);
+      this.upkeepMergesDue.set({ dataset }, mergesDue);
+      this.upkeepVersionsSinceCheckpoint.set({ dataset }, versionsSinceCheckpoint);
+      // Counters start at 0 (a scrape before the first merge shows 0, as rate() and alerts want).
+      for (const outcome of ['committed', 'void']) this.upkeepCompactions.inc({ dataset, outcome }, 0);
+    }
+    if (e.type === 'compacted') this.upkeepCompactions.inc({ dataset: e.dataset, outcome: 'committed' });
+    if (e.type === 'compaction-void') this.upkeepCompactions.inc({ dataset: e.dataset, outcome: 'void' });
+    if (e.type === 'upkeep-failed') this.upkeepFailures.inc({ dataset: e.dataset, step: e.step });
   }
 
   /** A K-line sync's updates: freshness, and the records each sink got. */

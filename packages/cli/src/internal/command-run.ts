@@ -13,7 +13,7 @@ import {
 } from '@quoteflow/core';
 import { ClusterWorker, type WorkLease } from '@quoteflow/cluster';
 import type { KlineSyncOptions, PipelineHandle } from '@quoteflow/pipelines';
-import type { DatasetFormat } from '@quoteflow/sinks';
+import type { DatasetFormat, TableUpkeepOptions } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
 import type { KafkaTopicKind } from '@quoteflow/sinks';
@@ -94,6 +94,8 @@ export interface KlineStep {
   readonly kafka?: CliKafkaOptions | undefined;
   readonly statePath?: string | undefined;
   readonly checkpointMs?: number | undefined;
+  /** The dataset's table upkeep: `false` off, `undefined` the defaults. */
+  readonly upkeep?: false | TableUpkeepOptions | undefined;
 }
 
 /**
@@ -273,6 +275,7 @@ export class CommandRun {
             files: {
               dir: datasetDir(this.ctx.io.cwd, step.out),
               ...(step.format === undefined ? {} : { format: step.format }),
+              ...(step.upkeep === undefined ? {} : { upkeep: step.upkeep }),
               // A cluster worker commits files only while it holds its lease.
               ...(lease === undefined ? {} : { fence: lease.valid }),
             },

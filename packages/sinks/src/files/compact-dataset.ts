@@ -196,6 +196,10 @@ export async function compactFiles(
     });
   } catch (err) {
     await rm(stagedDir, { recursive: true, force: true });
+    // Locally another writer's compaction swaps the files it replaced away at once: a file gone
+    // while it was read means this build is void, unless the log still names it (lost: an error).
+    const replaced = await replacedMeanwhile(log, group.files).catch(() => false);
+    if (replaced && !(options.signal?.aborted ?? false)) return undefined;
     throw err;
   }
   const outputs: LogFile[] = merged.outputs.map((o) => ({
@@ -240,6 +244,12 @@ export async function compactFiles(
     bytesBefore: merged.bytesRead,
     bytesAfter: outputs.reduce((n, f) => n + f.bytes, 0),
   };
+}
+
+/** Whether a newer version of the log no longer names one of `files` (another compaction replaced it). */
+async function replacedMeanwhile(log: DatasetLog, files: readonly LogFile[]): Promise<boolean> {
+  await log.refresh();
+  return !files.every((f) => log.files.has(f.path));
 }
 
 /** A file the log names, read from the disk or the object store (gone: an error naming it). */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '@quoteflow/core';
 import { barUpdate } from '../../test-support/test-records.js';
+import { compactDataset } from './compact-dataset.js';
 import { DatasetLog } from './dataset-log.js';
 import { DatasetSink } from './dataset-sink.js';
 import { readKlineStarts } from './read-dataset-rows.js';
@@ -21,20 +22,20 @@ vi.mock('./internal/merge-files.js', async (importOriginal) => {
     ...actual,
     mergeFiles: async (...args: Parameters<typeof actual.mergeFiles>) => {
       gate.started++;
-      await gate.held;
+      // The next merge waits while the gate is held; the ones after it pass.
+      const held = gate.held;
+      gate.held = undefined;
+      await held;
       return actual.mergeFiles(...args);
     },
   };
 });
 
-/** Closes the gate: merges wait until the returned function is called. */
+/** Holds the next merge until the returned function is called. */
 function holdMerges(): () => void {
   let open!: () => void;
   gate.held = new Promise<void>((resolve) => (open = resolve));
-  return () => {
-    gate.held = undefined;
-    open();
-  };
+  return () => open();
 }
 
 let dir: string;
@@ -216,6 +217,23 @@ describe('TableUpkeep', () => {
     expect(events.filter((e) => e.type === 'upkeep-behind')).toHaveLength(1);
     expect(upkeep.status).toMatchObject({ behind: true, mergesDue: 1 });
     await upkeep.close();
+  });
+
+  it("is void, not failed, when another writer's compaction swapped its files away while it waited", async () => {
+    await tableOf(4);
+    const events: UpkeepEvent[] = [];
+    const upkeep = await upkeepOn(new ManualClock(0), 600_000, events);
+    const release = holdMerges();
+    upkeep.nudge();
+    await vi.waitFor(() => expect(gate.started).toBe(1));
+    // Another writer merges the same four files (and its swap removes them) while this one waits.
+    expect(await compactDataset({ dir, dataset: 'kline' })).toHaveLength(1);
+    release();
+    await upkeep.idle();
+    await upkeep.close();
+    expect(events.filter((e) => e.type === 'upkeep-failed')).toEqual([]);
+    expect(events.filter((e) => e.type === 'compaction-void')).toHaveLength(1);
+    expect(await committedBars()).toEqual(expected(['AAPL.US'], 4));
   });
 
   it('expires the log before the newest checkpoint past the retention: the table reads the same', async () => {

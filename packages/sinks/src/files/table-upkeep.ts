@@ -75,6 +75,13 @@ export interface UpkeepStatus {
 
 /** What a table's upkeep reports. */
 export type UpkeepEvent =
+  /** A merge of `files` small files of `partition` is being built. */
+  | {
+      readonly type: 'compaction-started';
+      readonly dataset: DatasetKind;
+      readonly partition: string;
+      readonly files: number;
+    }
   | { readonly type: 'compacted'; readonly dataset: DatasetKind; readonly result: CompactedPartition }
   /** Another writer compacted one of the files first: this build was dropped, nothing of it committed. */
   | { readonly type: 'compaction-void'; readonly dataset: DatasetKind; readonly partition: string }
@@ -213,12 +220,28 @@ export class TableUpkeep {
     }
   }
 
+  /**
+   * One round: until nothing is due, a checkpoint when due, the retention's work when due, then
+   * the smallest merge due. Checkpoints and the retention come between merges, so a writer that
+   * keeps merges due (a slow store, a burst of commits) never starves them.
+   */
   async #round(): Promise<void> {
     if (!(await this.#step('read', () => this.#log.refresh()))) return;
-    let due = this.#plan();
-    while (due.length > 0 && !this.#closed) {
-      const merge = due[0]!;
+    for (;;) {
+      if (this.#closed) return;
+      if (this.#log.version - this.#lastCheckpoint >= this.#checkpointEvery)
+        await this.#step('checkpoint', () => this.#checkpoint());
+      await this.#retention();
+      const merge = this.#plan()[0];
+      if (merge === undefined || this.#closed) break;
       const ok = await this.#step('compact', async () => {
+        const { partition, files } = merge;
+        this.#emit({
+          type: 'compaction-started',
+          dataset: this.#log.dataset,
+          partition,
+          files: files.length,
+        });
         const result = await compactFiles(this.#log, merge, {
           maxRows: this.#rowsPerFile,
           now: () => this.#clock.now(),
@@ -231,20 +254,17 @@ export class TableUpkeep {
         await this.#log.refresh();
       });
       if (!ok) return;
-      due = this.#plan();
     }
-    if (this.#closed) return;
-    if (this.#log.version - this.#lastCheckpoint >= this.#checkpointEvery)
-      await this.#step('checkpoint', async () => {
-        // Another writer of the table may have written one meanwhile: one an interval is enough.
-        this.#lastCheckpoint = Math.max(this.#lastCheckpoint, await lastCheckpointOf(this.#log));
-        if (this.#log.version - this.#lastCheckpoint < this.#checkpointEvery) return;
-        this.#lastCheckpoint = await this.#log.checkpoint();
-        this.#emit({ type: 'checkpointed', dataset: this.#log.dataset, version: this.#lastCheckpoint });
-      });
-    await this.#retention();
     if (this.#mergesDue === 0 && !this.#checkpointDue()) this.#caughtUp();
     this.#emit({ type: 'upkeep-status', status: this.status });
+  }
+
+  /** A Delta checkpoint of the version read, unless another writer of the table wrote one lately. */
+  async #checkpoint(): Promise<void> {
+    this.#lastCheckpoint = Math.max(this.#lastCheckpoint, await lastCheckpointOf(this.#log));
+    if (this.#log.version - this.#lastCheckpoint < this.#checkpointEvery) return;
+    this.#lastCheckpoint = await this.#log.checkpoint();
+    this.#emit({ type: 'checkpointed', dataset: this.#log.dataset, version: this.#lastCheckpoint });
   }
 
   /** Log expiry and vacuum, at most every half retention (and at least hourly). */
