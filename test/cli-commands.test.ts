@@ -412,7 +412,7 @@ pipelines:
     expect(written.length, r.stdout).toBeGreaterThan(0);
     expect(written.filter((f) => !f.endsWith('.parquet'))).toEqual([]);
     // The demo's token is `demo`, a common word: the query names the real directory, not `***`.
-    expect(r.stdout).toContain(`read_parquet('${join(work, 'demo-out')}/kline/**/*.parquet'`);
+    expect(r.stdout).toContain(`read_parquet('${join(work, 'demo-out')}/kline/kline_type=*/**/*.parquet'`);
     expect(r.stdout).not.toContain('***');
   });
 });

@@ -148,7 +148,7 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
         ctx.out(
           '\nQuery it with DuckDB (paste into a shell):\n\n' +
             `  duckdb -c "SELECT code, kline_type, count(*) AS bars, min(ts) AS first, max(ts) AS last, round(arg_max(close, ts), 4) AS last_close ` +
-            `FROM read_parquet('${dir}/kline/**/*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY ALL"\n`,
+            `FROM read_parquet('${dir}/kline/kline_type=*/**/*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY ALL"\n`,
         );
       } finally {
         await sim.close();

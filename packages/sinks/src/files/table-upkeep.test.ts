@@ -156,6 +156,35 @@ describe('TableUpkeep in a DatasetSink', () => {
 });
 
 describe('TableUpkeep', () => {
+  it('refuses a bad option when the sink opens, naming it, before anything is written', async () => {
+    for (const [upkeep, message] of [
+      [{ rowsPerFile: 0 }, /"rowsPerFile" must be an integer >= 1, got 0/],
+      [{ retentionMs: -1 }, /"retentionMs" must be a number of ms >= 0, got -1/],
+      [{ checkpointEvery: 1.5 }, /"checkpointEvery" must be an integer >= 0, got 1.5/],
+    ] as const)
+      await expect(DatasetSink.open({ dir: join(dir, 'never'), upkeep })).rejects.toMatchObject({
+        code: 'QF_INVALID_OPTION',
+        message: expect.stringMatching(message) as unknown,
+      });
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('writes no Delta checkpoint with checkpointEvery 0, and so expires no log version', async () => {
+    const sink = await DatasetSink.open({
+      dir,
+      clock: january(),
+      upkeep: { checkpointEvery: 0, retentionMs: 0 },
+    });
+    for (let i = 0; i < 12; i++) await checkpointMinute(sink, ['AAPL.US'], i);
+    await sink.upkeepIdle();
+    await sink.close();
+    const log = await readdir(join(dir, 'kline', '_delta_log'));
+    expect(log.filter((n) => n.includes('checkpoint'))).toEqual([]);
+    expect(log.filter((n) => /^\d{20}\.json$/.test(n)).length).toBe(
+      (await DatasetLog.open(dir, 'kline')).version + 1,
+    );
+  });
+
   /** A table of `n` one-bar checkpoints, written without upkeep. */
   async function tableOf(n: number): Promise<void> {
     const sink = await DatasetSink.open({ dir, clock: january(), upkeep: false });

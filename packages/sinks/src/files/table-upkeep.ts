@@ -30,7 +30,13 @@ export interface TableUpkeepOptions {
    * committing it.
    */
   readonly retentionMs?: number;
-  /** A Delta checkpoint of the table every this many versions (Delta's `checkpointInterval`). */
+  /**
+   * A Delta checkpoint of the table every this many versions (Delta's `checkpointInterval`); 0
+   * writes none (then no log version expires either, as none is covered by a checkpoint).
+   * Locally a checkpoint is `DIR/<dataset>/_delta_log/<v>.checkpoint.parquet`: a plain Parquet
+   * glob of a table names its partition directories (`kline_type=…` of `DIR/kline`), so that it
+   * does not reach into `_delta_log/`.
+   */
   readonly checkpointEvery?: number;
   /** Upkeep whose work has been due this long without being done is behind (an event; a metric and a warning in the CLI). */
   readonly behindAfterMs?: number;
@@ -229,7 +235,7 @@ export class TableUpkeep {
     if (!(await this.#step('read', () => this.#log.refresh()))) return;
     for (;;) {
       if (this.#closed) return;
-      if (this.#log.version - this.#lastCheckpoint >= this.#checkpointEvery)
+      if (this.#checkpointEvery > 0 && this.#log.version - this.#lastCheckpoint >= this.#checkpointEvery)
         await this.#step('checkpoint', () => this.#checkpoint());
       await this.#retention();
       const merge = this.#plan()[0];
@@ -304,6 +310,7 @@ export class TableUpkeep {
 
   /** A checkpoint is overdue: two intervals of versions without one (one is written each round). */
   #checkpointDue(): boolean {
+    if (this.#checkpointEvery === 0) return false;
     return this.#log.version - this.#lastCheckpoint >= 2 * this.#checkpointEvery;
   }
 
@@ -374,8 +381,8 @@ export function checkUpkeepOptions(options: TableUpkeepOptions, where: string): 
     bad('rowsPerFile', 'an integer >= 1', rowsPerFile);
   if (retentionMs !== undefined && (!Number.isFinite(retentionMs) || retentionMs < 0))
     bad('retentionMs', 'a number of ms >= 0', retentionMs);
-  if (checkpointEvery !== undefined && (!Number.isInteger(checkpointEvery) || checkpointEvery < 1))
-    bad('checkpointEvery', 'an integer >= 1', checkpointEvery);
+  if (checkpointEvery !== undefined && (!Number.isInteger(checkpointEvery) || checkpointEvery < 0))
+    bad('checkpointEvery', 'an integer >= 0', checkpointEvery);
   if (behindAfterMs !== undefined && (!Number.isFinite(behindAfterMs) || behindAfterMs < 0))
     bad('behindAfterMs', 'a number of ms >= 0', behindAfterMs);
 }
