@@ -135,17 +135,16 @@ function s3Backend(): Backend {
     versions: async () =>
       (await bucket.keys('crash/kline/_delta_log/')).flatMap((k) => commitVersion(k) ?? []),
     publish: async () => undefined,
+    // Removed files stay until the retention: every version reads.
     fromLastCompaction: async (versions) => [...versions],
     // On object storage the build is in the writer's scratch directory (under its TMPDIR).
     killedMidMerge: (scratch) => hasBuild(scratch),
   };
 }
 
-/** Rounds of a killed writer, checked after each; then a last writer to the end and every reader. */
-async function killRounds(backend: Backend, name: string, rounds: number): Promise<void> {
-  const script = join(work, `writer-${name}.mts`);
-  await writeFile(script, WRITER);
-  const read = (extra: Partial<ReadRequest>[]): Promise<ReadBack[]> =>
+/** delta-rs' reads of the backend's table: at the newest version (`{}`) or at `{ version }`. */
+function readerOf(backend: Backend) {
+  return (extra: Partial<ReadRequest>[]): Promise<ReadBack[]> =>
     readDatasets(
       extra.map((e) => ({
         reader: 'deltalake' as const,
@@ -154,77 +153,125 @@ async function killRounds(backend: Backend, name: string, rounds: number): Promi
         ...e,
       })),
     );
-  let acked = 0;
-  let sent = 0;
-  let checked = -1;
-  let midMerge = 0;
-  let readVersions = 0;
-  let swappedAway = 0;
-  const did = new Map<string, number>();
-  for (let round = 0; round < rounds; round++) {
-    sent = acked + PER_ROUND;
-    const scratch = join(work, `tmp-${name}-${round}`);
-    await mkdir(scratch, { recursive: true });
-    const child = await startTsxChild(script, [backend.dir, String(acked), String(sent)], {
+}
+
+/** What the rounds saw: acked and sent bars, upkeep's events, versions checked. */
+interface Tally {
+  acked: number;
+  sent: number;
+  checked: number;
+  midMerge: number;
+  readVersions: number;
+  swappedAway: number;
+  readonly did: Map<string, number>;
+}
+
+const countEvents = (tally: Tally, out: string): void => {
+  for (const m of out.matchAll(/^upkeep (\S+)/gm)) tally.did.set(m[1]!, (tally.did.get(m[1]!) ?? 0) + 1);
+};
+
+/** Starts the writer and kills it: at any moment (even rounds) or within 150 ms of a merge starting. */
+async function killedWriter(backend: Backend, name: string, tally: Tally, round: number): Promise<void> {
+  const scratch = join(work, `tmp-${name}-${round}`);
+  await mkdir(scratch, { recursive: true });
+  tally.sent = tally.acked + PER_ROUND;
+  const child = await startTsxChild(
+    join(work, `writer-${name}.mts`),
+    [backend.dir, String(tally.acked), String(tally.sent)],
+    {
       ...backend.env,
       TMPDIR: scratch,
-    });
-    // Every other round is killed at any moment; the others once a merge started (within 150 ms:
-    // building it, committing it, swapping it in), which a random moment hits less often.
-    if (round % 2 === 0) await new Promise((r) => setTimeout(r, 300 + Math.random() * 2500));
-    else {
-      const deadline = Date.now() + 15_000;
-      while (!child.out().includes('upkeep compaction-started') && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, Math.random() * 150));
-    }
-    child.kill();
-    const how = await child.exited;
-    expect(how === 'SIGKILL' || how === null, child.err()).toBe(true);
-    for (const m of child.out().matchAll(/^committed (\d+)$/gm)) acked = Math.max(acked, Number(m[1]));
-    for (const m of child.out().matchAll(/^upkeep (\S+)/gm)) did.set(m[1]!, (did.get(m[1]!) ?? 0) + 1);
-    if (await backend.killedMidMerge(scratch)) midMerge++;
-    // The newest version holds every acked bar once; every version committed in this round, whole,
-    // no bar twice (on object storage all of them; locally a compaction's swap removed the files
-    // of the versions before it at once: those no longer read, as time travel past a compaction).
-    const versions = (await backend.versions()).filter((v) => v > checked).sort((a, b) => a - b);
-    if (versions.length === 0 && checked < 0) continue; // killed before its first commit
-    // Locally a commit is published (renames, a swap) after it is durable; a writer killed in
-    // between leaves it to the next one, which publishes it first thing: as that one would.
-    await backend.publish();
-    // Locally the versions from the newest compaction on (their files are all in place).
-    const readable = backend.s3 === undefined ? await backend.fromLastCompaction(versions) : versions;
-    const [now, ...each] = await read([{}, ...readable.map((version) => ({ version }))]);
-    expectNoneTwice(crashRowsOf(now!), `${name} round ${round}`);
-    const newest = new Set(crashRowsOf(now!));
-    for (let n = 0; n < acked; n++)
-      expect(newest.has(rowOf(n)), `${name} round ${round}: acked bar ${n}`).toBe(true);
-    for (const [i, back] of each.entries())
-      expectNoneTwice(crashRowsOf(back), `${name} version ${readable[i]}`);
-    readVersions += readable.length;
-    swappedAway += versions.length - readable.length;
-    checked = Math.max(checked, ...versions);
-    if (backend.s3 === undefined) {
-      const listed = (await readKlineBars(backend.dir)).map((b) => `${b.code}|${b.tsMs}|${b.close}`);
-      expectNoneTwice(listed, `${name} round ${round}: files listed`);
-    }
+    },
+  );
+  // Half the kills at a random moment; the others while a merge is built, committed or swapped
+  // in, which a random moment hits less often.
+  if (round % 2 === 0) await new Promise((r) => setTimeout(r, 300 + Math.random() * 2500));
+  else {
+    const deadline = Date.now() + 15_000;
+    while (!child.out().includes('upkeep compaction-started') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, Math.random() * 150));
+  }
+  child.kill();
+  const how = await child.exited;
+  expect(how === 'SIGKILL' || how === null, child.err()).toBe(true);
+  for (const m of child.out().matchAll(/^committed (\d+)$/gm))
+    tally.acked = Math.max(tally.acked, Number(m[1]));
+  countEvents(tally, child.out());
+  if (await backend.killedMidMerge(scratch)) tally.midMerge++;
+}
+
+/**
+ * After a kill: the newest version holds every acked bar once; every version committed since the
+ * last check, whole, no bar twice (on object storage all of them; locally a compaction's swap
+ * removed the files of the versions before it at once: those no longer read, as time travel past
+ * a compaction); a file-listing reader of a local table sees no bar twice.
+ */
+async function checkRound(backend: Backend, name: string, tally: Tally, round: number): Promise<void> {
+  const versions = (await backend.versions()).filter((v) => v > tally.checked).sort((a, b) => a - b);
+  if (versions.length === 0 && tally.checked < 0) return; // killed before its first commit
+  // Locally a commit is published (renames, a swap) after it is durable; a writer killed in
+  // between leaves it to the next one, which publishes it first thing: as that one would.
+  await backend.publish();
+  const readable = await backend.fromLastCompaction(versions);
+  const [now, ...each] = await readerOf(backend)([{}, ...readable.map((version) => ({ version }))]);
+  expectNoneTwice(crashRowsOf(now!), `${name} round ${round}`);
+  const newest = new Set(crashRowsOf(now!));
+  for (let n = 0; n < tally.acked; n++)
+    expect(newest.has(rowOf(n)), `${name} round ${round}: acked bar ${n}`).toBe(true);
+  for (const [i, back] of each.entries())
+    expectNoneTwice(crashRowsOf(back), `${name} version ${readable[i]}`);
+  tally.readVersions += readable.length;
+  tally.swappedAway += versions.length - readable.length;
+  tally.checked = Math.max(tally.checked, ...versions);
+  if (backend.s3 === undefined) {
+    const listed = (await readKlineBars(backend.dir)).map((b) => `${b.code}|${b.tsMs}|${b.close}`);
+    expectNoneTwice(listed, `${name} round ${round}: files listed`);
+  }
+}
+
+/** Rounds of a killed writer, checked after each; then a last writer to the end and every reader. */
+async function killRounds(backend: Backend, name: string, rounds: number): Promise<void> {
+  const script = join(work, `writer-${name}.mts`);
+  await writeFile(script, WRITER);
+  const tally: Tally = {
+    acked: 0,
+    sent: 0,
+    checked: -1,
+    midMerge: 0,
+    readVersions: 0,
+    swappedAway: 0,
+    did: new Map(),
+  };
+  for (let round = 0; round < rounds; round++) {
+    await killedWriter(backend, name, tally, round);
+    await checkRound(backend, name, tally, round);
   }
   // A last writer sends everything up to where the rounds got, to its end, and lets upkeep finish.
-  const last = await startTsxChild(script, [backend.dir, String(acked), String(sent)], backend.env);
+  const last = await startTsxChild(
+    script,
+    [backend.dir, String(tally.acked), String(tally.sent)],
+    backend.env,
+  );
   expect(await last.exited, last.err()).toBe(null);
   expect(last.out()).toContain('done');
-  for (const m of last.out().matchAll(/^upkeep (\S+)/gm)) did.set(m[1]!, (did.get(m[1]!) ?? 0) + 1);
+  countEvents(tally, last.out());
+  const { did } = tally;
   const summary =
-    `${name}: ${JSON.stringify(Object.fromEntries(did))}, ${midMerge} kill(s) mid-merge, ` +
-    `${readVersions} versions read (${swappedAway} swapped away)`;
-  expect(readVersions, summary).toBeGreaterThan(0);
+    `${name}: ${JSON.stringify(Object.fromEntries(did))}, ${tally.midMerge} kill(s) mid-merge, ` +
+    `${tally.readVersions} versions read (${tally.swappedAway} swapped away)`;
+  expect(tally.readVersions, summary).toBeGreaterThan(0);
   expect(did.get('upkeep-failed') ?? 0, summary).toBe(0);
   expect(did.get('compacted') ?? 0, summary).toBeGreaterThan(5);
   expect(did.get('checkpointed') ?? 0, summary).toBeGreaterThan(5);
   expect(did.get('log-expired') ?? 0, summary).toBeGreaterThan(0);
   if (backend.s3 !== undefined) expect(did.get('vacuumed') ?? 0, summary).toBeGreaterThan(0);
-  expect(midMerge, summary).toBeGreaterThan(0);
+  expect(tally.midMerge, summary).toBeGreaterThan(0);
+  await expectEachBarOnce(backend, name, tally.sent);
+}
 
+/** Every Delta reader (and locally a file-listing one) reads each of the `sent` bars once. */
+async function expectEachBarOnce(backend: Backend, name: string, sent: number): Promise<void> {
   const want = Array.from({ length: sent }, (_, n) => rowOf(n)).sort();
   const finals = await readDatasets(
     DELTA_READERS.map((reader) => ({
@@ -243,7 +290,7 @@ async function killRounds(backend: Backend, name: string, rounds: number): Promi
 describe.concurrent('kill -9 during background compaction, checkpoints, log expiry and vacuum', () => {
   it(
     'on a local disk: every version read whole, each bar once at the end',
-    () => killRounds(localBackend(), 'local', 6),
+    () => killRounds(localBackend(), 'local', 4),
     600_000,
   );
   it(
