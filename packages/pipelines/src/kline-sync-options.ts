@@ -34,7 +34,7 @@ export interface KlineFilesOptions {
   /**
    * The table kept healthy while the sync writes it, in the background (`TableUpkeep` of
    * @quoteflow/sinks): small files merged tiered (the month being written too), a Delta
-   * checkpoint every 10 versions, log versions and removed files deleted after the retention;
+   * checkpoint of the newest version, log versions and removed files deleted after the retention;
    * `false` turns it off. @defaultValue on, with `TABLE_UPKEEP_DEFAULTS`
    */
   readonly upkeep?: false | TableUpkeepOptions;

@@ -47,7 +47,7 @@ export interface DatasetSinkOptions {
   /**
    * The table kept healthy while it is written, in the background ({@link TableUpkeep}): small
    * files merged as they accumulate (tiered, in the partition being written too), a Delta
-   * checkpoint every 10 versions, log versions and removed files deleted after the retention.
+   * checkpoint of the newest version, log versions and removed files deleted after the retention.
    * `false` turns it off. @defaultValue on, with `TABLE_UPKEEP_DEFAULTS`
    */
   readonly upkeep?: false | TableUpkeepOptions;

@@ -31,8 +31,13 @@ export interface TableUpkeepOptions {
    */
   readonly retentionMs?: number;
   /**
-   * A Delta checkpoint of the table every this many versions (Delta's `checkpointInterval`); 0
-   * writes none (then no log version expires either, as none is covered by a checkpoint).
+   * A Delta checkpoint of the version a round of upkeep ends at once the log is this many
+   * versions past the newest checkpoint (Delta's `checkpointInterval`, whose default is 10). The
+   * default, 1, checkpoints after every commit in effect: quoteflow's commits carry each series'
+   * watermark, so a reader replaying even a few of them (DuckDB: about 20 ms each for 1,000
+   * series) costs more than the checkpoint; those off every 10th version are deleted again once a
+   * newer one has stood for 10 minutes. 0 writes none (then no log version expires either, as
+   * none is covered by a checkpoint).
    * Locally a checkpoint is `DIR/<dataset>/_delta_log/<v>.checkpoint.parquet`: a plain Parquet
    * glob of a table names its partition directories (`kline_type=…` of `DIR/kline`), so that it
    * does not reach into `_delta_log/`.
@@ -46,7 +51,7 @@ export interface TableUpkeepOptions {
 export const TABLE_UPKEEP_DEFAULTS = {
   rowsPerFile: COMPACTED_FILE_MAX_ROWS,
   retentionMs: VACUUM_DEFAULT_RETENTION_MS,
-  checkpointEvery: 10,
+  checkpointEvery: 1,
   behindAfterMs: 600_000,
 } as const satisfies Required<TableUpkeepOptions>;
 
@@ -108,6 +113,11 @@ export type UpkeepEvent =
   | { readonly type: 'upkeep-behind'; readonly status: UpkeepStatus }
   | { readonly type: 'upkeep-caught-up'; readonly status: UpkeepStatus };
 
+/** Checkpoints of versions on this grid stay for the retention; the others go once superseded. */
+const CHECKPOINT_GRID = 10;
+/** How long a checkpoint off the grid stays after a newer one was written (a reader that read the pointer to it reads it well within that). */
+const SUPERSEDED_CHECKPOINT_MS = 600_000;
+
 /** A merge due: small files of one partition and format. */
 interface DueMerge {
   readonly partition: string;
@@ -129,8 +139,9 @@ interface DueMerge {
  *   across kill -9. Several writers sharing the table compact without coordinating: the log fences
  *   them (Delta's optimistic concurrency): a merge whose files another writer replaced first is
  *   void (an event) and nothing of it is committed;
- * - writes a Delta checkpoint every `checkpointEvery` versions (locally too), so every reader
- *   opens the table from it and a few commits;
+ * - ends with a Delta checkpoint of the version it reached (`checkpointEvery`; locally too), so
+ *   a reader opens the table from it and at most the commits since (between merges, one every 10
+ *   versions at least);
  * - at most every half retention (and hourly): deletes the log files of versions before the
  *   newest checkpoint older than the retention (Delta's log retention: a JSON log compaction is
  *   not enough, delta-rs, Polars and DuckDB do not read one) and, on object storage, the files
@@ -235,7 +246,8 @@ export class TableUpkeep {
     if (!(await this.#step('read', () => this.#log.refresh()))) return;
     for (;;) {
       if (this.#closed) return;
-      if (this.#checkpointEvery > 0 && this.#log.version - this.#lastCheckpoint >= this.#checkpointEvery)
+      // Between merges one every 10 versions at least; the round ends with one anyway.
+      if (this.#checkpointEvery > 0 && this.#log.version - this.#lastCheckpoint >= this.#midRound)
         await this.#step('checkpoint', () => this.#checkpoint());
       await this.#retention();
       const merge = this.#plan()[0];
@@ -261,6 +273,8 @@ export class TableUpkeep {
       });
       if (!ok) return;
     }
+    if (this.#checkpointEvery > 0 && this.#log.version - this.#lastCheckpoint >= this.#checkpointEvery)
+      await this.#step('checkpoint', () => this.#checkpoint());
     if (this.#mergesDue === 0 && !this.#checkpointDue()) this.#caughtUp();
     this.#emit({ type: 'upkeep-status', status: this.status });
   }
@@ -281,7 +295,10 @@ export class TableUpkeep {
     this.#lastRetentionMs = nowMs;
     const dataset = this.#log.dataset;
     await this.#step('expire', async () => {
-      const gone = await expireDeltaLog(this.#log.store, dataset, this.#retentionMs, Date.now());
+      const gone = await expireDeltaLog(this.#log.store, dataset, this.#retentionMs, Date.now(), {
+        keepEvery: CHECKPOINT_GRID,
+        supersededForMs: SUPERSEDED_CHECKPOINT_MS,
+      });
       if (gone.length > 0) this.#emit({ type: 'log-expired', dataset, deleted: gone.length });
     });
     if (this.#log.remote && !this.#closed)
@@ -308,10 +325,15 @@ export class TableUpkeep {
     return due;
   }
 
-  /** A checkpoint is overdue: two intervals of versions without one (one is written each round). */
+  /** Versions between two checkpoints in a round of many merges. */
+  get #midRound(): number {
+    return Math.max(this.#checkpointEvery, CHECKPOINT_GRID);
+  }
+
+  /** A checkpoint is overdue: twice the versions a round of merges may go without one. */
   #checkpointDue(): boolean {
     if (this.#checkpointEvery === 0) return false;
-    return this.#log.version - this.#lastCheckpoint >= 2 * this.#checkpointEvery;
+    return this.#log.version - this.#lastCheckpoint >= 2 * this.#midRound;
   }
 
   /** Runs one step; a failure is an event (and the round ends), an abort by `close()` is quiet. */
