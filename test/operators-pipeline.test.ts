@@ -6,7 +6,15 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { filter } from 'rxjs';
-import { decodeDepthTickData, decodeKlineData, decodeSuspensionResponse } from '@quoteflow/core';
+import {
+  barFinalAfterMs,
+  calendarOf,
+  dateCalendarMisses,
+  decodeDepthTickData,
+  decodeKlineData,
+  decodeSuspensionResponse,
+  tradingDateOf,
+} from '@quoteflow/core';
 import type { Bar, BarUpdate, DepthTick, ReadStamps, SuspensionRecord } from '@quoteflow/core';
 import {
   dedupeBySeq,
@@ -57,15 +65,18 @@ function wireRows(name: string): BarInput[] {
 }
 
 describe('operators on core-decoded fixtures', () => {
-  it.each(['newest-first-repeated.json', 'empty-volume.json', 'timestamps-in-ms.json', 'aapl-daily.json'])(
-    'normalizeBarList on raw wire rows agrees with core’s decoder (%s)',
-    (name) => {
-      const decoded = decodeKlineData(klineData(name), STAMPS).bars;
-      expect(normalizeBarList(wireRows(name)).bars).toEqual(decoded);
-      // Core's bars pass through unchanged: nothing to repair twice.
-      expect(normalizeBarList(decoded).bars).toEqual(decoded);
-    },
-  );
+  it.each([
+    'newest-first-repeated.json',
+    'empty-volume.json',
+    'timestamps-in-ms.json',
+    'aapl-daily.json',
+    '700hk-daily.json',
+  ])('normalizeBarList on raw wire rows agrees with core’s decoder (%s)', (name) => {
+    const decoded = decodeKlineData(klineData(name), STAMPS).bars;
+    expect(normalizeBarList(wireRows(name)).bars).toEqual(decoded);
+    // Core's bars pass through unchanged: nothing to repair twice.
+    expect(normalizeBarList(decoded).bars).toEqual(decoded);
+  });
 
   it('reports the non-numeric price that core refuses, instead of a NaN', () => {
     const { bars, reports } = normalizeBarList(wireRows('non-numeric-price.json'));
@@ -150,6 +161,23 @@ describe('operators on core-decoded fixtures', () => {
     const sorted = [...daily].sort((a, b) => a.tsMs - b.tsMs);
     expect(y?.prevClose).toBe(sorted.at(-2)?.close);
     expect(y?.latestPrice).toBe(sorted.at(-1)?.close);
+  });
+
+  it('dates the provider’s 700.HK daily sample by the Hong Kong sessions its labels lie in, never a Saturday (issue 33 item 3)', () => {
+    // The published sample's labels for 700.HK: 13:00 Hong Kong on Thursday 2 March 2023, then
+    // 13:00 and 15:40 on Friday 3 March (the newest: 2023-03-03T07:40:00Z). Each lies inside a
+    // session, so each is that session's date, and the Friday bars are final at Friday's close.
+    const daily = decodeKlineData(klineData('700hk-daily.json'), STAMPS).bars;
+    const hk = calendarOf('700.HK');
+    expect(daily.map((b) => tradingDateOf(b.tsMs, hk))).toEqual(['2023-03-02', '2023-03-03', '2023-03-03']);
+    expect(daily.map((b) => dateCalendarMisses(b.tsMs, 8, hk))).toEqual([undefined, undefined, undefined]);
+    expect(new Date(barFinalAfterMs(daily.at(-1)!.tsMs, 8, hk)).toISOString()).toBe(
+      '2023-03-03T08:00:00.000Z',
+    );
+    // Both closes yesterday-close reports come from Friday's session (the sample has two bars in
+    // it): Friday 3 March, where the rule that shifted labels by 12 hours said Saturday 4 March.
+    const [y] = yesterdayCloses(daily);
+    expect(y).toMatchObject({ code: '700.HK', prevDate: '2023-03-03', latestDate: '2023-03-03' });
   });
 
   it('drops a repeated 64-bit seq decoded from depth ticks', () => {

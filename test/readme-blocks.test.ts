@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { startSimulator } from '../packages/simulator/src/index.js';
 import { runQuoteflow } from './support/quoteflow-process.js';
 import { closedAddress } from '../packages/sinks/test-support/closed-address.js';
+import { blocksOf, READER_COMPILER_OPTIONS, type Block } from './support/readme-blocks.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const WORK = join(ROOT, '.cache', 'readme-blocks');
@@ -19,34 +20,6 @@ const READMES = [
     (p) => `packages/${p}/README.md`,
   ),
 ];
-
-interface Block {
-  readonly readme: string;
-  /** Line of the opening fence (1-based). */
-  readonly line: number;
-  readonly lang: string;
-  readonly code: string;
-  /** What a fragment assumes (declarations), from the comment above it. */
-  readonly assumes: string;
-}
-
-/** The fenced code blocks of a Markdown file. */
-function blocksOf(readme: string, text: string): Block[] {
-  const lines = text.split('\n');
-  const blocks: Block[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\w*)/.exec(lines[i]!);
-    if (open === null) continue;
-    const end = lines.findIndex((l, j) => j > i && l.startsWith('```'));
-    // The comment right above the block (blank lines between allowed), and no other.
-    const before = lines.slice(0, i).join('\n');
-    const last = before.slice(before.lastIndexOf('<!-- readme-test: assumes\n'));
-    const assumes = /^<!-- readme-test: assumes\n([\s\S]*?)-->\s*$/.exec(last)?.[1] ?? '';
-    blocks.push({ readme, line: i + 1, lang: open[1]!, code: lines.slice(i + 1, end).join('\n'), assumes });
-    i = end;
-  }
-  return blocks;
-}
 
 /** Runs a module with this Node to its end (a minute at most), stdout and stderr collected. */
 function runNode(
@@ -89,13 +62,7 @@ describe('README code blocks', () => {
       files.set(file, b);
     }
     const program = ts.createProgram([...files.keys()], {
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      target: ts.ScriptTarget.ES2023,
-      lib: ['lib.es2023.d.ts', 'lib.esnext.disposable.d.ts'],
-      types: ['node'],
-      strict: true,
-      noEmit: true,
+      ...READER_COMPILER_OPTIONS,
       skipLibCheck: true,
       esModuleInterop: true,
     });

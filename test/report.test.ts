@@ -38,6 +38,23 @@ interface InspectJson {
   };
 }
 
+/** Backfills `codes` into `out` from the simulator, one `[klineType, bars]` after the other. */
+async function backfillTypes(
+  out: string,
+  codes: string,
+  types: readonly (readonly [string, string])[],
+  flags: readonly string[] = [],
+): Promise<void> {
+  const env = { QUOTEFLOW_BASE_URL: sim.url, QUOTEFLOW_TOKEN: TOKEN, QUOTEFLOW_PLAN: 'professional' };
+  for (const [type, bars] of types) {
+    const r = await runQuoteflow(
+      ['backfill', '--codes', codes, '--kline-type', type, '--bars', bars, '--out', out, ...flags],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+  }
+}
+
 describe('quoteflow report', () => {
   it('draws the coverage, the candlesticks and the summary of a dataset with holes, offline', async () => {
     const out = join(work, 'data');
@@ -160,11 +177,13 @@ describe('quoteflow report', () => {
     await (await page.$('#heatmap-view'))!.screenshot({ path: join(SHOTS, 'coverage.png') });
     // The quota view counts every request the simulator saw (the code check's and the backfill's:
     // inspect and report send none).
-    expect(first.quota).toEqual({
-      requests: sim.log.length,
-      endpoints: expect.arrayContaining(['batch-kline', 'kline']),
-      perMinute: 1200,
-    });
+    expect(first.quota).toEqual(
+      expect.objectContaining({
+        requests: sim.log.length,
+        endpoints: expect.arrayContaining(['batch-kline', 'kline']) as unknown,
+        perMinute: 1200,
+      }),
+    );
     await (await page.$('#quota-view'))!.screenshot({ path: join(SHOTS, 'quota.png') });
 
     // The candlesticks of a series hold that series' bars (one candle per bar at this length).
@@ -195,7 +214,7 @@ describe('quoteflow report', () => {
     await (await page.$('#summary-view'))!.screenshot({ path: join(SHOTS, 'summary.png') });
 
     // A click on the heatmap's ETHUSDT row opens it, as a person would.
-    const heatmap = (await page.$('#heatmap'))!;
+    const heatmap = (await page.$('.heatmap'))!;
     await heatmap.scrollIntoView();
     const box = (await heatmap.boundingBox())!;
     const rowHeight = box.height / 3;
@@ -206,17 +225,10 @@ describe('quoteflow report', () => {
 
   it('fits a 1,200 px window, draws 1-minute bars as 1-minute candles, and leaves gap labels uncovered', async () => {
     const out = join(work, 'wide');
-    const env = { QUOTEFLOW_BASE_URL: sim.url, QUOTEFLOW_TOKEN: TOKEN, QUOTEFLOW_PLAN: 'professional' };
-    for (const [type, bars] of [
+    await backfillTypes(out, 'BTCUSDT', [
       ['1', '2500'],
       ['5', '60'],
-    ] as const) {
-      const r = await runQuoteflow(
-        ['backfill', '--codes', 'BTCUSDT', '--kline-type', type, '--bars', bars, '--out', out],
-        env,
-      );
-      expect(r.code, r.stderr).toBe(0);
-    }
+    ]);
     // A window of 550 minutes: 550 one-minute cells of 2 px, the widest the heatmap draws, beside
     // the row labels: what overflowed a 1,200 px window.
     const inspect = await runQuoteflow(['inspect', '--out', out, '--format', 'json'], {});
@@ -244,7 +256,7 @@ describe('quoteflow report', () => {
           globalThis as unknown as {
             document: {
               documentElement: { scrollWidth: number; clientWidth: number };
-              getElementById(id: string): { getBoundingClientRect(): { right: number } };
+              querySelectorAll(selector: string): Iterable<{ getBoundingClientRect(): { right: number } }>;
               querySelector(selector: string): { textContent: string | null } | null;
             };
           }
@@ -255,7 +267,9 @@ describe('quoteflow report', () => {
         return {
           pageWidth: doc.documentElement.scrollWidth,
           windowWidth: doc.documentElement.clientWidth,
-          heatmapRight: doc.getElementById('heatmap').getBoundingClientRect().right,
+          heatmapRight: Math.max(
+            ...[...doc.querySelectorAll('.heatmap')].map((c) => c.getBoundingClientRect().right),
+          ),
           buckets: state.heatmapBuckets,
           chart: state.chart,
           logo: doc.querySelector('#tv-attr-logo') !== null,
@@ -275,6 +289,62 @@ describe('quoteflow report', () => {
     expect(all.footer).toMatch(/TradingView Lightweight Charts.*https:\/\/www\.tradingview\.com\//);
     // The 1-minute series (row 0) as 2,500 one-minute candles, not 1,250 two-minute ones.
     expect(all.chart).toMatchObject({ code: 'BTCUSDT', klineType: 1, candleMs: 60_000, candles: 2500 });
+  });
+
+  it('gives 1-minute series a panel of their own beside years of daily bars, and scales the per-minute quota to the use', async () => {
+    const out = join(work, 'mixed');
+    await backfillTypes(
+      out,
+      'BTCUSDT,ETHUSDT',
+      [
+        ['8', '600'],
+        ['1', '240'],
+      ],
+      ['--request-log'],
+    );
+    const html = join(work, 'mixed.html');
+    const report = await runQuoteflow(['report', '--out', out, '--html', html], {});
+    expect(report.code, report.stderr).toBe(0);
+    const page = await browser.newPage();
+    onTestFinished(() => page.close());
+    await page.setViewport({ width: 1300, height: 1000 });
+    await page.goto(`file://${html}`, { waitUntil: 'load' });
+    const drawn = await page.evaluate(() => {
+      const s = (
+        globalThis as unknown as {
+          quoteflowReport: { panels: unknown; quota: Record<string, number> };
+          document: { querySelector(selector: string): { textContent: string | null } | null };
+        }
+      ).quoteflowReport;
+      const doc = (
+        globalThis as unknown as {
+          document: { querySelector(selector: string): { textContent: string | null } | null };
+        }
+      ).document;
+      return {
+        panels: s.panels,
+        quota: s.quota,
+        rateTitle: doc.querySelector('#quota-rate-title')?.textContent,
+      };
+    });
+    // Each kline type over its own bars, one bar a cell: the 240 one-minute bars are 240 cells, not
+    // a sliver of cells 20 hours wide beside 600 days.
+    expect(drawn.panels).toEqual([
+      expect.objectContaining({ klineType: 1, rows: 2, bucketMs: 60_000, buckets: 240, missingCells: 0 }),
+      expect.objectContaining({ klineType: 8, rows: 2, bucketMs: 86_400_000, buckets: 600, missingCells: 0 }),
+    ]);
+    await (await page.$('#heatmap-view'))!.screenshot({ path: join(SHOTS, 'coverage-panels.png') });
+    // A handful of requests a minute against the plan's 1,200: the axis follows the use, and the
+    // limit is said, not drawn 100 times higher than the lines.
+    const quota = drawn.quota;
+    expect(quota['perMinute']).toBe(1200);
+    expect(quota['peakPerMinute']).toBeGreaterThan(0);
+    expect(quota['peakPerMinute']).toBeLessThan(600);
+    expect(quota['rateAxisMax']).toBeGreaterThanOrEqual(quota['peakPerMinute']!);
+    expect(quota['rateAxisMax']).toBeLessThan(quota['peakPerMinute']! * 1.2 + 1);
+    expect(drawn.rateTitle).toContain(`the busiest minute ${quota['peakPerMinute']}`);
+    expect(drawn.rateTitle).toContain("of the plan's 1200 a minute (its line is above this scale)");
+    await (await page.$('#quota-view'))!.screenshot({ path: join(SHOTS, 'quota-scaled.png') });
   });
 
   it('refuses a code the dataset does not hold with exit 2 naming it, writing nothing', async () => {

@@ -12,8 +12,6 @@ import {
   KafkajsDriver,
   KafkaKlineSink,
   KAFKA_DRIVERS,
-  kafkajsClientConfig,
-  kafkajsProducerConfig,
   klineWatermarkMessage,
   PlatformaticKafkaDriver,
   type KafkaDriverName,
@@ -23,6 +21,10 @@ import {
   type KafkaTransactionalDriverFactory,
 } from '@quoteflow/sinks';
 import kafkajs from 'kafkajs';
+import {
+  kafkajsClientConfig,
+  kafkajsProducerConfig,
+} from '../packages/sinks/src/kafka/internal/kafkajs-config.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BARS_T0, BAR_MS, expectedKlineValue, klineBar } from './support/kafka-kline-bars.js';
 import { consumeWithKcat, kafkaBrokers, uniquePrefix } from './support/kafka.js';

@@ -13,6 +13,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 export const KNOWN_SLOW_FILES = [
   'test/cluster-sync.test.ts', // 140: three worker processes, a kill, a Redis restart, a pause
+  'test/cluster-cli.test.ts', // ~150 (measured alone): three CLI workers at real speed, a kill, a minute closing after it
+  'test/container-image.test.ts', // ~130 on a fresh machine (the image's build; ~30 when it is built)
   'test/calendar-week-sync.test.ts', // 90: a simulated week at 7,200x
   'test/s3-datasets.test.ts', // 149 (loaded run): CLI runs on S3Proxy read back by four Delta readers
   'test/delta-checkpoint-s3.test.ts', // ~105: 103 versions on S3, four readers at three versions
@@ -20,6 +22,7 @@ export const KNOWN_SLOW_FILES = [
   'test/upkeep-crash.test.ts', // new: kill -9 of a sync's writer during its upkeep, local and on S3, at once
   'test/s3-log-compaction.test.ts', // ~85
   'test/cli-kline.test.ts', // 70
+  'test/format-versions.test.ts', // ~55 on a loaded machine: the fixture continued, three refusals
   'test/quota-processes.test.ts', // 65: a plan's one-a-minute rule at real speed
   'test/cli-failures.test.ts', // 94 while its 30 s connect-timeout wait did not overlap its other tests
   'test/kafka-security.test.ts', // 59

@@ -1,62 +1,27 @@
 /**
  * Scale-out figures: the combined request rate of three worker processes sharing one token
  * through Redis, against the plan's binding limit (utilisation, target >= 0.9), next to the
- * same-process baseline (one process, in-process PlanScheduler, same plan and simulator); the
- * per-series poll gap of three `klineSync` workers against one worker with the whole universe (the
- * shared /batch-kline interval taken in turns); and the takeover time after a worker is killed
+ * same-process baseline (one process, in-process PlanScheduler, same plan and simulator); and the
+ * takeover time after a worker is killed
  * (SIGKILL), for two heartbeat intervals; and the recovery after Redis restarts empty (three
  * saturating workers: from Redis answering again to the next request at the service).
  *
+ * How fresh three workers keep a universe against one client (poll gaps, the takeover's first
+ * poll) is `cluster-freshness.bench.ts`.
+ *
  * Needs `redis-server` (scripts/redis/setup.sh) or REDIS_URL. Run: `pnpm bench cluster`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import {
-  MemoryWindowStore,
-  PlanWindows,
-  QuoteflowClient,
-  estimatePlan,
-  planLimits,
-  sustainedRate,
-} from '@quoteflow/core';
+import { MemoryWindowStore, PlanWindows, QuoteflowClient, planLimits, sustainedRate } from '@quoteflow/core';
 import { REDIS_WINDOW_STORE_DEFAULTS, RedisWindowStore } from '@quoteflow/cluster';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startSimulator, syntheticCatalogue, tokenLabel, type Simulator } from '@quoteflow/simulator';
+import { startSimulator, tokenLabel, type Simulator } from '@quoteflow/simulator';
 import { startRedisServer, testRedis } from '../../../test/support/redis-server.js';
+import { spawnWorker } from './spawn-worker.js';
 
 const PLAN = 'premium' as const;
 const DURATION_MS = 20_000;
 const WORKER = fileURLToPath(new URL('./cluster-worker.ts', import.meta.url));
-const SYNC_WORKER = fileURLToPath(new URL('../../../test/support/redis-sync-worker.ts', import.meta.url));
-
-function spawnWorker(
-  env: Record<string, string>,
-  script = WORKER,
-): {
-  child: ChildProcess;
-  lines: Record<string, unknown>[];
-  exited: Promise<number | null>;
-} {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines: Record<string, unknown>[] = [];
-  let buffer = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString('utf8');
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-    }
-  });
-  return { child, lines, exited: new Promise((resolve) => child.once('exit', resolve)) };
-}
 
 /**
  * Requests per second of `token` at the simulator in the steady part of a run, and refusals.
@@ -106,7 +71,7 @@ async function utilisation(sim: Simulator, redisUrl: string): Promise<void> {
     sim.setToken(token, PLAN);
     const prefix = `b${randomUUID().slice(0, 8)}`;
     const workers = [1, 2, 3].map(() =>
-      spawnWorker({
+      spawnWorker(WORKER, {
         QF_BENCH_MODE: 'quota',
         QF_BENCH_TOKEN: token,
         QF_BENCH_REDIS_URL: redisUrl,
@@ -154,7 +119,7 @@ async function takeover(redisUrl: string, heartbeatMs: number, trials: number): 
     const prefix = `b${randomUUID().slice(0, 8)}`;
     const group = `g${trial}`;
     const workers = ['w1', 'w2', 'w3'].map((id) =>
-      spawnWorker({
+      spawnWorker(WORKER, {
         QF_BENCH_MODE: 'members',
         QF_BENCH_TOKEN: 'bench-takeover',
         QF_BENCH_REDIS_URL: redisUrl,
@@ -191,71 +156,6 @@ async function takeover(redisUrl: string, heartbeatMs: number, trials: number): 
   return out;
 }
 
-const pct = (xs: number[], p: number): number =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
-
-/**
- * Per-series poll gaps of a live sync of `codes` (1-minute bars, plan premium: one /batch-kline of
- * up to 200 groups every 2 s) split over `workers` processes sharing the quota through Redis, from
- * the requests each worker stamps: a series sits in the same request of every poll of its worker.
- */
-async function pollGaps(
-  redisUrl: string,
-  codes: readonly string[],
-  workers: number,
-  seconds: number,
-  refreshPeriodMs?: number,
-) {
-  const sim = await startSimulator({
-    tokens: {},
-    seed: 7,
-    products: syntheticCatalogue({ count: codes.length, classes: ['crypto'] }),
-  });
-  const token = `bench-gaps-${randomUUID()}`;
-  sim.setToken(token, PLAN);
-  const out = await mkdtemp(join(tmpdir(), 'qf-bench-gaps-'));
-  const prefix = `g${randomUUID().slice(0, 8)}`;
-  const procs = Array.from({ length: workers }, (_, i) =>
-    spawnWorker(
-      {
-        QF_TEST_TOKEN: token,
-        QF_TEST_PLAN: PLAN,
-        QF_TEST_WORKER_ID: `w${i + 1}`,
-        QF_TEST_KLINE_TYPES: '1',
-        QF_TEST_REDIS_URL: redisUrl,
-        QF_TEST_GROUP: 'gaps',
-        QF_TEST_HEARTBEAT_MS: '1000',
-        QF_TEST_PREFIX: prefix,
-        QF_TEST_BASE_URL: sim.url,
-        QF_TEST_CODES: codes.join(','),
-        QF_TEST_BARS: '0',
-        QF_TEST_OUT: out,
-        QF_TEST_COMMIT_MS: '5000',
-        ...(refreshPeriodMs === undefined ? {} : { QF_TEST_REFRESH_MS: String(refreshPeriodMs) }),
-      },
-      SYNC_WORKER,
-    ),
-  );
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  for (const p of procs) p.child.kill('SIGTERM');
-  await Promise.all(procs.map((p) => p.exited));
-  const refused = sim.log.refused().length;
-  await sim.close();
-  await rm(out, { recursive: true, force: true });
-  const requestsPerPoll = Math.ceil(codes.length / workers / planLimits(PLAN).batchKlineGroups);
-  const gaps: number[] = [];
-  for (const p of procs) {
-    // The first third is warm-up (joining, dividing the series).
-    const starts = p.lines
-      .filter((l) => l.type === 'start' && l.sourceId === 'kline-sync-live')
-      .map((l) => Number(l.atMs));
-    const from = Math.floor(starts.length / 3);
-    for (let i = from; i + requestsPerPoll < starts.length; i++)
-      gaps.push(starts[i + requestsPerPoll]! - starts[i]!);
-  }
-  return { gaps, refused };
-}
-
 /**
  * Three workers saturate /kline; Redis stops for `downMs` and comes back without its data. Returns
  * the time from Redis answering again to the next arrival at the simulator, and the refusals.
@@ -269,7 +169,7 @@ async function redisRecovery(
   sim.setToken(token, PLAN);
   try {
     const workers = [1, 2, 3].map(() =>
-      spawnWorker({
+      spawnWorker(WORKER, {
         QF_BENCH_MODE: 'quota',
         QF_BENCH_TOKEN: token,
         QF_BENCH_REDIS_URL: own.url,
@@ -384,30 +284,7 @@ try {
     console.log('');
     if (process.env['BENCH_CLUSTER_ONLY'] === 'recovery') process.exit(0);
   }
-  if (process.env['BENCH_CLUSTER_ONLY'] !== 'gaps') await utilisation(sim, redis.url);
-  const codes = syntheticCatalogue({ count: 600, classes: ['crypto'] }).map((p) => p.code);
-  const seconds = Number(process.env['BENCH_GAPS_SECONDS'] ?? 60);
-  const one = await pollGaps(redis.url, codes, 1, seconds);
-  const three = await pollGaps(redis.url, codes, 3, seconds);
-  // What quoteflow sync --redis does: every worker polls at the whole universe's refresh period.
-  const whole = estimatePlan(PLAN, { codes, klineTypes: [1], bars: 0 }).live.refreshPeriodMs;
-  const paced = await pollGaps(redis.url, codes, 3, seconds, whole);
-  console.log(
-    `Per-series poll gap, ${codes.length} crypto codes × 1-minute bars, plan ${PLAN} (/batch-kline: 200 groups, one request per 2 s), ${seconds} s per run, first third skipped:\n`,
-  );
-  console.log('| setup | polls measured | gap p50 (ms) | gap p99 (ms) | p99 vs one worker | refused |');
-  console.log('|---|---:|---:|---:|---:|---:|');
-  for (const [name, r] of [
-    ['one worker, all series', one],
-    ["three workers through Redis, each at its own share's pace", three],
-    [`three workers through Redis, each at the whole universe's period (${whole} ms)`, paced],
-  ] as const) {
-    console.log(
-      `| ${name} | ${r.gaps.length} | ${pct(r.gaps, 50)} | ${pct(r.gaps, 99)} | ${(pct(r.gaps, 99) / pct(one.gaps, 99)).toFixed(2)}x | ${r.refused} |`,
-    );
-  }
-  console.log('');
-  if (process.env['BENCH_CLUSTER_ONLY'] === 'gaps') process.exit(0);
+  await utilisation(sim, redis.url);
   console.log(
     'Takeover after SIGKILL of one of three workers (60 items), until the survivors hold all items:\n',
   );

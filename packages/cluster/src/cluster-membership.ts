@@ -5,7 +5,13 @@ import { monotonicClock, type Clock } from '@quoteflow/core';
 import { ReplaySubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ClusterError } from './cluster-error.js';
 import { CLAIM_SCRIPT, HEARTBEAT_SCRIPT, RELEASE_SCRIPT } from './internal/membership-scripts.js';
-import { closeRedis, openRedis, type RedisHandle, type RedisLike } from './internal/redis-connection.js';
+import {
+  closeRedis,
+  openRedis,
+  whenReady,
+  type RedisHandle,
+  type RedisLike,
+} from './internal/redis-connection.js';
 import { tokenNamespace } from './internal/token-namespace.js';
 
 /** Options of {@link ClusterMembership}; defaults in {@link CLUSTER_MEMBERSHIP_DEFAULTS}. */
@@ -33,7 +39,10 @@ export interface ClusterMembershipOptions {
   readonly clock?: Clock;
 }
 
-/** Defaults of {@link ClusterMembershipOptions}: takeover within about `heartbeatMs × (ttlFactor + 1)` = 4 s. */
+/**
+ * Defaults of {@link ClusterMembershipOptions}: a dead worker is seen gone `heartbeatMs × ttlFactor` =
+ * 3 s after its last heartbeat, so its items move within 3 s of its death (plus the claim).
+ */
 export const CLUSTER_MEMBERSHIP_DEFAULTS = {
   heartbeatMs: 1_000,
   ttlFactor: 3,
@@ -55,7 +64,9 @@ export interface MembershipView {
 /**
  * Membership of one worker in a group, kept in Redis without a coordinator: every `heartbeatMs`
  * one script stamps this worker (server clock), drops workers silent for the TTL and returns the
- * live set; `views$` emits whenever that set changes. Items are held through {@link claim} (only
+ * live set with each one's last stamp; a member silent for more than `TTL - heartbeatMs` is
+ * looked at again the moment its TTL runs out, so a dead worker is seen gone then, not up to a
+ * heartbeat later. `views$` emits whenever the set changes. Items are held through {@link claim} (only
  * when free, or held by this worker, or by a dead one) and given up through {@link release}, so a
  * worker takes an item over only after its previous holder released it or died.
  *
@@ -79,6 +90,9 @@ export class ClusterMembership implements AsyncDisposable {
   /** Hot: the latest view first, then every change. Completes on {@link close}. */
   readonly views$: Observable<MembershipView>;
   private timer: unknown;
+  /** When {@link start} was called, on {@link clock}. */
+  private startedAtMs: number | undefined;
+  private readonly commandTimeoutMs: number;
   private lastSentOkMs = Number.NEGATIVE_INFINITY;
   /** Heartbeats lapsed long enough for the others to take this worker's items (see {@link leaseValid}). */
   private lapsed = false;
@@ -102,10 +116,9 @@ export class ClusterMembership implements AsyncDisposable {
     const ns = tokenNamespace(options.keyPrefix ?? CLUSTER_MEMBERSHIP_DEFAULTS.keyPrefix, options.token);
     this.membersKey = `${ns}:group:${options.group}:members`;
     this.ownersKey = `${ns}:group:${options.group}:owners`;
-    this.handle = openRedis(
-      options.redis,
-      options.commandTimeoutMs ?? Math.min(CLUSTER_MEMBERSHIP_DEFAULTS.commandTimeoutMs, this.heartbeatMs),
-    );
+    this.commandTimeoutMs =
+      options.commandTimeoutMs ?? Math.min(CLUSTER_MEMBERSHIP_DEFAULTS.commandTimeoutMs, this.heartbeatMs);
+    this.handle = openRedis(options.redis, this.commandTimeoutMs);
     const client = this.handle.client as Redis & Record<string, unknown>;
     if (typeof client.qfHeartbeat !== 'function') {
       client.defineCommand('qfHeartbeat', { numberOfKeys: 1, lua: HEARTBEAT_SCRIPT });
@@ -153,10 +166,19 @@ export class ClusterMembership implements AsyncDisposable {
     this.lastSentOkMs = Number.NEGATIVE_INFINITY;
   }
 
-  /** Starts heartbeating (the first one at once). Idempotent. */
+  /**
+   * Starts heartbeating: the first one as soon as the connection is up (at most a command timeout
+   * from now), then every `heartbeatMs`. Idempotent.
+   */
   start(): void {
-    if (this.closed || this.timer !== undefined || this.beating !== undefined) return;
-    this.tick();
+    if (this.closed || this.startedAtMs !== undefined) return;
+    this.startedAtMs = this.clock.now();
+    // No offline queue: a heartbeat sent before the connection is up fails at once, which would
+    // cost the first second of the worker's life.
+    this.beating = whenReady(this.handle.client, undefined, this.commandTimeoutMs).then(() => {
+      this.beating = undefined;
+      if (!this.closed) this.tick();
+    });
   }
 
   /** Claims items for this worker; resolves with those now held (see the class description). */
@@ -204,13 +226,20 @@ export class ClusterMembership implements AsyncDisposable {
 
   private tick(): void {
     this.timer = undefined;
-    this.beating = this.beat().finally(() => {
+    this.beating = this.beat().then((untilExpiryMs) => {
       this.beating = undefined;
-      if (!this.closed) this.timer = this.clock.setTimeout(() => this.tick(), this.heartbeatMs);
+      // A member that went silent is seen gone the moment its TTL runs out, not up to a heartbeat
+      // later: its items move that much sooner (a live member's expiry is always past the next beat).
+      if (!this.closed)
+        this.timer = this.clock.setTimeout(() => this.tick(), Math.min(this.heartbeatMs, untilExpiryMs));
     });
   }
 
-  private async beat(): Promise<void> {
+  /**
+   * One heartbeat and the view it gives; resolves with the time until the first other member's
+   * TTL runs out (Infinity when none, or when the heartbeat failed).
+   */
+  private async beat(): Promise<number> {
     const sentAt = this.clock.now();
     try {
       const reply = (await this.scripts().qfHeartbeat(
@@ -224,15 +253,23 @@ export class ClusterMembership implements AsyncDisposable {
       if (sentAt - this.lastSentOkMs >= this.ttlMs - this.heartbeatMs && Number.isFinite(this.lastSentOkMs))
         this.lapsed = true;
       this.lastSentOkMs = sentAt;
-      if (this.closed) return;
+      if (this.closed) return Number.POSITIVE_INFINITY;
+      const { members, oldestOtherMs } = readHeartbeatReply(reply, this.workerId);
       if (this.lapsed) this.subject.next({ members: [], fenced: true });
-      else this.subject.next({ members: reply.slice(1).map(String).sort(), fenced: false });
+      else this.subject.next({ members, fenced: false });
+      // Judged on the server's clock, whose "now" is the reply's first field; 1 ms past it, so the
+      // beat then finds the member gone rather than a millisecond short of it.
+      return Math.max(0, oldestOtherMs + this.ttlMs - Number(reply[0]) + 1);
     } catch {
       // Fence before the others may see this worker as dead (they judge by its last stamp, which
-      // is no earlier than the last successful send): stop the items, take them back later.
-      if (!this.closed && this.clock.now() - this.lastSentOkMs >= this.ttlMs - this.heartbeatMs) {
+      // is no earlier than the last successful send): stop the items, take them back later. A
+      // worker that never got a heartbeat through holds nothing and nobody judges it; it says so
+      // only once the same time has passed since its start.
+      const since = Number.isFinite(this.lastSentOkMs) ? this.lastSentOkMs : this.startedAtMs!;
+      if (!this.closed && this.clock.now() - since >= this.ttlMs - this.heartbeatMs) {
         this.subject.next({ members: [], fenced: true });
       }
+      return Number.POSITIVE_INFINITY;
     }
   }
 
@@ -243,4 +280,22 @@ export class ClusterMembership implements AsyncDisposable {
       qfRelease(owners: string, id: string, ...items: string[]): Promise<unknown>;
     };
   }
+}
+
+/**
+ * The live members of a heartbeat's reply (`[now, member, stamp…]`), sorted, and the oldest
+ * heartbeat of the others (server ms; Infinity when alone).
+ */
+function readHeartbeatReply(
+  reply: readonly string[],
+  self: string,
+): { members: string[]; oldestOtherMs: number } {
+  const members: string[] = [];
+  let oldestOtherMs = Number.POSITIVE_INFINITY;
+  for (let i = 1; i + 1 < reply.length; i += 2) {
+    const member = String(reply[i]);
+    members.push(member);
+    if (member !== self) oldestOtherMs = Math.min(oldestOtherMs, Number(reply[i + 1]));
+  }
+  return { members: members.sort(), oldestOtherMs };
 }

@@ -295,6 +295,61 @@ describe('clusterSync', () => {
     await expect(handle.stop()).resolves.toEqual(['run#1', 'run#2']);
   });
 
+  it('divides units, not items: a worker holds whole units, and one unit goes to one worker while the others stand by', async () => {
+    const units = [
+      ['A', 'B', 'C'],
+      ['D', 'E', 'F'],
+      ['G', 'H'],
+    ];
+    const three = [ME, 'x', 'y'];
+    const { membership, works, handle, advance } = setup({ startSettleMs: 0, units });
+    membership.view(three);
+    await advance();
+    // The units' owners by the same division every worker computes (a unit is named by its first item).
+    const ids = balancedShares(
+      units.map((u) => u[0]!),
+      three,
+    );
+    const mineOfThree = (ids.get(ME) ?? []).flatMap((id) => units.find((u) => u[0] === id)!);
+    expect(ids.get(ME)).toHaveLength(1); // three units, three workers: one each
+    expect(sorted(works[0]!.items)).toEqual(sorted(mineOfThree));
+    await handle.stop();
+
+    const alone = setup({ startSettleMs: 0, units: [ITEMS] });
+    // Of three workers, `holder` holds the one unit and this one comes next, before `third`.
+    const wins = (a: string, b: string) => balancedShares([ITEMS[0]!], [a, b]).get(a)!.length === 1;
+    const names = Array.from({ length: 26 }, (_, i) => String.fromCharCode(97 + i));
+    const holder = names.find((m) => wins(m, ME))!;
+    const third = names.find((m) => wins(ME, m) && wins(holder, m))!;
+    alone.membership.view([ME, holder]);
+    await alone.advance();
+    alone.membership.view([ME, holder, third]);
+    await alone.advance();
+    // It stands by, and says so once.
+    expect(alone.works).toEqual([]);
+    expect(assignments(alone.events)).toEqual([
+      { type: 'assignment', atMs: expect.any(Number), held: [], gained: [], lost: [], pending: [] },
+    ]);
+    // The holder gone, the one unit moves whole, to this one.
+    alone.membership.view([ME, third]);
+    await alone.advance();
+    expect(alone.works.flatMap((w) => w.items)).toEqual(ITEMS);
+    await alone.handle.stop();
+  });
+
+  it('refuses units that share an item, when it is built', () => {
+    expect(() =>
+      setup({
+        units: [
+          ['A', 'B'],
+          ['B', 'C'],
+        ],
+      }),
+    ).toThrow(
+      expect.objectContaining({ code: 'QF_INVALID_OPTION', message: expect.stringContaining('item B') }),
+    );
+  });
+
   it('claims an item still held elsewhere again every heartbeat, reporting it pending meanwhile', async () => {
     const { membership, log, events, works, handle, advance } = setup({ startSettleMs: 0 });
     const [late, ...rest] = ITEMS as [string, ...string[]];

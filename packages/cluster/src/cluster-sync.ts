@@ -40,6 +40,15 @@ export interface ClusterSyncOptions<S> {
   /** Every item of the shared work (e.g. product codes); the same list on every worker. */
   readonly items: readonly string[];
   /**
+   * Items that move together: the workers divide these units (each one's share differs by at most
+   * one unit) and a worker holds every item of its units. For a K-line sync, the codes one
+   * `/batch-kline` request carries (`batchKlineUnits`), so that the cluster sends no more
+   * requests per poll than one client. Items in no unit are units of their own; an item in two is
+   * `QF_INVALID_OPTION`. The same on every worker.
+   * @defaultValue every item a unit of its own
+   */
+  readonly units?: readonly (readonly string[])[];
+  /**
    * Starts the work over the items this worker holds (sorted). `lease.valid()` says whether the work
    * may still commit (pass it to `DatasetWriter`'s `fence`): false once this worker may have lost
    * its items (paused or cut off past its TTL). Called again when the work must restart.
@@ -58,7 +67,11 @@ export interface ClusterSyncOptions<S> {
   readonly startSettleMs?: number;
 }
 
-/** What {@link clusterSync} reports. */
+/**
+ * What {@link clusterSync} reports: each view of the member set (`members`), each change of what
+ * this worker holds (`assignment`; a worker whose share is nothing, a standby, says so once), and
+ * warnings.
+ */
 export type ClusterSyncEvent =
   | {
       readonly type: 'members';
@@ -92,7 +105,7 @@ export interface ClusterSyncHandle<S> {
 /**
  * Divides `items` among the live workers of a group, without a coordinator: each worker computes
  * its share ({@link balancedShares}: rendezvous hashing with bounded loads, so shares differ by at
- * most one item) over the live member set it reads from Redis, claims the items
+ * most one item, or one of `units`) over the live member set it reads from Redis, claims the items
  * of its share (an item is taken only once its previous holder released it or died), and runs
  * `run(held)`. When the member set changes and the run can change in place (`add`, `remove`), it
  * gives up the items it lost (durable first, then released) and takes the gained ones into the
@@ -106,8 +119,9 @@ export interface ClusterSyncHandle<S> {
  * not end it: the run's uncommitted work was dropped (its lease lapsed) and the worker goes on,
  * claiming afresh once its lease is renewed.
  *
- * Takeover after a worker dies: its heartbeat TTL plus up to one heartbeat of the survivors; the
- * history of the items taken over is read beside the claims, not before the next one.
+ * Takeover after a worker dies: its heartbeat TTL after its last heartbeat (the survivors look
+ * again the moment it runs out), then the claim; the history of the items taken over is read
+ * beside the claims, not before the next one.
  *
  * @example
  * ```ts

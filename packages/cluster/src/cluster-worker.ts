@@ -24,7 +24,7 @@ export interface ClusterWorkerOptions {
   readonly limits: PlanLimits;
   /** Names the shared work (see {@link syncGroupName}); workers divide items only within a group. */
   readonly group: string;
-  /** @defaultValue 1,000 ms (takeover after a crash within about 4 s) */
+  /** @defaultValue 1,000 ms (a crashed worker's items move within about 3 s) */
   readonly heartbeatMs?: number;
   /** Window margin of the shared quota, in ms. @defaultValue 10 */
   readonly marginMs?: number;
@@ -37,8 +37,11 @@ export interface ClusterWorkerOptions {
   /** This worker's id in every group it shares work in. @defaultValue `<host>~<pid>~<random>` */
   readonly workerId?: string;
   readonly keyPrefix?: string;
-  /** Quota and assignment events (Redis lost/back, members, assignments); never carries the token. */
-  readonly onEvent?: (event: RedisQuotaEvent | ClusterSyncEvent) => void;
+  /**
+   * Quota and assignment events (Redis lost/back, members, assignments); never carries the token.
+   * Those of a share come with its group (the worker's, or the one `share` was given).
+   */
+  readonly onEvent?: (event: RedisQuotaEvent | ClusterSyncEvent, group?: string) => void;
 }
 
 /**
@@ -63,9 +66,11 @@ export function syncGroupName(codes: readonly string[], klineTypes: readonly num
  *
  * @example
  * ```ts
- * const worker = new ClusterWorker({ redis: url, token, limits: planLimits(plan), group: syncGroupName(codes, klineTypes) });
+ * const limits = planLimits(plan);
+ * const worker = new ClusterWorker({ redis: url, token, limits, group: syncGroupName(codes, klineTypes) });
  * const client = new QuoteflowClient({ baseUrl, token, plan, scheduler: worker.scheduler });
- * const cluster = worker.share(codes, (mine) => klineSync({ client, codes: mine, klineTypes, files: { dir: out } }), { signal });
+ * const units = batchKlineUnits(codes, klineTypes, limits);
+ * const cluster = worker.share(codes, (mine) => klineSync({ client, codes: mine, klineTypes, files: { dir: out } }), { signal, units });
  * const summaries = await cluster.done; // one summary per run (a run restarts on every reassignment)
  * await client.close();
  * await worker.close();
@@ -120,19 +125,26 @@ export class ClusterWorker implements AsyncDisposable {
 
   /**
    * Runs `run` over this worker's share of `items` and follows membership changes (see
-   * {@link clusterSync}). Every worker of the group must pass the same `items`. `options.group`
-   * overrides the worker's group (one worker may share several pieces of work, one group each).
+   * {@link clusterSync}). Every worker of the group must pass the same `items` (and `units`).
+   * `options.group` overrides the worker's group (one worker may share several pieces of work, one
+   * group each); `options.units` are items that move together (for a K-line sync,
+   * `batchKlineUnits`: whole `/batch-kline` requests).
    */
   share<S>(
     items: readonly string[],
     run: (mine: readonly string[], lease: WorkLease) => ShareableRun<S>,
-    options: { readonly signal?: AbortSignal; readonly group?: string } = {},
+    options: {
+      readonly signal?: AbortSignal;
+      readonly group?: string;
+      readonly units?: readonly (readonly string[])[];
+    } = {},
   ): ClusterSyncHandle<S> {
     const o = this.options;
+    const group = options.group ?? o.group;
     const membership = new ClusterMembership({
       redis: o.redis,
       token: o.token,
-      group: options.group ?? o.group,
+      group,
       workerId: this.workerId,
       ...(o.heartbeatMs === undefined ? {} : { heartbeatMs: o.heartbeatMs }),
       ...(o.keyPrefix === undefined ? {} : { keyPrefix: o.keyPrefix }),
@@ -141,8 +153,9 @@ export class ClusterWorker implements AsyncDisposable {
       membership,
       items,
       run,
+      ...(options.units === undefined ? {} : { units: options.units }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
-      ...(o.onEvent === undefined ? {} : { onEvent: o.onEvent }),
+      ...(o.onEvent === undefined ? {} : { onEvent: (e: ClusterSyncEvent) => o.onEvent!(e, group) }),
     });
     this.handles.add(handle as ClusterSyncHandle<unknown>);
     return handle;

@@ -11,6 +11,7 @@ export type {
 export { SharedPlanScheduler } from './shared-plan-scheduler.js';
 export type { SharedPlanSchedulerOptions, SharedPlanSchedulerStats } from './shared-plan-scheduler.js';
 export { rendezvousOwner, rendezvousShare, balancedShares } from './rendezvous.js';
+export { batchKlineUnits } from './batch-kline-units.js';
 export { ClusterMembership, CLUSTER_MEMBERSHIP_DEFAULTS } from './cluster-membership.js';
 export type { ClusterMembershipOptions, MembershipView } from './cluster-membership.js';
 export { clusterSync } from './cluster-sync.js';

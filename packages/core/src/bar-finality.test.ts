@@ -4,6 +4,7 @@ import {
   barsMissingBetween,
   dateCalendarMisses,
   finalReadFromMs,
+  isBarClosedAt,
   tradingDateOf,
 } from './bar-finality.js';
 import { barPeriodAt } from './calendar/bar-period-at.js';
@@ -26,9 +27,12 @@ describe('bars by the exchange calendar', () => {
     expect(barPeriodAt(t('2025-11-28T18:30:00Z'), 1, US)).toBeUndefined();
   });
 
-  it('names the next trading day for a label on a holiday eve (Christmas 2025)', () => {
-    // A daily bar labelled midnight UTC of the 25th belongs to no session that day: the 26th.
-    expect(tradingDateOf(t('2025-12-25T00:00:00Z'), US)).toBe('2025-12-26');
+  it('names the date a label names on a holiday (Christmas 2025), not the next trading day', () => {
+    // Midnight UTC of the 25th labels the 25th under every labelling that could name it (the 26th's
+    // labels are 00:00 UTC, 05:00 UTC, its open or its session): a bar there says the exchange
+    // traded on the 25th, the calendar notwithstanding (yesterday-close dated it so already).
+    expect(tradingDateOf(t('2025-12-25T00:00:00Z'), US)).toBe('2025-12-25');
+    expect(dateCalendarMisses(t('2025-12-25T00:00:00Z'), 8, US)).toBe('2025-12-25');
     expect(barPeriodAt(t('2025-12-25T15:00:00Z'), 1, US)).toBeUndefined();
   });
 
@@ -66,6 +70,19 @@ describe('finalReadFromMs: the one rule of closed by the calendar', () => {
     expect(finalReadFromMs(t('2026-03-13T10:00:00Z'), 1, btc, 0)).toBe(
       barFinalAfterMs(t('2026-03-13T10:00:00Z'), 1, btc),
     );
+  });
+});
+
+describe('isBarClosedAt: the one question read planning asks', () => {
+  it('holds from finalReadFromMs on, for a read at or after it, and not a millisecond before', () => {
+    const label = t('2026-03-13T00:00:00Z'); // a US daily bar, closed at 16:00 New York (20:00 UTC)
+    expect(isBarClosedAt(label, 8, US, t('2026-03-13T20:00:14.999Z'), 15_000)).toBe(false);
+    expect(isBarClosedAt(label, 8, US, t('2026-03-13T20:00:15Z'), 15_000)).toBe(true);
+    // A Hong Kong daily bar labelled 15:40 on a Friday closes that Friday, not after the weekend.
+    expect(isBarClosedAt(t('2023-03-03T07:40:00Z'), 8, HK, t('2023-03-03T08:00:05Z'), 5_000)).toBe(true);
+    const btc = calendarOf('BTCUSDT');
+    expect(isBarClosedAt(t('2026-03-13T10:00:00Z'), 1, btc, t('2026-03-13T10:01:00Z'), 0)).toBe(true);
+    expect(isBarClosedAt(t('2026-03-13T10:00:00Z'), 1, btc, t('2026-03-13T10:00:59.999Z'), 0)).toBe(false);
   });
 });
 

@@ -153,3 +153,27 @@ export interface GapMarker {
   readonly toMs: number | undefined;
   readonly reason: string;
 }
+
+/**
+ * Where a series' history stands in a K-line stream (`klineUpdates` brackets each series' backfill
+ * with them): `begin` when its history starts coming, which may be page by page, newest page first,
+ * so older bars can follow newer ones until it ends; `complete` when every bar asked for was read
+ * (or all the service has); `cut-short` when it stopped before that (the run stopped or failed,
+ * the series left the run). After the end, the series' final bars come in time order. A sink that
+ * keeps each key in time order (Kafka) holds the series' updates between the two and releases them
+ * oldest first at the end; files commit each page as it arrives.
+ */
+export interface HistoryMarker {
+  readonly type: 'history';
+  /** The series' product code. */
+  readonly code: string;
+  /** The series' K-line type. */
+  readonly klineType: KlineType;
+  /** Where its history stands: see {@link HISTORY_PHASES}. */
+  readonly phase: HistoryPhase;
+}
+
+/** The phases of a {@link HistoryMarker}: one `begin`, then `complete` or `cut-short`. */
+export const HISTORY_PHASES = ['begin', 'complete', 'cut-short'] as const;
+/** One of {@link HISTORY_PHASES}. */
+export type HistoryPhase = (typeof HISTORY_PHASES)[number];

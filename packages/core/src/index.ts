@@ -1,3 +1,5 @@
+// First: a Node.js older than `engines` is refused here, with a message, before a dependency crashes on it.
+import './internal/supported-node.js';
 export {
   PLANS,
   PlanSchema,
@@ -16,7 +18,7 @@ export type {
   PlanLimitOverrides,
   WindowRuleOverride,
 } from './plans.js';
-export { KLINE_TYPES, isKlineType, EXCHANGES, EXCHANGE_TIME_ZONES } from './domain.js';
+export { KLINE_TYPES, isKlineType, EXCHANGES, EXCHANGE_TIME_ZONES, HISTORY_PHASES } from './domain.js';
 export type {
   KlineType,
   Bar,
@@ -27,6 +29,8 @@ export type {
   Exchange,
   SuspensionRecord,
   GapMarker,
+  HistoryMarker,
+  HistoryPhase,
   ReadStamps,
 } from './domain.js';
 export {
@@ -62,6 +66,7 @@ export type { TradingSession, LocalDate } from './trading-sessions.js';
 export {
   barFinalAfterMs,
   finalReadFromMs,
+  isBarClosedAt,
   tradingDateOf,
   barsMissingBetween,
   dateCalendarMisses,

@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import type { Bar } from '@quoteflow/core';
+import { calendarOf, sessionOn, zonedToUtcMs } from '@quoteflow/core';
+import type { Bar, TradingCalendar, TradingSession } from '@quoteflow/core';
 import { yesterdayClose, yesterdayCloses } from './yesterday-close.js';
 import { bar } from '../test-support/bars.js';
 
@@ -92,5 +94,67 @@ describe('yesterdayCloses when the service has a bar on a calendar holiday (issu
     const friday = bar('AAPL.US', 8, Date.parse('2026-11-27T00:00:00Z'), 101);
     const [y] = yesterdayCloses([holiday, friday]);
     expect(y).toMatchObject({ prevDate: '2026-11-26', latestDate: '2026-11-27', prevClose: 100 });
+  });
+});
+
+describe('yesterdayCloses dates, under every daily labelling, at every exchange (issue 33 item 3)', () => {
+  const LABELLINGS = ['utc-midnight', 'local-midnight', 'open', 'in-session'] as const;
+  const CODES = ['AAPL.US', 'TSLA.US', '700.HK', '600416.SH', '000627.SZ'] as const;
+  const FIRST = Date.UTC(2013, 0, 2);
+  const DAYS = Math.floor((Date.UTC(2026, 11, 1) - FIRST) / DAY);
+
+  /** The daily label of the session `s` of `cal` under `labelling` (`at`: where in the session). */
+  const labelOf = (
+    cal: TradingCalendar,
+    s: TradingSession,
+    labelling: (typeof LABELLINGS)[number],
+    at: number,
+  ): number => {
+    const [y, m, d] = s.date.split('-').map(Number) as [number, number, number];
+    if (labelling === 'utc-midnight') return Date.UTC(y, m - 1, d);
+    if (labelling === 'local-midnight') return zonedToUtcMs(cal.timeZone, y, m, d);
+    if (labelling === 'open') return s.openMs;
+    return s.openMs + Math.floor(at * (s.closeMs - s.openMs));
+  };
+
+  /** The first two sessions of `cal` from the UTC date `fromMs` on (the oracle: the calendar's own sessions). */
+  const twoSessions = (cal: TradingCalendar, fromMs: number): TradingSession[] => {
+    const out: TradingSession[] = [];
+    for (let ms = fromMs; out.length < 2; ms += DAY) {
+      const d = new Date(ms);
+      const s = sessionOn(cal, [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate()]);
+      if (s !== undefined) out.push(s);
+    }
+    return out;
+  };
+
+  it('the provider’s own 700.HK sample, 15:40 Hong Kong on Friday 3 March 2023, is dated that Friday', () => {
+    const friday = bar('700.HK', 8, Date.parse('2023-03-03T07:40:00Z'), 10);
+    const monday = bar('700.HK', 8, Date.parse('2023-03-06T07:40:00Z'), 11);
+    expect(yesterdayCloses([friday, monday])[0]).toMatchObject({
+      prevDate: '2023-03-03',
+      latestDate: '2023-03-06',
+    });
+  });
+
+  it('two consecutive sessions’ bars are dated by those sessions (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...CODES),
+        fc.integer({ min: 0, max: DAYS }),
+        fc.constantFrom(...LABELLINGS),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (code, day, labelling, at) => {
+          const cal = calendarOf(code);
+          const [a, b] = twoSessions(cal, FIRST + day * DAY) as [TradingSession, TradingSession];
+          const [y] = yesterdayCloses([
+            bar(code, 8, labelOf(cal, a, labelling, at), 1),
+            bar(code, 8, labelOf(cal, b, labelling, at), 2),
+          ]);
+          expect([y?.prevDate, y?.latestDate]).toEqual([a.date, b.date]);
+        },
+      ),
+      { numRuns: 1_000 },
+    );
   });
 });

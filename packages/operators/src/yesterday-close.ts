@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
-import { calendarOf as coreCalendarOf, dateCalendarMisses, tradingDateOf } from '@quoteflow/core';
+import { calendarOf as coreCalendarOf, tradingDateOf } from '@quoteflow/core';
 import type { Bar, TradingCalendar } from '@quoteflow/core';
 
 /** The previous close of one product and the latest price's change against it. */
@@ -11,9 +11,9 @@ export interface YesterdayClose {
   readonly prevTsMs: number | undefined;
   /**
    * The exchange's own trading date of that bar (`YYYY-MM-DD`), right under every labelling of
-   * daily bars (midnight UTC, exchange-local midnight, the open): core's `tradingDateOf`, or the
-   * date the label names where the calendar calls it a holiday (core's `dateCalendarMisses`: the
-   * service's bar says the exchange traded).
+   * daily bars (midnight UTC, exchange-local midnight, the open, any instant of the session):
+   * core's `tradingDateOf`, the date the label names, also where the calendar calls it a holiday
+   * (the service's bar says the exchange traded).
    */
   readonly prevDate: string | undefined;
   /** Yesterday's close: the close of the daily bar with the smaller timestamp (spec, `/kline`). */
@@ -73,11 +73,11 @@ export function yesterdayCloses(
       type: 'yesterday-close',
       code,
       prevTsMs: prev?.tsMs,
-      prevDate: prev === undefined ? undefined : dailyDateOf(prev.tsMs, calendar),
+      prevDate: prev === undefined ? undefined : tradingDateOf(prev.tsMs, calendar),
       prevClose,
       latestPrice,
       latestTsMs: latest.tsMs,
-      latestDate: dailyDateOf(latest.tsMs, calendar),
+      latestDate: tradingDateOf(latest.tsMs, calendar),
       change,
       changePercent:
         change === undefined || prevClose === 0 || prevClose === undefined
@@ -86,15 +86,6 @@ export function yesterdayCloses(
     });
   }
   return out;
-}
-
-/**
- * The trading date of a daily bar: the date its label names where the calendar gives that date no
- * session (the service's bar is the evidence that the exchange traded; the calendar is out of
- * date), else the calendar's trading day of the label.
- */
-function dailyDateOf(tsMs: number, calendar: TradingCalendar): string {
-  return dateCalendarMisses(tsMs, 8, calendar) ?? tradingDateOf(tsMs, calendar);
 }
 
 /**

@@ -5,9 +5,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { QuoteflowClient, acceleratedClock, type Clock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
 import { DatasetLog, DatasetSink, forEachKlineRow } from '@quoteflow/sinks';
+import { firstValueFrom, takeWhile, toArray } from 'rxjs';
 import { inspectDataset } from './inspect-dataset.js';
 import { klineSync } from './kline-sync.js';
 import type { KlineSyncEvent } from './kline-sync-options.js';
+import { klineUpdates } from './kline-updates.js';
 
 const TOKEN = 'pipelines-kline-sync-token';
 let sim: Simulator;
@@ -489,6 +491,8 @@ describe('klineSync', () => {
     const summary = await mine.stop();
     const btc = (await rows()).filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
     expectContiguous(btc, 60_000);
+    // Its polls since the take-back waited for that read: the merger never saw a hole to report.
+    expect(events.slice(before).filter((e) => e.type === 'gap')).toEqual([]);
     expect(Math.max(...btc)).toBeGreaterThan(Math.max(...btcByOther) + 60_000); // it went on
     expect(summary.series).toBe(2);
     expect(sim.log.refused()).toEqual([]);
@@ -522,5 +526,119 @@ describe('klineSync', () => {
   it('refuses empty codes and bad kline types when it is built', () => {
     expect(() => klineSync({ client, codes: [], klineTypes: [1] })).toThrow(/codes/);
     expect(() => klineSync({ client, codes: ['BTCUSDT'], klineTypes: [12 as 1] })).toThrow(/klineTypes/);
+  });
+});
+
+describe('klineSync taking over a series its dataset holds', () => {
+  // 5x: a market minute is 12 s of real time, so the takeover below happens within the minute
+  // (or the next) of the other writer's last commit, however loaded the machine.
+  let slow: Clock;
+  let slowSim: Simulator;
+  let slowClient: QuoteflowClient;
+  beforeAll(async () => {
+    slow = acceleratedClock({ speed: 5 });
+    slowSim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 9, clock: slow });
+  });
+  afterAll(async () => {
+    await slowSim.close();
+  });
+  beforeEach(() => {
+    slowClient = new QuoteflowClient({
+      baseUrl: slowSim.url,
+      token: TOKEN,
+      plan: 'professional',
+      clock: slow,
+    });
+  });
+  afterEach(async () => {
+    await slowClient.close();
+  });
+
+  it('polls a series held up to a moment ago in its next poll, with no /kline read, and goes on without a gap', async () => {
+    const files = { dir, format: 'ndjson' as const };
+    // Another writer held BTCUSDT and stopped (its last closed bars committed).
+    const started = slowSim.marketNow();
+    const other = klineSync({ client: slowClient, codes: ['BTCUSDT'], klineTypes: [1], bars: 5, files });
+    await vi.waitFor(
+      () => expect(slowSim.log.count({ endpoint: 'batch-kline', sinceMs: started })).toBeGreaterThan(0),
+      { timeout: 20_000, interval: 20 },
+    );
+    await other.stop();
+    const held = (await rows()).map((r) => Date.parse(r.ts));
+    expect(held.length).toBeGreaterThanOrEqual(5);
+    const events: KlineSyncEvent[] = [];
+    const mine = klineSync({
+      client: slowClient,
+      codes: ['ETHUSDT'],
+      klineTypes: [1],
+      bars: 5,
+      files,
+      checkpointMs: 5_000,
+      onEvent: (e) => events.push(e),
+    });
+    await vi.waitFor(() => expect(events.some((e) => e.type === 'live-cycle')).toBe(true), {
+      timeout: 20_000,
+      interval: 20,
+    });
+    const since = slowSim.marketNow();
+    const before = events.length;
+    await mine.add(['BTCUSDT']);
+    // Its first answer followed on from the dataset's newest bar: polled, never read through /kline.
+    const asked = slowSim.log.filter({ sinceMs: since }).filter((e) => e.series.includes('BTCUSDT:1'));
+    expect(asked.map((e) => e.endpoint)).toContain('batch-kline');
+    expect(asked.filter((e) => e.endpoint === 'kline')).toEqual([]);
+    expect(events.slice(before).filter((e) => e.type === 'backfill-series-done')).toEqual([
+      expect.objectContaining({ code: 'BTCUSDT', klineType: 1, bars: 0 }),
+    ]);
+    // It goes on: a bar that closed after the takeover is committed, after the other writer's.
+    await vi.waitFor(
+      async () => {
+        const btc = (await rows()).filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
+        expect(Math.max(...btc)).toBeGreaterThan(Math.max(...held));
+      },
+      { timeout: 40_000, interval: 100 },
+    );
+    await mine.stop();
+    const btc = (await rows()).filter((r) => r.code === 'BTCUSDT').map((r) => Date.parse(r.ts));
+    expectContiguous(btc, 60_000);
+    expect(events.filter((e) => e.type === 'gap')).toEqual([]);
+    expect(slowSim.log.refused()).toEqual([]);
+  }, 60_000);
+
+  it('brackets a joining series’ history: begin before its first answer’s bars, complete once it is current', async () => {
+    const files = { dir, format: 'ndjson' as const };
+    const started = slowSim.marketNow();
+    const other = klineSync({ client: slowClient, codes: ['BTCUSDT'], klineTypes: [1], bars: 5, files });
+    await vi.waitFor(
+      () => expect(slowSim.log.count({ endpoint: 'batch-kline', sinceMs: started })).toBeGreaterThan(0),
+      { timeout: 20_000, interval: 20 },
+    );
+    await other.stop();
+    const sink = await DatasetSink.open({ dir, format: 'ndjson' });
+    try {
+      const since = slowSim.marketNow();
+      let complete = false;
+      // Until its history is complete and one bar update came after it.
+      const out = await firstValueFrom(
+        klineUpdates(slowClient, { codes: ['BTCUSDT'], klineTypes: [1], bars: 5, resumeFrom: [sink] }).pipe(
+          takeWhile((o) => {
+            if (complete && o.type === 'bar-update') return false;
+            if (o.type === 'history' && o.phase === 'complete') complete = true;
+            return true;
+          }, true),
+          toArray(),
+        ),
+      );
+      expect(out[0]).toEqual({ type: 'history', code: 'BTCUSDT', klineType: 1, phase: 'begin' });
+      expect(out.filter((o) => o.type === 'history').map((o) => (o as { phase: string }).phase)).toEqual([
+        'begin',
+        'complete',
+      ]);
+      expect(out.at(-1)).toMatchObject({ type: 'bar-update', code: 'BTCUSDT' });
+      const asked = slowSim.log.filter({ sinceMs: since }).filter((e) => e.series.includes('BTCUSDT:1'));
+      expect(asked.filter((e) => e.endpoint === 'kline')).toEqual([]);
+    } finally {
+      await sink.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { seriesKey, type BarUpdate, type Clock, type GapMarker } from '@quoteflow/core';
+import { seriesKey, type BarUpdate, type Clock, type GapMarker, type HistoryMarker } from '@quoteflow/core';
 import type { KafkaKlineSinkOptions } from '@quoteflow/sinks';
 import type { Halt } from '@quoteflow/operators';
 import {
@@ -284,8 +284,8 @@ class SyncRun {
       this.#halts = await readHalts(this.o.files.dir);
   }
 
-  #onUpdate(u: BarUpdate | GapMarker): void {
-    if (u.type === 'gap') return;
+  #onUpdate(u: BarUpdate | GapMarker | HistoryMarker): void {
+    if (u.type !== 'bar-update') return;
     if (u.final) {
       this.#closedBars++;
       const key = seriesKey(u.code, u.klineType);

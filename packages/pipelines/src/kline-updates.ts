@@ -3,6 +3,7 @@ import {
   limitOverridesOf,
   type BarUpdate,
   type GapMarker,
+  type HistoryMarker,
   type KlineType,
   type QuoteflowClient,
 } from '@quoteflow/core';
@@ -50,6 +51,13 @@ export interface KlineUpdatesOptions extends KlineReadOptions {
  * `final: false`, and `GapMarker`s for bars the calendar expects and no answer holds (after they
  * were asked for again). The re-reads the merger asks for go back through the pager.
  *
+ * Each series' backfill is bracketed by `HistoryMarker`s: `begin` before its first bar, then
+ * `complete` (a live run: once its history is read; backfill only: at the end) or `cut-short` (it
+ * left the run). In between, a history longer than one page comes newest page first, so older
+ * bars follow newer ones; after the end, its finals come in time order. `commitTo` hands the
+ * markers to the sinks (Kafka holds the series until the end, then sends it oldest first) and
+ * cuts short what is still open when the stream ends.
+ *
  * Backfill only (`live: false`): completes once each series holds its N most recent closed bars;
  * otherwise it polls until unsubscribed. Every request goes through the client's scheduler.
  * Failures (a refused token, an unknown code) error the stream; a failed poll is retried.
@@ -65,7 +73,7 @@ export interface KlineUpdatesOptions extends KlineReadOptions {
 export function klineUpdates(
   client: QuoteflowClient,
   options: KlineUpdatesOptions,
-): Observable<BarUpdate | GapMarker> {
+): Observable<BarUpdate | GapMarker | HistoryMarker> {
   const { codes, klineTypes } = options;
   checkUniverse(codes, klineTypes);
   const bars = options.bars ?? KLINE_SYNC_DEFAULTS.bars;
@@ -74,7 +82,7 @@ export function klineUpdates(
       'QF_PIPELINE_CONFIG',
       `klineUpdates: "bars" must be an integer >= 0, got ${bars}`,
     );
-  return new Observable<BarUpdate | GapMarker>((subscriber) => {
+  return new Observable<BarUpdate | GapMarker | HistoryMarker>((subscriber) => {
     const abort = new AbortController();
     let ended = false;
     const fail = (err: unknown): void => {
@@ -108,7 +116,7 @@ function sourceOptions(
   options: KlineUpdatesOptions,
   bars: number,
   signal: AbortSignal,
-  subscriber: { next(v: BarUpdate | GapMarker): void },
+  subscriber: { next(v: BarUpdate | GapMarker | HistoryMarker): void },
   fail: (err: unknown) => void,
 ): ConstructorParameters<typeof KlineSource>[0] {
   const sinks = options.resumeFrom ?? [];

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { QUOTEFLOW_FORMAT_VERSION } from '@quoteflow/sinks';
 import { SyncState } from './sync-state.js';
 
 describe('SyncState', () => {
@@ -38,6 +39,38 @@ describe('SyncState', () => {
     const loaded = await SyncState.load(path);
     expect(loaded.entries()).toEqual([]);
     expect(loaded.hasFile('kline/a.ndjson')).toBe(false);
+  });
+
+  it("writes this release's format version, and reads a state written before versions were recorded", async () => {
+    const path = join(dir, 'state.json');
+    const state = new SyncState();
+    state.record('X', 1, { firstMs: 1, lastMs: 1, rows: 1 });
+    await state.save(path);
+    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({
+      version: 2,
+      formatVersion: QUOTEFLOW_FORMAT_VERSION,
+    });
+    await writeFile(
+      path,
+      JSON.stringify({
+        version: 2,
+        series: { 'X:1': { first: 1, last: 2, rows: 2 } },
+        files: [],
+        updatedAt: '',
+      }),
+    );
+    expect((await SyncState.load(path)).extent('X', 1)).toEqual({ firstMs: 1, lastMs: 2, rows: 2 });
+  });
+
+  it('refuses a state of a newer format with QF_FORMAT_VERSION naming the file and both versions', async () => {
+    const path = join(dir, 'state.json');
+    const newer = QUOTEFLOW_FORMAT_VERSION + 1;
+    // A newer release may also change the shape: the version is judged first.
+    await writeFile(path, JSON.stringify({ version: 3, formatVersion: newer, extents: [] }));
+    await expect(SyncState.load(path)).rejects.toMatchObject({
+      code: 'QF_FORMAT_VERSION',
+      message: `state file ${JSON.stringify(path)} was written in quoteflow format version ${newer}, newer than this release's format version ${QUOTEFLOW_FORMAT_VERSION}: upgrade quoteflow to continue it`,
+    });
   });
 
   it('starts empty when the file does not exist', async () => {

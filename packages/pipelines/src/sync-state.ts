@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { isKlineType, writeFileDurably, type KlineType } from '@quoteflow/core';
+import { checkFormatVersion, QUOTEFLOW_FORMAT_VERSION } from '@quoteflow/sinks';
 import { PipelineError } from './pipeline-error.js';
 
 /** The key of one series in the state file: `code:klineType`. */
@@ -34,6 +35,8 @@ const ExtentSchema = z.object({
 const StateFileSchema = z.union([
   z.object({
     version: z.literal(2),
+    /** The quoteflow format version it was written in (none: 1). */
+    formatVersion: z.number().int().positive().optional(),
     /** Per `code:klineType`: first and last closed bar start (epoch ms) in the dataset, and rows. */
     series: z.record(z.string(), ExtentSchema),
     /** Dataset files (relative to the dataset directory) whose rows `series` includes. */
@@ -96,6 +99,7 @@ export class SyncState {
   toJSON(): z.infer<typeof StateFileSchema> {
     return {
       version: 2,
+      formatVersion: QUOTEFLOW_FORMAT_VERSION,
       series: Object.fromEntries(
         [...this.#extents]
           .sort(([a], [b]) => a.localeCompare(b))
@@ -111,7 +115,10 @@ export class SyncState {
     await writeFileDurably(path, `${JSON.stringify(this.toJSON(), null, 2)}\n`);
   }
 
-  /** Reads the state at `path`; a missing file is an empty state, a malformed one a `QF_STATE` error. */
+  /**
+   * Reads the state at `path`; a missing file is an empty state, a malformed one a `QF_STATE`
+   * error, one of a newer quoteflow format a `FormatVersionError` (`QF_FORMAT_VERSION`).
+   */
   static async load(path: string): Promise<SyncState> {
     const state = new SyncState();
     let text: string;
@@ -125,15 +132,20 @@ export class SyncState {
         { cause: err },
       );
     }
+    let json: unknown;
     let parsed: z.infer<typeof StateFileSchema>;
     try {
-      parsed = StateFileSchema.parse(JSON.parse(text));
+      json = JSON.parse(text);
     } catch (err) {
-      throw new PipelineError(
-        'QF_STATE',
-        `state file ${JSON.stringify(path)} is not a quoteflow sync state: ${(err as Error).message.slice(0, 200)}`,
-        { cause: err },
-      );
+      throw notState(path, err);
+    }
+    // A newer format is refused as such (FormatVersionError), before this release's schema judges it.
+    if (typeof json === 'object' && json !== null && 'formatVersion' in json)
+      checkFormatVersion(`state file ${JSON.stringify(path)}`, json.formatVersion);
+    try {
+      parsed = StateFileSchema.parse(json);
+    } catch (err) {
+      throw notState(path, err);
     }
     if (parsed.version === 1) return state;
     for (const [key, extent] of Object.entries(parsed.series)) {
@@ -154,4 +166,12 @@ export class SyncState {
     for (const f of parsed.files) state.addFile(f);
     return state;
   }
+}
+
+function notState(path: string, err: unknown): PipelineError {
+  return new PipelineError(
+    'QF_STATE',
+    `state file ${JSON.stringify(path)} is not a quoteflow sync state: ${(err as Error).message.slice(0, 200)}`,
+    { cause: err },
+  );
 }

@@ -114,7 +114,7 @@ describe('report on DuckDB', () => {
       const held = Array.from({ length: bars }, (_, k) => k).filter((k) => k !== 1);
       await writeDataset(dir, [{ code: 'BTCUSDT', klineType: 1, held, duplicates: [2], shifted: [] }]);
       const data = await collectReportData(dir, { engine: 'duckdb', maxBuckets: 1 });
-      expect(data.coverage.buckets).toBe(1);
+      expect(data.coverage[0]!.buckets).toBe(1);
       expect(data.summary).toEqual([expect.objectContaining({ rows: bars, gaps: 1, missingBars: 1 })]);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -141,29 +141,35 @@ describe('report on DuckDB', () => {
     }
   });
 
-  it('marks the buckets of bars longer than a heatmap bucket, and of a series split by holes', async () => {
+  it('gives each kline type a panel in cells of its own period, bars longer than a cell holding each cell they cover', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'qf-duckdb-scan-'));
     try {
-      // 1-minute bars set the buckets (about 4 minutes wide); hourly bars fall in every 15th bucket,
-      // with two holes, one of them 2 hours long, and a duplicate.
+      // 1-minute bars beside hourly ones with two holes (one of them 2 hours long) and a duplicate,
+      // and weekly bars, which hold 7 cells of the day-wide cells of their panel.
       const hours = Array.from({ length: 30 }, (_, k) => k).filter((k) => k !== 7 && k !== 20 && k !== 21);
       await writeDataset(dir, [
         { code: 'BTCUSDT', klineType: 1, held: [0, 1, 2, 5, 6], duplicates: [], shifted: [] },
         { code: 'BTCUSDT', klineType: 5, held: hours, duplicates: [3], shifted: [] },
+        { code: 'BTCUSDT', klineType: 9, held: [0, 1, 3], duplicates: [], shifted: [] },
       ]);
       const options: ReportOptions = { clock: new ManualClock(START + 500 * 86_400_000) };
       const rows = await collectReportData(dir, { ...options, engine: 'js' });
       const duck = await collectReportData(dir, { ...options, engine: 'duckdb' });
-      expect(duck.coverage.bucketMs).toBeLessThan(STEP[5]!);
       expect(duck.coverage).toEqual(rows.coverage);
       expect(duck.summary).toEqual(rows.summary);
-      // Each held hour holds every cell it covers (a 24/7 code: no cell of its span is "closed"),
-      // and the two holes are missing cells, by the series' own period.
-      const hourly = duck.coverage.rows.find((r) => r.klineType === 5)!;
-      const cellsPerHour = STEP[5]! / duck.coverage.bucketMs;
-      expect(hourly.cells).not.toContain('c');
-      expect([...hourly.cells.matchAll(/h/g)]).toHaveLength(hours.length * cellsPerHour);
-      expect(hourly.cells.replace(/\.+$/, '')).toMatch(/^h+m+h+m+h+$/);
+      // One bar a cell in each panel whose period is fixed, whatever spans the others have.
+      expect(duck.coverage.map((p) => [p.klineType, p.bucketMs, p.fromMs])).toEqual([
+        [1, STEP[1], START],
+        [5, STEP[5], START],
+        [9, 86_400_000, START],
+      ]);
+      const [minutes, hourly, weekly] = duck.coverage.map((p) => p.rows[0]!.cells);
+      expect(minutes).toBe('hhhmmhh');
+      expect(hourly).toBe(`${'h'.repeat(7)}m${'h'.repeat(12)}mm${'h'.repeat(8)}`);
+      // A 24/7 code: no cell of its span is "closed". A held week holds every day to its end (these
+      // start on Mondays at 13:00 and end at the next Monday's midnight, in that day's cell); the
+      // missing bars' cells are missing, the cell a held bar shares with the hole too.
+      expect(weekly).toBe(`${'h'.repeat(13)}${'m'.repeat(8)}${'h'.repeat(7)}`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -219,8 +225,8 @@ describe('report on DuckDB', () => {
             missingBars: 70 + 20,
           }),
         ]);
-        expect(data.coverage.bucketMs).toBe(60_000);
-        expect(data.coverage.rows[0]!.cells, engine).toBe(
+        expect(data.coverage[0]!.bucketMs).toBe(60_000);
+        expect(data.coverage[0]!.rows[0]!.cells, engine).toBe(
           `${'m'.repeat(70)}${'h'.repeat(80)}${'m'.repeat(20)}`,
         );
       }
@@ -254,7 +260,9 @@ describe('report on DuckDB', () => {
           missingBars: 1,
         }),
       ]);
-      expect(data.coverage.rows.map((r) => r.cells)).toEqual([`${'h'.repeat(30)}m${'h'.repeat(9)}`]);
+      expect(data.coverage.map((p) => p.rows.map((r) => r.cells))).toEqual([
+        [`${'h'.repeat(30)}m${'h'.repeat(9)}`],
+      ]);
       expect(data.candles[0]!.candles).toHaveLength(39);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -19,6 +19,18 @@ export interface ScannedSeries extends SeriesInspection {
   readonly heldBuckets: readonly (readonly [number, number])[];
 }
 
+/** The columns of the scan's per-series totals: code, kline type, period, rows, first, last, newest read. */
+type TotalsColumns = [string[], number[], (number | null)[], number[], number[], number[], (number | null)[]];
+/** The columns of the starts next to each other that are not one period apart: code, kline type, from, to. */
+type PairColumns = [string[], number[], number[], number[]];
+
+/** Heatmap buckets: `[fromMs + i * bucketMs, …)` for `0 <= i < buckets`. */
+export interface HeatmapGrid {
+  readonly fromMs: number;
+  readonly bucketMs: number;
+  readonly buckets: number;
+}
+
 /** Which rows a scan reads. */
 export interface KlineScanRange {
   readonly codes?: readonly string[];
@@ -144,13 +156,15 @@ export class KlineScan {
   /**
    * Every series with its rows, first and last bar, newest read, gaps and duplicates (as `inspect`
    * finds them) and the runs of heatmap buckets (`[fromMs + i * bucketMs, …)`, `0 <= i < buckets`)
-   * it holds bars in.
+   * it holds bars in: of `gridOf(klineType)` where given (the heatmap's panel of its kline type),
+   * else of the grid that also sizes the scan's slices.
    */
   async series(
     fromMs: number,
     bucketMs: number,
     buckets: number,
     halts: readonly DatasetHalt[],
+    gridOf?: (klineType: KlineType) => HeatmapGrid,
   ): Promise<ScannedSeries[]> {
     const from = Math.trunc(fromMs);
     // Rows are aggregated in slices of about 1/120 of the span (never finer than the heatmap): the
@@ -238,24 +252,11 @@ export class KlineScan {
        WHERE a IS NOT NULL AND (p IS NULL OR z - a <> p)
        ORDER BY code, kt, z, a`,
     );
-    const [codes, types, periods, rows, firsts, lasts, reads] = columnsOf(totals) as [
-      string[],
-      number[],
-      (number | null)[],
-      number[],
-      number[],
-      number[],
-      (number | null)[],
-    ];
-    const [pairCodes, pairTypes, pairFrom, pairTo] = columnsOf(pairs) as [
-      string[],
-      number[],
-      number[],
-      number[],
-    ];
+    const [codes, types, periods, rows, firsts, lasts, reads] = columnsOf(totals) as TotalsColumns;
+    const [pairCodes, pairTypes, pairFrom, pairTo] = columnsOf(pairs) as PairColumns;
     const haltsOf = new Map<string, DatasetHalt[]>();
     for (const h of halts) haltsOf.set(h.code, [...(haltsOf.get(h.code) ?? []), h]);
-    const grid = { fromMs: from, bucketMs: Math.trunc(bucketMs), buckets: Math.max(1, buckets) };
+    const scanGrid = { fromMs: from, bucketMs: Math.trunc(bucketMs), buckets: Math.max(1, buckets) };
     const out: ScannedSeries[] = [];
     let p = 0; // cursor into the pairs, in the same order as the series
     for (let s = 0; s < codes.length; s++) {
@@ -286,7 +287,14 @@ export class KlineScan {
         lastReadMs: reads[s] ?? undefined,
         duplicates,
         gaps,
-        heldBuckets: heldBucketsOf(klineType, firsts[s]!, lasts[s]!, periods[s] ?? undefined, breaks, grid),
+        heldBuckets: heldBucketsOf(
+          klineType,
+          firsts[s]!,
+          lasts[s]!,
+          periods[s] ?? undefined,
+          breaks,
+          gridOf?.(klineType) ?? scanGrid,
+        ),
       });
     }
     return this.#withEdgeGaps(out, haltsOf);
@@ -426,7 +434,7 @@ function heldBucketsOf(
   lastMs: number,
   periodMs: number | undefined,
   breaks: readonly (readonly [number, number])[],
-  grid: { readonly fromMs: number; readonly bucketMs: number; readonly buckets: number },
+  grid: HeatmapGrid,
 ): [number, number][] {
   const runs: [number, number][] = [];
   const hold = (first: number, last: number) => {

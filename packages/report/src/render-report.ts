@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { ReportData } from './report-data.js';
-import { quotaView, reportPage } from './report-page.js';
+import { heatmapView, quotaView, reportPage } from './report-page.js';
 
 /** lightweight-charts' standalone build (it defines the global `LightweightCharts`), to inline. */
 async function chartsScript(): Promise<string> {
@@ -29,9 +29,9 @@ export async function renderReport(data: ReportData): Promise<string> {
 <style>
 body { font: 14px system-ui, sans-serif; margin: 1.5rem; color: #263238; }
 h1 { font-size: 1.3rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
-#heatmap-cells { display: flex; max-width: 100%; }
-#heatmap-labels { flex: none; }
-#heatmap { image-rendering: pixelated; cursor: pointer; border: 1px solid #b0bec5; min-width: 0; max-width: 100%; flex: 0 1 auto; }
+.heatmap-cells { display: flex; max-width: 100%; }
+.heatmap-labels { flex: none; }
+.heatmap { image-rendering: pixelated; cursor: pointer; border: 1px solid #b0bec5; min-width: 0; max-width: 100%; flex: 0 1 auto; }
 .legend span { display: inline-block; width: 0.9em; height: 0.9em; margin: 0 0.3em 0 1em; vertical-align: middle; }
 table { border-collapse: collapse; } td, th { padding: 0.2rem 0.6rem; border-bottom: 1px solid #eceff1; text-align: left; }
 tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cursor: pointer; }
@@ -44,8 +44,8 @@ tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cur
 <section id="heatmap-view">
 <h2 id="coverage">Coverage</h2>
 <p class="legend"><span style="background:#2e7d32"></span>held<span style="background:#cfd8dc"></span>market closed (calendar)<span style="background:#d32f2f"></span>missing<span style="background:#ffb300"></span>halted (suspension records)</p>
-<p id="heatmap-caption"></p>
-<div id="heatmap-cells"><canvas id="heatmap-labels"></canvas><canvas id="heatmap"></canvas></div>
+<p>One panel per kline type, each over its own bars in cells of its own period. Click a row to open its bars.</p>
+<div id="heatmap-panels"></div>
 </section>
 <section id="bars-view">
 <h2 id="bars">Bars</h2>
@@ -55,6 +55,7 @@ tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cur
 <section id="quota-view">
 <h2 id="quota">Quota</h2>
 <p id="quota-title"></p>
+<p id="quota-rate-title"></p>
 <div id="quota-rate" style="max-width:1100px"></div>
 <div id="quota-budget" style="max-width:1100px"></div>
 </section>
@@ -64,6 +65,7 @@ tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cur
 </section>
 <footer><p>Charts: TradingView Lightweight Charts™, Copyright (c) 2025 TradingView, Inc., https://www.tradingview.com/ (Apache License 2.0).</p></footer>
 <script>${await chartsScript()}</script>
+<script>${heatmapView.toString()}</script>
 <script>${quotaView.toString()}</script>
 <script>(${reportPage.toString()})(${scriptJson(data)}, LightweightCharts);</script>
 </body>

@@ -1,4 +1,4 @@
-import { KLINE_PERIOD_MS, type Clock, type KlineType, systemClock } from '@quoteflow/core';
+import { type Clock, type KlineType, systemClock } from '@quoteflow/core';
 import {
   clipGap,
   inspectDataset,
@@ -10,8 +10,8 @@ import {
   type SeriesInspection,
 } from '@quoteflow/pipelines';
 import { listDataFiles } from '@quoteflow/sinks';
-import { coverageGrid, coverageOf, type Coverage, type HeldBars } from './coverage.js';
-import { KlineScan } from './duckdb-scan.js';
+import { barEndMs, coverageGrid, coverageOf, type Coverage, type HeldBars } from './coverage.js';
+import { KlineScan, type HeatmapGrid } from './duckdb-scan.js';
 import { candlesOf, periodOf, type Candle, type CandleList } from './candles.js';
 import { readQuotaData, type QuotaData } from './quota-data.js';
 
@@ -73,13 +73,22 @@ export interface SeriesCandles {
   readonly gaps: readonly (readonly [number, number])[];
 }
 
+/**
+ * The heatmap of one kline type: its series over their own span (or the report's window), in cells
+ * of a whole number of its own period, so 1-minute series stay readable beside years of daily ones.
+ */
+export interface CoveragePanel extends Coverage {
+  readonly klineType: KlineType;
+}
+
 /** Everything the page shows, inlined into it as JSON. */
 export interface ReportData {
   readonly dir: string;
   readonly generatedAtMs: number;
   readonly files: { readonly kline: number; readonly depth: number; readonly suspension: number };
   readonly summary: readonly SeriesSummary[];
-  readonly coverage: Coverage;
+  /** One heatmap per kline type of the dataset, shortest period first. */
+  readonly coverage: readonly CoveragePanel[];
   readonly candles: readonly SeriesCandles[];
   /** From the request logs beside the dataset (`--request-log`), if any. */
   readonly quota: QuotaData | undefined;
@@ -107,7 +116,7 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
     ? await duckDbSource(dir, klineFiles, range, halts, now, options.maxBuckets)
     : await rowSource(dir, range, now);
   try {
-    const { series, fromMs, toMs } = source;
+    const { series } = source;
     const haltsOf = (s: { code: string; firstMs: number; lastMs: number }) =>
       halts.filter((h) => h.code === s.code && h.fromMs <= s.lastMs && (h.toMs ?? Infinity) > s.firstMs);
     const candleSeries = series.slice(0, options.maxCandleSeries ?? 50);
@@ -147,7 +156,17 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
         suspension: (await listDataFiles(dir, 'suspension')).length,
       },
       summary,
-      coverage: coverageOf(series, source.heldOf, haltsOf, fromMs, toMs, options.maxBuckets ?? 720),
+      coverage: source.grids.map(({ klineType, fromMs, toMs }) => ({
+        klineType,
+        ...coverageOf(
+          series.filter((s) => s.klineType === klineType),
+          source.heldOf,
+          haltsOf,
+          fromMs,
+          toMs,
+          options.maxBuckets ?? 720,
+        ),
+      })),
       candles,
       quota: await readQuotaData(dir),
     };
@@ -159,9 +178,9 @@ export async function collectReportData(dir: string, options: ReportOptions = {}
 /** Where the report's rows come from: what every series holds, and whole rows for the candles. */
 interface SeriesSource {
   readonly series: readonly (SeriesInspection & { readonly lastReadMs: number | undefined })[];
-  readonly fromMs: number;
-  readonly toMs: number;
-  /** The bars a series holds in the heatmap: their starts, or the buckets they cover. */
+  /** The heatmap's span per kline type, shortest period first. */
+  readonly grids: readonly PanelSpan[];
+  /** The bars a series holds in its panel of the heatmap: their starts, or the buckets they cover. */
   readonly heldOf: (s: { code: string; klineType: KlineType }) => HeldBars;
   /** Candles of these series (keyed `code\u0000klineType`), the newest `maxCandles` bars of each. */
   candles(series: readonly CandleSeries[], maxCandles: number): Promise<Map<string, CandleList>>;
@@ -192,17 +211,31 @@ function inWindow(s: SeriesInspection, windowStarts: readonly number[], range: R
   };
 }
 
-/** The heatmap's time span: the options', else from the first bar to the end of the last. */
-function spanOf(
+/** The span of one kline type's panel of the heatmap. */
+interface PanelSpan {
+  readonly klineType: KlineType;
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
+/**
+ * The heatmap's panels, one per kline type, shortest period first: each from the first bar to the
+ * end of the last of its own series (the options' window where given). One span for every type
+ * sized the cells by the longest history: 1-minute rows were slivers beside years of daily bars.
+ */
+function panelSpans(
   series: readonly { klineType: KlineType; firstMs: number; lastMs: number }[],
   range: Range,
   now: number,
-): { fromMs: number; toMs: number } {
-  const fromMs = range.fromMs ?? Math.min(...series.map((s) => s.firstMs), now);
-  const toMs =
-    range.toMs ??
-    Math.max(...series.map((s) => s.lastMs + (KLINE_PERIOD_MS[s.klineType] ?? 86_400_000)), fromMs + 1);
-  return { fromMs, toMs };
+): PanelSpan[] {
+  const types = [...new Set(series.map((s) => s.klineType))].sort((a, b) => a - b);
+  return types.map((klineType) => {
+    const own = series.filter((s) => s.klineType === klineType);
+    const fromMs = range.fromMs ?? Math.min(...own.map((s) => s.firstMs), now);
+    // To the end of the last bar by its own period (a weekly bar's whole week).
+    const toMs = range.toMs ?? Math.max(...own.map((s) => barEndMs(klineType, s.lastMs)), fromMs + 1);
+    return { klineType, fromMs, toMs };
+  });
 }
 
 /**
@@ -221,14 +254,22 @@ async function duckDbSource(
   const scan = await KlineScan.open(dir, files, range);
   try {
     const span = await scan.span();
-    const { fromMs, toMs } = spanOf(span, range, now);
+    const grids = panelSpans(span, range, now);
+    const panels = new Map<KlineType, HeatmapGrid>(
+      grids.map((g) => [
+        g.klineType,
+        { fromMs: g.fromMs, ...coverageGrid([g], g.fromMs, g.toMs, maxBuckets) },
+      ]),
+    );
+    // The scan's slices are sized by the whole span, at the finest panel's cells.
+    const fromMs = grids.length === 0 ? now : Math.min(...grids.map((g) => g.fromMs));
+    const toMs = grids.length === 0 ? now + 1 : Math.max(...grids.map((g) => g.toMs));
     const { bucketMs, buckets } = coverageGrid(span, fromMs, toMs, maxBuckets);
-    const series = await scan.series(fromMs, bucketMs, buckets, halts);
+    const series = await scan.series(fromMs, bucketMs, buckets, halts, (t) => panels.get(t)!);
     const byKey = new Map(series.map((s) => [`${s.code}\u0000${s.klineType}`, s]));
     return {
       series,
-      fromMs,
-      toMs,
+      grids,
       // One start per bucket held: all the heatmap needs to mark it.
       heldOf: (s) => ({ buckets: byKey.get(`${s.code}\u0000${s.klineType}`)?.heldBuckets ?? [] }),
       candles: (wanted, maxCandles) => scan.candles(wanted, maxCandles),
@@ -259,7 +300,7 @@ async function rowSource(dir: string, range: Range, now: number): Promise<Series
     }));
   return {
     series,
-    ...spanOf(series, range, now),
+    grids: panelSpans(series, range, now),
     heldOf: (s) => ({ starts: starts.get(keyOf(s))?.starts ?? [] }),
     candles: async (chosen, maxCandles) => {
       const out = new Map<string, CandleList>();

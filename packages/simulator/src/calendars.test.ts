@@ -136,7 +136,11 @@ describe('simBarPeriodAt', () => {
             }
             return;
           }
-          expect(p.startMs).toBeLessThanOrEqual(p.tradesFromMs);
+          // A stock's daily, weekly or monthly bar labelled inside a session lies within its period;
+          // every other label comes no later than the bar's first trade.
+          if (labelling.daily === 'in-session' && type >= 8 && cal.segments.length > 0)
+            expect(p.startMs).toBeLessThan(p.endMs);
+          else expect(p.startMs).toBeLessThanOrEqual(p.tradesFromMs);
           expect(p.tradesFromMs).toBeLessThan(p.endMs);
           if (trading) {
             expect(p.tradesFromMs).toBeLessThanOrEqual(t);
@@ -249,7 +253,7 @@ describe('simBarPeriodAt: stock bar labellings', () => {
     }
   });
 
-  it("daily: trading date D is labelled D 00:00 local, D 00:00 UTC or D's first open, and holds D's session", () => {
+  it("daily: trading date D is labelled D 00:00 local, D 00:00 UTC, D's first open or 20 minutes before D's close, and holds D's session", () => {
     const cases: [SimCalendar, string, Record<SimLabelling['daily'], string>, string, string][] = [
       [
         SIM_CALENDARS.us,
@@ -258,6 +262,7 @@ describe('simBarPeriodAt: stock bar labellings', () => {
           'local-midnight': '2026-01-13T05:00:00.000Z',
           'utc-midnight': '2026-01-13T00:00:00.000Z',
           'session-open': '2026-01-13T14:30:00.000Z',
+          'in-session': '2026-01-13T20:40:00.000Z', // 15:40 New York
         },
         '2026-01-13T14:30:00.000Z',
         '2026-01-13T21:00:00.000Z',
@@ -269,6 +274,7 @@ describe('simBarPeriodAt: stock bar labellings', () => {
           'local-midnight': '2026-07-14T04:00:00.000Z',
           'utc-midnight': '2026-07-14T00:00:00.000Z',
           'session-open': '2026-07-14T13:30:00.000Z',
+          'in-session': '2026-07-14T19:40:00.000Z',
         },
         '2026-07-14T13:30:00.000Z',
         '2026-07-14T20:00:00.000Z',
@@ -280,6 +286,7 @@ describe('simBarPeriodAt: stock bar labellings', () => {
           'local-midnight': '2026-01-12T16:00:00.000Z',
           'utc-midnight': '2026-01-13T00:00:00.000Z',
           'session-open': '2026-01-13T01:30:00.000Z',
+          'in-session': '2026-01-13T07:40:00.000Z', // 15:40 Hong Kong
         },
         '2026-01-13T01:30:00.000Z',
         '2026-01-13T08:00:00.000Z',
@@ -291,6 +298,7 @@ describe('simBarPeriodAt: stock bar labellings', () => {
           'local-midnight': '2026-01-12T16:00:00.000Z',
           'utc-midnight': '2026-01-13T00:00:00.000Z',
           'session-open': '2026-01-13T01:30:00.000Z',
+          'in-session': '2026-01-13T06:40:00.000Z', // 14:40 Shanghai
         },
         '2026-01-13T01:30:00.000Z',
         '2026-01-13T07:00:00.000Z',
@@ -309,6 +317,20 @@ describe('simBarPeriodAt: stock bar labellings', () => {
     }
     // No bar for a stock on a Saturday.
     expect(simBarPeriodAt(utc('2026-01-17T15:00:00Z'), 8, SIM_CALENDARS.us)).toBeUndefined();
+  });
+
+  it("daily 'in-session': 20 minutes before the day's own close, a half day's early one included; a holiday Monday's weekly label at the regular hours", () => {
+    const inSession = { daily: 'in-session' } as const;
+    // The day after Thanksgiving 2025 closes at 13:00 New York; Christmas Eve 2025 in Hong Kong at 12:00.
+    expect(labelOf('2025-11-28T15:00:00Z', 8, SIM_CALENDARS.us, inSession)).toBe('2025-11-28T17:40:00.000Z');
+    expect(labelOf('2025-12-24T02:00:00Z', 8, SIM_CALENDARS.hk, inSession)).toBe('2025-12-24T03:40:00.000Z');
+    // The week of Martin Luther King Day 2026 (Monday 19 January), labelled on that Monday.
+    expect(labelOf('2026-01-21T15:00:00Z', 9, SIM_CALENDARS.us, { ...inSession, weekly: 'calendar' })).toBe(
+      '2026-01-19T20:40:00.000Z',
+    );
+    expect(
+      labelOf('2026-01-21T15:00:00Z', 9, SIM_CALENDARS.us, { ...inSession, weekly: 'first-trading-day' }),
+    ).toBe('2026-01-20T20:40:00.000Z');
   });
 
   it("weekly: labelled on Monday ('calendar') or the first trading day, at the daily reading's time; both are Monday without holidays", () => {

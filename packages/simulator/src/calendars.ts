@@ -71,12 +71,13 @@ export const SIM_KLINE_PERIOD_MS: Readonly<Record<number, number | undefined>> =
 /**
  * A bar's period: its label and the trading time it holds, in epoch ms. For 24-hour markets and
  * session-anchored stock bars the label is the first instant held; other stock readings label a bar
- * earlier (a clock hour, a midnight), never after its first trade.
+ * earlier (a clock hour, a midnight), never after its first trade, except daily-type bars labelled
+ * inside a session (`'in-session'`), whose label lies within the trading time they hold.
  */
 export interface SimBarPeriod {
   /** The bar's label: the instant its wire `timestamp` names. */
   readonly startMs: number;
-  /** First instant whose trades the bar holds (≥ `startMs`). */
+  /** First instant whose trades the bar holds (≥ `startMs`, but for a label inside the session). */
   readonly tradesFromMs: number;
   /** End of the bar (exclusive): for stocks, the close of its last session; the bar is final from then. */
   readonly endMs: number;
@@ -142,11 +143,13 @@ export function lastTradingMinute(cal: SimCalendar, tMs: number): number | undef
  *   and clips them to the session (an hourly bar labelled 09:00 holds 09:30-10:00). `undefined`
  *   for an instant outside the session.
  * - Stocks, daily: the sessions of the local date of `tMs` (`undefined` on a non-trading date),
- *   labelled that date's 00:00 local, 00:00 UTC or first open (`labelling.daily`). Weekly (Monday
+ *   labelled that date's 00:00 local, 00:00 UTC, first open or 20 minutes before its last close
+ *   (`labelling.daily`). Weekly (Monday
  *   to Friday) and monthly bars hold their period's sessions and are labelled on the period's first
  *   calendar day or first trading day, at the daily reading's time of that date. Every close is
  *   computed from local dates (so a week in which daylight saving time starts still closes at
- *   16:00 New York on Friday). The label may lie after `tMs` when `tMs` precedes the first trade.
+ *   16:00 New York on Friday). The label may lie after `tMs` when `tMs` precedes the first trade
+ *   (or, labelled inside the session, the label's own instant).
  * @param labelling stock bar labels. @defaultValue `SIM_DEFAULT_LABELLING`
  */
 export function simBarPeriodAt(
@@ -225,7 +228,7 @@ export function simBarPeriodAt(
   const startMs =
     labelling.daily === 'utc-midnight'
       ? labelDay * DAY_MS
-      : fromLocalDay(labelDay, labelling.daily === 'session-open' ? first[0] : 0, tz);
+      : fromLocalDay(labelDay, dailyLabelMsOfDay(cal, labelDay, labelling.daily), tz);
   // Both ends from local dates: stepping 24 h in UTC would be an hour off across a DST change.
   return {
     startMs,
@@ -233,6 +236,19 @@ export function simBarPeriodAt(
     endMs: fromLocalDay(lastDay, lastCloseOfPeriod, tz),
   };
 }
+
+/** How long after local midnight of `day` a daily-type label of a stock lies, under a local reading. */
+function dailyLabelMsOfDay(cal: SimCalendar, day: number, daily: SimLabelling['daily']): number {
+  if (daily === 'session-open') return cal.segments[0]![0];
+  if (daily !== 'in-session') return 0;
+  // The day's own last close (a half day's early one), or the regular close on a day that does not
+  // trade (a weekly bar labelled on a holiday Monday).
+  const close = segmentsOfDay(cal, day).at(-1)?.[1] ?? cal.segments.at(-1)![1];
+  return close - IN_SESSION_BEFORE_CLOSE_MS;
+}
+
+/** Where `'in-session'` labels a daily bar: this long before the day's close (15:40 in Hong Kong). */
+const IN_SESSION_BEFORE_CLOSE_MS = 20 * M;
 
 /** The trading intervals of `cal` clipped to [fromMs, toMs), in time order. */
 export function tradingIntervals(cal: SimCalendar, fromMs: number, toMs: number): [number, number][] {

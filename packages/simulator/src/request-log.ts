@@ -21,6 +21,12 @@ export interface SimLogEntry {
   codes: number;
   /** Groups asked (`/batch-kline`). */
   groups: number;
+  /**
+   * The series asked, `CODE:K` (kline type), in the order asked: `/kline`'s one, each group of a
+   * `/batch-kline`. Empty for other endpoints, and when the request was refused before its data
+   * was read (a limit, a bad token).
+   */
+  series: string[];
   /** HTTP status sent (0 when the connection was dropped). */
   status: number;
   /** `ret` sent (non-suspension endpoints), or `undefined`. */

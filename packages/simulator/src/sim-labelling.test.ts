@@ -40,7 +40,7 @@ describe('resolveSimLabelling', () => {
 
   it('rejects an unknown axis or value, naming it and the allowed ones', () => {
     expect(() => resolveSimLabelling({ daily: 'noon' as 'utc-midnight' })).toThrow(
-      '"labelling.daily" must be one of local-midnight, utc-midnight, session-open, got "noon"',
+      '"labelling.daily" must be one of local-midnight, utc-midnight, session-open, in-session, got "noon"',
     );
     expect(() => resolveSimLabelling({ yearly: 'calendar' } as Partial<SimLabelling>)).toThrow(
       '"labelling" axes are intraday, daily, weekly, monthly, got "yearly"',

@@ -11,8 +11,12 @@
  * labelled 09:00 holds 09:30-10:00). The two differ only for hourly bars on these exchanges.
  */
 export const SIM_INTRADAY_LABELLINGS = ['session', 'clock'] as const;
-/** Daily stock bars of trading date D: labelled D 00:00 exchange-local, D 00:00 UTC, or D's first session open. */
-export const SIM_DAILY_LABELLINGS = ['local-midnight', 'utc-midnight', 'session-open'] as const;
+/**
+ * Daily stock bars of trading date D: labelled D 00:00 exchange-local, D 00:00 UTC, D's first
+ * session open, or inside D's session (`'in-session'`: 20 minutes before D's last close, as the
+ * provider's own 700.HK sample is labelled 15:40 Hong Kong time).
+ */
+export const SIM_DAILY_LABELLINGS = ['local-midnight', 'utc-midnight', 'session-open', 'in-session'] as const;
 /**
  * Weekly and monthly stock bars: labelled on the period's first calendar day (Monday, the 1st) or
  * on its first trading day, at the daily reading's time of that date.
@@ -60,7 +64,7 @@ export const SIM_LABELLINGS: readonly SimLabelling[] = [
   SIM_DEFAULT_LABELLING,
   { intraday: 'clock', daily: 'utc-midnight', weekly: 'first-trading-day', monthly: 'first-trading-day' },
   { intraday: 'session', daily: 'session-open', weekly: 'first-trading-day', monthly: 'calendar' },
-  { intraday: 'clock', daily: 'local-midnight', weekly: 'calendar', monthly: 'first-trading-day' },
+  { intraday: 'clock', daily: 'in-session', weekly: 'calendar', monthly: 'first-trading-day' },
 ];
 
 /**

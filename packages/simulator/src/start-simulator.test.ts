@@ -135,6 +135,8 @@ describe('startSimulator: endpoints', () => {
     }
     // CFD indices report no volume.
     expect((list[2]!.kline_data[0] as { volume: string }).volume).toBe('0');
+    // The log names each group's series, in the order asked.
+    expect(sim.log.last()).toMatchObject({ groups: 3, series: ['ETHUSDT:8', 'GOLD:2', 'US30:1'] });
   });
 
   it('/depth-tick answers tick_list with decimal-string seq, ms tick_time and {price, volume} levels', async () => {
@@ -360,6 +362,7 @@ describe('startSimulator: endpoints', () => {
       status: 200,
       ret: 200,
       codes: 1,
+      series: ['AAPL.US:1'],
       trace: 't-AAPL.US',
     });
     expect(e.token).toMatch(/^professional#[0-9a-f]{6}$/);
@@ -479,7 +482,7 @@ describe('startSimulator: options and lifecycle', () => {
     [{ clock: { now: () => Number.NaN } }, /"clock"/],
     [
       { labelling: { daily: 'noon' as 'utc-midnight' } },
-      /"labelling\.daily" must be one of local-midnight, utc-midnight, session-open, got "noon"/,
+      /"labelling\.daily" must be one of local-midnight, utc-midnight, session-open, in-session, got "noon"/,
     ],
     [
       { labelling: { hourly: 'clock' } as object },

@@ -325,6 +325,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       plan: ts?.plan,
       codes: 0,
       groups: 0,
+      series: [],
       status: 0,
       ret: undefined,
       msg: undefined,
@@ -399,6 +400,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         const q = parseKlineQuery(data);
         entry.codes = 1;
         if (q === undefined) return fail(RET.data, trace, injected);
+        entry.series = [`${q.code}:${q.klineType}`];
         const refusal = checkCode(q.code) ?? checkKlineSemantics(q);
         if (refusal !== undefined) return fail(refusal, trace, injected);
         const list = klineList(q, Math.min(q.num, SIM_MAX_KLINE_NUM), mNow, has);
@@ -409,6 +411,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         if (!Array.isArray(groups)) return fail(groups, trace, injected);
         entry.groups = groups.length;
         entry.codes = new Set(groups.map((g) => g.code)).size;
+        entry.series = groups.map((g) => `${g.code}:${g.klineType}`);
         if (groups.length > limits.batchKlineGroups) return fail(RET.tooMany, trace, injected);
         for (const g of groups) {
           const refusal = checkCode(g.code) ?? checkKlineSemantics(g);

@@ -29,11 +29,6 @@ import type { DepthTick } from '@quoteflow/core';
 import {
   KAFKA_SINK_DEFAULTS,
   KafkaSink,
-  kafkajsClientConfig,
-  kafkajsCompression,
-  kafkajsProducerConfig,
-  kafkajsTopicMessages,
-  platformaticProducerOptions,
   SchemaRegistrySerializer,
   toKafka,
   toKafkaMessage,
@@ -43,6 +38,14 @@ import {
   type KafkaValueSerializer,
 } from '@quoteflow/sinks';
 import kafkajs from 'kafkajs';
+// The sink's own client settings (internal: their types are the clients'), so the baselines run with exactly them.
+import {
+  kafkajsClientConfig,
+  kafkajsCompression,
+  kafkajsProducerConfig,
+  kafkajsTopicMessages,
+} from '../src/kafka/internal/kafkajs-config.js';
+import { platformaticProducerOptions } from '../src/kafka/internal/platformatic-producer-options.js';
 import { benchBroker } from './bench-broker.js';
 import { benchRegistry, type BenchRegistry } from './bench-registry.js';
 import { from, lastValueFrom } from 'rxjs';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, seriesKey, type BarUpdate } from '@quoteflow/core';
+import { ManualClock, seriesKey, type BarUpdate, type HistoryMarker } from '@quoteflow/core';
 import { Subject } from 'rxjs';
 import { CommitControl, commitTo } from './commit-to.js';
 import type { CommittingSink, SinkCheckpoint } from './committing-sink.js';
@@ -55,6 +55,45 @@ class MemorySink implements CommittingSink {
   }
   async refresh(): Promise<void> {}
   async close(): Promise<void> {}
+}
+
+const history = (code: string, phase: HistoryMarker['phase']): HistoryMarker => ({
+  type: 'history',
+  code,
+  klineType: 1,
+  phase,
+});
+
+/** A sink that takes history markers: what it was handed, in order (`w<i>` for a write, `checkpoint`). */
+class MarkingSink extends MemorySink {
+  readonly log: string[] = [];
+  override write(u: BarUpdate): void {
+    this.log.push(`w${(u.tsMs - T0) / 60_000}`);
+    super.write(u);
+  }
+  mark(m: HistoryMarker): void {
+    if (this.failWith !== undefined) throw this.failWith;
+    this.log.push(`${m.phase} ${m.code}`);
+  }
+  override async checkpoint(): Promise<SinkCheckpoint> {
+    this.log.push('checkpoint');
+    return super.checkpoint();
+  }
+}
+
+/** A Kafka-like sink that takes history markers beside a files-like one that does not. */
+function setupMarking() {
+  const clock = new ManualClock(T0);
+  const kafka = new MarkingSink('kafka', 1_000, clock);
+  const files = new MemorySink('files', 30_000, clock);
+  const input = new Subject<BarUpdate | HistoryMarker>();
+  let error: unknown;
+  let completed = false;
+  const sub = input.pipe(commitTo([files, kafka], { clock })).subscribe({
+    error: (e: unknown) => (error = e),
+    complete: () => (completed = true),
+  });
+  return { clock, kafka, files, input, sub, error: () => error, completed: () => completed };
 }
 
 function setup() {
@@ -143,5 +182,72 @@ describe('commitTo', () => {
     ]);
     t.sub.unsubscribe();
     await expect(t.control.checkpoint()).rejects.toMatchObject({ code: 'QF_CLOSED' });
+  });
+
+  it('hands history markers, in stream order with the updates, to the sinks that take them', async () => {
+    const t = setupMarking();
+    t.input.next(history('BTCUSDT', 'begin'));
+    t.input.next(update(1));
+    t.input.next(update(0));
+    t.input.next(history('BTCUSDT', 'complete'));
+    await t.clock.advance(1_000);
+    expect(t.kafka.log).toEqual(['begin BTCUSDT', 'w1', 'w0', 'complete BTCUSDT', 'checkpoint']);
+    t.input.complete();
+    await t.clock.advance(0);
+    // Nothing was open at the end: nothing cut short.
+    expect(t.kafka.log.slice(5)).toEqual(['checkpoint']);
+    expect(t.files.committed).toEqual([update(1).tsMs, update(0).tsMs]);
+    expect(t.completed()).toBe(true);
+  });
+
+  it('cuts short each history still open when the source completes, before the final checkpoints', async () => {
+    const t = setupMarking();
+    t.input.next(history('BTCUSDT', 'begin'));
+    t.input.next(history('ETHUSDT', 'begin'));
+    t.input.next(history('ETHUSDT', 'complete'));
+    t.input.next(update(0));
+    t.input.complete();
+    await t.clock.advance(0);
+    expect(t.kafka.log).toEqual([
+      'begin BTCUSDT',
+      'begin ETHUSDT',
+      'complete ETHUSDT',
+      'w0',
+      'cut-short BTCUSDT',
+      'checkpoint',
+    ]);
+    expect(t.completed()).toBe(true);
+  });
+
+  it('cuts short what is open when the source errors, and when another sink fails; not on an unsubscribe', async () => {
+    const t = setupMarking();
+    t.input.next(history('BTCUSDT', 'begin'));
+    t.input.error(new Error('token refused'));
+    await t.clock.advance(0);
+    expect(t.kafka.log).toEqual(['begin BTCUSDT', 'cut-short BTCUSDT', 'checkpoint']);
+    expect((t.error() as Error).message).toBe('token refused');
+
+    const u = setupMarking();
+    u.input.next(history('BTCUSDT', 'begin'));
+    u.files.failWith = new Error('disk full');
+    await u.clock.advance(30_000);
+    expect((u.error() as Error).message).toBe('disk full');
+    expect(u.kafka.log.slice(-2)).toEqual(['cut-short BTCUSDT', 'checkpoint']);
+
+    const v = setupMarking();
+    v.input.next(history('BTCUSDT', 'begin'));
+    v.sub.unsubscribe();
+    await v.clock.advance(60_000);
+    expect(v.kafka.log).toEqual(['begin BTCUSDT']);
+  });
+
+  it('errors with the failure of a sink that refuses a marker, after the others committed', async () => {
+    const t = setupMarking();
+    t.input.next(update(0));
+    t.kafka.failWith = new Error('closed');
+    t.input.next(history('BTCUSDT', 'begin'));
+    await t.clock.advance(0);
+    expect((t.error() as Error).message).toBe('closed');
+    expect(t.files.committed).toEqual([update(0).tsMs]);
   });
 });

@@ -1,4 +1,11 @@
-import { systemClock, type BarUpdate, type Clock, type GapMarker } from '@quoteflow/core';
+import {
+  seriesKey,
+  systemClock,
+  type BarUpdate,
+  type Clock,
+  type GapMarker,
+  type HistoryMarker,
+} from '@quoteflow/core';
 import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 import type { CommittingSink, SinkCheckpoint } from './committing-sink.js';
 import { FileSinkError } from './files/file-sink-error.js';
@@ -38,12 +45,16 @@ export class CommitControl {
  * `sink.checkpointEveryMs` of the clock), emitting what each checkpoint committed. Sinks never wait
  * for one another: each commits its own watermarks, and a pipeline resumes each from its own.
  *
- * - Gap markers pass by (sinks take bars).
- * - Completion, or an error of the source: every sink commits what it took, then the stream
- *   completes (or forwards the error). Unsubscribing commits nothing more: what was taken since the
- *   last checkpoint is not committed, exactly as after kill -9.
- * - A sink that fails (a write or a checkpoint) errors the stream with its error, after the other
- *   sinks committed what they took. Nothing is reported committed that was not.
+ * - Gap markers pass by (sinks take bars). History markers (`klineUpdates` brackets each series'
+ *   backfill with them) go to every sink that has `mark`: Kafka holds a series' updates until its
+ *   history ends, then takes them oldest first.
+ * - Completion, or an error of the source: every sink takes `cut-short` for each series whose
+ *   history began and did not end (what a sink held for order is taken, oldest first), commits what
+ *   it took, then the stream completes (or forwards the error). Unsubscribing commits nothing more:
+ *   what was taken or held since the last checkpoint is not committed, exactly as after kill -9.
+ * - A sink that fails (a write, a marker or a checkpoint) errors the stream with its error, after
+ *   the other sinks took `cut-short` for the open series and committed what they took. Nothing is
+ *   reported committed that was not.
  *
  * The operator does not close the sinks: open them before, close them after.
  *
@@ -58,7 +69,7 @@ export class CommitControl {
 export function commitTo(
   sinks: readonly CommittingSink[],
   options: CommitToOptions = {},
-): OperatorFunction<BarUpdate | GapMarker, SinkCheckpoint> {
+): OperatorFunction<BarUpdate | GapMarker | HistoryMarker, SinkCheckpoint> {
   if (!Array.isArray(sinks) || sinks.length === 0)
     throw new FileSinkError(
       'QF_INVALID_OPTION',
@@ -91,6 +102,8 @@ class CommitRun {
   /** Nothing more is emitted. */
   #stopped = false;
   #failed = false;
+  /** Series whose history began and has not ended (`seriesKey` → its `begin` marker). */
+  readonly #histories = new Map<string, HistoryMarker>();
 
   constructor(
     private readonly sinks: readonly CommittingSink[],
@@ -100,8 +113,13 @@ class CommitRun {
     for (const sink of sinks) this.#arm(sink);
   }
 
-  take(update: BarUpdate | GapMarker): void {
+  take(update: BarUpdate | GapMarker | HistoryMarker): void {
     if (this.#stopped || update.type === 'gap') return;
+    if (update.type === 'history') {
+      this.#note(update);
+      for (const sink of this.sinks) if (!this.#mark(sink, update)) break;
+      return;
+    }
     for (const sink of this.sinks) {
       try {
         sink.write(update);
@@ -121,6 +139,7 @@ class CommitRun {
   async finish(sourceError: unknown): Promise<void> {
     if (this.#ending) return;
     this.#disarm();
+    this.#cutShort(this.sinks);
     try {
       await this.checkpointAll();
     } catch {
@@ -164,11 +183,39 @@ class CommitRun {
     this.#disarm();
     // What the other sinks took is still theirs to commit; their failures are secondary.
     const others = this.sinks.filter((s) => s !== failed);
+    this.#cutShort(others);
     await Promise.allSettled(
       others.map((s) => (this.#chains.get(s) ?? Promise.resolve()).then(() => s.checkpoint())),
     );
     this.#stopped = true;
     this.subscriber.error(err);
+  }
+
+  #note(marker: HistoryMarker): void {
+    const key = seriesKey(marker.code, marker.klineType);
+    if (marker.phase === 'begin') this.#histories.set(key, marker);
+    else this.#histories.delete(key);
+  }
+
+  /** Hands a history marker to a sink that takes them; false (the pipeline fails) if it threw. */
+  #mark(sink: CommittingSink, marker: HistoryMarker): boolean {
+    try {
+      sink.mark?.(marker);
+      return true;
+    } catch (err) {
+      void this.#fail(sink, err);
+      return false;
+    }
+  }
+
+  /** The stream ends: each series whose history is still open is cut short, in every sink. */
+  #cutShort(sinks: readonly CommittingSink[]): void {
+    const open = [...this.#histories.values()];
+    this.#histories.clear();
+    for (const begun of open) {
+      const marker: HistoryMarker = { ...begun, phase: 'cut-short' };
+      for (const sink of sinks) this.#mark(sink, marker);
+    }
   }
 
   #arm(sink: CommittingSink): void {

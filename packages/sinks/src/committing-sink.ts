@@ -1,4 +1,4 @@
-import type { BarUpdate } from '@quoteflow/core';
+import type { BarUpdate, HistoryMarker } from '@quoteflow/core';
 import type { SeriesWatermark } from './files/dataset-log-format.js';
 
 /**
@@ -29,6 +29,10 @@ export interface SinkCheckpoint {
  *   other's commit: each resumes from its own watermarks.
  * - A failure (disk full, broker gone, fenced) is raised by the next `write` or `checkpoint`; what
  *   was committed stays committed.
+ * - `mark` (optional) takes the history markers that bracket each series' backfill: a sink that
+ *   keeps each series in time order holds its updates from `begin` to the end, then takes them
+ *   oldest first. What it holds is not taken: no checkpoint commits it, its watermarks do not
+ *   cover it, so after a crash the pipeline reads it again.
  */
 export interface CommittingSink {
   /** What the sink is, for logs and errors: `files /data/md`, `kafka md.kline (exactly-once)`. */
@@ -44,6 +48,12 @@ export interface CommittingSink {
   watermarks(): ReadonlyMap<string, SeriesWatermark> | undefined;
   /** Takes one update (see the interface); throws the sink's failure, if it failed earlier. */
   write(update: BarUpdate): void;
+  /**
+   * Takes a series' history marker (see the interface), if the sink cares about order within a
+   * series; `commitTo` hands it every marker, and `cut-short` for each series still open when the
+   * stream ends. Throws the sink's failure, if it failed earlier.
+   */
+  mark?(marker: HistoryMarker): void;
   /** Commits what was taken since the last checkpoint, with its watermarks; resolves once durable. */
   checkpoint(): Promise<SinkCheckpoint>;
   /**

@@ -1,4 +1,12 @@
 export {};
+// Format versions: what this release writes, the newest it continues, and the one check of both.
+export {
+  QUOTEFLOW_FORMAT_VERSION,
+  UNVERSIONED_FORMAT,
+  FORMAT_VERSION_PROPERTY,
+  FormatVersionError,
+  checkFormatVersion,
+} from './format-version.js';
 // Sinks that commit in checkpoints and know how far each series reached (exactly once in any composition).
 export type { CommittingSink, SinkCheckpoint } from './committing-sink.js';
 export { commitTo, CommitControl } from './commit-to.js';
@@ -62,6 +70,7 @@ export { openStore } from './files/storage/open-store.js';
 export type { OpenedStore } from './files/storage/open-store.js';
 export { openLocalCopy } from './files/storage/local-copy.js';
 export type { LocalCopy } from './files/storage/local-copy.js';
+export { checkTableFormats } from './files/check-table-formats.js';
 export { FileSinkError, FILE_SINK_ERROR_CODES } from './files/file-sink-error.js';
 export type { FileSinkErrorCode } from './files/file-sink-error.js';
 // Kafka: topics P.kline / P.depth / P.suspension (contract.md "Kafka"), idempotent, acks=all.
@@ -83,6 +92,8 @@ export { KafkaKlineSinkError, KAFKA_KLINE_SINK_ERROR_CODES } from './kafka/kafka
 export type { KafkaKlineSinkErrorCode } from './kafka/kafka-kline-sink-error.js';
 export { klineWatermarkMessage, klineWatermarksOf } from './kafka/kline-watermark-record.js';
 export type { KlineWatermarkValue } from './kafka/kline-watermark-record.js';
+export { checkKlineWatermarksFormat } from './kafka/check-kline-watermarks-format.js';
+export type { KlineWatermarksFormatCheck } from './kafka/check-kline-watermarks-format.js';
 export { isProducerFencedError } from './kafka/kafka-transactional-driver.js';
 export type {
   KafkaTransactionalDriver,
@@ -122,14 +133,8 @@ export type {
   KafkaProducerDriver,
   KafkaDriverOptions,
 } from './kafka/kafka-producer-driver.js';
-export {
-  KafkajsDriver,
-  kafkajsClientConfig,
-  kafkajsProducerConfig,
-  kafkajsCompression,
-  kafkajsTopicMessages,
-} from './kafka/kafkajs-driver.js';
-export { PlatformaticKafkaDriver, platformaticProducerOptions } from './kafka/platformatic-driver.js';
+export { KafkajsDriver } from './kafka/kafkajs-driver.js';
+export { PlatformaticKafkaDriver } from './kafka/platformatic-driver.js';
 export { KafkaDeliveryError } from './kafka/kafka-delivery-error.js';
 // Avro values in the Confluent wire format, schemas from a schema registry (subjects `<topic>-value`).
 export {
@@ -171,3 +176,6 @@ export type { KafkaFailureKind, KafkaFailureContext, KafkaFailure } from './kafk
 export { checkKafkaCluster, KafkaClusterError } from './kafka/check-kafka-cluster.js';
 export type { KafkaClusterCheck } from './kafka/check-kafka-cluster.js';
 export { KafkaSinkClosedError } from './kafka/kafka-sink-closed-error.js';
+// The Kafka clients, the AWS SDK, the schema registry client and the Parquet and Arrow libraries are
+// optional peer dependencies, installed by the projects that use their parts.
+export { MissingPackageError } from './missing-package-error.js';

@@ -59,7 +59,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     const codes = await resolveCodes(flags, ctx.io.cwd);
     const { checkKlineTypes } = await import('../internal/check-kline-types.js');
     checkKlineTypes(codes, [flags.klineType], '--kline-type');
-    await checkOutDir(flags.out, ctx.io.cwd);
+    await checkOutDir(flags.out, ctx.io.cwd, '--out', ['kline']);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
       service,

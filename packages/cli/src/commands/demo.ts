@@ -58,7 +58,7 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
     )
     .option('--bars <n>', 'closed bars of history per series', intAtLeast(1), 60)
     .action(async (flags: DemoFlags) => {
-      await checkOutDir(flags.out, ctx.io.cwd);
+      await checkOutDir(flags.out, ctx.io.cwd, '--out', ['kline']);
       const [{ acceleratedClock, classifyCode }, { startSimulator }, { runKlineSync }] = await Promise.all([
         import('@quoteflow/core'),
         import('@quoteflow/simulator'),

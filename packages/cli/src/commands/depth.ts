@@ -71,20 +71,20 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
   const schemaRegistry = schemaRegistryFlag(flags, connection, ['depth'], ctx.io.env);
   const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
   if (flags.out === undefined && kafka === undefined) throw new UsageError('--out or --kafka is required');
-  if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
+  if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd, '--out', ['depth']);
   const statusEveryMs = statusIntervalMs(ctx.io.env);
   const [
     { depthCapture },
     { createClient },
     { checkKafka, cliKafkaSinkOptions },
-    { CliMetrics, serveMetrics },
+    { CliMetrics, metricsHost, serveMetrics },
   ] = await Promise.all([
     import('@quoteflow/pipelines'),
     import('../internal/create-client.js'),
     import('../internal/check-kafka.js'),
     import('../internal/cli-metrics.js'),
   ]);
-  const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
+  const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics(metricsHost(ctx.io.env));
   const client = createClient(service, ctx.logger, metrics, undefined, undefined, metrics?.startOnAnswer);
   if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
   const stopper = new AbortController();

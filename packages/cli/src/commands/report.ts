@@ -19,8 +19,10 @@ export function registerReportCommand(program: Command, ctx: CommandContext): vo
     .summary('one self-contained HTML page of a dataset: coverage, bars, summary')
     .description(
       'Writes one HTML file that opens offline from disk (the chart library and the data are inside it): a coverage ' +
-        'heatmap of series × time (held, market closed by the calendar, missing; click a row to open its bars), ' +
-        'candlesticks with volume and the gaps marked, and a summary table (rows, first/last bar, gaps, last read, ' +
+        'heatmap of series × time, one panel per kline type over its own bars (held, market closed by the calendar, ' +
+        'missing; click a row to open its bars), ' +
+        "candlesticks with volume and the gaps marked, requests per minute scaled to the use with the plan's limit " +
+        'marked (with a request log), and a summary table (rows, first/last bar, gaps, last read, ' +
         'freshness). Reads the dataset only: no request is made. Candles are carried for the first 50 series; name ' +
         'the ones you want with --codes (a code the dataset does not hold is exit 2). Each heatmap cell and candle ' +
         "follows the series' own bar period; a series longer than 5,000 bars shows its newest 5,000 as candles. " +

@@ -85,7 +85,8 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     const service = await pipelineService(ctx, spec, flags);
     for (const [i, step] of spec.pipelines.entries()) {
       const out = step.sinks?.files?.out;
-      if (out !== undefined) await checkOutDir(out, ctx.io.cwd, `pipelines[${i}].sinks.files.out`);
+      const dataset = 'kline' in step.source ? 'kline' : 'depth' in step.source ? 'depth' : 'suspension';
+      if (out !== undefined) await checkOutDir(out, ctx.io.cwd, `pipelines[${i}].sinks.files.out`, [dataset]);
     }
     if (flags.dryRun === true) {
       const { describePipelineFile } = await import('../internal/pipeline-dry-run.js');

@@ -33,7 +33,7 @@ export function registerSimCommand(program: Command, ctx: CommandContext): void 
     .option(
       '--labelling <axis=value,...>',
       'which instant a stock bar timestamp names, any subset of intraday=session|clock, ' +
-        'daily=local-midnight|utc-midnight|session-open, weekly=calendar|first-trading-day, ' +
+        'daily=local-midnight|utc-midnight|session-open|in-session, weekly=calendar|first-trading-day, ' +
         'monthly=calendar|first-trading-day (default intraday=session,daily=local-midnight,weekly=calendar,monthly=calendar)',
     )
     .action(async (flags: SimFlags) => {

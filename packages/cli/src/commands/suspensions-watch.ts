@@ -3,7 +3,7 @@ import { suspensionWatch } from '@quoteflow/pipelines';
 import type { CommandContext } from '../command-context.js';
 import { createClient } from '../internal/create-client.js';
 import { suspensionSlotNotice } from '../internal/slot-notice.js';
-import { CliMetrics, serveMetrics } from '../internal/cli-metrics.js';
+import { CliMetrics, metricsHost, serveMetrics } from '../internal/cli-metrics.js';
 import { checkOutDir, datasetDir } from '../internal/check-out-dir.js';
 import type { ServiceOptions } from '../internal/service-options.js';
 import { toJson } from '../internal/to-json.js';
@@ -32,9 +32,9 @@ export async function watchSuspensions(
   const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
   const schemaRegistry = schemaRegistryFlag(flags, connection, ['suspension'], ctx.io.env);
   const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
-  if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd);
+  if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd, '--out', ['suspension']);
   const notice = suspensionSlotNotice(ctx.logger);
-  const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics();
+  const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics(metricsHost(ctx.io.env));
   const client = createClient(service, ctx.logger, metrics, undefined, undefined, (r) => {
     notice.onRequest(r);
     metrics?.startOnAnswer(r);

@@ -91,7 +91,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
     const kafka = await syncKafkaOf(flags, ctx);
-    await checkOutDir(flags.out, ctx.io.cwd);
+    await checkOutDir(flags.out, ctx.io.cwd, '--out', ['kline']);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
       service,

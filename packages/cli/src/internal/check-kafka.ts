@@ -1,5 +1,7 @@
 import {
   checkKafkaCluster,
+  checkKlineWatermarksFormat,
+  FormatVersionError,
   KafkaClusterError,
   type KafkaSinkOptions,
   type KafkaTopicKind,
@@ -83,8 +85,10 @@ function topicSpecs(kafka: CliKafkaOptions, kinds: readonly KafkaTopicKind[]): K
  * answers, takes the login and certificates, and the topics of `options.topics` exist (created now
  * when `createTopics`). A refused login, an untrusted or misnamed certificate, a missing
  * permission or topic fails it at once (exit 1) naming the broker and what went wrong; a broker
- * that does not answer, after `timeoutMs`. SIGINT/SIGTERM during the wait fail it too. With a
- * schema registry, then gets the topics' schema ids (registering them).
+ * that does not answer, after `timeoutMs`. SIGINT/SIGTERM during the wait fail it too. With
+ * `watermarks`, a watermark topic holding a record of a newer quoteflow format is refused
+ * (`FormatVersionError`, exit 2). With a schema registry, then gets the topics' schema ids
+ * (registering them).
  */
 export async function checkKafka(
   kafka: CliKafkaOptions,
@@ -154,6 +158,33 @@ export async function checkKafka(
     clearTimeout(timer);
     if (onAbort !== undefined) options.signal.removeEventListener('abort', onAbort);
   }
+  if (options.watermarks === true) await checkWatermarksFormat(kafka, options.timeoutMs);
   if (kafka.schemaRegistry !== undefined)
     await openSchemaRegistry(kafka.schemaRegistry, kafka.topicPrefix, options.timeoutMs);
 }
+
+/**
+ * K-lines exactly once (or maybe): a watermark topic of a newer quoteflow format is refused now
+ * (exit 2). Anything else that keeps the topic from being read here (no permission to read it,
+ * a delivery that turns out at least once, a slow answer) is left to the sink, which reads the
+ * topic again when it opens and says what went wrong there: this check only moves a refusal
+ * before the first request, and never fails a command the sink would run.
+ */
+async function checkWatermarksFormat(kafka: CliKafkaOptions, timeoutMs: number): Promise<void> {
+  const sink = cliKafkaSinkOptions({ ...kafka, schemaRegistry: undefined }, {});
+  try {
+    await checkKlineWatermarksFormat({
+      brokers: sink.brokers,
+      ...(sink.clientId === undefined ? {} : { clientId: sink.clientId }),
+      ...(sink.tls === undefined ? {} : { tls: sink.tls }),
+      ...(sink.sasl === undefined ? {} : { sasl: sink.sasl }),
+      topic: `${kafka.topicPrefix}.kline.watermarks`,
+      timeoutMs: Math.min(timeoutMs, WATERMARKS_CHECK_TIMEOUT_MS),
+    });
+  } catch (err) {
+    if (err instanceof FormatVersionError) throw err;
+  }
+}
+
+/** How long the start may spend reading the watermark topic for its format (the cluster answered just before). */
+const WATERMARKS_CHECK_TIMEOUT_MS = 10_000;

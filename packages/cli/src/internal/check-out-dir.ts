@@ -1,5 +1,6 @@
 import { mkdtemp, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import type { DatasetKind } from '@quoteflow/sinks';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -9,9 +10,24 @@ import { UsageError } from './usage-error.js';
  * removed at once, non-recursively: Node's recursive mkdir never returns where mkdir answers
  * ENOENT under an existing parent (procfs), which is how `--out /proc/x` used to spin. An
  * `s3://bucket/prefix` is opened and probed instead (exit 1 when it cannot be committed to).
+ * Then the tables of `datasets` the command writes are read: one of a newer quoteflow format than
+ * this release's is exit 2 (`FormatVersionError`), naming its version and this release's.
  */
-export async function checkOutDir(out: string, cwd = process.cwd(), flag = '--out'): Promise<void> {
-  if ((await checkOutScheme(out, flag)) === 's3') return checkS3Out(out);
+export async function checkOutDir(
+  out: string,
+  cwd = process.cwd(),
+  flag = '--out',
+  datasets: readonly DatasetKind[] = [],
+): Promise<void> {
+  if ((await checkOutScheme(out, flag)) === 's3') return checkS3Out(out, datasets);
+  await checkLocalOut(out, cwd, flag);
+  if (datasets.length === 0) return;
+  const { checkTableFormats } = await import('@quoteflow/sinks');
+  await checkTableFormats(resolve(cwd, out), datasets);
+}
+
+/** {@link checkOutDir} of a local directory: it is one, or can be made, and is writable. */
+async function checkLocalOut(out: string, cwd: string, flag: string): Promise<void> {
   const named = `${flag} ${JSON.stringify(out)}`;
   let existing = resolve(cwd, out);
   for (;;) {
@@ -61,12 +77,17 @@ export async function checkOutScheme(out: string, flag = '--out'): Promise<'loca
 /**
  * Opens an `s3://` destination once before any request to the service: the SDK's configuration,
  * the server's answer and its enforcement of conditional writes (`If-None-Match`) are checked
- * (`QF_OBJECT_STORE`, exit 1, naming the endpoint and bucket).
+ * (`QF_OBJECT_STORE`, exit 1, naming the endpoint and bucket), and the format of the tables of
+ * `datasets`.
  */
-async function checkS3Out(out: string): Promise<void> {
-  const { openStore } = await import('@quoteflow/sinks');
+async function checkS3Out(out: string, datasets: readonly DatasetKind[]): Promise<void> {
+  const { openStore, checkTableFormats } = await import('@quoteflow/sinks');
   const opened = await openStore(out);
-  await opened.close();
+  try {
+    await checkTableFormats(opened, datasets);
+  } finally {
+    await opened.close();
+  }
 }
 
 /** The dataset root a sink is given: an `s3://` URL as it is, a local path resolved against `cwd`. */

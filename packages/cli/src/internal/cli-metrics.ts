@@ -1,8 +1,10 @@
 import { createServer, type Server } from 'node:http';
+import { isIP } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BarUpdate, QuoteflowClient, RequestRecord } from '@quoteflow/core';
 import type { KlineSyncEvent } from '@quoteflow/pipelines';
-import type { UpkeepEvent } from '@quoteflow/sinks';
+import { HealthMetrics } from './health-metrics.js';
+import { UpkeepMetrics } from './upkeep-metrics.js';
 import { UsageError } from './usage-error.js';
 
 /** What the metrics read of `PlanSchedulerStats` (structural, so older schedulers still fit). */
@@ -161,42 +163,10 @@ export class CliMetrics {
     labelNames: ['source'] as const,
     registers: [this.registry],
   });
-  readonly upkeepBehind = new Gauge({
-    name: 'quoteflow_upkeep_behind',
-    help: "1 while a dataset table's upkeep has had work due longer than it should (it falls behind: reads slow down), else 0",
-    labelNames: ['dataset'] as const,
-    registers: [this.registry],
-  });
-  readonly upkeepPending = new Gauge({
-    name: 'quoteflow_upkeep_pending_seconds',
-    help: "How long a dataset table's upkeep has had work due without doing it (0: none due), at its last report",
-    labelNames: ['dataset'] as const,
-    registers: [this.registry],
-  });
-  readonly upkeepMergesDue = new Gauge({
-    name: 'quoteflow_upkeep_merges_due',
-    help: 'Merges of small files due in a dataset table and not done yet',
-    labelNames: ['dataset'] as const,
-    registers: [this.registry],
-  });
-  readonly upkeepVersionsSinceCheckpoint = new Gauge({
-    name: 'quoteflow_upkeep_versions_since_checkpoint',
-    help: "Versions of a dataset table's Delta log since its newest checkpoint",
-    labelNames: ['dataset'] as const,
-    registers: [this.registry],
-  });
-  readonly upkeepCompactions = new Counter({
-    name: 'quoteflow_upkeep_compactions_total',
-    help: "Merges by a dataset table's upkeep: committed, or void (another writer compacted the files first)",
-    labelNames: ['dataset', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly upkeepFailures = new Counter({
-    name: 'quoteflow_upkeep_failures_total',
-    help: "Failed steps of a dataset table's upkeep (tried again), by step",
-    labelNames: ['dataset', 'step'] as const,
-    registers: [this.registry],
-  });
+  /** Lag behind the market, sink checkpoints, cluster fences: what the alert rules stand on. */
+  readonly health = new HealthMetrics(this.registry);
+  /** What the datasets' table upkeep reports: behind or not, merges, failures. */
+  readonly upkeep = new UpkeepMetrics(this.registry);
   /** Built on the first sample, with the scheduler's own bucket bounds (so waits replay exactly). */
   sourceWait: Histogram<'source'> | undefined;
   /** Per counter or histogram series, the scheduler's cumulative values at the last sample. */
@@ -208,7 +178,10 @@ export class CliMetrics {
   #started = false;
   readonly #faults = new Set<string>();
 
-  constructor() {
+  constructor(
+    /** The address `/metrics`, `/health` and `/ready` are served on ({@link metricsHost}). */
+    readonly host = '127.0.0.1',
+  ) {
     // Node's own metrics are named process_* and nodejs_*: the prefix makes quoteflow_process_*.
     collectDefaultMetrics({ register: this.registry, prefix: 'quoteflow_' });
     // prom-client names three gauges `…_total` (the sums of `quoteflow_nodejs_active_handles` and
@@ -230,6 +203,7 @@ export class CliMetrics {
   /** For a pipeline's updates: remembers when each series' newest final bar was read. */
   readonly onUpdate = (u: BarUpdate): void => {
     if (!u.final) return;
+    this.health.onUpdate(u);
     const key = `${u.code}\u0000${u.klineType}`;
     const held = this.#readAt.get(key);
     if (held === undefined || u.readAtMs > held.ms)
@@ -239,27 +213,12 @@ export class CliMetrics {
   /** A K-line sync's events: files committed, gaps, and the first work done. */
   onKlineEvent(e: KlineSyncEvent): void {
     if (e.type === 'checkpoint' && e.files.length > 0) this.files.inc({ dataset: 'kline' }, e.files.length);
+    if (e.type === 'checkpoint') this.health.onCheckpoint(e.sink);
     if (e.type === 'gap') this.gaps.inc({ kline_type: String(e.klineType) });
     if (e.type === 'code-dropped') this.codesDropped.inc();
-    if (e.type === 'compacted') this.upkeepCompactions.inc({ dataset: 'kline', outcome: 'committed' });
-    if (e.type === 'upkeep') this.onUpkeep(e.event);
+    if (e.type === 'compacted') this.upkeep.compactions.inc({ dataset: 'kline', outcome: 'committed' });
+    if (e.type === 'upkeep') this.upkeep.onEvent(e.event);
     if (e.type === 'backfill-done' || e.type === 'live-cycle') this.markStarted();
-  }
-
-  /** What a dataset table's upkeep reports: where it stands, its merges and failures. */
-  onUpkeep(e: UpkeepEvent): void {
-    if (e.type === 'upkeep-status' || e.type === 'upkeep-behind' || e.type === 'upkeep-caught-up') {
-      const { dataset, behind, pendingMs, mergesDue, versionsSinceCheckpoint } = e.status;
-      this.upkeepBehind.set({ dataset }, e.type === 'upkeep-caught-up' ? 0 : behind ? 1 : 0);
-      this.upkeepPending.set({ dataset }, e.type === 'upkeep-caught-up' ? 0 : pendingMs / 1000);
-      this.upkeepMergesDue.set({ dataset }, mergesDue);
-      this.upkeepVersionsSinceCheckpoint.set({ dataset }, versionsSinceCheckpoint);
-      // Counters start at 0 (a scrape before the first merge shows 0, as rate() and alerts want).
-      for (const outcome of ['committed', 'void']) this.upkeepCompactions.inc({ dataset, outcome }, 0);
-    }
-    if (e.type === 'compacted') this.upkeepCompactions.inc({ dataset: e.dataset, outcome: 'committed' });
-    if (e.type === 'compaction-void') this.upkeepCompactions.inc({ dataset: e.dataset, outcome: 'void' });
-    if (e.type === 'upkeep-failed') this.upkeepFailures.inc({ dataset: e.dataset, step: e.step });
   }
 
   /** A K-line sync's updates: freshness, and the records each sink got. */
@@ -288,8 +247,9 @@ export class CliMetrics {
     else this.#faults.delete(fault);
   }
 
-  /** For a cluster worker's events: Redis away makes `/ready` say 503 until it is back. */
-  readonly onClusterEvent = (e: { readonly type: string }): void => {
+  /** For a cluster worker's events: Redis away makes `/ready` say 503 until it is back; a fence is counted. */
+  readonly onClusterEvent = (e: { readonly type: string; readonly fenced?: boolean }): void => {
+    if (e.type === 'members' && e.fenced === true) this.health.fences.inc();
     if (e.type === 'redis-unavailable') this.setFault('Redis unreachable', true);
     if (e.type === 'redis-available') this.setFault('Redis unreachable', false);
   };
@@ -397,10 +357,10 @@ export class CliMetrics {
 
   /**
    * Serves `GET /metrics`, `/health` (200 while the process answers) and `/ready` (200 once the
-   * pipeline works, else 503 with what it waits for) on 127.0.0.1:`port` (0 = a free port);
+   * pipeline works, else 503 with what it waits for) on `host`:`port` (0 = a free port);
    * resolves to the port.
    */
-  async listen(port: number, host = '127.0.0.1'): Promise<number> {
+  async listen(port: number, host = this.host): Promise<number> {
     const server = createServer((req, res) => {
       if (req.url === '/health') {
         res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
@@ -419,6 +379,7 @@ export class CliMetrics {
       }
       this.#sampler?.();
       this.#sampleFreshness();
+      this.health.sample(this.#now());
       this.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
         (err: unknown) => res.writeHead(500).end(String(err)),
@@ -441,8 +402,23 @@ export class CliMetrics {
 }
 
 /**
+ * The address `--metrics-port` listens on: `QUOTEFLOW_METRICS_HOST` (an IP address: `0.0.0.0` or
+ * `::` for every interface, as a container's probes and Prometheus need), 127.0.0.1 by default.
+ */
+export function metricsHost(env: Readonly<Record<string, string | undefined>>): string {
+  const host = env['QUOTEFLOW_METRICS_HOST'];
+  if (host === undefined || host === '') return '127.0.0.1';
+  if (isIP(host) === 0)
+    throw new UsageError(
+      `QUOTEFLOW_METRICS_HOST must be an IP address to listen on (127.0.0.1, 0.0.0.0, ::), got ${JSON.stringify(host)}`,
+    );
+  return host;
+}
+
+/**
  * `--metrics-port`: samples `client`'s scheduler and serves `/metrics`, `/health` and `/ready` on
- * 127.0.0.1 (0: a free port), logging the address.
+ * the metrics' host (127.0.0.1 unless `QUOTEFLOW_METRICS_HOST` says otherwise) and `port` (0: a
+ * free port), logging the address.
  */
 export async function serveMetrics(
   metrics: CliMetrics,
@@ -452,20 +428,22 @@ export async function serveMetrics(
   /** The flag or field that set the port, for a usage error when it cannot be listened on. */
   flag = '--metrics-port',
 ): Promise<void> {
+  const host = metrics.host;
   metrics.watchScheduler(client);
   let bound: number;
   try {
-    bound = await metrics.listen(port);
+    bound = await metrics.listen(port, host);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES')
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL')
       throw new UsageError(
-        `${flag} ${port}: ${code === 'EADDRINUSE' ? 'the port is in use' : 'the port may not be listened on'} on 127.0.0.1; choose another (0: any free port)`,
+        `${flag} ${port}: ${code === 'EADDRINUSE' ? 'the port is in use' : 'the port may not be listened on'} on ${host}; choose another (0: any free port)`,
       );
     throw err;
   }
+  const shown = host.includes(':') ? `[${host}]` : host;
   logger.info(
-    { url: `http://127.0.0.1:${bound}/metrics`, health: `/health`, ready: `/ready` },
+    { url: `http://${shown}:${bound}/metrics`, health: `/health`, ready: `/ready` },
     'metrics served',
   );
 }

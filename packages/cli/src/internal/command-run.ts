@@ -2,8 +2,6 @@ import { datasetDir } from './check-out-dir.js';
 import { resolve } from 'node:path';
 import {
   AbortedError,
-  estimatePlan,
-  limitOverridesOf,
   planLimits,
   systemClock,
   type Clock,
@@ -11,17 +9,23 @@ import {
   type QuoteflowClient,
   type RequestRecord,
 } from '@quoteflow/core';
-import { ClusterWorker, type WorkLease } from '@quoteflow/cluster';
-import type { KlineSyncOptions, PipelineHandle } from '@quoteflow/pipelines';
+import {
+  ClusterWorker,
+  batchKlineUnits,
+  type ClusterSyncEvent,
+  type RedisQuotaEvent,
+  type WorkLease,
+} from '@quoteflow/cluster';
+import { SyncState, type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
 import type { DatasetFormat, TableUpkeepOptions } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
 import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
-import { CliMetrics, serveMetrics } from './cli-metrics.js';
+import { CliMetrics, metricsHost, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
 import { klineTransactionalId, resolveKafkaDelivery } from './kafka-delivery.js';
-import { logClusterEvent } from './log-cluster-event.js';
+import { ClusterEventLog } from './cluster-event-log.js';
 import { RequestLog } from './request-log.js';
 import type { ServiceOptions } from './service-options.js';
 import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
@@ -80,6 +84,9 @@ function klineKafkaOptions(
   };
 }
 
+/** Hears what a command's cluster worker reports. */
+export type ClusterListener = (event: ClusterSyncEvent | RedisQuotaEvent) => void;
+
 /** Starts a pipeline over this process's share of the items (with a cluster worker's lease). */
 export type StartOnShare = (mine: readonly string[], lease?: WorkLease) => PipelineHandle<unknown>;
 
@@ -117,6 +124,7 @@ export class CommandRun {
   private constructor(
     private readonly ctx: CommandContext,
     private readonly spec: CommandRunSpec,
+    private readonly clusterListeners: ClusterListener[],
     parts: { metrics?: CliMetrics; worker?: ClusterWorker; requestLog?: RequestLog },
   ) {
     this.metrics = parts.metrics;
@@ -139,6 +147,11 @@ export class CommandRun {
     this.#watchStop();
   }
 
+  /** Every event of the cluster worker (none without `--redis`) goes to `listener` from now on. */
+  watchCluster(listener: ClusterListener): void {
+    this.clusterListeners.push(listener);
+  }
+
   /** Every request the command's client sends from now on (each attempt, once settled) goes to `listener`. */
   watchRequests(listener: (record: RequestRecord) => void): void {
     this.#requestListeners.push(listener);
@@ -147,7 +160,9 @@ export class CommandRun {
   /** Makes the command's parts and serves its metrics; nothing is asked of the service yet. */
   static async start(ctx: CommandContext, spec: CommandRunSpec): Promise<CommandRun> {
     const limits = planLimits(spec.service.plan, spec.service.limits);
-    const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics();
+    const metrics = spec.metricsPort === undefined ? undefined : new CliMetrics(metricsHost(ctx.io.env));
+    const clusterListeners: ClusterListener[] = [];
+    let clusterLog: ClusterEventLog | undefined;
     const worker =
       spec.redis === undefined
         ? undefined
@@ -157,16 +172,18 @@ export class CommandRun {
             limits,
             group: spec.redis.group,
             ...(spec.redis.heartbeatMs === undefined ? {} : { heartbeatMs: spec.redis.heartbeatMs }),
-            onEvent: (e) => {
-              logClusterEvent(ctx.logger, e);
+            onEvent: (e, group) => {
+              clusterLog?.note(e, group);
               metrics?.onClusterEvent(e);
+              for (const listener of clusterListeners) listener(e);
             },
           });
+    if (worker !== undefined) clusterLog = new ClusterEventLog(ctx.logger, ctx.status, worker.workerId);
     const requestLog =
       spec.requestLogDirs === undefined
         ? undefined
         : await RequestLog.open(spec.requestLogDirs, limits, (spec.clock ?? systemClock).now());
-    const run = new CommandRun(ctx, spec, {
+    const run = new CommandRun(ctx, spec, clusterListeners, {
       ...(metrics && { metrics }),
       ...(worker && { worker }),
       ...(requestLog && { requestLog }),
@@ -192,9 +209,10 @@ export class CommandRun {
   }
 
   /**
-   * Before any request or file: each Kafka cluster and Redis answer (within 30 s or `--duration`),
-   * and the service knows every code (without a cluster: a worker joins first, since the shared
-   * `/batch-kline` interval is taken in turns only once it runs).
+   * Before any request or file: state files are of a format this release continues (else exit 2),
+   * each Kafka cluster and Redis answer (within 30 s or `--duration`), and the service knows every
+   * code (without a cluster: a worker joins first, since the shared `/batch-kline` interval is
+   * taken in turns only once it runs).
    */
   async preflight(checks: {
     readonly kafka?: readonly {
@@ -208,8 +226,12 @@ export class CommandRun {
     readonly klines?: readonly {
       readonly codes: readonly string[];
       readonly klineTypes: readonly KlineType[];
+      readonly statePath?: string | undefined;
     }[];
   }): Promise<void> {
+    // With a cluster the dataset is the state, and state files are not read (klineSyncOptions).
+    for (const k of this.worker === undefined ? (checks.klines ?? []) : [])
+      if (k.statePath !== undefined) await SyncState.load(resolve(this.ctx.io.cwd, k.statePath));
     const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env);
     for (const { kafka, flag, topics, watermarks } of checks.kafka ?? [])
       await checkKafka(kafka, {
@@ -232,12 +254,27 @@ export class CommandRun {
     }
   }
 
-  /** Runs `start` over this process's share of `items`: all of them, or a cluster worker's share. */
-  share(items: readonly string[], start: StartOnShare, group?: string): PipelineHandle<unknown> {
+  /**
+   * Runs `start` over this process's share of `items`: all of them, or a cluster worker's share
+   * (in the worker's group, or `options.group`; `options.units` move whole).
+   */
+  share(
+    items: readonly string[],
+    start: StartOnShare,
+    options: { readonly group?: string; readonly units?: readonly (readonly string[])[] } = {},
+  ): PipelineHandle<unknown> {
     if (this.worker === undefined) return start(items);
-    return this.worker.share(items, start, {
-      signal: this.signal,
+    return this.worker.share(items, start, { signal: this.signal, ...options });
+  }
+
+  /**
+   * A K-line step over this process's share of its codes: a cluster worker holds whole
+   * `/batch-kline` requests of them (`batchKlineUnits`), so the workers together poll as one client.
+   */
+  shareKlines(step: KlineStep, start: StartOnShare, group?: string): PipelineHandle<unknown> {
+    return this.share(step.codes, start, {
       ...(group === undefined ? {} : { group }),
+      units: batchKlineUnits(step.codes, step.klineTypes, this.client.limits),
     });
   }
 
@@ -286,18 +323,6 @@ export class CommandRun {
         ? {}
         : { statePath: resolve(this.ctx.io.cwd, step.statePath) }),
       ...(step.checkpointMs === undefined ? {} : { checkpointMs: step.checkpointMs }),
-      // A cluster worker polls at the whole universe's refresh period, not at its share's: the
-      // workers then take the shared /batch-kline interval in turns (one worker at its share's pace
-      // would win it more often and leave another's series waiting).
-      ...(this.worker === undefined
-        ? {}
-        : {
-            refreshPeriodMs: estimatePlan(
-              client.plan,
-              { codes: step.codes, klineTypes: step.klineTypes, bars: 0 },
-              limitOverridesOf(client.limits),
-            ).live.refreshPeriodMs,
-          }),
     };
   }
 

@@ -14,8 +14,11 @@ const REFUSAL_CODES = new Set([
   'QF_BAD_REQUEST',
 ]);
 
-/** Error codes that mean bad options or configuration (exit 2): a library option, a state file. */
-const CONFIG_CODES = new Set(['QF_INVALID_OPTION', 'QF_STATE', 'QF_PIPELINE_CONFIG']);
+/**
+ * Error codes that mean bad options or configuration (exit 2): a library option, a state file, a
+ * table, topic or state file of a newer quoteflow format than this release's.
+ */
+const CONFIG_CODES = new Set(['QF_INVALID_OPTION', 'QF_STATE', 'QF_PIPELINE_CONFIG', 'QF_FORMAT_VERSION']);
 
 /** Walks `cause` chains: a refusal wrapped by a pipeline is still a refusal. */
 function* chain(err: unknown): Generator<unknown> {

@@ -20,7 +20,10 @@ export class KlineProgress {
   #overall: cliProgress.SingleBar | undefined;
   readonly #seriesBars = new Map<string, cliProgress.SingleBar>();
   #status: cliProgress.SingleBar | undefined;
-  #seriesDone = 0;
+  /** Series whose backfill finished (`CODE:K`), among those this process holds. */
+  readonly #backfilled = new Set<string>();
+  /** A cluster worker's id and the series it holds now; none: this process holds every series. */
+  #cluster: { readonly worker: string; held: Set<string> } | undefined;
   #pagesDone = 0;
   #closedBars = 0;
   #files = 0;
@@ -33,7 +36,8 @@ export class KlineProgress {
   constructor(
     private readonly stderr: StderrChannel,
     private readonly logger: Logger,
-    private readonly totalSeries: number,
+    /** The sync's universe: every series is its codes × kline types. */
+    private readonly universe: { readonly codes: readonly string[]; readonly klineTypes: readonly number[] },
     /** `/kline` requests the backfill needs and the plan's sustained rate of them (per second). */
     private readonly plan: { readonly requests: number; readonly ratePerSecond: number },
     /** The client's and the pipeline's clock, on which bars are labelled and read. */
@@ -94,8 +98,8 @@ export class KlineProgress {
         break;
       }
       case 'backfill-series-done': {
-        this.#seriesDone++;
         const key = `${e.code}:${e.klineType}`;
+        this.#backfilled.add(key);
         const bar = this.#seriesBars.get(key);
         if (bar !== undefined) {
           this.#multi?.remove(bar);
@@ -111,7 +115,8 @@ export class KlineProgress {
       }
       case 'backfill-done':
         this.#backfillDone = true;
-        this.#seriesDone = this.totalSeries;
+        // Series the run had nothing to read for are backfilled too.
+        for (const key of this.#held()) this.#backfilled.add(key);
         this.#overall?.setTotal(Math.max(1, this.#pagesDone));
         this.#overall?.update(Math.max(1, this.#pagesDone), { unit: this.#overallUnit(), eta_plan: 'done' });
         this.logger.info({ series: e.series, durationMs: e.durationMs }, 'backfill done');
@@ -154,6 +159,32 @@ export class KlineProgress {
     }
   }
 
+  /**
+   * A cluster worker's share: it holds the series of `codes` from now on (none before its first
+   * assignment). Series it gave up are no longer counted, backfilled or not: whoever holds them
+   * says so, and taken back they are backfilled again.
+   */
+  hold(worker: string, codes: readonly string[]): void {
+    const held = new Set(codes.flatMap((code) => this.universe.klineTypes.map((k) => `${code}:${k}`)));
+    for (const key of this.#backfilled) if (!held.has(key)) this.#backfilled.delete(key);
+    this.#cluster = { worker, held };
+    this.#updateOverall();
+  }
+
+  /** The series this process holds: a cluster worker's share, or the whole universe. */
+  #held(): Iterable<string> {
+    return (
+      this.#cluster?.held ??
+      this.universe.codes.flatMap((code) => this.universe.klineTypes.map((k) => `${code}:${k}`))
+    );
+  }
+
+  /** `done/total` series backfilled among those held. */
+  #seriesCount(): string {
+    const total = this.#cluster?.held.size ?? this.universe.codes.length * this.universe.klineTypes.length;
+    return `${Math.min(this.#backfilled.size, total)}/${total}`;
+  }
+
   /** A `/kline` page answered while the backfill runs (the overall bar moves page by page). */
   page(): void {
     if (this.#backfillDone) return;
@@ -168,7 +199,7 @@ export class KlineProgress {
 
   /** `N/M pages (S/T series)`: the overall bar's unit. */
   #overallUnit(): string {
-    return `pages (${this.#seriesDone}/${this.totalSeries} series)`;
+    return `pages (${this.#seriesCount()} series)`;
   }
 
   #updateOverall(): void {
@@ -194,7 +225,10 @@ export class KlineProgress {
   /** Where the sync stands, for the periodic status line. */
   snapshot(): Record<string, unknown> {
     return {
-      seriesBackfilled: `${this.#seriesDone}/${this.totalSeries}`,
+      ...(this.#cluster === undefined
+        ? {}
+        : { worker: this.#cluster.worker, seriesHeld: this.#cluster.held.size }),
+      seriesBackfilled: this.#seriesCount(),
       pages: this.#pagesDone,
       liveCycles: this.#cycles,
       closedBars: this.#closedBars,

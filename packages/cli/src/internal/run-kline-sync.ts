@@ -68,7 +68,7 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
   try {
     await command.preflight({ kafka: kafkaChecks(run.kafka), klines: [run] });
     const step = await command.kafkaDelivery(run, '--kafka');
-    const handle = command.share(run.codes, (codes, lease) =>
+    const handle = command.shareKlines(step, (codes, lease) =>
       klineSync({
         ...command.klineSyncOptions(step, codes, lease),
         onEvent: (e) => {
@@ -112,7 +112,7 @@ function startProgress(ctx: CommandContext, run: KlineRun, command: CommandRun) 
   const progress = new KlineProgress(
     ctx.stderr,
     ctx.logger,
-    estimate.series,
+    run,
     { requests: estimate.backfill.requests, ratePerSecond: sustainedRate(client.limits, 'kline') },
     client.clock,
     ctx.progressBars(),
@@ -127,6 +127,14 @@ function startProgress(ctx: CommandContext, run: KlineRun, command: CommandRun) 
       },
       'live refresh period from the plan',
     );
+  // A cluster worker counts the series it holds: none until its first assignment.
+  const worker = command.worker;
+  if (worker !== undefined) {
+    progress.hold(worker.workerId, []);
+    command.watchCluster((e) => {
+      if (e.type === 'assignment') progress.hold(worker.workerId, e.held);
+    });
+  }
   // With progress bars they show the state; elsewhere a status line now and then.
   const ticker = ctx.progressBars()
     ? undefined

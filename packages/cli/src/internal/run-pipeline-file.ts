@@ -64,12 +64,14 @@ export async function runPipelineFile(
           ? []
           : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics, watermarks }];
       }),
-      klines: spec.pipelines.flatMap((step) => ('kline' in step.source ? [step.source.kline] : [])),
+      klines: spec.pipelines.flatMap((step) =>
+        'kline' in step.source ? [klineStepOf(step as KlinePipelineStep)] : [],
+      ),
     });
     for (const [i, step] of spec.pipelines.entries()) {
       const name = step.name ?? `pipelines[${i}]`;
-      const share: Share = (items, start) =>
-        command.share(items, start, `run:${name}:${syncGroupName(items, [])}`);
+      const group = (items: readonly string[]): string => `run:${name}:${syncGroupName(items, [])}`;
+      const share: Share = (items, start) => command.share(items, start, { group: group(items) });
       if ('kline' in step.source) {
         const s = step as KlinePipelineStep;
         const stream = new KlineStreams(s, ctx.out, (error) => {
@@ -78,7 +80,11 @@ export async function runPipelineFile(
         });
         streams.push(stream);
         const kline = await command.kafkaDelivery(klineStepOf(s), `pipelines[${i}].sinks.kafka`);
-        handles.push(startKline(ctx, command, name, s, kline, stream, share));
+        handles.push(
+          startKline(ctx, command, name, s, kline, stream, (start) =>
+            command.shareKlines(kline, start, group(kline.codes)),
+          ),
+        );
       } else if ('depth' in step.source)
         handles.push(startDepth(ctx, command, name, step as DepthStep, share));
       else handles.push(startSuspensions(ctx, command, name, step as SuspensionStep, share));
@@ -201,12 +207,12 @@ function startKline(
   s: KlinePipelineStep,
   step: KlineStep,
   stream: KlineStreams,
-  share: Share,
+  share: (start: StartOnShare) => PipelineHandle<unknown>,
 ): PipelineHandle<unknown> {
   const { metrics } = command;
   metrics?.expectGaps(step.klineTypes);
   const upkeep = new UpkeepLog(ctx.logger, { pipeline: name });
-  return share(step.codes, (codes, lease) =>
+  return share((codes, lease) =>
     klineSync({
       ...command.klineSyncOptions(step, codes, lease),
       ...(stream.listening || metrics !== undefined

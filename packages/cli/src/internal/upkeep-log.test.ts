@@ -71,7 +71,7 @@ it('upkeep that keeps failing falls behind: quoteflow_upkeep_behind 1 and one wa
     monotonic,
     behindAfterMs: 600_000,
     onEvent: (e) => {
-      metrics.onUpkeep(e);
+      metrics.upkeep.onEvent(e);
       log.event(e);
     },
   });

@@ -2,10 +2,10 @@ import type { Subscription } from 'rxjs';
 import type { Clock } from '@quoteflow/core';
 import type { ClusterMembership, MembershipView } from '../cluster-membership.js';
 import type { ClusterSyncEvent, ClusterSyncOptions, ShareableRun, WorkLease } from '../cluster-sync.js';
-import { balancedShares } from '../rendezvous.js';
 import { DepartedWorkers } from './departed-workers.js';
 import { FencedReminder } from './fenced-reminder.js';
 import { SettleGate } from './settle-gate.js';
+import { UnitDivision } from './unit-division.js';
 
 /** A failure that only means "this work may no longer commit" (`QF_FENCED`): not the worker's end. */
 function isFenced(error: unknown): boolean {
@@ -33,6 +33,7 @@ export class ClusterSyncRun<S> {
   /** Until the member set has settled, no claim (see `startSettleMs`). */
   private readonly settle: SettleGate;
   private readonly reminder: FencedReminder;
+  private readonly division: UnitDivision;
   private view: MembershipView = { members: [], fenced: false };
   /** Items claimed for this worker and given to the work. */
   private held = new Set<string>();
@@ -49,6 +50,8 @@ export class ClusterSyncRun<S> {
   /** The next claim of items wanted but still held elsewhere. */
   private retry: unknown;
   private stopped = false;
+  /** An assignment was reported (a standby reports its empty share once). */
+  private reported = false;
   private failure: unknown;
   private subscription: Subscription | undefined;
   private stopping: Promise<S[]> | undefined;
@@ -65,6 +68,7 @@ export class ClusterSyncRun<S> {
       this.rejectDone = reject;
     });
     this.done.catch(() => undefined);
+    this.division = new UnitDivision(options.items, options.units);
     this.departures = new DepartedWorkers(this.membership.workerId);
     this.lease = {
       valid: () => this.membership.leaseValid(),
@@ -151,7 +155,12 @@ export class ClusterSyncRun<S> {
     const wanted = this.wanted();
     const lost = [...this.held].filter((item) => !wanted.has(item));
     const missing = [...wanted].filter((item) => !this.held.has(item));
-    if (lost.length === 0 && missing.length === 0) return this.renewIfDropped();
+    if (lost.length === 0 && missing.length === 0) {
+      // A worker whose share is nothing (it stands by) says so once, as every other one says its share.
+      if (!this.reported && !this.view.fenced && this.view.members.length > 0)
+        this.reportAssignment([], [], wanted);
+      return this.renewIfDropped();
+    }
     const gained = await this.claim(missing);
     // In place when the run can (never to zero items: a fenced worker stops everything).
     const current = this.work;
@@ -167,9 +176,7 @@ export class ClusterSyncRun<S> {
   /** This worker's share of the items in the latest view: none while fenced. */
   private wanted(): Set<string> {
     const { view, membership } = this;
-    return new Set(
-      view.fenced ? [] : (balancedShares(this.options.items, view.members).get(membership.workerId) ?? []),
-    );
+    return view.fenced ? new Set() : this.division.shareOf(view.members, membership.workerId);
   }
 
   /** Claims `missing`; resolves with those now held (none when Redis did not answer). */
@@ -247,6 +254,7 @@ export class ClusterSyncRun<S> {
   /** Emits the assignment of the held items; returns the wanted items still held elsewhere. */
   private reportAssignment(gained: string[], lost: string[], wanted: Set<string>): string[] {
     const pending = [...wanted].filter((item) => !this.held.has(item));
+    this.reported = true;
     this.emit({ type: 'assignment', atMs: Date.now(), held: [...this.held].sort(), gained, lost, pending });
     return pending;
   }

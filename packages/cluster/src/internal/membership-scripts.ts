@@ -7,7 +7,8 @@
 
 /**
  * One heartbeat: drops members silent for `ttlMs`, records (or, when leaving, removes) this
- * worker, and returns `[now, member…]`. KEYS: members. ARGV: workerId, ttlMs, leaving ('1'/'0').
+ * worker, and returns `[now, member, stamp, member, stamp…]` (each live member with its last
+ * heartbeat, server ms). KEYS: members. ARGV: workerId, ttlMs, leaving ('1'/'0').
  */
 export const HEARTBEAT_SCRIPT = `
 local t = redis.call('TIME')
@@ -21,7 +22,7 @@ else
 end
 redis.call('PEXPIRE', KEYS[1], ttl * 20)
 local out = { tostring(now) }
-for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do out[#out + 1] = m end
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')) do out[#out + 1] = m end
 return out
 `;
 

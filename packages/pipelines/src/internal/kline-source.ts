@@ -1,9 +1,11 @@
 import {
   runLimited,
   seriesKey,
+  type Bar,
   type BarUpdate,
   type Clock,
   type GapMarker,
+  type HistoryMarker,
   type QuoteflowClient,
 } from '@quoteflow/core';
 import {
@@ -17,11 +19,11 @@ import { Subject, type Subscription } from 'rxjs';
 import { CalendarDisagreements } from '../calendar-disagreements.js';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { gapEvent } from './gap-event.js';
+import { HistoryBrackets } from './history-brackets.js';
 import { isPagerGap, KlineHistoryReads } from './kline-history-reads.js';
 import type { KlineSeriesState } from './kline-series-state.js';
-import { pollLiveKlines } from './live-kline-poll.js';
+import { LiveSeriesPoll, type JoinAnswer } from './live-series-poll.js';
 import { findRefusedCodes, isCodeRefusal, type RefusedCode } from './refused-codes.js';
-import { LivePollPlanner } from './live-poll-planner.js';
 import type { ResumePoint } from './resume-points.js';
 import { settleNewestBars } from './settle-delay.js';
 
@@ -44,8 +46,11 @@ export interface KlineSourceOptions {
   readonly resume: (code: string, klineType: BarUpdate['klineType']) => ResumePoint;
   readonly isHalted?: BarMergerOptions['isHalted'];
   readonly emitEvent: (e: KlineSyncEvent) => void;
-  /** Every update the merger proves or sees forming, and the gap markers it reports. */
-  readonly emit: (out: BarUpdate | GapMarker) => void;
+  /**
+   * Every update the merger proves or sees forming, the gap markers it reports, and the history
+   * markers around each series' backfill.
+   */
+  readonly emit: (out: BarUpdate | GapMarker | HistoryMarker) => void;
   readonly fail: (err: unknown) => void;
 }
 
@@ -54,7 +59,9 @@ export interface KlineSourceOptions {
  * series' history through the pager (`klineHistory`), then the live poll (`pollLatestBatches`),
  * every answer in arrival order into `mergeBars`, which alone decides what is final (older history
  * included); the re-reads it asks for go back through the pager. Series join and leave while it
- * runs (a cluster's takeovers).
+ * runs (a cluster's takeovers). Each series' backfill is bracketed by history markers: `begin`,
+ * then `complete` once its bars are out (a live run: after its first read; backfill only: at the
+ * run's end, after the window's oldest bar), or `cut-short` when it leaves the run before that.
  */
 export class KlineSource {
   readonly series = new Map<string, KlineSeriesState>();
@@ -62,13 +69,15 @@ export class KlineSource {
   liveCycles = 0;
   readonly #input = new Subject<MergeBarsInput>();
   readonly #output: Subscription;
-  #live: Subscription | undefined;
+  readonly #live: LiveSeriesPoll;
   /** Calendar days the service's bars contradict, each said once. */
   readonly #disagreements = new CalendarDisagreements();
   /** A search for refused codes is under way. */
   #finding = false;
+  readonly #histories: HistoryBrackets;
 
   constructor(private readonly o: KlineSourceOptions) {
+    this.#histories = new HistoryBrackets(o.emit);
     this.reads = new KlineHistoryReads({
       client: o.client,
       bars: o.bars,
@@ -82,11 +91,30 @@ export class KlineSource {
     this.#output = this.#input
       .pipe(mergeBars({ graceMs: o.graceMs, ...(o.isHalted === undefined ? {} : { isHalted: o.isHalted }) }))
       .subscribe({ next: (out) => this.#onOutput(out), error: o.fail });
+    this.#live = new LiveSeriesPoll({
+      client: o.client,
+      clock: o.clock,
+      graceMs: o.graceMs,
+      closeAwarePolling: o.closeAwarePolling,
+      fixedPeriod: o.fixedPeriod,
+      refreshPeriodMs: o.refreshPeriodMs,
+      emitEvent: o.emitEvent,
+      push: (bars) => this.#push(bars),
+      onCycle: (newestBarMs, durationMs) => {
+        this.liveCycles++;
+        o.emitEvent({ type: 'live-cycle', groups: this.series.size, durationMs, newestBarMs });
+      },
+      onFatal: (err) => this.#fatal(err),
+    });
   }
 
   /**
    * Adds series (not yet in the run), each starting from its resume point (a reset of the merger),
-   * then backfills them; the live poll takes them in once it (re)starts.
+   * then backfills them; in a live run each enters the poll once its history is in. With
+   * close-aware polling a series its sinks hold joins the poll at once instead: its first answer
+   * shows whether anything since what they hold is missing, and only then is its history read
+   * (a takeover of series a moment behind polls them within one poll, without a `/kline` read).
+   * Resolves once every one is backfilled or current.
    */
   async add(fresh: readonly KlineSeriesState[]): Promise<void> {
     const resumes = new Map<KlineSeriesState, ResumePoint>();
@@ -105,10 +133,19 @@ export class KlineSource {
       });
     }
     this.o.emitEvent({ type: 'backfill-start', series: fresh.length });
+    // Joining first: they are in the next poll already, and their workers wait for its answer only.
+    const answers = new Map<KlineSeriesState, Promise<JoinAnswer>>();
+    if (this.o.live && this.#live.joinsFirst)
+      for (const s of fresh) {
+        const resume = resumes.get(s)!;
+        if (resume.kind !== 'all') continue;
+        this.#histories.begin(s);
+        answers.set(s, this.#live.join(s, resume.lastMs));
+      }
     await runLimited(
-      fresh,
+      [...answers.keys(), ...fresh.filter((s) => !answers.has(s))],
       this.o.backfillConcurrency,
-      (s) => this.#backfill(s, resumes.get(s)!),
+      (s) => this.#backfill(s, resumes.get(s)!, answers.get(s)),
       this.o.signal,
     );
   }
@@ -116,33 +153,21 @@ export class KlineSource {
   /** Series leave the run: their bars not yet final are dropped, reads in flight go nowhere. */
   remove(keys: readonly { code: string; klineType: BarUpdate['klineType'] }[]): void {
     for (const { code, klineType } of keys) {
-      this.series.delete(seriesKey(code, klineType));
+      const key = seriesKey(code, klineType);
+      const leaving = this.series.get(key);
+      if (leaving !== undefined) this.#histories.end(leaving, 'cut-short');
+      this.series.delete(key);
       this.#push({ type: 'series-reset', code, klineType });
     }
+    this.#live.leave(keys);
   }
 
-  /** (Re)starts the live poll over the series of the run now. */
+  /**
+   * Polls the series of the run: close-aware, the one poll goes on (it is started if it does not
+   * run); otherwise the poll restarts over the series of the run now.
+   */
   startLive(): void {
-    this.#live?.unsubscribe();
-    const polled = [...this.series.values()];
-    const { o } = this;
-    this.#live = pollLiveKlines({
-      client: o.client,
-      series: polled,
-      refreshPeriodMs: o.refreshPeriodMs([...new Set(polled.map((s) => s.code))]),
-      ...(o.closeAwarePolling
-        ? { planner: new LivePollPlanner(polled, o.graceMs, o.client.limits.batchKlineGroups) }
-        : {}),
-      fixedPeriod: o.fixedPeriod,
-      clock: o.clock,
-      emitEvent: o.emitEvent,
-      onBars: (bars) => this.#push(bars),
-      onCycle: (newestBarMs, durationMs) => {
-        this.liveCycles++;
-        o.emitEvent({ type: 'live-cycle', groups: this.series.size, durationMs, newestBarMs });
-      },
-      onFatal: (err) => this.#fatal(err),
-    });
+    this.#live.start();
   }
 
   get clock(): Clock {
@@ -155,7 +180,7 @@ export class KlineSource {
   }
 
   get isLive(): boolean {
-    return this.#live !== undefined;
+    return this.#live.started;
   }
 
   /**
@@ -178,19 +203,24 @@ export class KlineSource {
       const oldest = s.endBackfillWindow();
       if (oldest !== undefined) this.o.emit(oldest);
     }
+    this.#histories.endAll('complete');
   }
 
   /** Stops polling and reading; what the merger holds unproven is dropped. */
   async close(): Promise<void> {
-    this.#live?.unsubscribe();
+    this.#live.close();
     await Promise.allSettled([this.reads.settled()]);
     this.#input.complete();
     this.#output.unsubscribe();
   }
 
-  async #backfill(s: KlineSeriesState, resume: ResumePoint): Promise<void> {
+  async #backfill(s: KlineSeriesState, resume: ResumePoint, joined?: Promise<JoinAnswer>): Promise<void> {
+    // A joining series' history began when it joined (its first answer may come before this).
+    if (joined === undefined) this.#histories.begin(s);
     try {
-      await this.#backfillSeries(s, resume);
+      await this.#backfillSeries(s, resume, joined);
+      // Backfill only, the window's oldest bar comes at the run's end: the history ends there.
+      if (this.o.live) this.#histories.end(s, 'complete');
     } catch (err) {
       // A live run goes on without a code the service stopped serving (a /kline request names one).
       if (!this.o.live || !isCodeRefusal(err) || this.o.signal.aborted) throw err;
@@ -198,15 +228,34 @@ export class KlineSource {
     }
   }
 
-  async #backfillSeries(s: KlineSeriesState, resume: ResumePoint): Promise<void> {
-    if (resume.kind === 'none' && this.o.bars === 0) return;
-    const grown = await this.reads.grow(s, resume);
-    const { got, wanted } = await this.reads.first(s, resume);
-    if (this.o.live) {
-      // Exactly N closed bars of that moment, then every bar that closes from there.
-      const oldest = s.endBackfillWindow();
-      if (oldest !== undefined) this.o.emit(oldest);
+  async #backfillSeries(
+    s: KlineSeriesState,
+    resume: ResumePoint,
+    joined?: Promise<JoinAnswer>,
+  ): Promise<void> {
+    if (resume.kind === 'none' && this.o.bars === 0) {
+      if (this.o.live) this.#live.enter(s);
+      return;
     }
+    const grown = await this.reads.grow(s, resume);
+    let read: { got: readonly Bar[]; wanted: number } = { got: [], wanted: 0 };
+    if (joined === undefined) {
+      read = await this.reads.first(s, resume);
+      if (this.o.live) {
+        // Exactly N closed bars of that moment, then every bar that closes from there.
+        const oldest = s.endBackfillWindow();
+        if (oldest !== undefined) this.o.emit(oldest);
+        this.#live.enter(s);
+      }
+    } else {
+      const answer = await joined;
+      if (answer === 'gone') return;
+      if (answer === 'behind') {
+        read = await this.reads.first(s, resume);
+        this.#live.release(s);
+      }
+    }
+    const { got, wanted } = read;
     const { code, klineType } = s;
     this.o.emitEvent({ type: 'backfill-progress', code, klineType, bars: got.length, wanted });
     this.o.emitEvent({
@@ -239,7 +288,7 @@ export class KlineSource {
           });
         this.#drop(refused);
         if (this.series.size === 0) this.o.fail(err);
-        else if (this.isLive) this.startLive();
+        else this.#live.resume();
       })
       .catch((e: unknown) => (this.o.signal.aborted ? undefined : this.o.fail(e)))
       .finally(() => (this.#finding = false));

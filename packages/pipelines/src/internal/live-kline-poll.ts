@@ -2,6 +2,7 @@ import {
   clockScheduler,
   pollLatestBatches,
   type Bar,
+  type BatchKlineGroupResult,
   type Clock,
   type KlineType,
   type QuoteflowClient,
@@ -25,8 +26,8 @@ export interface LiveKlinePollOptions {
   /** With a planner: poll every `refreshPeriodMs` (the caller chose it) instead of at the plan's pace. */
   readonly fixedPeriod?: boolean;
   readonly clock: Clock;
-  /** The bars of one answer, in arrival order (the merger's input). */
-  readonly onBars: (bars: Bar[]) => void;
+  /** The groups of one answer, each with its bars oldest first, in arrival order (for the merger). */
+  readonly onAnswer: (results: readonly BatchKlineGroupResult[]) => void;
   /** After the last answer of a cycle: the newest bar start in that answer, the cycle's duration. */
   readonly onCycle: (newestBarMs: number | undefined, durationMs: number) => void;
   readonly emitEvent: (event: KlineSyncEvent) => void;
@@ -65,7 +66,7 @@ export function pollLiveKlines(options: LiveKlinePollOptions): Subscription {
         for (const r of batch.results) for (const b of r.bars) latest.push(b);
         for (const b of latest) if (newestBarMs === undefined || b.tsMs > newestBarMs) newestBarMs = b.tsMs;
         planner?.observe(latest);
-        options.onBars(latest);
+        options.onAnswer(batch.results);
         if (batch.lastOfCycle) options.onCycle(newestBarMs, batch.cycleDurationMs);
       },
       error: options.onFatal,

@@ -86,4 +86,18 @@ describe('LivePollPlanner', () => {
     const late = p.select(t0 + 30 * 60_000);
     expect(codes(late).slice(4)).toEqual(['D0USDT:8', 'D1USDT:8']);
   });
+
+  it('asks for a joining series at every poll, after those it had, whatever its market’s hours, until it is answered; a removed one no more', () => {
+    const p = new LivePollPlanner([{ code: 'BTCUSDT', klineType: 1 }], GRACE, 500);
+    const saturday = at('2026-11-28T12:00:00Z'); // New York closed
+    p.add({ code: 'AAPL.US', klineType: 1 }, true);
+    p.add({ code: 'BTCUSDT', klineType: 1 }, true); // in the poll already: unchanged
+    expect(codes(p.select(saturday))).toEqual(['BTCUSDT:1', 'AAPL.US:1']);
+    expect(codes(p.select(saturday + 1_000))).toEqual(['BTCUSDT:1', 'AAPL.US:1']); // not answered yet
+    p.joined('AAPL.US', 1);
+    expect(codes(p.select(saturday + 2_000))).toEqual(['BTCUSDT:1']); // its calendar decides now
+    p.remove([{ code: 'BTCUSDT', klineType: 1 }]);
+    expect(codes(p.select(saturday + 3_000))).toEqual([]);
+    expect(p.size).toBe(1);
+  });
 });

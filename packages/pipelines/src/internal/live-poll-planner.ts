@@ -1,6 +1,6 @@
 import {
   calendarOf,
-  finalReadFromMs,
+  isBarClosedAt,
   KLINE_PERIOD_MS,
   mayTradeAt,
   type Bar,
@@ -23,9 +23,11 @@ interface PlannedSeries {
   /** Forming updates are read this often while the market trades. */
   readonly everyMs: number;
   lastPolledMs: number;
-  /** When the newest bar seen becomes final by the calendar (plus the grace): one read after it is due. */
-  finalReadDueMs: number | undefined;
+  /** Joining the poll: asked for at every poll, whatever its market's hours, until it is answered. */
+  joining: boolean;
   newestBarMs: number | undefined;
+  /** A poll made once the newest bar was closed read its final values: no final read is due. */
+  finalRead: boolean;
 }
 
 /** How many polls of series the calendar let {@link LivePollPlanner} skip, and how many it asked for. */
@@ -42,7 +44,10 @@ export interface LivePollCounts {
  * Saturday 00:00 UTC, the widest reading of their week; crypto: always), intraday bars at every poll,
  * bars of a day or longer no more often than every 60 s, in the room the poll's last request has
  * left (so they add no request) or, not read for 30 minutes, a 30th of them per poll. A market that
- * is closed costs no request after the read of its last bar.
+ * is closed costs no request after the read of its last bar. A series joining the poll (taken over
+ * from another worker, say) is asked for at every poll until it is answered, whatever its market's
+ * hours, since that answer decides whether its history must be read; it takes its place after the
+ * series polled already, so that their polls keep their rhythm.
  */
 export class LivePollPlanner {
   readonly #series = new Map<string, PlannedSeries>();
@@ -55,18 +60,43 @@ export class LivePollPlanner {
     /** The plan's groups per `/batch-kline` request (`PlanLimits.batchKlineGroups`). */
     private readonly groupsPerRequest: number,
   ) {
-    for (const s of series) {
-      const periodMs = KLINE_PERIOD_MS[s.klineType] ?? DAY_MS;
-      this.#series.set(seriesKey(s.code, s.klineType), {
-        code: s.code,
-        klineType: s.klineType,
-        calendar: calendarOf(s.code),
-        everyMs: periodMs < DAY_MS ? 0 : Math.min(SLOWEST_POLL_MS, periodMs / 30),
-        lastPolledMs: Number.NEGATIVE_INFINITY,
-        finalReadDueMs: undefined,
-        newestBarMs: undefined,
-      });
-    }
+    for (const s of series) this.add(s);
+  }
+
+  /**
+   * Takes a series into the poll, after those in it (nothing if it is in it); `joining`: asked for
+   * at every poll from now, whatever its market's hours, until {@link joined}.
+   */
+  add(s: { readonly code: string; readonly klineType: KlineType }, joining = false): void {
+    const key = seriesKey(s.code, s.klineType);
+    if (this.#series.has(key)) return;
+    const periodMs = KLINE_PERIOD_MS[s.klineType] ?? DAY_MS;
+    this.#series.set(key, {
+      code: s.code,
+      klineType: s.klineType,
+      calendar: calendarOf(s.code),
+      everyMs: periodMs < DAY_MS ? 0 : Math.min(SLOWEST_POLL_MS, periodMs / 30),
+      lastPolledMs: Number.NEGATIVE_INFINITY,
+      joining,
+      newestBarMs: undefined,
+      finalRead: false,
+    });
+  }
+
+  /** A joining series was answered: from now on its calendar decides when it is asked for. */
+  joined(code: string, klineType: KlineType): void {
+    const s = this.#series.get(seriesKey(code, klineType));
+    if (s !== undefined) s.joining = false;
+  }
+
+  /** Drops series from the poll. */
+  remove(series: readonly { readonly code: string; readonly klineType: KlineType }[]): void {
+    for (const s of series) this.#series.delete(seriesKey(s.code, s.klineType));
+  }
+
+  /** How many series the poll holds. */
+  get size(): number {
+    return this.#series.size;
   }
 
   get counts(): LivePollCounts {
@@ -81,13 +111,13 @@ export class LivePollPlanner {
     let slowTotal = 0;
     for (const s of this.#series.values()) {
       if (s.everyMs > 0) slowTotal++;
-      if (s.finalReadDueMs !== undefined && s.finalReadDueMs <= nowMs && s.lastPolledMs < s.finalReadDueMs)
-        urgent.push(s);
+      if (s.joining) routine.push(s);
+      else if (this.#finalReadDue(s, nowMs)) urgent.push(s);
       else if (!mayTradeAt(s.calendar, nowMs)) this.#skippedClosed++;
       else if (nowMs - s.lastPolledMs >= s.everyMs) (s.everyMs > 0 ? slow : routine).push(s);
     }
-    // The longest-waiting final read first.
-    urgent.sort((a, b) => a.finalReadDueMs! - b.finalReadDueMs!);
+    // The oldest bar's final read first.
+    urgent.sort((a, b) => a.newestBarMs! - b.newestBarMs!);
     // Forming updates of long bars ride in the room the poll's last request has left, the longest
     // waiting first, so they add no request; one not read for 30 of its periods (30 min for daily
     // bars) goes anyway, a 30th of them per poll at most.
@@ -107,13 +137,25 @@ export class LivePollPlanner {
     return chosen.map((s) => ({ code: s.code, klineType: s.klineType, count: 2 }));
   }
 
-  /** Bars of one answer: the newest bar of each series sets when its final read is due. */
+  /** Bars of one answer: the newest bar of each series is the one whose final read is due once it closes. */
   observe(bars: readonly Bar[]): void {
     for (const b of bars) {
       const s = this.#series.get(seriesKey(b.code, b.klineType));
       if (s === undefined || (s.newestBarMs !== undefined && b.tsMs <= s.newestBarMs)) continue;
       s.newestBarMs = b.tsMs;
-      s.finalReadDueMs = finalReadFromMs(b.tsMs, b.klineType, s.calendar, this.graceMs);
+      s.finalRead = false;
     }
+  }
+
+  /**
+   * Whether the newest bar seen is closed at `nowMs` and was not when last polled: a read now
+   * proves it final (core's `isBarClosedAt`, the question `mergeBars` answers for it), once.
+   */
+  #finalReadDue(s: PlannedSeries, nowMs: number): boolean {
+    if (s.newestBarMs === undefined || s.finalRead) return false;
+    if (!isBarClosedAt(s.newestBarMs, s.klineType, s.calendar, nowMs, this.graceMs)) return false;
+    // Closed stays closed: once a poll was made after it closed, nothing is due until a newer bar.
+    s.finalRead = isBarClosedAt(s.newestBarMs, s.klineType, s.calendar, s.lastPolledMs, this.graceMs);
+    return !s.finalRead;
   }
 }

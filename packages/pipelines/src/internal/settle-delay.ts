@@ -1,7 +1,7 @@
 import {
   KLINE_PERIOD_MS,
   calendarOf,
-  finalReadFromMs,
+  isBarClosedAt,
   runLimited,
   sleepOn,
   type Clock,
@@ -11,10 +11,12 @@ import type { KlineSeriesState } from './kline-series-state.js';
 
 /**
  * When a read of the bar labelled `tsMs` can prove it final, if it may have closed before
- * `readAtMs` (when its newest values were read): for an intraday bar one period after its label (no
- * labelling lets a bar last longer than that from its label; a later bar then exists while the
- * market trades), or else when the calendar closes its session; plus the grace. `undefined` when the
- * bar was certainly still forming when read: such a bar is not one of the closed bars of that read.
+ * `readAtMs` (when its newest values were read), or `undefined` when the bar was certainly still
+ * forming when read (it is not one of the closed bars of that read). "Closed" is core's one
+ * predicate, `isBarClosedAt` (as `mergeBars` proves it): a bar the calendar had closed when read
+ * (without the grace) is proven by a read `graceMs` later. The merger's other proof is a newer bar:
+ * an intraday bar lasts at most one period from its label under every labelling, so from then on
+ * an answer may hold the newer bar while the market trades; that is when, not whether, to read.
  */
 export function settleAtMs(
   tsMs: number,
@@ -24,10 +26,10 @@ export function settleAtMs(
   graceMs: number,
 ): number | undefined {
   const periodMs = KLINE_PERIOD_MS[klineType];
-  // The calendar's proof, or else (an intraday bar past its longest possible end) a newer bar's.
-  const byCalendar = finalReadFromMs(tsMs, klineType, calendarOf(code), 0);
-  const mayHaveClosedAt = Math.min(byCalendar, periodMs === undefined ? Infinity : tsMs + periodMs);
-  return readAtMs < mayHaveClosedAt ? undefined : mayHaveClosedAt + graceMs;
+  const newerBarFromMs = periodMs === undefined ? Infinity : tsMs + periodMs;
+  const closedWhenRead = isBarClosedAt(tsMs, klineType, calendarOf(code), readAtMs, 0);
+  if (!closedWhenRead && readAtMs < newerBarFromMs) return undefined;
+  return Math.min(closedWhenRead ? readAtMs : Infinity, newerBarFromMs) + graceMs;
 }
 
 /**

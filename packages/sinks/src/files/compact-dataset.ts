@@ -5,7 +5,7 @@ import type { LogFile } from './dataset-log-format.js';
 import { DatasetLog, type DatasetLogOptions } from './dataset-log.js';
 import type { DatasetFormat } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
-import { mergeFiles } from './internal/merge-files.js';
+import { requirePackagesOf } from '../internal/optional-packages.js';
 import {
   isProcessAlive,
   newWriterId,
@@ -185,6 +185,9 @@ export async function compactFiles(
   const stamp = options.now();
   let merged;
   try {
+    // apache-arrow and parquet-wasm are optional peers: loaded on first use.
+    requirePackagesOf('datasets');
+    const { mergeFiles } = await import('./internal/merge-files.js');
     merged = await mergeFiles(group.files, {
       dataset: log.dataset,
       format: group.format,

@@ -22,19 +22,16 @@ import {
   type DeltaAction,
 } from './delta/delta-actions.js';
 import { readFileStats } from './delta/file-stats.js';
+import { checkTableFormat, raisedMetaData } from './delta/table-format.js';
 import { DeltaState, type QuoteflowCommitInfo } from './delta/delta-state.js';
 import { readLegacyLog, removeLegacyLog } from './delta/legacy-log.js';
 import { FileSinkError } from './file-sink-error.js';
 import { applyLogEntry } from './internal/apply-log-entry.js';
 import { acquirePublishLock, type PublishLockOptions } from './internal/publish-lock.js';
-import {
-  checkpointName,
-  checkpointParquet,
-  lastCheckpoint,
-  readCheckpointParquet,
-} from './delta/delta-checkpoint.js';
 import { LocalStore } from './storage/local-store.js';
 import type { ObjectStore } from './storage/object-store.js';
+import { requirePackagesOf } from '../internal/optional-packages.js';
+import type * as DeltaCheckpoint from './delta/delta-checkpoint.js';
 
 /** The Delta log of a dataset: `DIR/<dataset>/_delta_log/`. */
 export const DATASET_LOG_DIR = '_delta_log';
@@ -224,15 +221,18 @@ export class DatasetLog {
     const fromCheckpoint = (held < 0 || expired) && checkpoint > Math.max(newest, held);
     if (fromCheckpoint || newest > held + 1) {
       const state = new DeltaState(this.dataset);
-      if (fromCheckpoint)
+      if (fromCheckpoint) {
+        const { checkpointName, readCheckpointParquet } = await checkpointCodec();
         state.fold(checkpoint, readCheckpointParquet(await this.#readObject(checkpointName(checkpoint))));
-      else state.fold(newest, await this.#readActions(compactionName(newest)));
+      } else state.fold(newest, await this.#readActions(compactionName(newest)));
       this.#state = state;
     }
     while (commits.has(this.#state.version + 1)) {
       const v = this.#state.version + 1;
       read.push(this.#state.fold(v, await this.#readActions(versionName(v))));
     }
+    // A table of a newer quoteflow format is refused before this release reads on or writes to it.
+    checkTableFormat(this.#state.metaData, `the ${this.dataset} table at ${this.store.location}`);
     for (const e of read)
       this.#history.push({
         version: e.version,
@@ -469,6 +469,10 @@ export class DatasetLog {
         first === undefined ? [] : partitionValuesOf(this.#tablePath(first.path)).map(([k]) => k);
       meta = newMetaData(this.dataset, columns, nowMs);
       actions.push({ protocol: DELTA_PROTOCOL }, { metaData: meta });
+    } else {
+      // This release's first commit to a table of an older format raises its format version.
+      const raised = raisedMetaData(meta);
+      if (raised !== undefined) actions.push({ metaData: (meta = raised) });
     }
     for (const f of change.add)
       actions.push(await this.#addAction(f, meta.partitionColumns, nowMs, !compact));
@@ -664,6 +668,7 @@ export class DatasetLog {
 
   /** The checkpoint of `version`, then the pointer to it unless that already names a newer one. */
   async #putCheckpoint(version: number, lines: readonly DeltaAction[]): Promise<void> {
+    const { checkpointName, checkpointParquet, lastCheckpoint } = await checkpointCodec();
     const bytes = checkpointParquet(lines);
     await this.store.write(this.#logKey + checkpointName(version), bytes);
     const held = await this.store.read(this.#logKey + LAST_CHECKPOINT).catch(() => undefined);
@@ -735,6 +740,12 @@ export class DatasetLog {
       );
     }
   }
+}
+
+/** The Delta checkpoint's Parquet codec, loaded on first use (apache-arrow and parquet-wasm are optional peers). */
+async function checkpointCodec(): Promise<typeof DeltaCheckpoint> {
+  requirePackagesOf('datasets');
+  return import('./delta/delta-checkpoint.js');
 }
 
 /** The version `_last_checkpoint` names (-1 when unreadable). */

@@ -18,6 +18,7 @@ import {
   type UpkeepEvent,
   type UpkeepStatus,
 } from './table-upkeep.js';
+import { requirePackagesOf } from '../internal/optional-packages.js';
 
 /** Options of {@link DatasetSink.open}; defaults in {@link DATASET_SINK_DEFAULTS}. */
 export interface DatasetSinkOptions {
@@ -132,6 +133,8 @@ export class DatasetSink implements CommittingSink {
       throw new FileSinkError('QF_INVALID_OPTION', 'DatasetSink: "dir" must be a non-empty path');
     if (options.upkeep !== undefined && options.upkeep !== false)
       checkUpkeepOptions(options.upkeep, 'DatasetSink: "upkeep"');
+    // Before the store is opened or a file read: a missing library is the first thing said.
+    requirePackagesOf('datasets');
     const opened = await openStore(dir);
     let upkeep: TableUpkeep | undefined;
     try {

@@ -18,6 +18,7 @@ import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './inter
 import { isS3Url } from './storage/object-store.js';
 import { openStore, type OpenedStore } from './storage/open-store.js';
 import { DatasetLog } from './dataset-log.js';
+import { requirePackagesOf } from '../internal/optional-packages.js';
 
 /**
  * File formats: Parquet (zstd, written by parquet-wasm from apache-arrow record batches), Arrow
@@ -207,6 +208,7 @@ export class DatasetWriter implements AsyncDisposable {
         `DatasetWriter: "klineSubPartition" must be one of ${KLINE_SUB_PARTITIONS.join(', ')}, got ${String(o.klineSubPartition)}`,
       );
     }
+    requirePackagesOf('datasets');
     const remote = isS3Url(o.dir) && o.publish !== 'on-commit';
     this.location = remote ? o.dir : resolve(o.dir);
     this.dir = remote ? mkdtempSync(join(tmpdir(), 'quoteflow-s3-')) : resolve(o.dir);

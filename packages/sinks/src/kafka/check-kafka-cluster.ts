@@ -15,7 +15,7 @@ import {
 } from './kafka-failure.js';
 import type { KafkaTopicSpec } from './kafka-producer-driver.js';
 import { kafkajsLibrary } from './internal/kafka-clients.js';
-import { kafkajsNewTopic } from './kafkajs-driver.js';
+import { kafkajsNewTopic } from './internal/kafkajs-config.js';
 import { kafkajsSecurity, resolveKafkaSecurity, type KafkaSecurity } from './kafka-security.js';
 import type { KafkaSinkOptions } from './kafka-sink.js';
 

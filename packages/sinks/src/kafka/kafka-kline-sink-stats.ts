@@ -10,7 +10,10 @@ export interface KafkaKlineSinkStats {
   readonly committed: number;
   /** Checkpoints completed. */
   readonly checkpoints: number;
-  /** Records taken and not yet acknowledged by the broker (at most `maxBufferedRecords`). */
+  /**
+   * Records taken and not yet acknowledged by the broker (at most `maxBufferedRecords`, plus those
+   * released from a hold).
+   */
   readonly buffered: number;
   /**
    * Exactly once: failed attempts of a transactional operation (a batch, a commit) that the sink
@@ -19,4 +22,6 @@ export interface KafkaKlineSinkStats {
   readonly retries: number;
   /** How long the last commit took (watermark records and `EndTxn`), ms; `undefined` before one. */
   readonly lastCommitMs: number | undefined;
+  /** Updates held back for order: their series' history is still open (`mark`), so not taken yet. */
+  readonly held: number;
 }

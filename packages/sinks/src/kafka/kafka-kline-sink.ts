@@ -1,7 +1,9 @@
-import { seriesKey, type BarUpdate } from '@quoteflow/core';
+import { seriesKey, type BarUpdate, type HistoryMarker } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import type { SeriesWatermark } from '../files/dataset-log-format.js';
+import { BufferedRecords } from './internal/buffered-records.js';
 import { checkpointCommit } from './internal/commit-outcome.js';
+import { HeldHistory } from './internal/held-history.js';
 import { KlineTransaction } from './internal/kline-transaction.js';
 import { withTimeout } from './internal/with-timeout.js';
 import { PendingSeries } from './internal/pending-series.js';
@@ -49,8 +51,16 @@ import type { KafkaKlineSinkStats } from './kafka-kline-sink-stats.js';
  * - `at-least-once`: the idempotent producer; `checkpoint` waits for the acknowledgements;
  *   `watermarks()` is `undefined`; a final bar may repeat after a crash.
  *
+ * Each key in time order: between a series' `begin` history marker and its end (`mark`, handed on by
+ * `commitTo` from `klineUpdates`, which brackets each series' backfill with them) the series'
+ * updates are held, not taken, and at the end taken oldest first, so a history read newest page
+ * first reaches the topic as one ascending run, and a forming update never ahead of older finals.
+ * Held updates are in no transaction and no watermark: after a crash the pipeline reads them again.
+ * They are in memory until their series' history ends: at most what its backfill reads in the run.
+ *
  * `write` never waits: records go out in batches (one request in flight), and more than
- * `maxBufferedRecords` unacknowledged stops the sink (`QF_BUFFER_OVERFLOW`). Exactly once, a
+ * `maxBufferedRecords` unacknowledged stops the sink (`QF_BUFFER_OVERFLOW`; records released
+ * from a hold do not count: the hold bounds them). Exactly once, a
  * transaction that meets a broker restart is redone with a new producer (the same transactional id)
  * for up to `deliveryTimeoutMs`, a commit without an answer decided from the watermark topic. A
  * failure (past that, fenced) is raised by the next `write`/`checkpoint`; the transaction is
@@ -95,9 +105,10 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
   /** Taken since the last checkpoint began; `#sealed`: taken before it, while it commits. */
   #pending: PendingSeries;
   #sealed: PendingSeries | undefined;
-  /** Records taken while a checkpoint commits: they belong to the next transaction. */
-  #held: KafkaMessage[] = [];
-  #buffered = 0;
+  /** Records taken, not acknowledged; those taken while a checkpoint commits wait for the next one. */
+  readonly #buffer: BufferedRecords;
+  /** Updates of series whose history is open, held back for order (not taken yet). */
+  readonly #history = new HeldHistory();
   #checkpointing: Promise<unknown> | undefined;
   #failure: KafkaKlineSinkError | undefined;
   #aborting: Promise<void> | undefined;
@@ -125,6 +136,7 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     this.#logger = options.logger ?? {};
     this.#serializer = options.valueSerializer ?? JSON_VALUE_SERIALIZER;
     this.#pending = new PendingSeries(this.#exactlyOnce);
+    this.#buffer = new BufferedRecords(o.maxBufferedRecords);
     // KafkaSink checks the shared options and batches; its driver is ours (see #adopt).
     this.#inner = new KafkaSink({ ...options, createTopics: false, driver: (d) => this.#adopt(d) });
   }
@@ -170,12 +182,29 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
   }
 
   /**
-   * Takes one update without waiting. Exactly once, a final bar its series' watermark covers or
-   * taken since the last checkpoint is dropped. Throws the sink's failure (a {@link KafkaKlineSinkError}),
+   * Takes one update without waiting, or holds it while its series' history is open (see
+   * {@link KafkaKlineSink.mark}). Exactly once, a final bar its series' watermark covers or taken
+   * since the last checkpoint is dropped. Throws the sink's failure (a {@link KafkaKlineSinkError}),
    * `QF_BUFFER_OVERFLOW` past `maxBufferedRecords`, `QF_CLOSED` after `close()`.
    */
   write(update: BarUpdate): void {
     this.#usable();
+    if (!this.#history.hold(update)) this.#take(update, false);
+  }
+
+  /**
+   * Takes a series' history marker: from `begin` its updates are held; at `complete` or
+   * `cut-short` what was held is taken, oldest first (exactly once, minus what the watermarks
+   * cover), as one ascending run. Throws like {@link KafkaKlineSink.write}.
+   */
+  mark(marker: HistoryMarker): void {
+    this.#usable();
+    const key = seriesKey(marker.code, marker.klineType);
+    if (marker.phase === 'begin') this.#history.open(key);
+    else for (const update of this.#history.release(key)) this.#take(update, true);
+  }
+
+  #take(update: BarUpdate, released: boolean): void {
     let message: KafkaMessage;
     if (update.final) {
       const key = seriesKey(update.code, update.klineType);
@@ -185,15 +214,15 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       }
       // Serialised first: a value the serializer refuses throws before the sink counts it.
       message = toKafkaMessage(update, this.#o.topicPrefix, this.#serializer);
-      this.#reserve();
+      this.#reserve(released);
       this.#pending.take(key, update.tsMs);
     } else {
       message = toKafkaMessage(update, this.#o.topicPrefix, this.#serializer);
-      this.#reserve();
+      this.#reserve(released);
       this.#forming++;
     }
-    if (this.#exactlyOnce && this.#sealed !== undefined) this.#held.push(message);
-    else this.#deliver(message);
+    if (this.#exactlyOnce && this.#sealed !== undefined) this.#buffer.wait({ message, released });
+    else this.#deliver(message, released);
   }
 
   /**
@@ -253,9 +282,10 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       forming: this.#forming,
       committed: this.#committedBars,
       checkpoints: this.#checkpoints,
-      buffered: this.#buffered,
+      buffered: this.#buffer.count,
       retries: this.#transaction?.retries ?? 0,
       lastCommitMs: this.#lastCommitMs,
+      held: this.#history.size,
     };
   }
 
@@ -278,8 +308,8 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     await this.#checkpointing?.catch(() => undefined);
     this.#discarding = true;
     this.#transaction?.refuse();
-    this.#buffered -= this.#held.length;
-    this.#held = [];
+    this.#history.clear();
+    for (const t of this.#buffer.drainWaiting()) this.#buffer.settle(t.released);
     // Exactly once, batches not yet sent fail (the refused transaction); the one in flight ends first.
     await this.#inner.flush().catch(() => undefined);
     await this.#aborting;
@@ -303,10 +333,11 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       return { sink: this.name, closedBars: sealed.bars, series: added, files: [] };
     } finally {
       this.#sealed = undefined;
-      const held = this.#held;
-      this.#held = [];
-      if (this.#failure === undefined && !this.#discarding) for (const m of held) this.#deliver(m);
-      else this.#buffered -= held.length;
+      const waiting = this.#buffer.drainWaiting();
+      const send = this.#failure === undefined && !this.#discarding;
+      for (const t of waiting)
+        if (send) this.#deliver(t.message, t.released);
+        else this.#buffer.settle(t.released);
     }
   }
 
@@ -340,8 +371,9 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
     return this.#sealed?.has(key, tsMs) === true || this.#pending.has(key, tsMs);
   }
 
-  #reserve(): void {
-    if (this.#buffered >= this.#o.maxBufferedRecords) {
+  /** Counts a record taken; past `maxBufferedRecords` (released ones aside), the sink fails. */
+  #reserve(released: boolean): void {
+    if (!this.#buffer.reserve(released)) {
       this.#fail(
         new KafkaKlineSinkError(
           'QF_BUFFER_OVERFLOW',
@@ -350,14 +382,13 @@ export class KafkaKlineSink implements CommittingSink, AsyncDisposable {
       );
       this.#throwIfFailed();
     }
-    this.#buffered++;
   }
 
-  #deliver(message: KafkaMessage): void {
+  #deliver(message: KafkaMessage, released: boolean): void {
     this.#inner.writeMessage(message).then(
-      () => void this.#buffered--,
+      () => this.#buffer.settle(released),
       (err: unknown) => {
-        this.#buffered--;
+        this.#buffer.settle(released);
         this.#fail(err);
       },
     );

@@ -6,7 +6,6 @@
  */
 import { InvalidOptionError } from '@quoteflow/core';
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
-import type { SASLOptions } from 'kafkajs';
 
 /** SASL mechanisms the drivers authenticate with. */
 export const KAFKA_SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
@@ -121,8 +120,18 @@ export function nodeTlsOptions(tls: KafkaTlsOptions): TlsConnectionOptions {
   };
 }
 
-/** kafkajs's `ssl` and `sasl` client settings of `security`. */
-export function kafkajsSecurity(security: KafkaSecurity): { ssl?: TlsConnectionOptions; sasl?: SASLOptions } {
+/**
+ * kafkajs's `ssl` and `sasl` client settings of `security` (kafkajs names mechanisms in lower case).
+ * Typed here rather than with kafkajs's types: kafkajs is an optional peer dependency, and a public
+ * declaration must compile without it.
+ */
+export function kafkajsSecurity(security: KafkaSecurity): {
+  ssl?: TlsConnectionOptions;
+  // One settings object per mechanism, as kafkajs's union of them takes it.
+  sasl?: {
+    [M in KafkaSaslMechanism]: { mechanism: Lowercase<M>; username: string; password: string };
+  }[KafkaSaslMechanism];
+} {
   const { tls, sasl } = security;
   return {
     ...(tls === undefined ? {} : { ssl: nodeTlsOptions(tls) }),
@@ -130,10 +139,10 @@ export function kafkajsSecurity(security: KafkaSecurity): { ssl?: TlsConnectionO
       ? {}
       : {
           sasl: {
-            mechanism: sasl.mechanism.toLowerCase() as 'plain',
+            mechanism: sasl.mechanism.toLowerCase(),
             username: sasl.username,
             password: sasl.password,
-          },
+          } as { mechanism: 'plain'; username: string; password: string },
         }),
   };
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { SeriesWatermark } from '../files/dataset-log-format.js';
+import { checkFormatVersion, FormatVersionError, QUOTEFLOW_FORMAT_VERSION } from '../format-version.js';
 import type { KafkaCommittedRecord } from './kafka-transactional-driver.js';
 import { KafkaKlineSinkError } from './kafka-kline-sink-error.js';
 import type { KafkaMessage } from './to-kafka-message.js';
@@ -28,6 +29,8 @@ export interface KlineWatermarkValue {
   readonly transactional_id: string | null;
   /** When the checkpoint began its commit (the sink's wall clock), ISO-8601 UTC. */
   readonly committed_at: string;
+  /** The quoteflow format version of the record (`QUOTEFLOW_FORMAT_VERSION`; records without one are version 1). */
+  readonly format_version: number;
 }
 
 const WatermarkValueSchema = z.looseObject({
@@ -64,6 +67,7 @@ export function klineWatermarkMessage(
     last_ts: new Date(watermark.last).toISOString(),
     transactional_id: transactionalId ?? null,
     committed_at: new Date(committedAtMs).toISOString(),
+    format_version: QUOTEFLOW_FORMAT_VERSION,
   };
   return { topic, key: series, value: JSON.stringify(value) };
 }
@@ -90,13 +94,19 @@ export function klineWatermarkCommitsOf(
       out.delete(r.key);
       continue;
     }
+    const where = `kafka: ${topic} partition ${r.partition} offset ${r.offset} (key ${JSON.stringify(r.key)})`;
     let parsed: z.infer<typeof WatermarkValueSchema>;
     try {
-      parsed = WatermarkValueSchema.parse(JSON.parse(r.value));
+      const json = JSON.parse(r.value) as unknown;
+      // A newer format is refused as such, before its shape is judged by this release's schema.
+      if (typeof json === 'object' && json !== null && 'format_version' in json)
+        checkFormatVersion(where, json.format_version);
+      parsed = WatermarkValueSchema.parse(json);
     } catch (err) {
+      if (err instanceof FormatVersionError) throw err;
       throw new KafkaKlineSinkError(
         'QF_KAFKA_WATERMARKS',
-        `kafka: ${topic} partition ${r.partition} offset ${r.offset} (key ${JSON.stringify(r.key)}) is not a K-line watermark: ${JSON.stringify(r.value.slice(0, 200))}`,
+        `${where} is not a K-line watermark: ${JSON.stringify(r.value.slice(0, 200))}`,
         { cause: err },
       );
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DATASET_COLUMNS, type DatasetColumnType, type DatasetKind } from '../dataset-columns.js';
 import { FileSinkError } from '../file-sink-error.js';
+import { withFormatVersion } from './table-format.js';
 
 /**
  * The Delta Lake actions quoteflow writes (PROTOCOL.md of delta-io/delta), reduced to what it
@@ -131,7 +132,7 @@ export function newMetaData(
     format: { provider: 'parquet', options: {} },
     schemaString: deltaSchemaString(dataset, partitionColumns),
     partitionColumns: [...partitionColumns],
-    configuration: {},
+    configuration: withFormatVersion({}),
     createdTime: nowMs,
   };
 }

@@ -1,6 +1,5 @@
 import type { DatasetKind } from '../dataset-columns.js';
-import type { Table } from 'apache-arrow';
-import { forEachDatasetRow, forEachTableRow } from '../read-dataset-rows.js';
+import { forEachDatasetRow } from '../read-dataset-rows.js';
 import { StatsCollector, type DeltaStats } from './delta-actions.js';
 
 /** Delta statistics of a Parquet file of `dataset` (path relative to `dir`), read from the file. */
@@ -11,12 +10,5 @@ export async function readFileStats(
 ): Promise<DeltaStats> {
   const collector = new StatsCollector(dataset);
   await forEachDatasetRow(dir, relativePath, (row) => collector.add(row), collector.columns, 'parquet');
-  return collector.stats();
-}
-
-/** Delta statistics of the rows of an Arrow table of `dataset` (a file about to be written). */
-export function tableStats(table: Table, dataset: DatasetKind): DeltaStats {
-  const collector = new StatsCollector(dataset);
-  forEachTableRow(table, (row) => collector.add(row));
   return collector.stats();
 }

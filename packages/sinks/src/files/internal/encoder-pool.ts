@@ -1,10 +1,11 @@
 import { Worker } from 'node:worker_threads';
-import {
+import type * as EncodeWorkerModule from './encode-worker.js';
+import type {
+  EncodeFormat,
+  EncodeRequest,
+  EncodeResponse,
+  EncodeResult,
   EncodeSession,
-  type EncodeFormat,
-  type EncodeRequest,
-  type EncodeResponse,
-  type EncodeResult,
 } from './encode-worker.js';
 import { transferablesOf, type ColumnBatch } from './column-data.js';
 
@@ -81,6 +82,34 @@ export interface EncodeHandle {
   abort(): void;
 }
 
+// The calling thread's encoder (a pool of 0 threads), imported at its first file: it loads
+// apache-arrow and parquet-wasm, optional peer dependencies that importing the package must not need.
+let inline: typeof EncodeWorkerModule | undefined;
+
+/** A file encoded on the calling thread; rows pushed before the encoder has loaded wait for it. */
+function inlineSession(format: EncodeFormat): EncodeHandle {
+  if (inline !== undefined) return new inline.EncodeSession(format);
+  const waiting: ColumnBatch[] = [];
+  let session: EncodeSession | undefined;
+  const ready = import('./encode-worker.js').then((m) => {
+    inline = m;
+    session = new m.EncodeSession(format);
+    for (const batch of waiting.splice(0)) session.push(batch);
+    return session;
+  });
+  // Raised by end(); a file aborted before the encoder loaded must not leave an unhandled rejection.
+  ready.catch(() => undefined);
+  return {
+    push: (batch) => (session === undefined ? void waiting.push(batch) : session.push(batch)),
+    end: async (stagingPath, finalPath) => (await ready).end(stagingPath, finalPath),
+    abort: () =>
+      void ready.then(
+        (s) => s.abort(),
+        () => undefined,
+      ),
+  };
+}
+
 /**
  * Encodes files on up to `threads` of the process's encoder threads (the one with the fewest open
  * files first), or on the calling thread when 0. A file stays on one thread from open to end, so
@@ -93,7 +122,7 @@ export class EncoderPool {
 
   open(format: EncodeFormat): EncodeHandle {
     if (this.closed) throw new Error('encoder pool is closed');
-    if (this.threads === 0) return new EncodeSession(format);
+    if (this.threads === 0) return inlineSession(format);
     const target = this.leastBusy();
     const sid = nextId++;
     const d = deferred();

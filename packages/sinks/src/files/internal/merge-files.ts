@@ -1,14 +1,17 @@
+/**
+ * Loaded on first use (by `compactFiles`): apache-arrow and parquet-wasm are optional peer
+ * dependencies of the package.
+ */
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Table, tableFromIPC, type RecordBatch } from 'apache-arrow';
-import { readParquet } from 'parquet-wasm';
+import { Table, type RecordBatch } from 'apache-arrow';
 import { writeFileDurably } from '@quoteflow/core';
 import type { DatasetKind } from '../dataset-columns.js';
 import type { DatasetFormat } from '../dataset-writer.js';
 import type { LogFile } from '../dataset-log-format.js';
 import { StatsCollector, type DeltaStats } from '../delta/delta-actions.js';
-import { forEachTableRow } from '../read-dataset-rows.js';
 import { EncodeSession, encodeArrowTable } from './encode-worker.js';
+import { forEachTableRow, readTable } from './table-rows.js';
 
 /** Rows encoded between two turns of the event loop (about 50 ms of encoding on a loaded core). */
 const SLICE_ROWS = 65_536;
@@ -103,8 +106,7 @@ function decode(bytes: Uint8Array, format: DatasetFormat): Iterable<Rows> {
       .filter((l) => l.trim() !== '');
     return [new LineRows(lines)];
   }
-  const table = format === 'parquet' ? tableFromIPC(readParquet(bytes).intoIPCStream()) : tableFromIPC(bytes);
-  return table.batches.filter((b) => b.numRows > 0);
+  return readTable(bytes, format === 'parquet').batches.filter((b) => b.numRows > 0);
 }
 
 /** What is sliced: Arrow record batches, or NDJSON lines. */

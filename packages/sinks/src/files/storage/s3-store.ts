@@ -4,6 +4,7 @@ import type * as ClientS3 from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { FileSinkError } from '../file-sink-error.js';
 import type { ObjectStore, S3Location, StoredObject } from './object-store.js';
+import { requirePackagesOf } from '../../internal/optional-packages.js';
 
 type ClientModule = typeof ClientS3;
 
@@ -57,6 +58,7 @@ export class S3Store implements ObjectStore {
 
   /** Opens the store (no request yet). */
   static async create(at: S3Location, env: NodeJS.ProcessEnv = process.env): Promise<S3Store> {
+    requirePackagesOf('s3');
     const sdk = await import('@aws-sdk/client-s3');
     const endpoint = s3Endpoint(env);
     const keyId = env['AWS_ACCESS_KEY_ID'];

@@ -21,13 +21,15 @@ const POLL_MS = 50;
 
 /**
  * Every committed record of `topic`, per partition in offset order. Waits at most `waitMs` for
- * the transactions open at the call to end; rejects with `QF_KAFKA_WATERMARKS` naming the
+ * the transactions open at the call to end (with `stableNow`, reads up to each partition's last
+ * stable offset at the call instead, the records of no open transaction); rejects with `QF_KAFKA_WATERMARKS` naming the
  * brokers, the partition and its offsets when one stays open, or when the brokers do not answer.
  */
 export async function readCommittedTopic(
   options: KafkaDriverOptions,
   topic: string,
   waitMs: number,
+  stableNow = false,
 ): Promise<KafkaCommittedRecord[]> {
   const brokers = options.brokers.join(',');
   const { FetchIsolationLevels, ListOffsetTimestamps } = platformaticKafka();
@@ -41,7 +43,7 @@ export async function readCommittedTopic(
     let stable = await offsets(FetchIsolationLevels.READ_COMMITTED, ListOffsetTimestamps.LATEST);
     for (;;) {
       const open = high.findIndex((h, p) => (stable[p] ?? -1n) < h);
-      if (open < 0) break;
+      if (open < 0 || stableNow) break;
       if (Date.now() >= deadline) {
         throw new KafkaKlineSinkError(
           'QF_KAFKA_WATERMARKS',
@@ -54,8 +56,7 @@ export async function readCommittedTopic(
       await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, deadline - Date.now())));
       stable = await offsets(FetchIsolationLevels.READ_COMMITTED, ListOffsetTimestamps.LATEST);
     }
-    const metadata = await consumer.metadata({ topics: [topic] });
-    const described = metadata.topics.get(topic);
+    const described = (await consumer.metadata({ topics: [topic] })).topics.get(topic);
     if (described === undefined) throw new Error(`no metadata for ${topic}`);
     const records: KafkaCommittedRecord[] = [];
     for (const [partition, end] of stable.entries()) {

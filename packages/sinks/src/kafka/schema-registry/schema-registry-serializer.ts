@@ -3,6 +3,7 @@
 import type { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type avsc from 'avsc';
 import { InvalidOptionError } from '@quoteflow/core';
+import { requirePackagesOf } from '../../internal/optional-packages.js';
 import { withTimeout } from '../internal/with-timeout.js';
 import {
   DEFAULT_TOPIC_PREFIX,
@@ -90,6 +91,7 @@ export class SchemaRegistrySerializer implements KafkaValueSerializer {
       );
     }
     const auth = o.username === undefined ? undefined : { username: o.username, password: o.password! };
+    requirePackagesOf('schema-registry');
     const [{ SchemaRegistry }, { default: avro }] = await Promise.all([
       import('@kafkajs/confluent-schema-registry'),
       import('avsc'),
