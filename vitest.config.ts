@@ -9,7 +9,10 @@ const conditions = ['source', 'import', 'node', 'default'];
 
 // Unit test files that mock modules (vi.mock): each gets a fresh module graph. The other unit files
 // share one per worker (isolation off: half the CPU of the unit project, which is mostly imports).
-const MOCKING_UNIT_FILES = ['packages/sinks/src/files/compact-dataset.readers.test.ts'];
+const MOCKING_UNIT_FILES = [
+  'packages/sinks/src/files/compact-dataset.readers.test.ts',
+  'packages/core/src/write-file-durably.race.test.ts',
+];
 // Unit tests' default timeout: generous, since CI shares two cores with a Kafka broker; a timeout is
 // a safety net, not an assertion.
 const UNIT_TIMEOUT_MS = 30_000;

@@ -14,8 +14,8 @@ import {
   type SimBar,
   type Simulator,
 } from '../packages/simulator/src/index.js';
-import { waitUntil } from './support/kafka.js';
 import { dataFilesUnder, QUOTEFLOW_BIN, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
+import { waitUntil } from './support/kafka.js';
 
 const BIN = QUOTEFLOW_BIN;
 const TOKEN = 'cli-commands-token-91be';
@@ -32,6 +32,8 @@ const env = (plan = 'professional', token = TOKEN): Record<string, string> => ({
 /** Tokens of the tests that run at once (the simulator keeps each token's limits apart). */
 const DEPTH_TOKEN = `${TOKEN}-depth`;
 const RUN_TOKEN = `${TOKEN}-run`;
+/** A second suspension query at once: the plan allows one a minute per token. */
+const SUSPENSIONS_TOKEN = `${TOKEN}-suspensions`;
 
 beforeAll(async () => {
   sim = await startSimulator({
@@ -41,6 +43,7 @@ beforeAll(async () => {
       [`${TOKEN}-basic`]: 'basic',
       [DEPTH_TOKEN]: 'professional',
       [RUN_TOKEN]: 'professional',
+      [SUSPENSIONS_TOKEN]: 'professional',
     },
     seed: 5,
   });
@@ -101,7 +104,7 @@ describe('quoteflow plan against a measured run', () => {
     ]);
     expect(plan.code, plan.stderr).toBe(0);
     const estimate = (
-      JSON.parse(plan.stdout) as { estimate: { backfill: { requests: number; durationMs: number } } }
+      JSON.parse(plan.stdout) as { estimate: { backfill: { requests: number; duration_ms: number } } }
     ).estimate;
     expect(estimate.backfill.requests).toBe(6);
     const since = Date.now();
@@ -114,10 +117,10 @@ describe('quoteflow plan against a measured run', () => {
     const klines = sim.log.filter({ endpoint: 'kline', sinceMs: since });
     expect(klines).toHaveLength(estimate.backfill.requests);
     const spanMs = klines.at(-1)!.arrivalMs - klines[0]!.arrivalMs;
-    expect(spanMs).toBeGreaterThanOrEqual(estimate.backfill.durationMs - 50); // arrival jitter
+    expect(spanMs).toBeGreaterThanOrEqual(estimate.backfill.duration_ms - 50); // arrival jitter
     // The upper bound catches a scheduler that idles a whole window; load on a shared machine
     // stretches each request's own time, so the bound is loose (the estimate is a minimum).
-    expect(spanMs).toBeLessThan(2 * estimate.backfill.durationMs + 5_000);
+    expect(spanMs).toBeLessThan(2 * estimate.backfill.duration_ms + 5_000);
   });
 });
 
@@ -191,17 +194,17 @@ describe('quoteflow plan by the calendar', () => {
     );
     expect(r.code, r.stderr).toBe(0);
     const { estimate } = JSON.parse(r.stdout) as {
-      estimate: { fits: boolean; dailyShare: number; live: Record<string, unknown> };
+      estimate: { fits: boolean; daily_share: number; live: Record<string, unknown> };
     };
     // The fields that were there stay; New York's 6 h 35 min of polling a day (79 five-minute
     // steps) in Free's 1,000 requests.
     expect(estimate.live).toMatchObject({
-      refreshPeriodMs: 23_700,
-      requestsPerDay: 3_646,
-      requestsPerDayByCalendar: 1_000,
-      requestsSavedPerDay: 2_646,
+      refresh_period_ms: 23_700,
+      requests_per_day: 3_646,
+      requests_per_day_by_calendar: 1_000,
+      requests_saved_per_day: 2_646,
     });
-    expect(estimate.dailyShare).toBeCloseTo(3.646, 3);
+    expect(estimate.daily_share).toBeCloseTo(3.646, 3);
     expect(estimate.fits).toBe(true);
     const table = await quoteflow(
       ['plan', '--codes', 'AAPL.US', '--kline-types', '1', '--bars', '10', '--plan', 'free'],
@@ -214,17 +217,36 @@ describe('quoteflow plan by the calendar', () => {
 });
 
 describe('quoteflow one-shot queries', () => {
-  it('static-info --format json prints one JSON document with every code', async () => {
+  it("static-info --format json prints one JSON document with every code, in the provider's snake_case names", async () => {
     const r = await quoteflow(
       ['static-info', '--codes', 'AAPL.US,700.HK,600416.SH', '--format', 'json'],
       env(),
     );
     expect(r.code, r.stderr).toBe(0);
-    expect((JSON.parse(r.stdout) as { code: string }[]).map((s) => s.code)).toEqual([
-      'AAPL.US',
-      '700.HK',
-      '600416.SH',
-    ]);
+    const infos = JSON.parse(r.stdout) as Record<string, unknown>[];
+    expect(infos.map((s) => s['code'])).toEqual(['AAPL.US', '700.HK', '600416.SH']);
+    // Every record has every field (null where the service gives none), named as on the wire.
+    for (const info of infos)
+      expect(Object.keys(info).sort()).toEqual(
+        [
+          'code',
+          'board',
+          'bps',
+          'circulating_shares',
+          'currency',
+          'dividend_yield',
+          'eps',
+          'eps_ttm',
+          'exchange',
+          'hk_shares',
+          'lot_size',
+          'name_cn',
+          'name_en',
+          'name_hk',
+          'total_shares',
+        ].sort(),
+      );
+    expect(infos[0]!['name_en']).toEqual(expect.any(String));
   });
 
   it('yesterday-close gives the close of the older of the two newest daily bars, dated by its trading date', async () => {
@@ -323,16 +345,34 @@ describe('quoteflow one-shot queries', () => {
     },
   );
 
-  it('suspensions --format ndjson prints one record per line, latest first', async () => {
+  it("suspensions --format ndjson prints one record per line, latest first, in the dataset's snake_case columns", async () => {
     const r = await quoteflow(['suspensions', '--exchange', 'nyse', '--format', 'ndjson'], env());
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { exchange: string; publishAt: string });
+      .map((l) => JSON.parse(l) as Record<string, string | null>);
     expect(lines.length).toBeGreaterThan(1);
-    expect(lines.every((l) => l.exchange === 'nyse')).toBe(true);
-    expect(Date.parse(lines[0]!.publishAt)).toBeGreaterThanOrEqual(Date.parse(lines.at(-1)!.publishAt));
+    expect(lines.every((l) => l['exchange'] === 'nyse')).toBe(true);
+    expect(Date.parse(lines[0]!['publish_date']!)).toBeGreaterThanOrEqual(
+      Date.parse(lines.at(-1)!['publish_date']!),
+    );
+    // The same keys as the suspension dataset and the P.suspension Kafka value (raw fields as raw_*).
+    expect(Object.keys(lines[0]!)).toEqual(
+      expect.arrayContaining([
+        'symbol',
+        'symbol_name',
+        'halt_at',
+        'resume_at',
+        'halt_reason',
+        'raw_publish_date',
+      ]),
+    );
+    const json = await quoteflow(
+      ['suspensions', '--exchange', 'nyse', '--format', 'json'],
+      env('professional', SUSPENSIONS_TOKEN),
+    );
+    expect(JSON.parse(json.stdout)).toEqual(lines);
   });
 });
 
@@ -408,10 +448,72 @@ pipelines:
     expect((await files(join(dir, 'kline'))).length).toBeGreaterThan(0);
   });
 
-  it('demo syncs offline into Parquet and prints a summary and a DuckDB query', async ({ expect }) => {
-    // Run until a status line reports a live lag (the backfill is done and polling has begun), then
-    // stop it as a user would: how long that takes depends on the machine, not on a fixed duration.
-    const run = startQuoteflow(['demo', '--out', 'demo-out'], { QUOTEFLOW_STATUS_INTERVAL_S: '0.5' }, work);
+  it('demo syncs offline into Parquet, no bar in the future, and a run right after shows the dataset and what it added', async ({
+    expect,
+  }) => {
+    const first = await demoRun();
+    expect(first.code, first.stderr).toBe(0);
+    // The status line's lag is the newest bar's age on the demo's fast clock: a minute bar of a 24/7
+    // market is younger than a minute of it (5 for the 5-minute series a cycle may poll alone).
+    const lags = first.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg?: string; newestBarAge?: string })
+      .filter((l) => l.msg === 'status' && l.newestBarAge !== undefined && l.newestBarAge !== '-')
+      .map((l) => durationMs(l.newestBarAge!));
+    expect(lags.length, first.stderr).toBeGreaterThan(0);
+    for (const lag of lags) {
+      expect(lag).toBeGreaterThan(0);
+      expect(lag).toBeLessThan(5 * 60_000);
+    }
+    expect(first.stdout).toMatch(/closed bars of 18 series/);
+    // Warnings go to stderr (JSON lines without a terminal): weekends, holidays, lunch breaks and
+    // the forex weekly pause in the demo's history are no gap, so none is reported.
+    expect(first.stderr).not.toContain('missing-bars');
+    expect(first.stdout).toMatch(/BTCUSDT\s+crypto\s+1\s+\d+/);
+    expect(first.stdout).toContain(`duckdb -c "SELECT`);
+    const written = await files(join(work, 'demo-out', 'kline'));
+    expect(written.length, first.stdout).toBeGreaterThan(0);
+    expect(written.filter((f) => !f.endsWith('.parquet'))).toEqual([]);
+    // The demo's token is `demo`, a common word: the query names the real directory, not `***`.
+    expect(first.stdout).toContain(
+      `read_parquet('${join(work, 'demo-out')}/kline/kline_type=*/**/*.parquet'`,
+    );
+    expect(first.stdout).not.toContain('***');
+    // Its market ends at the real now: every bar it holds had closed by the time the run ended.
+    const after = await demoSeries(first.endedAtMs);
+    const btc = after.find((s) => s.code === 'BTCUSDT' && s.kline_type === 1)!;
+    expect(btc.rows).toBeGreaterThan(0);
+    // A run right after: the dataset as it stands and what this run added, not "0 closed bars" and dashes.
+    const second = await demoRun(true);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(
+      /^quoteflow demo: \d+ closed bars of 18 series in \d+ Parquet files under .*, \d+ of them new/m,
+    );
+    const row = new RegExp(
+      `^BTCUSDT\\s+crypto\\s+1\\s+(\\d+)\\s+(\\d+)\\s+(\\S+ \\S+)\\s+(\\S+ \\S+)`,
+      'm',
+    ).exec(second.stdout);
+    expect(row, second.stdout).not.toBeNull();
+    expect(Number(row![1])).toBeGreaterThanOrEqual(btc.rows);
+    // The dataset's first bar: the same, or older when this run's window reached further back.
+    expect(Date.parse(`${row![3]!.replace(' ', 'T')}:00Z`)).toBeLessThanOrEqual(Date.parse(btc.first));
+    await demoSeries(second.endedAtMs);
+  });
+});
+
+/**
+ * `quoteflow demo` into `work/demo-out`, for 15 s (at 30x: seven and a half market minutes, which on
+ * a clock that started at the real now would end that far in the future), or with `untilLive` until
+ * a status line reports a live lag (the backfill done, polling begun) and then stopped as a user
+ * would: how long that takes depends on the machine, not on a fixed duration.
+ */
+async function demoRun(
+  untilLive = false,
+): Promise<{ code: number | null; stdout: string; stderr: string; endedAtMs: number }> {
+  const args = ['demo', '--out', 'demo-out', ...(untilLive ? [] : ['--duration', '15'])];
+  const run = startQuoteflow(args, { QUOTEFLOW_STATUS_INTERVAL_S: '0.5' }, work);
+  if (untilLive) {
     let ended = false;
     void run.done.then(() => (ended = true));
     await waitUntil(
@@ -420,36 +522,32 @@ pipelines:
       60_000,
     );
     run.child.kill('SIGTERM');
-    const r = await run.done;
-    expect(r.code, r.stderr).toBe(0);
-    // The status line's lag is the newest bar's age on the demo's 30x clock: a minute bar of a 24/7
-    // market is younger than a minute of it (5 for the 5-minute series a cycle may poll alone).
-    // On the wall clock the demo's bars lie in the future, and the lag always read 0.
-    const lags = r.stderr
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as { msg?: string; newestBarAge?: string })
-      .filter((l) => l.msg === 'status' && l.newestBarAge !== undefined && l.newestBarAge !== '-')
-      .map((l) => durationMs(l.newestBarAge!));
-    expect(lags.length, r.stderr).toBeGreaterThan(0);
-    for (const lag of lags) {
-      expect(lag).toBeGreaterThan(0);
-      expect(lag).toBeLessThan(5 * 60_000);
+  }
+  const r = await run.done;
+  return { ...r, endedAtMs: Date.now() };
+}
+
+/** The demo dataset's series (`inspect --format json`), each checked to have closed by `endedAtMs`. */
+async function demoSeries(
+  endedAtMs: number,
+): Promise<{ code: string; kline_type: number; rows: number; first: string; last: string }[]> {
+  const inspect = await runQuoteflow(['inspect', '--out', join(work, 'demo-out'), '--format', 'json']);
+  expect(inspect.code, inspect.stderr).toBe(0);
+  const { series } = (
+    JSON.parse(inspect.stdout) as {
+      datasets: {
+        kline: { series: { code: string; kline_type: number; rows: number; first: string; last: string }[] };
+      };
     }
-    expect(r.stdout).toMatch(/closed bars of 18 series/);
-    // Warnings go to stderr (JSON lines without a terminal): weekends, holidays, lunch breaks and
-    // the forex weekly pause in the demo's history are no gap, so none is reported.
-    expect(r.stderr).not.toContain('missing-bars');
-    expect(r.stdout).toMatch(/BTCUSDT\s+crypto\s+1\s+\d+/);
-    expect(r.stdout).toContain(`duckdb -c "SELECT`);
-    const written = await files(join(work, 'demo-out', 'kline'));
-    expect(written.length, r.stdout).toBeGreaterThan(0);
-    expect(written.filter((f) => !f.endsWith('.parquet'))).toEqual([]);
-    // The demo's token is `demo`, a common word: the query names the real directory, not `***`.
-    expect(r.stdout).toContain(`read_parquet('${join(work, 'demo-out')}/kline/kline_type=*/**/*.parquet'`);
-    expect(r.stdout).not.toContain('***');
-  });
-});
+  ).datasets.kline;
+  const periodMs: Record<number, number> = { 1: 60_000, 5: 3_600_000 };
+  for (const s of series)
+    expect(
+      Date.parse(s.last) + periodMs[s.kline_type]!,
+      `${s.code}:${s.kline_type} ends by the run's end`,
+    ).toBeLessThanOrEqual(endedAtMs);
+  return series;
+}
 
 /** `formatDuration`'s text back in ms: `12.5s`, `1m 5s`, `2h 3m`. */
 function durationMs(text: string): number {

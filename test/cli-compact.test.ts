@@ -57,8 +57,8 @@ it('merges each partition into one file with the same rows, as JSON, and a secon
       expect.objectContaining({
         dataset: 'kline',
         partition: 'kline/kline_type=1/month=2026-03',
-        filesBefore: 6,
-        filesAfter: 1,
+        files_before: 6,
+        files_after: 1,
         rows: 180,
       }),
     ],

@@ -1,12 +1,14 @@
 // Failures of the built binary that must be loud and early (contract.md, "What is checked before
 // any request or file"): exit code, files written, requests in the simulator's log, time bounds.
 import { mkdir, readdir, writeFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { consumeWithKcat, privateBroker, uniquePrefix, type PrivateBroker } from './support/kafka.js';
 import { dataFilesUnder, filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
+import { closedAddress } from '../packages/sinks/test-support/closed-address.js';
 
 const TOKEN = 'cli-failures-token-3a9f';
 /** A test of a concurrent describe that runs after the one before it, not beside it. */
@@ -34,12 +36,28 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-// Concurrent with the next describe's tests: first the SIGTERM test (alone here, its start-up timed),
-// then the test that waits, mostly idle, for the connect timeout's default (30 s). Neither sends a
-// request.
+// Concurrent with the next describe's tests: first the SIGTERM test (alone here, its start-up timed)
+// and the refused connection, then the test that waits, mostly idle, for the connect timeout's
+// default (30 s). None sends a request.
 describe.concurrent('a Kafka broker that cannot be reached', () => {
   /** Nothing listens on port 1: every connection attempt is refused. */
-  const UNREACHABLE = '127.0.0.1:1';
+  const REFUSED = '127.0.0.1:1';
+  /** A listener that accepts connections and never answers (a broker that stalls). */
+  let stalled: { address: string; close: () => Promise<void> };
+  beforeAll(async () => {
+    const sockets: Socket[] = [];
+    const server = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    stalled = {
+      address: `127.0.0.1:${port}`,
+      close: () => {
+        for (const s of sockets) s.destroy();
+        return new Promise((done) => server.close(() => done()));
+      },
+    };
+  });
+  afterAll(() => stalled.close());
   const commands = (out: string): string[][] => [
     ['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '5', '--out', join(out, 'sync')],
     ['depth', '--codes', 'BTCUSDT', '--out', join(out, 'depth')],
@@ -53,7 +71,7 @@ describe.concurrent('a Kafka broker that cannot be reached', () => {
       const out = join(work, 'kafka-sigterm');
       const before = sim.log.count();
       const [args] = commands(out);
-      const child = startQuoteflow([...args!, '--kafka', UNREACHABLE], {
+      const child = startQuoteflow([...args!, '--kafka', stalled.address], {
         ...env(),
         QUOTEFLOW_LOG_LEVEL: 'info',
       });
@@ -67,23 +85,69 @@ describe.concurrent('a Kafka broker that cannot be reached', () => {
       const run = await child.done;
       expect(run.code).toBe(1);
       expect(Date.now() - signalledMs).toBeLessThan(5_000);
-      expect(run.stderr).toContain(UNREACHABLE);
+      expect(run.stderr).toContain(stalled.address);
       expect(sim.log.count()).toBe(before);
       expect(await filesUnder(out)).toEqual([]);
     },
   );
 
-  it('fails sync, depth and suspensions --watch (exit 1) within 30 s, before any request or file', async ({
+  it(
+    'that refuses connections fails sync, depth and suspensions --watch (exit 1) in seconds, naming the cause',
+    { ...SEQUENTIAL, timeout: 120_000 },
+    async ({ expect }) => {
+      const out = join(work, 'kafka-refused');
+      const before = sim.log.count();
+      const [syncArgs, ...others] = commands(out).map((args) => [
+        ...args,
+        '--kafka',
+        REFUSED,
+        '--duration',
+        '5',
+      ]);
+      // The sync's last line before the check (info), from which the refusal's time is taken: the
+      // CLI's own start-up on a loaded machine is not the check's.
+      const sync = startQuoteflow(syncArgs!, { ...env(), QUOTEFLOW_LOG_LEVEL: 'info' });
+      const runs = await Promise.all([
+        (async () => {
+          await vi.waitFor(() => expect(sync.stderr()).toContain('live refresh period from the plan'), {
+            timeout: 60_000,
+            interval: 50,
+          });
+          const checkingMs = Date.now();
+          const run = await sync.done;
+          // Not the 30 s a stalling broker gets: 3 s of refusals and the exit.
+          expect(Date.now() - checkingMs).toBeLessThan(15_000);
+          return run;
+        })(),
+        ...others.map((args) => runQuoteflow(args, env())),
+      ]);
+      for (const run of runs) {
+        expect(run.code).toBe(1);
+        expect(run.stderr).toContain(
+          `Kafka (--kafka): no Kafka broker takes connections: ${REFUSED}: connect ECONNREFUSED ${REFUSED}`,
+        );
+        expect(run.elapsedMs).toBeLessThan(30_000 + 15_000);
+      }
+      expect(sim.log.count()).toBe(before);
+      expect(await filesUnder(out)).toEqual([]);
+    },
+  );
+
+  it('that accepts and stalls fails sync, depth and suspensions --watch (exit 1) within 30 s, before any request or file', async ({
     expect,
   }) => {
     const out = join(work, 'kafka-away');
     const before = sim.log.count();
     const runs = await Promise.all(
-      commands(out).map((args) => runQuoteflow([...args, '--kafka', UNREACHABLE, '--duration', '5'], env())),
+      commands(out).map((args) =>
+        runQuoteflow([...args, '--kafka', stalled.address, '--duration', '5'], env()),
+      ),
     );
     for (const run of runs) {
       expect(run.code).toBe(1);
-      expect(run.elapsedMs).toBeLessThan(45_000);
+      expect(run.stderr).toContain(stalled.address);
+      expect(run.elapsedMs).toBeGreaterThanOrEqual(30_000); // the default connect timeout, waited out
+      expect(run.elapsedMs).toBeLessThan(60_000); // no hang: the CLI's own start and stop under load
     }
     expect(sim.log.count()).toBe(before);
     expect(await filesUnder(out)).toEqual([]);
@@ -160,6 +224,39 @@ describe.concurrent('an --out that cannot be written', () => {
       }
       expect(sim.log.count()).toBe(before);
       expect(await readdir(cwd)).toEqual([]);
+    },
+  );
+
+  it(
+    'on s3:// without AWS credentials is exit 2 naming what was looked at, before any request',
+    { ...SEQUENTIAL, timeout: 120_000 },
+    async ({ expect }) => {
+      const home = join(work, 'no-aws-home'); // no ~/.aws here
+      await mkdir(home);
+      const noAws = {
+        ...env(),
+        HOME: home,
+        AWS_ACCESS_KEY_ID: '',
+        AWS_SECRET_ACCESS_KEY: '',
+        AWS_PROFILE: '',
+        AWS_ENDPOINT_URL: '',
+        AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
+        AWS_CONFIG_FILE: join(home, 'config'),
+        // The instance role is looked up over the network: not from a test (all traffic on 127.0.0.1).
+        AWS_EC2_METADATA_DISABLED: 'true',
+      };
+      const before = sim.log.count();
+      for (const args of [
+        commands('s3://quoteflow-bucket/ds')[0]!,
+        ['compact', '--out', 's3://quoteflow-bucket/ds'],
+      ]) {
+        const run = await runQuoteflow(args, noAws);
+        expect(run.code, run.stderr).toBe(2);
+        expect(run.stderr).toContain('s3://quoteflow-bucket/ds: no AWS credentials found');
+        for (const name of ['AWS_ACCESS_KEY_ID unset', 'AWS_PROFILE unset', 'AWS_ENDPOINT_URL unset'])
+          expect(run.stderr).toContain(name);
+      }
+      expect(sim.log.count()).toBe(before);
     },
   );
 
@@ -316,4 +413,28 @@ describe('codes the service does not know', () => {
     expect(await filesUnder(out).catch(() => [])).toEqual([]);
     expect(sim.log.count({ endpoint: 'kline' })).toBe(before);
   });
+});
+
+describe('a --base-url where no service answers', () => {
+  it('is exit 1 within seconds naming the URL and the refused connection, not 300 s of retries', async () => {
+    const url = `http://${await closedAddress()}`;
+    const out = join(work, 'no-service');
+    const runs = await Promise.all(
+      [
+        ['backfill', '--codes', 'BTCUSDT', '--kline-type', '1', '--bars', '5', '--out', out],
+        ['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '5', '--out', out, '--duration', '60'],
+      ].map((args) => runQuoteflow([...args, '--base-url', url], env())),
+    );
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toContain(
+        `no service at ${url}: connect ECONNREFUSED ${url.slice('http://'.length)}`,
+      );
+      expect(run.stderr).not.toContain('request.retry'); // no retry warnings
+      // --retry-budget (300 s) is for a service that answered before; the bound allows the CLI's
+      // start-up on a loaded machine.
+      expect(run.elapsedMs).toBeLessThan(60_000);
+    }
+    expect(await filesUnder(out)).toEqual([]);
+  }, 120_000);
 });

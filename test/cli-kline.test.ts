@@ -182,7 +182,46 @@ describe('quoteflow backfill (e2e)', () => {
     expect(aapl.length).toBeGreaterThan(0);
     expect(aapl.length).toBeLessThanOrEqual(500); // stocks: one page only…
     expect(r.stderr).toMatch(/cannot (page|go) back/); // …and it says so
+    expect(await readdir(out)).not.toContain('.staging'); // no empty directory left behind
     expect(sim.log.filter({ sinceMs: since }).filter((e) => e.refusedBy !== undefined)).toEqual([]);
+  });
+
+  it('takes --kline-types as well as --kline-type (a list of several), and sync takes --kline-type', async ({
+    expect,
+  }) => {
+    const out = join(work, 'spellings');
+    const plural = backfillArgs('BTCUSDT', '1,8', 5, out).map((a) =>
+      a === '--kline-type' ? '--kline-types' : a,
+    );
+    const backfill = await quoteflow(plural, env());
+    expect(backfill.code, backfill.stderr).toBe(0);
+    const rows = await readKline(out);
+    for (const klineType of [1, 8]) expect(expectExact(rows, 'BTCUSDT', klineType)).toHaveLength(5);
+    // sync reads the singular spelling as its list: its kline type is checked against the code.
+    const sync = await quoteflow(
+      ['sync', '--codes', 'AAPL.US', '--kline-type', '7', '--bars', '3', '--out', out],
+      env(),
+    );
+    expect(sync.code).toBe(2);
+    expect(sync.stderr).toContain('--kline-type 7: stock and index codes have no 4-hour bars');
+    const both = await quoteflow(
+      [
+        'backfill',
+        '--codes',
+        'BTCUSDT',
+        '--kline-type',
+        '1',
+        '--kline-types',
+        '8',
+        '--bars',
+        '5',
+        '--out',
+        out,
+      ],
+      env(),
+    );
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--kline-types and --kline-type');
   });
 
   it('grows the history: --bars 50 then --bars 500 into one --out gives the 500 most recent bars, each once', async () => {
@@ -383,6 +422,8 @@ describe.concurrent('quoteflow errors (e2e)', () => {
     [['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '10', '--format', 'csv'], '--format'],
     [['sync', '--codes', 'BTCUSDT', '--kline-types', '1', '--bars', '10', '--plan', 'gold'], '--plan'],
     [['sync', '--kline-types', '1', '--bars', '10'], '--codes'],
+    [['sync', '--codes', 'BTCUSDT', '--bars', '10'], '--kline-types (or --kline-type) is required'],
+    [['backfill', '--codes', 'BTCUSDT', '--kline-types', '11', '--bars', '10'], '--kline-types'],
   ])('exits 2 naming the flag for %j, writing nothing', async ([args, flag], { expect }) => {
     const out = join(work, `usage-${flag}`);
     const r = await quoteflow([...args, '--out', out], env());

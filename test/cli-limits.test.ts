@@ -128,6 +128,21 @@ pipelines:
     const bad = await runQuoteflow(['run', '--dry-run', file], env({ QUOTEFLOW_PLAN: 'basic' }));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/limits\.yaml:4: service\.limits\.per-hour: .*no limit is called "per-hour"/);
+    // --limit tightens the file's limits further, and is held to the plan like them.
+    await writeFile(file, yaml('{ per-minute: 30, kline-rate: 1/2s }'));
+    const flagLoose = await runQuoteflow(
+      ['run', '--dry-run', file, '--limit', 'per-minute=61'],
+      env({ QUOTEFLOW_PLAN: 'basic' }),
+    );
+    expect(flagLoose.code).toBe(2);
+    expect(flagLoose.stderr).toMatch(/plan override of rule "per-minute": .* from 1 to 60 on plan basic/);
+    const flagTight = await runQuoteflow(
+      ['run', '--dry-run', file, '--limit', 'batch-kline-interval=1/10s'],
+      env({ QUOTEFLOW_PLAN: 'basic' }),
+    );
+    expect(flagTight.code, flagTight.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/refreshed every 3\.1s/);
+    expect(flagTight.stdout).toMatch(/refreshed every 10\.1s/);
     await writeFile(file, yaml('{ per-minute: 61 }'));
     const loose = await runQuoteflow(['run', '--dry-run', file], env({ QUOTEFLOW_PLAN: 'basic' }));
     expect(loose.code).toBe(2);

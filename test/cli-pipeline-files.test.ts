@@ -40,6 +40,18 @@ const lines = (stdout: string): Record<string, unknown>[] =>
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
+/** The exact sum of decimal numbers (summed as scaled integers, as their shortest decimal forms). */
+function exactDecimalSum(values: readonly number[]): number {
+  const digits = Math.max(...values.map((v) => (String(v).split('.')[1] ?? '').length));
+  const scaled = values.reduce((sum, v) => {
+    expect(String(v)).toMatch(/^\d+(\.\d+)?$/);
+    const [whole, fraction = ''] = String(v).split('.');
+    return sum + BigInt(whole! + fraction.padEnd(digits, '0'));
+  }, 0n);
+  const text = scaled.toString().padStart(digits + 1, '0');
+  return Number(digits === 0 ? text : `${text.slice(0, -digits)}.${text.slice(-digits)}`);
+}
+
 describe('quoteflow run --dry-run', () => {
   it('checks a valid file and says what would run, without a request or a file', async () => {
     const out = join(work, 'dry-out');
@@ -158,10 +170,9 @@ describe('the stdout sink and operators', () => {
         high: Math.max(...parts.map((p) => p['high'] as number)),
         low: Math.min(...parts.map((p) => p['low'] as number)),
       });
-      expect(q['volume']).toBeCloseTo(
-        parts.reduce((s, p) => s + (p['volume'] as number), 0),
-        6,
-      );
+      // Sums printed as the sources' decimals add up, without binary floating-point noise.
+      for (const field of ['volume', 'turnover'])
+        expect(q[field], field).toBe(exactDecimalSum(parts.map((p) => p[field] as number)));
     }
     // The previous close as of the run, not the 60 past ones the history holds: the newest daily
     // bar (the day in progress) is the first record's latest, then only what changes follows.

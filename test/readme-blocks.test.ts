@@ -8,7 +8,6 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { startSimulator } from '../packages/simulator/src/index.js';
-import { runQuoteflow } from './support/quoteflow-process.js';
 import { closedAddress } from '../packages/sinks/test-support/closed-address.js';
 import { blocksOf, READER_COMPILER_OPTIONS, type Block } from './support/readme-blocks.js';
 
@@ -107,27 +106,44 @@ describe('README code blocks', () => {
     }
   }, 90_000);
 
-  it("runs the README's offline CLI lines (plan, run --dry-run) as written", async () => {
+  it("runs the README's offline CLI lines (plan, run --dry-run) as written, from a shell, with the README's PATH", async () => {
     const sh = (await allBlocks()).filter((b) => b.readme === 'README.md' && b.lang === 'sh');
-    const lines = sh
-      .flatMap((b) => b.code.split('\n'))
-      .map((l) => l.replace(/\s+#.*$/, '').trim())
-      .filter((l) => /^quoteflow (plan|run --dry-run) /.test(l));
+    const shellLines = sh.flatMap((b) => b.code.split('\n')).map((l) => l.replace(/\s+#.*$/, '').trim());
+    const lines = shellLines.filter((l) => /^quoteflow (plan|run --dry-run) /.test(l));
     expect(lines.length).toBeGreaterThanOrEqual(2);
+    // What the README tells a reader to run first so that `quoteflow` is a command.
+    const pathLines = shellLines.filter((l) => l.startsWith('export PATH='));
+    // A user's shell after the set-up: no node_modules/.bin on the PATH (vitest's runner adds it).
+    const userPath = (process.env['PATH'] ?? '')
+      .split(':')
+      .filter((d) => !d.includes('node_modules'))
+      .join(':');
     for (const line of lines) {
-      const args = line.split(/\s+/).slice(1);
-      // --dry-run checks the service options too: the README's exports give them.
-      const r = await runQuoteflow(
-        args,
-        {
-          QUOTEFLOW_BASE_URL: 'http://127.0.0.1:1',
-          QUOTEFLOW_TOKEN: 'demo',
-          QUOTEFLOW_PLAN: 'professional',
-        },
-        ROOT,
-      );
+      const r = await runShell([...pathLines, line].join('\n'), {
+        PATH: userPath,
+        // --dry-run checks the service options too: the README's exports give them.
+        QUOTEFLOW_BASE_URL: 'http://127.0.0.1:1',
+        QUOTEFLOW_TOKEN: 'demo',
+        QUOTEFLOW_PLAN: 'professional',
+      });
       expect(r.code, `${line}\n${r.stderr}`).toBe(0);
       expect(r.stdout, line).not.toBe('');
     }
   }, 60_000);
 });
+
+/** Runs `script` with bash at the repository root (as a reader pastes it), stdout and stderr collected. */
+function runShell(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let [stdout, stderr] = ['', ''];
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((done) => child.on('close', (code) => done({ code, stdout, stderr })));
+}

@@ -44,7 +44,9 @@ const WRITER = `
 import { DatasetSink } from ${src('dataset-sink.ts')};
 ${BAR}
 const [dir, from, to] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
-const sink = await DatasetSink.open({ dir, encoderThreads: 0, upkeep: false });
+// Its series claimed at open (a killed predecessor's claims are taken over at once: its process is gone).
+const series = Array.from({ length: ${CODES} }, (_, c) => 'C' + c + '.US|1');
+const sink = await DatasetSink.open({ dir, encoderThreads: 0, upkeep: false, series });
 console.log('ready');
 for (let n = from; n < to; ) {
   const end = Math.min(to, n + 35);

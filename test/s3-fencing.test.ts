@@ -50,8 +50,14 @@ async function rows(url: string): Promise<string[]> {
 it('two writers sharing only the bucket: their own series side by side; a commit of a series taken over meanwhile is refused by the log', async () => {
   const url = bucket.url('shared');
   let leaseA = true;
-  const a = await DatasetSink.open({ dir: url, upkeep: false, fence: () => leaseA });
-  const b = await DatasetSink.open({ dir: url, upkeep: false });
+  // Cluster workers: their cluster's lease gives them series, so they take them over in the table.
+  const a = await DatasetSink.open({
+    dir: url,
+    upkeep: false,
+    fence: () => leaseA,
+    ifOwned: 'take-over',
+  });
+  const b = await DatasetSink.open({ dir: url, upkeep: false, ifOwned: 'take-over' });
   try {
     // Side by side: A writes AAA, B writes BBB, checkpoints interleaved.
     for (let m = 0; m < 3; m++) {
@@ -64,8 +70,9 @@ it('two writers sharing only the bucket: their own series side by side; a commit
       ['AAA.US 0', 'AAA.US 1', 'AAA.US 2', 'BBB.US 0', 'BBB.US 1', 'BBB.US 2'].sort(),
     );
 
-    // A is paused with bars of AAA in hand; B takes AAA over (it re-reads the log) and commits it.
+    // A is paused with bars of AAA in hand; B takes AAA over (it claims it and re-reads the log) and commits it.
     a.write(bar('AAA.US', 3));
+    await b.claim(['AAA.US|1']);
     await b.refresh();
     b.write(bar('AAA.US', 3));
     b.write(bar('AAA.US', 4));
@@ -95,13 +102,19 @@ it('two writers sharing only the bucket: their own series side by side; a commit
 
   // A writer whose lease lapsed commits nothing (the fence, asked right before the PUT).
   leaseA = false;
-  const c = await DatasetSink.open({ dir: url, upkeep: false, fence: () => leaseA });
+  const c = await DatasetSink.open({
+    dir: url,
+    upkeep: false,
+    fence: () => leaseA,
+    ifOwned: 'take-over',
+  });
   c.write(bar('CCC.US', 0));
   await expect(c.checkpoint()).rejects.toMatchObject({ code: 'QF_FENCED' });
   await c.close();
 
   // AAA handed back to a writer that re-reads the log first: it resumes where B ended.
-  const d = await DatasetSink.open({ dir: url, upkeep: false });
+  const d = await DatasetSink.open({ dir: url, upkeep: false, ifOwned: 'take-over' });
+  await d.claim(['AAA.US|1']);
   await d.refresh();
   for (let m = 3; m < 7; m++) d.write(bar('AAA.US', m)); // 3 and 4 are B's: dropped
   await d.checkpoint();

@@ -4,12 +4,15 @@
  * middle and restarted: read back by kcat `read_committed`, each key's records of each run are in
  * time order (finals strictly ascending, no forming update ahead of an older final), and every
  * final bar is in the topic exactly once across both runs, the files too. The built binary against
- * the simulator's strict enforcement (real clock, real sockets).
+ * the simulator's strict enforcement (real clock, real sockets). And live polls that skip bars:
+ * while the merger waits for the bars missing before a newer one, no update of the newer one
+ * reaches the topic ahead of them.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { acceleratedClock } from '@quoteflow/core';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
 import { expectKafkaAndFilesEachOnce, finalBarsOf } from './support/exactly-once-check.js';
 import { consumeWithKcat, kafkaBrokers, uniquePrefix, waitUntil, type ReadMessage } from './support/kafka.js';
@@ -79,26 +82,18 @@ function expectTimeOrderPerKey(run: string, records: readonly ReadMessage[]): vo
   }
 }
 
+/** `quoteflow sync` of the codes' 1-minute bars into `out` and Kafka. */
+function syncArgs(bars: number, out: string, brokers: string, prefix: string): string[] {
+  const series = ['--codes', CODES.join(','), '--kline-types', '1', '--bars', String(bars)];
+  return ['sync', ...series, '--out', out, '--kafka', brokers, '--topic-prefix', prefix];
+}
+
 it('a backfill of several pages, stopped in its middle and restarted: each key in time order per run, every final bar once', async () => {
   const brokers = await kafkaBrokers();
   const prefix = uniquePrefix('sync-order');
   const topic = `${prefix}.kline`;
   const out = join(work, 'out');
-  const args = [
-    'sync',
-    '--codes',
-    CODES.join(','),
-    '--kline-types',
-    '1',
-    '--bars',
-    String(BARS),
-    '--out',
-    out,
-    '--kafka',
-    brokers,
-    '--topic-prefix',
-    prefix,
-  ];
+  const args = syncArgs(BARS, out, brokers, prefix);
 
   // One page every 2 s: stopped (SIGINT) once four pages came, each series is one or two pages
   // short of its 1,200 bars.
@@ -135,4 +130,51 @@ it('a backfill of several pages, stopped in its middle and restarted: each key i
     all.filter((r) => !seenBefore.has(`${r.partition}@${r.offset}`)),
   );
   await expectKafkaAndFilesEachOnce(sim, CODES, { brokers, prefix, out }, BARS);
+}, 180_000);
+
+it('live polls that skip bars: no update of a key ahead of the bars missing before it, and every bar final once', async () => {
+  // The market runs 300 times real speed from two days ago: between two polls (one a second, the
+  // plan's /batch-kline interval) 5 minutes pass, so each answer's latest 2 bars leave 3 out and
+  // the merger waits for them (missing-bars, read again from /kline). From the CLI's clock those
+  // bars are long closed, so each one is final once read: the holes are what this run is about.
+  const past = await startSimulator({
+    port: 0,
+    tokens: { [TOKEN]: 'professional' },
+    seed: 43,
+    clock: acceleratedClock({ speed: 300, startMs: Date.now() - 2 * 86_400_000 }),
+  });
+  try {
+    const brokers = await kafkaBrokers();
+    const prefix = uniquePrefix('sync-order-holes');
+    const run = startQuoteflow(syncArgs(20, join(work, 'holes'), brokers, prefix), {
+      ...env(),
+      QUOTEFLOW_BASE_URL: past.url,
+      QUOTEFLOW_STATE_DIR: join(work, 'holes-state'),
+    });
+    let ended = false;
+    void run.done.then(() => (ended = true));
+    // Each code's missing-bars warnings (one per hole) on stderr.
+    const holes = (code: string): number =>
+      run
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"missing-bars"') && l.includes(`"code":"${code}"`)).length;
+    await waitUntil(() => CODES.every((c) => holes(c) >= 3) || ended, 'bars missing between polls', 90_000);
+    expect(ended, run.stderr()).toBe(false);
+    run.child.kill('SIGINT');
+    const stopped = await run.done;
+    expect(stopped.code, stopped.stderr).toBe(0);
+
+    const records = await consumeWithKcat(brokers, `${prefix}.kline`, 30_000, 'read_committed');
+    expectTimeOrderPerKey('polls with holes', records);
+    for (const code of CODES) {
+      const finals = finalBarsOf(records).filter((b) => b.code === code);
+      // The holes were filled: one final a minute, from the backfill's first past a hole to the newest.
+      expect(finals.length, code).toBeGreaterThan(20 + 3);
+      for (let i = 1; i < finals.length; i++)
+        expect(finals[i]!.tsMs - finals[i - 1]!.tsMs, `${code} after ${finals[i - 1]!.tsMs}`).toBe(60_000);
+    }
+  } finally {
+    await past.close();
+  }
 }, 180_000);

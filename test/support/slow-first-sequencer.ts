@@ -23,6 +23,8 @@ export const KNOWN_SLOW_FILES = [
   'test/s3-log-compaction.test.ts', // ~85
   'test/cli-kline.test.ts', // 70
   'test/format-versions.test.ts', // ~55 on a loaded machine: the fixture continued, three refusals
+  'test/table-writers.property.test.ts', // ~50 (loaded): writer processes on a disk and S3Proxy, every version read
+  'test/cli-table-writers.test.ts', // ~45 (loaded): syncs and captures meeting at one table
   'test/quota-processes.test.ts', // 65: a plan's one-a-minute rule at real speed
   'test/cli-failures.test.ts', // 94 while its 30 s connect-timeout wait did not overlap its other tests
   'test/kafka-security.test.ts', // 59

@@ -12,6 +12,8 @@ export interface TsxChild {
   err(): string;
   /** SIGKILL. */
   kill(): void;
+  /** Sends a signal (SIGSTOP pauses it as a stalled worker, SIGCONT lets it go on). */
+  signal(signal: NodeJS.Signals): void;
   /** The signal that ended it (`null` for an exit of its own, `SIGABRT` standing for a non-zero code). */
   readonly exited: Promise<NodeJS.Signals | null>;
 }
@@ -45,5 +47,11 @@ export async function startTsxChild(
       reject(new Error(`${script} exited before it started: ${err}`));
     });
   });
-  return { out: () => out, err: () => err, kill: () => child.kill('SIGKILL'), exited };
+  return {
+    out: () => out,
+    err: () => err,
+    kill: () => child.kill('SIGKILL'),
+    signal: (signal) => void child.kill(signal),
+    exited,
+  };
 }

@@ -38,13 +38,29 @@ describe('runCli', () => {
     const doc = JSON.parse(r.out) as {
       plan: string;
       estimate: { series: number; backfill: { requests: number } };
-      smallestPlan: string;
+      smallest_plan: string;
     };
     expect(doc.plan).toBe('premium');
     expect(doc.estimate.series).toBe(4);
     // AAPL.US one page per type; BTCUSDT needs 601 bars = 2 pages per type.
     expect(doc.estimate.backfill.requests).toBe(2 + 4);
-    expect(doc.smallestPlan).toBe('basic');
+    expect(doc.smallest_plan).toBe('basic');
+    // snake_case throughout, as every JSON of quoteflow (run, inspect, yesterday-close, the datasets).
+    expect(r.out).not.toMatch(/"[a-z]+[A-Z]\w*":/);
+  });
+
+  it('takes --kline-type as a spelling of --kline-types (one kline type or several), not both', async () => {
+    const args = ['plan', '--codes', 'AAPL.US,BTCUSDT', '--bars', '600', '--format', 'json'];
+    const plural = await run([...args, '--kline-types', '1,8']);
+    const singular = await run([...args, '--kline-type', '1,8']);
+    expect(singular.code, singular.err).toBe(0);
+    expect(singular.out).toBe(plural.out);
+    const both = await run([...args, '--kline-type', '1', '--kline-types', '8']);
+    expect(both.code).toBe(2);
+    expect(both.err).toContain('--kline-types and --kline-type are one flag spelt two ways; give one');
+    const none = await run(args);
+    expect(none.code).toBe(2);
+    expect(none.err).toContain('--kline-types (or --kline-type) is required');
   });
 
   it('lets --plan win over QUOTEFLOW_PLAN and prints a table for people', async () => {

@@ -10,6 +10,7 @@ import {
   InvalidOptionError,
   MissingItemsError,
   QuoteflowError,
+  UnreachableServiceError,
 } from './errors.js';
 import { planLimits, type EndpointKind } from './plans.js';
 import type { RequestScheduler, ScheduledRequest } from './request-scheduler.js';
@@ -298,6 +299,42 @@ describe('QuoteflowClient request sizing (property)', () => {
 });
 
 describe('QuoteflowClient retries', () => {
+  it('does not retry an address that refused the first contact (a wrong base URL), and retries once the service answered', async () => {
+    // A server of its own: it answers once (a 503 is an answer), then goes away.
+    const own = createServer((_req, res) => res.writeHead(503).end('busy'));
+    await new Promise<void>((resolve) => own.listen(0, '127.0.0.1', resolve));
+    const ownUrl = `http://127.0.0.1:${(own.address() as AddressInfo).port}`;
+    const retry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
+    const closeOwn = () => {
+      own.closeAllConnections();
+      return new Promise((resolve) => own.close(resolve));
+    };
+    try {
+      const answered = client({ baseUrl: ownUrl, retry }).c;
+      expect(await failure(answered.depth(['EURGBP']))).toMatchObject({
+        code: 'QF_HTTP_STATUS',
+        attempts: 3,
+      });
+      await closeOwn();
+      // Nothing listens there now: a client that never had an answer says so at once.
+      const fresh = client({ baseUrl: ownUrl, retry: { ...retry, budgetMs: 60_000 } });
+      const err = await failure(fresh.c.depth(['EURGBP']));
+      expect(err).toBeInstanceOf(UnreachableServiceError);
+      expect(err).toMatchObject({ code: 'QF_NETWORK', retryable: false, attempts: 1 });
+      expect(err.message).toContain(`depth-tick: no service at ${ownUrl}: connect ECONNREFUSED 127.0.0.1:`);
+      expect(err.message).not.toContain(TOKEN);
+      expect(fresh.scheduled).toHaveLength(1);
+      // The client that had its answer takes the refusal for an outage: retried.
+      expect(await failure(answered.depth(['EURGBP']))).toMatchObject({
+        code: 'QF_NETWORK',
+        retryable: true,
+        attempts: 3,
+      });
+    } finally {
+      if (own.listening) await closeOwn();
+    }
+  });
+
   it.each([
     ['HTTP 502 without JSON', () => ({ status: 502, text: '<html>bad gateway</html>' }), 'QF_HTTP_STATUS'],
     [

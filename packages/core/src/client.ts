@@ -6,7 +6,9 @@ import {
   ClientClosedError,
   InvalidOptionError,
   MissingItemsError,
+  NetworkError,
   QuoteflowError,
+  UnreachableServiceError,
 } from './errors.js';
 import {
   buildBatchKlineRequest,
@@ -202,6 +204,11 @@ export class QuoteflowClient {
   /** The clock the client schedules, backs off and stamps bars with. */
   readonly clock: Clock;
   readonly #baseUrl: string;
+  /**
+   * Whether the service answered this client once (any HTTP status). Until it has, an address that
+   * refuses connections or does not resolve is a wrong base URL, said at once, not retried.
+   */
+  #answered = false;
   readonly #token: string;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
@@ -696,6 +703,7 @@ export class QuoteflowClient {
               token: this.#token,
               signal,
             });
+            this.#answered = true;
             return { ...answer, readAtMs, receivedAtMs: this.#nextReceivedAtMs() };
           },
         );
@@ -719,10 +727,7 @@ export class QuoteflowClient {
         );
         if (isAborted(signal)) throw err instanceof AbortedError ? err : new AbortedError(endpoint);
         if (!(err instanceof QuoteflowError)) throw err;
-        redactErrorInPlace(err, this.#token);
-        if (err.code === 'QF_RATE_LIMITED') this.scheduler.reportRateLimited(endpoint);
-        err.attempts = attempt;
-        throw (failed = err);
+        throw (failed = this.#failureOf(endpoint, attempt, err));
       }
     };
     try {
@@ -747,6 +752,20 @@ export class QuoteflowClient {
       }
       throw err;
     }
+  }
+
+  /**
+   * A failed attempt's error, token redacted and its attempt recorded; a refused or unresolvable
+   * address of a service that never answered becomes an {@link UnreachableServiceError} (not
+   * retried); a rate limit pauses the scheduler.
+   */
+  #failureOf(endpoint: EndpointKind, attempt: number, err: QuoteflowError): QuoteflowError {
+    redactErrorInPlace(err, this.#token);
+    if (!this.#answered && err instanceof NetworkError && NO_SERVICE_CODES.has(codeOf(err.cause)))
+      return new UnreachableServiceError(endpoint, this.#baseUrl, messageOf(err.cause), err.cause);
+    if (err.code === 'QF_RATE_LIMITED') this.scheduler.reportRateLimited(endpoint);
+    err.attempts = attempt;
+    return err;
   }
 
   /** How long a call of `endpoint` retries: suspension calls a count of attempts, the others the budget too. */
@@ -783,6 +802,22 @@ export class QuoteflowClient {
     return url;
   }
 }
+
+/** Transport codes of an address where nothing accepts connections, or a name that does not resolve. */
+const NO_SERVICE_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_NONAME',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+const codeOf = (err: unknown): string => {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : '';
+};
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** An HTTP answer with the instants its request left and it arrived. */
 type StampedResponse = HttpResponse & ReadStamps;

@@ -13,6 +13,7 @@ import {
   isQuoteflowError,
   MissingItemsError,
   NetworkError,
+  UnreachableServiceError,
   QuoteflowError,
   RateLimitedError,
   RequestTimeoutError,
@@ -58,6 +59,12 @@ describe('error family', () => {
     [new HttpStatusError('kline', 503, ''), 'HttpStatusError', 'QF_HTTP_STATUS', true],
     [new HttpStatusError('kline', 404, 'not found'), 'HttpStatusError', 'QF_HTTP_STATUS', false],
     [new NetworkError('kline', 'ECONNRESET'), 'NetworkError', 'QF_NETWORK', true],
+    [
+      new UnreachableServiceError('kline', 'http://127.0.0.1:9', 'connect ECONNREFUSED 127.0.0.1:9'),
+      'UnreachableServiceError',
+      'QF_NETWORK',
+      false,
+    ],
     [new RequestTimeoutError('suspension', 60_000), 'RequestTimeoutError', 'QF_TIMEOUT', true],
     [
       new DecodeError('kline', 'data.kline_list[0].open_price', 'not a number'),

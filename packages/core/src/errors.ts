@@ -207,6 +207,29 @@ export class NetworkError extends QuoteflowError {
   }
 }
 
+/**
+ * The service's address refused the connection, or its name did not resolve, and the service has
+ * never answered this client: a wrong base URL or a service not started, not an outage. Not
+ * retried (retries are for a service that answered before); code `QF_NETWORK`. `cause` is the
+ * transport error, token redacted.
+ */
+export class UnreachableServiceError extends QuoteflowError {
+  /** The endpoint of the request that found nothing there. */
+  readonly endpoint: EndpointKind;
+  /** The base URL nothing answered at. */
+  readonly baseUrl: string;
+  constructor(endpoint: EndpointKind, baseUrl: string, detail: string, cause?: unknown) {
+    super(
+      'QF_NETWORK',
+      `${endpoint}: no service at ${baseUrl}: ${detail} (it has not answered once, so this is not retried: ` +
+        'is the base URL right, and the service running?)',
+      { retryable: false, cause },
+    );
+    this.endpoint = endpoint;
+    this.baseUrl = baseUrl;
+  }
+}
+
 /** No complete response within the per-request timeout. Retried. */
 export class RequestTimeoutError extends QuoteflowError {
   readonly endpoint: EndpointKind;

@@ -86,6 +86,7 @@ export {
   DAILY_WINDOWS,
 } from './scheduler/index.js';
 export type {
+  DailyBudget,
   PlanSchedulerOptions,
   PlanSchedulerStats,
   RuleStats,
@@ -133,6 +134,7 @@ export {
   BadRequestError,
   HttpStatusError,
   NetworkError,
+  UnreachableServiceError,
   RequestTimeoutError,
   DecodeError,
   MissingItemsError,

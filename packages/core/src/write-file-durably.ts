@@ -2,7 +2,7 @@
 // threads load alone: it imports nothing relative, and uses erasable TypeScript only (tests load it
 // from source through Node's type stripping).
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, rename, rm } from 'node:fs/promises';
+import { link, mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Options of {@link writeFileDurably}. */
@@ -41,8 +41,7 @@ export async function writeFileDurably(
 ): Promise<void> {
   const temp =
     options.tempPath ?? join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
-  await makeDirectory(dirname(temp));
-  const fh = await open(temp, 'wx');
+  const fh = await createFile(temp);
   try {
     try {
       const parts =
@@ -66,6 +65,22 @@ export async function writeFileDurably(
   } catch (err) {
     await rm(temp, { force: true });
     throw err;
+  }
+}
+
+/**
+ * Creates `path` for writing (it must not exist), making its directories. A directory another
+ * process removes in between (a writer tidying an empty staging directory away at its close) is
+ * made again: that race can be lost only while the other writer closes, so a few tries suffice.
+ */
+async function createFile(path: string): Promise<FileHandle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await makeDirectory(dirname(path));
+      return await open(path, 'wx');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 3) throw err;
+    }
   }
 }
 

@@ -9,7 +9,9 @@ import type { BarReport } from './normalize-bars.js';
 // its values really cover and its true end; the service answers a request processed at service
 // time t with the bars labelled at or before t, each bar's values read at min(t, true end). The
 // service's clock may run up to the grace ahead of or behind ours. The merger's finals are checked
-// against the values at the true end, and its waiting against the evidence it was given.
+// against the values at the true end, its waiting against the evidence it was given, and its
+// forming updates against what it still owes: none goes out while an older bar seen is not final
+// or a reported gap before it is open, and once everything is settled the newest values are out.
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -364,6 +366,7 @@ interface Read {
   readonly readAtMs: number;
   /** Whether the answer held a newer bar of the series. */
   readonly withNewer: boolean;
+  readonly close: number;
 }
 
 /** What the merger was told about one series: every read of each label, and each label's first arrival. */
@@ -386,6 +389,8 @@ class Run {
   private readonly nextRevision = new Map<string, number>();
   private readonly askedAgain = new Set<string>();
   private readonly newestFinal = new Map<string, number>();
+  /** Per series: the newest forming update emitted. */
+  private readonly lastForming = new Map<string, BarUpdate>();
   private pushIndex = 0;
 
   constructor(
@@ -429,7 +434,7 @@ class Run {
       for (const r of answer) {
         ev.reads.set(r.tsMs, [
           ...(ev.reads.get(r.tsMs) ?? []),
-          { readAtMs: r.readAtMs, withNewer: r.tsMs < newest },
+          { readAtMs: r.readAtMs, withNewer: r.tsMs < newest, close: r.close },
         ]);
         ev.firstArrivalMs.set(r.tsMs, Math.min(ev.firstArrivalMs.get(r.tsMs) ?? Infinity, receivedAtMs));
       }
@@ -501,7 +506,11 @@ class Run {
     expect(this.finals.has(key), `${key} emitted again after its final`).toBe(false);
     expect(o.revision).toBe(this.nextRevision.get(key) ?? 0);
     this.nextRevision.set(key, o.revision + 1);
-    if (!o.final) return;
+    if (!o.final) {
+      this.checkNothingOwedBefore(sk, o.tsMs);
+      this.lastForming.set(sk, o);
+      return;
+    }
     // (1) the true final values, never a read from before the bar's true end.
     const { open, high, low, close, volume, turnover } = o;
     expect({ open, high, low, close, volume, turnover }, `final values of ${key}`).toEqual(
@@ -511,6 +520,36 @@ class Run {
     expect(o.tsMs).toBeGreaterThan(this.newestFinal.get(sk) ?? -Infinity);
     this.newestFinal.set(sk, o.tsMs);
     this.finals.set(key, o);
+  }
+
+  /**
+   * (5) A forming update of the bar labelled `tsMs` owes nothing older: every bar seen before it
+   * (newer than the newest final) is final, and no reported gap before it is still open.
+   */
+  private checkNothingOwedBefore(sk: string, tsMs: number): void {
+    const owed = this.waiting(sk).filter((l) => l < tsMs);
+    const when = new Date(tsMs).toISOString();
+    expect(owed, `${sk}: forming ${when} ahead of older bars not final`).toEqual([]);
+    const gapAfter = this.gapAfter(sk);
+    expect(gapAfter < tsMs, `${sk}: forming ${when} ahead of the open gap after ${gapAfter}`).toBe(false);
+  }
+
+  /**
+   * (6) Once nothing is owed, each series' newest bar seen is out: final, or forming with the
+   * values of its newest read.
+   */
+  checkNewestOut(): void {
+    for (const [sk, ev] of this.evidence) {
+      const newest = Math.max(...ev.reads.keys());
+      const [code, type] = sk.split('|');
+      if (this.isFinal(code!, Number(type), newest)) continue;
+      const last = this.lastForming.get(sk);
+      expect(last?.tsMs, `${sk}: newest bar ${new Date(newest).toISOString()} not out`).toBe(newest);
+      const reads = ev.reads.get(newest)!;
+      const newestReadMs = Math.max(...reads.map((r) => r.readAtMs));
+      const closes = reads.filter((r) => r.readAtMs === newestReadMs).map((r) => r.close);
+      expect(closes, `${sk}: newest forming values not its newest read's`).toContain(last!.close);
+    }
   }
 
   /** Bars seen, not already behind a newer final when first seen, truly closed by `closedByMs`, and not final. */
@@ -622,6 +661,7 @@ function runScenario(sc: Scenario): void {
     'closed bars left unproven after re-reads',
   ).toEqual([]);
   expect(run.gapBarsNotFinal(closedByMs), 'bars of reported gaps never final').toEqual([]);
+  run.checkNewestOut();
   expect(run.merger.pending().filter((p) => p.unconfirmed)).toEqual([]);
   expect(run.reports.filter((r) => r.problem !== 'late')).toEqual([]);
 }

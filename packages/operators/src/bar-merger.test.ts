@@ -96,10 +96,9 @@ describe('createBarMerger: finality from a newer bar seen earlier', () => {
     h.push(answer(at(0, 30_000), b(0, 1)));
     expect(view(h.push(answer({ readAtMs: at(1, 100), receivedAtMs: at(1, 900) }, b(1))))).toEqual([
       'G:unconfirmed@0-1',
-      'U@1#0',
     ]);
     const out = h.push(answer(at(1, 901), b(0, 5)));
-    expect(view(out)).toEqual(['F@0#1']);
+    expect(view(out)).toEqual(['F@0#1', 'U@1#0']);
     expect(out[0]).toMatchObject({ close: 5, readAtMs: at(1, 901) });
   });
 
@@ -117,17 +116,15 @@ describe('createBarMerger: finality from a newer bar seen earlier', () => {
     // Sent while the answer with bar 1 was on its way: the service may have read bar 0 before it closed.
     expect(view(h.push(answer({ readAtMs: at(1, 899), receivedAtMs: at(1, 1500) }, b(0, 4))))).toEqual([
       'G:unconfirmed@0-1',
-      'U@0#0',
     ]);
-    expect(view(h.push(answer({ readAtMs: at(1, 900), receivedAtMs: at(1, 1600) }, b(0, 5))))).toEqual([
-      'U@0#1',
-    ]);
+    expect(view(h.push(answer({ readAtMs: at(1, 900), receivedAtMs: at(1, 1600) }, b(0, 5))))).toEqual([]);
     expect(h.merger.pending().map((p) => [(p.tsMs - T0) / MIN, p.unconfirmed])).toEqual([
       [0, true],
       [1, false],
     ]);
+    // Bar 1's forming values went out before bar 0 was seen, and have not changed since.
     expect(view(h.push(answer({ readAtMs: at(1, 901), receivedAtMs: at(1, 1700) }, b(0, 6))))).toEqual([
-      'F@0#2',
+      'F@0#0',
     ]);
   });
 });
@@ -220,16 +217,13 @@ describe('createBarMerger: finality by the calendar', () => {
 });
 
 describe('createBarMerger: bars that need another read', () => {
-  it('asks once to read a skipped bar again, holds the newer finals and releases them in order on a re-read', () => {
+  it('asks once to read a skipped bar again, holds the newer bars and releases them in order on a re-read', () => {
     const h = harness();
     h.push(answer(at(0, 1000), b(0, 1)));
-    // Polls skipped the end of bar 0: the next answer already holds bars 1 and 2.
-    expect(view(h.push(answer(at(2, 1000), b(1, 2), b(2, 3))))).toEqual([
-      'G:unconfirmed@0-1',
-      'U@1#0',
-      'U@2#0',
-    ]);
-    expect(view(h.push(answer(at(3, 1000), b(2, 3), b(3, 4))))).toEqual(['U@3#0']);
+    // Polls skipped the end of bar 0: the next answer already holds bars 1 and 2. Their values
+    // wait behind bar 0, forming ones too: nothing of the series goes out ahead of its final.
+    expect(view(h.push(answer(at(2, 1000), b(1, 2), b(2, 3))))).toEqual(['G:unconfirmed@0-1']);
+    expect(view(h.push(answer(at(3, 1000), b(2, 3), b(3, 4))))).toEqual([]);
     // Only bar 0 needs another read: bars 1 and 2 are proven and wait behind it.
     expect(h.merger.pending().map((p) => [(p.tsMs - T0) / MIN, p.unconfirmed])).toEqual([
       [0, true],
@@ -238,7 +232,7 @@ describe('createBarMerger: bars that need another read', () => {
       [3, false],
     ]);
     const out = h.push(answer(at(3, 2000), b(0, 9), b(1, 2), b(2, 3), b(3, 4)));
-    expect(view(out)).toEqual(['F@0#1', 'F@1#1', 'F@2#1']);
+    expect(view(out)).toEqual(['F@0#1', 'F@1#0', 'F@2#0', 'U@3#0']);
     expect(finals(out).map((f) => f.close)).toEqual([9, 2, 3]);
     expect(h.merger.lastClosed().get(seriesKey(C, 1))).toBe(at(2));
   });
@@ -261,7 +255,7 @@ describe('createBarMerger: bars that need another read', () => {
     const h = harness();
     h.push(answer(at(1, 1000), b(0), b(1)));
     h.push(answer(at(3, 1000), b(3)));
-    expect(view(h.push(answer(at(3, 2000), b(0), b(2), b(3))))).toEqual(['F@2#0']);
+    expect(view(h.push(answer(at(3, 2000), b(0), b(2), b(3))))).toEqual(['F@2#0', 'U@3#0']);
     expect(h.reports).toEqual([
       expect.objectContaining({ problem: 'vanished', action: 'dropped', code: C, klineType: 1, tsMs: at(1) }),
     ]);
@@ -275,16 +269,15 @@ describe('createBarMerger: gaps', () => {
     expect(view(h.push(answer(at(6, 1000), b(5), b(6))))).toEqual([
       'G:missing-bars@2-5',
       'G:unconfirmed@2-5',
-      'U@5#0',
-      'U@6#0',
     ]);
     // Bar 2 alone proves itself (read after bar 5 arrived), but bar 5 waits for the missing ones.
     expect(view(h.push(answer(at(6, 2000), b(2, 4))))).toEqual(['F@2#1']);
-    expect(view(h.push(answer(at(6, 3000), b(4), b(5), b(6))))).toEqual(['U@4#0']);
+    expect(view(h.push(answer(at(6, 3000), b(4), b(5), b(6))))).toEqual([]);
     expect(view(h.push(answer(at(6, 4000), b(2, 4), b(3), b(4), b(5), b(6))))).toEqual([
       'F@3#0',
-      'F@4#1',
-      'F@5#1',
+      'F@4#0',
+      'F@5#0',
+      'U@6#0',
     ]);
   });
 
@@ -294,11 +287,12 @@ describe('createBarMerger: gaps', () => {
     h.push(answer(at(6, 1000), b(5), b(6)));
     expect(view(h.push(answer(at(6, 1500), b(2))))).toEqual(['F@2#1']);
     // A page that ends at bar 4 proves it, but bar 3 has not been read: bar 4 waits.
-    expect(view(h.push(answer(at(6, 2000), b(4))))).toEqual(['U@4#0']);
+    expect(view(h.push(answer(at(6, 2000), b(4))))).toEqual([]);
     expect(view(h.push(answer(at(6, 3000), b(2), b(3), b(4), b(5), b(6))))).toEqual([
       'F@3#0',
-      'F@4#1',
-      'F@5#1',
+      'F@4#0',
+      'F@5#0',
+      'U@6#0',
     ]);
   });
 
@@ -317,7 +311,7 @@ describe('createBarMerger: gaps', () => {
     };
     const out = h.push(marker);
     expect(out[0]).toBe(marker);
-    expect(view(out.slice(1))).toEqual(['F@5#1']);
+    expect(view(out.slice(1))).toEqual(['F@5#0', 'U@6#0']);
   });
 
   it('narrows a gap that an input marker cuts through to the part history can reach, then releases it when filled', () => {
@@ -350,8 +344,8 @@ describe('createBarMerger: gaps', () => {
       reason: 'reconnect',
     };
     expect(h.push(marker)).toEqual([marker]);
-    expect(view(h.push(answer(at(6, 1000), b(5), b(6))))).toEqual(['G:unconfirmed@1-5', 'U@5#0', 'U@6#0']);
-    expect(view(h.push(answer(at(8, 1000), b(8))))).toEqual(['G:missing-bars@6-8', 'U@8#0']);
+    expect(view(h.push(answer(at(6, 1000), b(5), b(6))))).toEqual(['G:unconfirmed@1-5']);
+    expect(view(h.push(answer(at(8, 1000), b(8))))).toEqual(['G:missing-bars@6-8']);
   });
 
   it('seeds the last closed bar per series so a restart never emits a bar again', () => {
@@ -366,11 +360,12 @@ describe('createBarMerger: gaps', () => {
 
   it('reports the bars missing between the seed and the first bar seen and holds the bars after them', () => {
     const h = harness({ lastClosed: new Map([[seriesKey(C, 1), T0]]) });
-    expect(view(h.push(answer(at(4, 1000), b(3), b(4))))).toEqual(['G:missing-bars@0-3', 'U@3#0', 'U@4#0']);
+    expect(view(h.push(answer(at(4, 1000), b(3), b(4))))).toEqual(['G:missing-bars@0-3']);
     expect(view(h.push(answer(at(4, 2000), b(0), b(1), b(2), b(3), b(4))))).toEqual([
       'F@1#0',
       'F@2#0',
-      'F@3#1',
+      'F@3#0',
+      'U@4#0',
     ]);
   });
 
@@ -507,7 +502,6 @@ describe('createBarMerger: reports and series', () => {
     expect(view(h.push(answer(at(3, 1000), b(3, 1, 'ETHUSDT'))))).toEqual([
       'G:missing-bars@1-3',
       'G:unconfirmed@1-3',
-      'U@3#0',
     ]);
     expect(h.merger.pending().filter((p) => p.code === C && p.klineType === 1)).toHaveLength(1);
   });

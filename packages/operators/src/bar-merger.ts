@@ -60,8 +60,6 @@ class SeriesMerger implements BarMerger {
   private readonly byCode = new Map<string, (Series | undefined)[]>();
   /** Watermarks given by resets, which replace the seeded ones. */
   private readonly resetTo = new Map<string, SeriesReset>();
-  /** Numbers the pushes, to tell which entries a push touched. */
-  private epoch = 0;
 
   constructor(
     private readonly graceMs: number,
@@ -190,7 +188,6 @@ class SeriesMerger implements BarMerger {
     to: number,
     emit: (o: MergeBarsOutput) => void,
   ): void {
-    const touched = ++this.epoch;
     if (s.heldFirstTs !== undefined && bars[from]!.tsMs < s.heldFirstTs)
       from = this.emitOlder(s, bars, from, to, emit);
     for (let i = from; i < to; i++) {
@@ -203,12 +200,11 @@ class SeriesMerger implements BarMerger {
       let laterInRun = false;
       for (let k = i + 1; k < to && !laterInRun; k++)
         laterInRun = bars[k]!.tsMs > bar.tsMs && sameAnswer(bars[k]!, bar);
-      const entry = this.apply(s, bar, laterInRun, emit);
-      if (entry !== undefined) entry.touched = touched;
+      this.apply(s, bar, laterInRun, emit);
     }
     if (s.holes.length > 0) resolveHoles(s, bars.slice(from, to));
     this.dropVanished(s, bars, from, to);
-    this.settle(s, touched, emit);
+    this.settle(s, emit);
   }
 
   /**
@@ -267,13 +263,8 @@ class SeriesMerger implements BarMerger {
     }
   }
 
-  /** Records one read of a bar; returns its entry, or undefined when the bar is already closed. */
-  private apply(
-    s: Series,
-    bar: Bar,
-    laterInRun: boolean,
-    emit: (o: MergeBarsOutput) => void,
-  ): Entry | undefined {
+  /** Records one read of a bar (none when the bar is already closed). */
+  private apply(s: Series, bar: Bar, laterInRun: boolean, emit: (o: MergeBarsOutput) => void): void {
     const ts = bar.tsMs;
     if (ts <= s.closedTs) {
       // Only a read newer than the one that proved the bar can be a revision; an older concurrent
@@ -281,7 +272,7 @@ class SeriesMerger implements BarMerger {
       const closed = s.closedBar;
       if (ts === closed?.tsMs && bar.readAtMs > closed.readAtMs && !sameValues(closed, bar))
         this.onReport?.(droppedReport('late', bar, 'changed after its final values were written'));
-      return undefined;
+      return;
     }
     const entries = s.entries;
     let i = entries.length;
@@ -292,9 +283,7 @@ class SeriesMerger implements BarMerger {
     for (let k = i; k < entries.length && !laterInAnswer; k++)
       laterInAnswer = sameAnswer(entries[k]!.bar, bar);
     const existing = entries[i - 1];
-    let entry: Entry;
     if (existing !== undefined && existing.tsMs === ts) {
-      entry = existing;
       if (bar.receivedAtMs < existing.firstSeenAtMs) existing.firstSeenAtMs = bar.receivedAtMs;
       // Proven values beat unproven ones (a later read of a final bar that differs would be a
       // provider revision: the first proof stands); otherwise the newer read wins.
@@ -309,7 +298,7 @@ class SeriesMerger implements BarMerger {
       i--;
     } else {
       if (s.newestTs === undefined || ts > s.newestTs) this.noteNewest(s, ts, emit);
-      entry = {
+      entries.splice(i, 0, {
         tsMs: ts,
         bar,
         laterInAnswer,
@@ -317,10 +306,8 @@ class SeriesMerger implements BarMerger {
         emitted: undefined,
         revision: 0,
         askedAgain: false,
-        touched: 0,
         finalByCalendarAtMs: Number.NaN,
-      };
-      entries.splice(i, 0, entry);
+      });
     }
     for (let k = i - 1; k >= 0; k--) {
       const older = entries[k]!;
@@ -328,7 +315,6 @@ class SeriesMerger implements BarMerger {
       if (older.laterInAnswer) break; // older ones of this answer were marked when it was
       older.laterInAnswer = true;
     }
-    return entry;
   }
 
   /**
@@ -388,8 +374,14 @@ class SeriesMerger implements BarMerger {
     return entry.laterInAnswer || this.readProves(s, entry, index, entry.bar);
   }
 
-  /** Emits proven bars in order, asks once for a re-read of a closed but unproven one, updates the forming bar. */
-  private settle(s: Series, touched: number, emit: (o: MergeBarsOutput) => void): void {
+  /**
+   * Emits proven bars in order, asks once for a re-read of a closed but unproven one, then updates
+   * the forming bar, but only when no older bar is owed: a newer bar's forming values ahead of an
+   * older final would put the series out of time order downstream (one Kafka key, say). So while
+   * a bar waits for its re-read or a hole is open, forming updates wait, and once it settles the
+   * finals come in order, then the newest forming values (bars closed meanwhile only as finals).
+   */
+  private settle(s: Series, emit: (o: MergeBarsOutput) => void): void {
     const entries = s.entries;
     // Nothing newer than the start of a hole closes: a bar inside it would bar the missing ones.
     const blockedAfter = s.holes[0]?.afterMs ?? Infinity;
@@ -403,23 +395,25 @@ class SeriesMerger implements BarMerger {
       emit(toUpdate(e.bar, true, e.revision));
     }
     const head = entries[0];
-    if (head !== undefined && entries.length > 1 && !head.askedAgain && !this.isProven(s, head, 0)) {
-      head.askedAgain = true;
-      emit({
-        type: 'gap',
-        code: s.code,
-        klineType: s.klineType,
-        fromMs: head.tsMs,
-        toMs: entries[1]!.tsMs,
-        reason: MERGE_GAP_REASONS.unconfirmed,
-      });
+    if (head === undefined) return;
+    if (entries.length > 1) {
+      if (!head.askedAgain && !this.isProven(s, head, 0)) {
+        head.askedAgain = true;
+        emit({
+          type: 'gap',
+          code: s.code,
+          klineType: s.klineType,
+          fromMs: head.tsMs,
+          toMs: entries[1]!.tsMs,
+          reason: MERGE_GAP_REASONS.unconfirmed,
+        });
+      }
+      return;
     }
-    for (const e of entries) {
-      if (e.touched !== touched) continue;
-      if (e.emitted !== undefined && sameValues(e.emitted, e.bar)) continue;
-      e.emitted = e.bar;
-      emit(toUpdate(e.bar, false, e.revision++));
-    }
+    if (head.tsMs > blockedAfter) return; // bars of the hole before it are owed
+    if (head.emitted !== undefined && sameValues(head.emitted, head.bar)) return;
+    head.emitted = head.bar;
+    emit(toUpdate(head.bar, false, head.revision++));
   }
 
   private pushGap(marker: GapMarker, emit: (o: MergeBarsOutput) => void): void {
@@ -451,6 +445,6 @@ class SeriesMerger implements BarMerger {
       }
     }
     emit(marker);
-    for (const s of targets) this.settle(s, -1, emit);
+    for (const s of targets) this.settle(s, emit);
   }
 }

@@ -67,19 +67,49 @@ describe('mergeBars', () => {
     });
   });
 
-  it('closes bars held behind a re-read when the re-read arrives', () => {
+  it('closes bars held behind a re-read when the re-read arrives, then updates the forming bar', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const forming = answer(T0 + 1_000, b(0));
       const skipped = answer(T0 + 2 * MIN + 1_000, b(1), b(2));
       const reread = answer(T0 + 2 * MIN + 2_000, b(0, 7), b(1), b(2));
       const src = cold('a 9ms b 9ms c', { a: forming, b: skipped, c: reread });
-      expectObservable(src.pipe(merge())).toBe('a 9ms (gxy) 5ms (fz)', {
+      expectObservable(src.pipe(merge())).toBe('a 9ms g 9ms (fzw)', {
         a: u(forming[0]!, false, 0),
         g: { type: 'gap', code: C, klineType: 1, fromMs: T0, toMs: T0 + MIN, reason: 'unconfirmed' },
-        x: u(skipped[0]!, false, 0),
-        y: u(skipped[1]!, false, 0),
         f: u(reread[0]!, true, 1),
-        z: u(reread[1]!, true, 1),
+        z: u(reread[1]!, true, 0),
+        w: u(reread[2]!, false, 0),
+      });
+    });
+  });
+
+  it('sends no forming update of a series while an older bar is owed, then its finals in order and the newest forming values', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const five = (close: number): Bar => bar(C, 2, T0, close); // another series: not held
+      const first = answer(T0 + 1_000, b(0), five(1));
+      // Bar 1 never seen: bars missing between 0 and 2, and bar 0 unconfirmed.
+      const skipped = answer(T0 + 3 * MIN + 1_000, b(2, 2), b(3, 3));
+      const meanwhile = answer(T0 + 3 * MIN + 2_000, b(3, 4), five(2));
+      const reread = answer(T0 + 3 * MIN + 3_000, b(0, 9), b(1), b(2, 2), b(3, 5));
+      const src = cold('a 9ms b 9ms c 9ms d', { a: first, b: skipped, c: meanwhile, d: reread });
+      const gap = (reason: string, toMs: number): GapMarker => ({
+        type: 'gap',
+        code: C,
+        klineType: 1,
+        fromMs: T0,
+        toMs,
+        reason,
+      });
+      expectObservable(src.pipe(merge())).toBe('(xe) 6ms (mg) 6ms f 9ms (0123)', {
+        x: u(first[0]!, false, 0),
+        e: u(first[1]!, false, 0),
+        m: gap('missing-bars', T0 + 2 * MIN),
+        g: gap('unconfirmed', T0 + 2 * MIN),
+        f: u(meanwhile[1]!, false, 1),
+        0: u(reread[0]!, true, 1),
+        1: u(reread[1]!, true, 0),
+        2: u(reread[2]!, true, 0),
+        3: u(reread[3]!, false, 0),
       });
     });
   });

@@ -19,11 +19,16 @@ export type MergeBarsOptions = BarMergerOptions;
  *   the values of the read that proved it; history bars already closed come only as `final: true`;
  *   older history below the oldest bar held (a reset's `firstHeldMs`, or with `growsBackwards` its
  *   first closed bar) comes final, oldest first within each push;
- * - each change of a bar not yet final is emitted as `final: false` with `revision` 0, 1, 2, …
- *   (an unchanged repeat is not emitted);
+ * - each change of the newest bar of a series, not yet final, is emitted as `final: false` with
+ *   `revision` 0, 1, 2, … (an unchanged repeat is not emitted), but never ahead of a final the
+ *   series still owes: while an older bar waits for a re-read or bars missing before it are
+ *   awaited, forming updates wait too; once that settles come the finals, in order, then the
+ *   newest forming values. So per series every update is at or after the newest final before it
+ *   (a bar closed meanwhile comes only as final); one exception: a bar first seen after a newer
+ *   one went out (answers out of order);
  * - when a newer bar appears while an older one is unproven (polls skipped it), a `GapMarker` with
  *   reason `'unconfirmed'` and `fromMs` = that bar asks for it to be read again; newer bars wait
- *   behind it. A re-read (history from `fromMs`, pushed in) proves it. An answer that covers its
+ *   behind it, forming values too. A re-read (history from `fromMs`, pushed in) proves it. An answer that covers its
  *   start without it drops it (report `'vanished'`);
  * - bars the calendar expects between two bars seen, under every labelling, are reported as a
  *   `GapMarker` with reason `'missing-bars'`, `fromMs`/`toMs` the bars around them (read history

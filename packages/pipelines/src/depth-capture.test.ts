@@ -3,7 +3,14 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { QuoteflowClient, acceleratedClock, type Clock, type DepthTick } from '@quoteflow/core';
+import {
+  QuoteflowClient,
+  UnreachableServiceError,
+  acceleratedClock,
+  type Clock,
+  type DepthTick,
+} from '@quoteflow/core';
+import { closedAddress } from '../../sinks/test-support/closed-address.js';
 import type { KafkaDriverFactory, KafkaMessage } from '@quoteflow/sinks';
 import { defaultCatalogue, startSimulator, type Simulator } from '@quoteflow/simulator';
 import { depthCapture } from './depth-capture.js';
@@ -43,6 +50,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** An http:// URL where nothing listens. */
+const closedUrl = async (): Promise<string> => `http://${await closedAddress()}`;
+
 interface Row {
   code: string;
   seq: string;
@@ -54,7 +64,7 @@ async function depthFiles(): Promise<string[]> {
   const root = join(dir, 'depth');
   if (!existsSync(root)) return [];
   return (await readdir(root, { recursive: true, withFileTypes: true }))
-    .filter((e) => e.isFile())
+    .filter((e) => e.isFile() && !e.parentPath.includes('_delta_log'))
     .map((e) => join(e.parentPath, e.name));
 }
 
@@ -156,21 +166,24 @@ describe('depthCapture', () => {
     expect((await rows()).length).toBeGreaterThan(0);
   });
 
-  it('rejects done naming the files sink when it cannot write', async () => {
+  it('rejects done naming the files sink when it cannot write, before any request', async () => {
     const blocker = join(dir, 'not-a-directory');
     await writeFile(blocker, '');
     let ticks = 0;
+    const polled = sim.log.count({ endpoint: 'depth-tick' });
     const capture = depthCapture({
       client,
       codes: ['BTCUSDT'],
       files: { dir: join(blocker, 'data'), format: 'ndjson', maxFileAgeMs: 3_600_000 },
       onTick: () => ticks++,
     });
-    await vi.waitFor(() => expect(ticks).toBeGreaterThan(0), { timeout: 20_000, interval: 20 });
-    await expect(capture.stop()).rejects.toMatchObject({
+    // Its claim in the table (a commit) fails before the first poll.
+    await expect(capture.done).rejects.toMatchObject({
       code: 'QF_PIPELINE',
       message: expect.stringMatching(/^depthCapture: the files sink failed/) as unknown,
     });
+    expect(ticks).toBe(0);
+    expect(sim.log.count({ endpoint: 'depth-tick' })).toBe(polled);
   });
 
   it('reports a transient poll failure as a warning and polls again', async () => {
@@ -195,6 +208,26 @@ describe('depthCapture', () => {
     await fragile.close();
     expect(warnings).toEqual(['depth poll failed; retrying at the next interval']);
     expect(summary.ticks).toBe(seen.length);
+  });
+
+  it("ends at once when nothing has ever answered at the client's address (a wrong base URL), polling no further", async () => {
+    const nowhere = new QuoteflowClient({
+      baseUrl: await closedUrl(),
+      token: TOKEN,
+      plan: 'professional',
+      clock,
+    });
+    const warnings: string[] = [];
+    await expect(
+      depthCapture({
+        client: nowhere,
+        codes: ['BTCUSDT'],
+        onTick: () => undefined,
+        onWarning: (message) => warnings.push(message),
+      }).done,
+    ).rejects.toBeInstanceOf(UnreachableServiceError);
+    expect(warnings).toEqual([]);
+    await nowhere.close();
   });
 
   it('ends with the service error when a code is unknown or the token is refused', async () => {

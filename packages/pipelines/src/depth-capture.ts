@@ -8,7 +8,7 @@ import {
   limitOverridesOf,
 } from '@quoteflow/core';
 import { dedupeBySeq, type DedupeBySeqOptions } from '@quoteflow/operators';
-import type { DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
+import type { KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
 import { takeUntil, tap } from 'rxjs';
 import { drainToSinks } from './internal/drain-to-sinks.js';
 import { fromAbortSignal } from './internal/from-abort-signal.js';
@@ -16,6 +16,7 @@ import { retryTransient } from './internal/retry-transient.js';
 import type { PipelineHandle } from './pipeline-handle.js';
 import { StopControl } from './internal/stop-control.js';
 import { PipelineError } from './pipeline-error.js';
+import { tableWriterOptions, type PipelineFilesOptions } from './pipeline-files-options.js';
 
 /** Options of {@link depthCapture}. */
 export interface DepthCaptureOptions {
@@ -24,7 +25,7 @@ export interface DepthCaptureOptions {
   /** Poll interval; never faster than the plan allows. @defaultValue the plan's depth period (`estimatePlan`) */
   readonly intervalMs?: number;
   /** Depth dataset files (`DIR/depth/…`); a file is finished `maxFileAgeMs` after its first row (default 60 s) and on stop. */
-  readonly files?: { readonly dir: string; readonly format?: DatasetFormat; readonly maxFileAgeMs?: number };
+  readonly files?: PipelineFilesOptions;
   /** Ticks to `<prefix>.depth`. */
   readonly kafka?: KafkaSinkOptions;
   /** The clock of polls, retries and file ages. @defaultValue the client's clock */
@@ -141,12 +142,10 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
           options.files === undefined
             ? undefined
             : {
-                dir: options.files.dir,
+                ...tableWriterOptions(options.files, signal, warn),
                 format: options.files.format ?? 'parquet',
                 clock,
-                ...(options.files.maxFileAgeMs === undefined
-                  ? {}
-                  : { maxFileAgeMs: options.files.maxFileAgeMs }),
+                series: { depth: codes },
               },
         kafka: options.kafka,
         stop: (reason) => control.stop(reason),

@@ -33,6 +33,7 @@ export { depthCapture } from './depth-capture.js';
 export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.js';
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
+export type { PipelineFilesOptions } from './pipeline-files-options.js';
 export { clipGap, inspectDataset, unexplainedGap } from './inspect-dataset.js';
 export type { DepthCodeInspection, SuspensionExchangeInspection } from './inspect-records.js';
 export { missingCommittedFiles } from './missing-committed-files.js';

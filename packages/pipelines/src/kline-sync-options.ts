@@ -3,6 +3,7 @@ import { MERGE_BARS_DEFAULTS } from '@quoteflow/operators';
 import type {
   CompactedPartition,
   DatasetFormat,
+  IfOwned,
   KafkaKlineSinkOptions,
   TableUpkeepOptions,
   UpkeepEvent,
@@ -38,6 +39,19 @@ export interface KlineFilesOptions {
    * `false` turns it off. @defaultValue on, with `TABLE_UPKEEP_DEFAULTS`
    */
   readonly upkeep?: false | TableUpkeepOptions;
+  /**
+   * The table arbitrates between its writers (`DatasetSink`): the sync claims its series when it
+   * opens, before any request, and its universe's added series as they come. When another live
+   * writer owns one: `'fail'` (the run rejects with `QF_OWNED`, naming the table, the series and
+   * that writer), `'wait'` until it stops or its lease runs out (said once as a `warning` event),
+   * or `'take-over'` (a cluster worker: its cluster's lease gave it the series; the log then
+   * refuses the previous owner's next commit). @defaultValue `'fail'`, `'take-over'` with a `fence`
+   */
+  readonly ifOwned?: IfOwned;
+  /** The sync's claims lapse this long without a renewal, for writers on other machines. @defaultValue 300,000 ms */
+  readonly leaseMs?: number;
+  /** What the sync is (`quoteflow sync`), shown to another writer that meets its claims. */
+  readonly command?: string;
 }
 
 /**

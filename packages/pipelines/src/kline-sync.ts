@@ -98,6 +98,8 @@ class SyncRun {
   readonly #files: string[] = [];
   #sinks: CommittingSink[] = [];
   #kafka: KafkaKlineSink | undefined;
+  /** The files sink: it claims the series it takes over and gives up those it hands on. */
+  #dataset: DatasetSink | undefined;
   /** Departed workers' transactional ids already fenced. */
   readonly #fenced = new Set<string>();
   #halts: readonly Halt[] = [];
@@ -118,6 +120,7 @@ class SyncRun {
   }
 
   async run(): Promise<KlineSyncSummary> {
+    let closed: PromiseSettledResult<void>[] = [];
     const known = new ServiceHalts({
       client: this.o.client,
       clock: this.#clock,
@@ -139,8 +142,12 @@ class SyncRun {
       this.#changes.complete();
       // What the sinks committed is what they hold: said for every series still short of N.
       this.#reportIncomplete();
-      await Promise.all(this.#sinks.map((s) => s.close()));
+      closed = await Promise.allSettled(this.#sinks.map((s) => s.close()));
     }
+    // A sink that fails to close (the files' last commit gives up their claims) fails a run that
+    // had not failed before.
+    const failed = closed.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     return this.#summary();
   }
 
@@ -151,8 +158,10 @@ class SyncRun {
     await this.#commits.checkpoint();
     const fence = this.#departedToFence(this.o.kafka?.delivery);
     if (fence.length > 0) await this.#kafka?.fence(fence);
-    await Promise.all(this.#sinks.map((s) => s.refresh()));
     const fresh = [...new Set(more)].filter((code) => !this.#universe.includes(code));
+    // Claimed in the table before it is read: the log refuses the previous writer's next commit.
+    await this.#dataset?.claim(this.#seriesOf(fresh));
+    await Promise.all(this.#sinks.map((s) => s.refresh()));
     this.#universe.push(...fresh);
     await this.#apply({ add: more });
   }
@@ -161,8 +170,15 @@ class SyncRun {
     await this.#started;
     this.#universe.splice(0, this.#universe.length, ...this.#universe.filter((code) => !less.includes(code)));
     await this.#apply({ remove: less });
-    // What was delivered is made durable before the caller hands the series on.
+    // What was delivered is made durable before the caller hands the series on, and the table
+    // hears that this sync writes them no more.
     await this.#commits.checkpoint();
+    await this.#dataset?.release(this.#seriesOf(less));
+  }
+
+  /** The series (`seriesKey`) of `codes` with the sync's kline types. */
+  #seriesOf(codes: readonly string[]): string[] {
+    return codes.flatMap((code) => this.o.klineTypes.map((k) => seriesKey(code, k)));
   }
 
   #apply(change: Omit<KlineUniverseChange, 'applied'>): Promise<void> {
@@ -202,37 +218,54 @@ class SyncRun {
     const { files, kafka, statePath } = this.o;
     const everyMs = this.o.checkpointMs ?? KLINE_SYNC_DEFAULTS.checkpointMs;
     const sinks: CommittingSink[] = [];
-    if (files !== undefined)
-      sinks.push(
-        await DatasetSink.open({
-          dir: files.dir,
-          clock: this.#clock,
-          checkpointEveryMs: everyMs,
-          // A live sync's files are small; a backfill-only run checkpoints many rows at once.
-          encoderThreads: files.encoderThreads ?? (this.o.live === false ? 1 : 0),
-          ...(files.format === undefined ? {} : { format: files.format }),
-          ...(files.maxFileAgeMs === undefined ? {} : { maxFileAgeMs: files.maxFileAgeMs }),
-          ...(files.fence === undefined ? {} : { fence: files.fence }),
-          ...(files.upkeep === undefined ? {} : { upkeep: files.upkeep }),
-          onCompacted: (r) => this.#event({ type: 'compacted', ...r }),
-          onUpkeep: (event) => {
-            if (event.type !== 'compacted') this.#event({ type: 'upkeep', event });
-          },
-        }),
-      );
-    if (kafka !== undefined) {
-      const fence = this.#departedToFence(kafka.delivery);
-      this.#kafka = await KafkaKlineSink.open({
-        ...kafka,
-        ...(fence.length > 0 ? { fenceAtOpen: fence } : {}),
-      });
-      sinks.push(this.#kafka);
+    try {
+      if (files !== undefined) {
+        this.#dataset = await this.#openDataset(files, everyMs);
+        sinks.push(this.#dataset);
+      }
+      if (kafka !== undefined) {
+        const fence = this.#departedToFence(kafka.delivery);
+        this.#kafka = await KafkaKlineSink.open({
+          ...kafka,
+          ...(fence.length > 0 ? { fenceAtOpen: fence } : {}),
+        });
+        sinks.push(this.#kafka);
+      }
+      if (statePath !== undefined)
+        sinks.push(
+          await StateFileSink.open(statePath, { readable: files === undefined, checkpointEveryMs: everyMs }),
+        );
+    } catch (err) {
+      // Those open already are released (the files' claims given up) before the failure goes on.
+      await Promise.allSettled(sinks.map((s) => s.close()));
+      throw err;
     }
-    if (statePath !== undefined)
-      sinks.push(
-        await StateFileSink.open(statePath, { readable: files === undefined, checkpointEveryMs: everyMs }),
-      );
     return sinks;
+  }
+
+  /** The files sink, its universe's series claimed in the table before anything is read. */
+  #openDataset(files: NonNullable<KlineSyncOptions['files']>, everyMs: number): Promise<DatasetSink> {
+    return DatasetSink.open({
+      dir: files.dir,
+      clock: this.#clock,
+      checkpointEveryMs: everyMs,
+      // A live sync's files are small; a backfill-only run checkpoints many rows at once.
+      encoderThreads: files.encoderThreads ?? (this.o.live === false ? 1 : 0),
+      ...(files.format === undefined ? {} : { format: files.format }),
+      ...(files.maxFileAgeMs === undefined ? {} : { maxFileAgeMs: files.maxFileAgeMs }),
+      ...(files.fence === undefined ? {} : { fence: files.fence }),
+      ...(files.upkeep === undefined ? {} : { upkeep: files.upkeep }),
+      ...(files.ifOwned === undefined ? {} : { ifOwned: files.ifOwned }),
+      ...(files.leaseMs === undefined ? {} : { leaseMs: files.leaseMs }),
+      ...(files.command === undefined ? {} : { command: files.command }),
+      series: this.#seriesOf(this.#universe),
+      signal: this.signal,
+      onWaiting: (message) => this.#event({ type: 'warning', message }),
+      onCompacted: (r) => this.#event({ type: 'compacted', ...r }),
+      onUpkeep: (event) => {
+        if (event.type !== 'compacted') this.#event({ type: 'upkeep', event });
+      },
+    });
   }
 
   /**

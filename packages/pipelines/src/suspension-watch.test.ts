@@ -100,7 +100,7 @@ function memoryDriver(sent: KafkaMessage[]): KafkaDriverFactory {
 async function rows(): Promise<{ symbol: string }[]> {
   const out: { symbol: string }[] = [];
   for (const e of await readdir(join(dir, 'suspension'), { recursive: true, withFileTypes: true })) {
-    if (!e.isFile()) continue;
+    if (!e.isFile() || e.parentPath.includes('_delta_log')) continue;
     for (const line of (await readFile(join(e.parentPath, e.name), 'utf8')).split('\n'))
       if (line.trim() !== '') out.push(JSON.parse(line) as { symbol: string });
   }

@@ -7,7 +7,7 @@ import {
   type QuoteflowClient,
 } from '@quoteflow/core';
 import { suspensionChanges, type SuspensionChange } from '@quoteflow/operators';
-import type { DatasetFormat, KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
+import type { KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
 import { filter, map, merge, takeUntil, tap } from 'rxjs';
 import { drainToSinks } from './internal/drain-to-sinks.js';
 import { fromAbortSignal } from './internal/from-abort-signal.js';
@@ -15,6 +15,7 @@ import { retryTransient } from './internal/retry-transient.js';
 import type { PipelineHandle } from './pipeline-handle.js';
 import { StopControl } from './internal/stop-control.js';
 import { PipelineError } from './pipeline-error.js';
+import { tableWriterOptions, type PipelineFilesOptions } from './pipeline-files-options.js';
 
 /** Options of {@link suspensionWatch}. */
 export interface SuspensionWatchOptions {
@@ -30,7 +31,7 @@ export interface SuspensionWatchOptions {
    * New and changed records to the suspension dataset (`DIR/suspension/exchange=E/…`); a file is
    * finished `maxFileAgeMs` after its first row (default 60 s) and on stop.
    */
-  readonly files?: { readonly dir: string; readonly format?: DatasetFormat; readonly maxFileAgeMs?: number };
+  readonly files?: PipelineFilesOptions;
   /** New and changed records to `<prefix>.suspension`. */
   readonly kafka?: KafkaSinkOptions;
   /** Whether the first snapshot of each exchange reports every record as new. @defaultValue true */
@@ -152,12 +153,10 @@ export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle
           options.files === undefined
             ? undefined
             : {
-                dir: options.files.dir,
+                ...tableWriterOptions(options.files, signal, warn),
                 format: options.files.format ?? 'parquet',
                 clock,
-                ...(options.files.maxFileAgeMs === undefined
-                  ? {}
-                  : { maxFileAgeMs: options.files.maxFileAgeMs }),
+                series: { suspension: exchanges },
               },
         kafka: options.kafka,
         stop: (reason) => control.stop(reason),

@@ -1,7 +1,8 @@
 // Commit time per checkpoint of the file dataset's committing sink (`DatasetSink.checkpoint()`:
 // stage the file, commit it with the series' watermarks to the dataset's log, publish), against
-// the same rows written by a plain `DatasetWriter` (`flush()`: the file written and renamed into
-// place, no log) in the same run. Three shapes: a live checkpoint of 1,000 and of 10,000 series
+// the same rows written by a `DatasetWriter` that leaves them staged (`flush()` with `publish:
+// 'on-commit'`: the file written and fsync'd, no log, no rename; a plain writer commits each file
+// to its table's log too) in the same run. Three shapes: a live checkpoint of 1,000 and of 10,000 series
 // (one closed bar each), and a backfill checkpoint (18 series × 6,000 bars). Parquet, encoded on
 // the calling thread for live shapes and on one worker thread for the backfill, as klineSync does.
 // Run: `pnpm bench dataset-sink` (builds first). BENCH_SINK_ROUNDS (default 20) checkpoints each.
@@ -25,7 +26,7 @@ async function measure(series: number, bars: number, encoderThreads: number): Pr
   const work = await mkdtemp(join(tmpdir(), 'qf-sink-bench-'));
   try {
     const sink = await DatasetSink.open({ dir: join(work, 'sink'), encoderThreads, upkeep: false });
-    const writer = new DatasetWriter({ dir: join(work, 'writer'), encoderThreads });
+    const writer = new DatasetWriter({ dir: join(work, 'writer'), encoderThreads, publish: 'on-commit' });
     const committed: number[] = [];
     const plain: number[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -48,6 +49,37 @@ async function measure(series: number, bars: number, encoderThreads: number): Pr
   }
 }
 
+/**
+ * The claim of a writer's series at open (`DatasetSink.open({ series })`: one commit naming each
+ * series' owner, then its writer record) against the same open without claims, best of 5 each on
+ * a fresh table; and the close that gives the claims up (one commit removing them).
+ */
+async function measureClaim(series: number): Promise<string> {
+  const work = await mkdtemp(join(tmpdir(), 'qf-claim-bench-'));
+  const keys = Array.from({ length: series }, (_, s) => `S${s}.US|1`);
+  const open: number[] = [];
+  const claimed: number[] = [];
+  const released: number[] = [];
+  try {
+    for (let r = 0; r < 5; r++) {
+      let t = performance.now();
+      const plain = await DatasetSink.open({ dir: join(work, `plain-${r}`), upkeep: false });
+      open.push(performance.now() - t);
+      await plain.close();
+      t = performance.now();
+      const sink = await DatasetSink.open({ dir: join(work, `claim-${r}`), upkeep: false, series: keys });
+      claimed.push(performance.now() - t);
+      t = performance.now();
+      await sink.close();
+      released.push(performance.now() - t);
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  const best = (xs: number[]) => Math.min(...xs).toFixed(1);
+  return `| ${series.toLocaleString('en')} series | ${best(open)} ms | ${best(claimed)} ms | ${best(released)} ms |`;
+}
+
 console.log(
   `| checkpoint (${rounds} rounds) | DatasetSink.checkpoint() p50 / p95 | DatasetWriter.flush() p50 / p95 | commit's own cost (p50) |`,
 );
@@ -55,3 +87,10 @@ console.log('|---|---|---|---|');
 console.log(await measure(1_000, 1, 0));
 console.log(await measure(10_000, 1, 0));
 console.log(await measure(18, 6_000, 1));
+console.log('');
+console.log(
+  '| claim at open | open without claims (best of 5) | open claiming every series | close giving them up |',
+);
+console.log('|---|---|---|---|');
+console.log(await measureClaim(1_000));
+console.log(await measureClaim(10_000));

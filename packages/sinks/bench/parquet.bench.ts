@@ -114,9 +114,10 @@ function barsOf(t: KlineColumns, from: number, to: number): Bar[] {
   return out;
 }
 
+/** The data files under `dir` (not staging, not the tables' Delta logs). */
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && !e.parentPath.includes('.staging'))
+    .filter((e) => e.isFile() && !e.parentPath.includes('.staging') && !e.parentPath.includes('_delta_log'))
     .map((e) => join(e.parentPath, e.name));
 }
 

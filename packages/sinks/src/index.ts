@@ -52,6 +52,12 @@ export {
   summarizeKlineFile,
 } from './files/read-dataset-rows.js';
 export type { DatasetLogOptions, DatasetTransaction, FileSummary, LogChange } from './files/dataset-log.js';
+// One table, several writers: each claims its series in the log; a second one meets a refusal.
+export { IF_OWNED, TABLE_WRITER_DEFAULTS } from './files/table-writer.js';
+export type { IfOwned, TableClaimOptions, TableWriter, TableWriterOptions } from './files/table-writer.js';
+export { TableOwnedError } from './files/table-claims.js';
+export { checkTableOwners } from './files/check-table-owners.js';
+export type { CheckTableOwnersOptions } from './files/check-table-owners.js';
 export { LOG_OPERATIONS, addWatermark } from './files/dataset-log-format.js';
 export type {
   LogEntry,

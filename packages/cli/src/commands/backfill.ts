@@ -1,23 +1,29 @@
 import { Option, type Command } from 'commander';
-import type { KlineType } from '@quoteflow/core';
 import type { DatasetFormat } from '@quoteflow/sinks';
-import { DATASET_FORMAT_CHOICES, KLINE_TYPE_HELP } from '../internal/choices.js';
+import { DATASET_FORMAT_CHOICES } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
-import { intAtLeast, klineType } from '../internal/parse-args.js';
+import { intAtLeast } from '../internal/parse-args.js';
+import {
+  addKlineTypesOptions,
+  klineTypesFlag,
+  resolveKlineTypes,
+  type KlineTypesFlags,
+} from '../internal/kline-types-options.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
 
-interface BackfillFlags {
+interface BackfillFlags extends KlineTypesFlags {
   codes?: string[];
   codesFile?: string;
-  klineType: KlineType;
   bars: number;
   out: string;
   format: DatasetFormat;
   metricsPort?: number;
   retryBudget: number;
   requestLog?: boolean;
+  waitForWriter?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -35,8 +41,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
         'arrive; the unexplained gaps of the dataset (a lost file) are refetched first where the service still serves them.',
     );
   addCodesOptions(cmd);
-  cmd
-    .requiredOption('--kline-type <k>', `kline type: ${KLINE_TYPE_HELP}`, klineType)
+  addKlineTypesOptions(cmd)
     .requiredOption('--bars <n>', 'closed bars per code', intAtLeast(1))
     .requiredOption('--out <dir>', 'dataset directory or s3://bucket/prefix')
     .addOption(
@@ -53,18 +58,20 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     .option(
       '--request-log',
       'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
-    );
+    )
+    .option('--wait-for-writer', WAIT_FOR_WRITER_HELP);
   addServiceOptions(cmd).action(async (flags: BackfillFlags) => {
+    const klineTypes = resolveKlineTypes(flags);
     const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
     const { checkKlineTypes } = await import('../internal/check-kline-types.js');
-    checkKlineTypes(codes, [flags.klineType], '--kline-type');
+    checkKlineTypes(codes, klineTypes, klineTypesFlag(flags));
     await checkOutDir(flags.out, ctx.io.cwd, '--out', ['kline']);
     const { runKlineSync } = await import('../internal/run-kline-sync.js');
     await runKlineSync(ctx, {
       service,
       codes,
-      klineTypes: [flags.klineType],
+      klineTypes,
       bars: flags.bars,
       out: flags.out,
       format: flags.format,
@@ -75,6 +82,7 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
       metricsPort: flags.metricsPort,
       retryBudgetS: flags.retryBudget,
       requestLog: flags.requestLog,
+      waitForWriter: flags.waitForWriter,
     });
   });
 }

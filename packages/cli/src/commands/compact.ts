@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import type { CommandContext } from '../command-context.js';
 import { parseDuration } from '../internal/duration.js';
 import { renderTable } from '../internal/render-table.js';
+import { snakeCaseJson } from '../internal/snake-case-json.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
 
@@ -90,7 +91,9 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
       const rows: Row[] = done.map(({ dataset, result: r }) => ({ dataset, ...r }));
       const vacuum = retentionMs === undefined ? undefined : await vacuumAll(dir, flags.dataset, retentionMs);
       if (flags.format === 'json')
-        ctx.out(`${toJson({ partitions: rows, ...(vacuum === undefined ? {} : { vacuum }) }, 2)}\n`);
+        ctx.out(
+          `${toJson(snakeCaseJson({ partitions: rows, ...(vacuum === undefined ? {} : { vacuum }) }), 2)}\n`,
+        );
       else {
         ctx.out(renderCompaction(rows));
         for (const v of vacuum ?? [])

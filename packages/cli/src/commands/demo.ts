@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { BarUpdate, KlineType } from '@quoteflow/core';
@@ -28,14 +29,22 @@ interface DemoFlags {
   bars: number;
 }
 
-interface SeriesSummary {
-  code: string;
-  klineType: KlineType;
+/** What this run saw of one series: its new closed bars, the newest one's close, the forming bar. */
+interface SeriesSeen {
   closed: number;
-  firstMs: number;
   lastMs: number;
   lastClose: number;
   forming: number | undefined;
+}
+
+/** One row of the summary: what the dataset holds of a series, and what this run added. */
+interface SummaryRow {
+  readonly code: string;
+  readonly klineType: KlineType;
+  readonly held: number;
+  readonly firstMs: number;
+  readonly lastMs: number;
+  readonly seen: SeriesSeen | undefined;
 }
 
 /** `quoteflow demo`: offline, an in-process simulator, a K-line sync into ./quoteflow-demo/, a summary. */
@@ -44,37 +53,43 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
     .command('demo')
     .summary('offline demo: sync a handful of products into ./quoteflow-demo/ and summarise')
     .description(
-      'Starts an in-process simulator (market clock sped up so bars close while you watch), syncs a handful of ' +
-        'products of every class for about 20 s into Parquet under ./quoteflow-demo/, then prints a summary table ' +
-        'and a DuckDB query to paste. Needs no network and no token.',
+      'Starts an in-process simulator (market clock sped up so bars close while you watch, catching up with the ' +
+        'real time as the run ends, so no bar is dated in the future), syncs a handful of products of every class ' +
+        'for about 20 s into Parquet under ./quoteflow-demo/, then prints what the dataset holds and what this run ' +
+        'added, and a DuckDB query to paste. Needs no network and no token.',
     )
     .option('--out <dir>', 'dataset directory', 'quoteflow-demo')
     .option('--duration <seconds>', 'how long to sync', intAtLeast(1), 20)
     .option(
       '--clock-speed <x>',
-      'market clock speed-up (30: a 1-minute bar closes every 2 s)',
+      'market clock speed-up (30: a 1-minute bar closes every 2 s) until it meets the real time',
       intAtLeast(1),
       30,
     )
     .option('--bars <n>', 'closed bars of history per series', intAtLeast(1), 60)
     .action(async (flags: DemoFlags) => {
       await checkOutDir(flags.out, ctx.io.cwd, '--out', ['kline']);
-      const [{ acceleratedClock, classifyCode }, { startSimulator }, { runKlineSync }] = await Promise.all([
-        import('@quoteflow/core'),
+      const [{ startSimulator }, { runKlineSync }, { catchUpClock }] = await Promise.all([
         import('@quoteflow/simulator'),
         import('../internal/run-kline-sync.js'),
+        import('../internal/catch-up-clock.js'),
       ]);
       const token = `demo-${randomBytes(12).toString('hex')}`;
       ctx.redactor.add(token);
       // One clock for the simulator and the pipeline: market time runs fast for both, so bars close
-      // while you watch and nothing compares two different times.
-      const clock = acceleratedClock({ speed: flags.clockSpeed });
+      // while you watch and nothing compares two different times. It starts as far back as the run
+      // covers at its speed and meets the real time as the run ends: the market window ends at the
+      // real now, so no bar is dated in the future and a run right after has the minutes since.
+      const clock = catchUpClock({
+        speed: flags.clockSpeed,
+        behindMs: flags.duration * 1000 * flags.clockSpeed,
+      });
       const sim = await startSimulator({ port: 0, tokens: { [token]: 'professional' }, clock, seed: 42 });
       ctx.logger.info(
         { url: sim.url, clockSpeed: flags.clockSpeed, durationS: flags.duration },
         'demo simulator started',
       );
-      const series = new Map<string, SeriesSummary>();
+      const seen = new Map<string, SeriesSeen>();
       try {
         const summary = await runKlineSync(ctx, {
           service: { baseUrl: sim.url, token, plan: 'professional', limits: {} },
@@ -87,71 +102,82 @@ export function registerDemoCommand(program: Command, ctx: CommandContext): void
           durationS: flags.duration,
           checkpointMs: 5_000 * flags.clockSpeed,
           clock,
-          onUpdate: (u: BarUpdate) => {
-            const key = `${u.code}:${u.klineType}`;
-            let s = series.get(key);
-            if (s === undefined) {
-              s = {
-                code: u.code,
-                klineType: u.klineType,
-                closed: 0,
-                firstMs: Infinity,
-                lastMs: -Infinity,
-                lastClose: NaN,
-                forming: undefined,
-              };
-              series.set(key, s);
-            }
-            if (u.final) {
-              s.closed++;
-              s.firstMs = Math.min(s.firstMs, u.tsMs);
-              if (u.tsMs >= s.lastMs) {
-                s.lastMs = u.tsMs;
-                s.lastClose = u.close;
-              }
-            } else {
-              s.forming = u.close;
-            }
-          },
+          onUpdate: (u: BarUpdate) => noteUpdate(seen, u),
         });
-        const refused = sim.log.refused().length;
         const dir = resolve(ctx.io.cwd, flags.out);
-        const rows = [...series.values()].sort(
-          (a, b) => a.code.localeCompare(b.code) || a.klineType - b.klineType,
-        );
-        const iso = (ms: number): string =>
-          Number.isFinite(ms) ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '-';
-        ctx.out(
-          `quoteflow demo: ${summary.closedBars} closed bars of ${summary.series} series in ${summary.files.length} Parquet files under ${dir}/kline/ ` +
-            `(${sim.log.length} requests, ${refused} refused, ${summary.liveCycles} live cycles)\n\n`,
-        );
-        ctx.out(
-          renderTable(rows, [
-            { header: 'code', value: (r) => r.code },
-            { header: 'class', value: (r) => classifyCode(r.code) },
-            { header: 'kline', value: (r) => String(r.klineType), align: 'right' },
-            { header: 'closed bars', value: (r) => String(r.closed), align: 'right' },
-            { header: 'first bar (UTC)', value: (r) => iso(r.firstMs) },
-            { header: 'last bar (UTC)', value: (r) => iso(r.lastMs) },
-            {
-              header: 'last close',
-              value: (r) => (Number.isNaN(r.lastClose) ? '-' : String(r.lastClose)),
-              align: 'right',
-            },
-            {
-              header: 'forming',
-              value: (r) => (r.forming === undefined ? '-' : String(r.forming)),
-              align: 'right',
-            },
-          ]),
-        );
-        ctx.out(
-          '\nQuery it with DuckDB (paste into a shell):\n\n' +
-            `  duckdb -c "SELECT code, kline_type, count(*) AS bars, min(ts) AS first, max(ts) AS last, round(arg_max(close, ts), 4) AS last_close ` +
-            `FROM read_parquet('${dir}/kline/kline_type=*/**/*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY ALL"\n`,
-        );
+        const requests = `${sim.log.length} requests, ${sim.log.refused().length} refused, ${summary.liveCycles} live cycles`;
+        ctx.out(await renderDemoSummary(dir, seen, summary.closedBars, requests));
       } finally {
         await sim.close();
       }
     });
+}
+
+/** Counts a bar update of this run: a closed bar (the newest one's close), or the forming one. */
+function noteUpdate(seen: Map<string, SeriesSeen>, u: BarUpdate): void {
+  const key = `${u.code}:${u.klineType}`;
+  let s = seen.get(key);
+  if (s === undefined)
+    seen.set(key, (s = { closed: 0, lastMs: -Infinity, lastClose: NaN, forming: undefined }));
+  if (!u.final) {
+    s.forming = u.close;
+    return;
+  }
+  s.closed++;
+  if (u.tsMs >= s.lastMs) {
+    s.lastMs = u.tsMs;
+    s.lastClose = u.close;
+  }
+}
+
+/**
+ * The demo's summary: per series what the dataset holds (bars, first and last, read from its files)
+ * and what this run added, so a run right after another one shows the dataset too, not dashes; then
+ * the DuckDB query.
+ */
+async function renderDemoSummary(
+  dir: string,
+  seen: ReadonlyMap<string, SeriesSeen>,
+  closedBars: number,
+  requests: string,
+): Promise<string> {
+  const [{ classifyCode }, { inspectDataset }] = await Promise.all([
+    import('@quoteflow/core'),
+    import('@quoteflow/pipelines'),
+  ]);
+  // A run stopped before its first commit has no dataset yet.
+  const { kline } = existsSync(dir)
+    ? await inspectDataset(dir)
+    : { kline: { files: 0, series: [] as const } };
+  const rows: SummaryRow[] = kline.series
+    .filter(
+      (s) => (DEMO_CODES as readonly string[]).includes(s.code) && DEMO_KLINE_TYPES.includes(s.klineType),
+    )
+    .map((s) => ({ ...s, held: s.rows, seen: seen.get(`${s.code}:${s.klineType}`) }));
+  const held = rows.reduce((n, r) => n + r.held, 0);
+  const iso = (ms: number): string =>
+    Number.isFinite(ms) ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '-';
+  const num = (v: number | undefined): string => (v === undefined || Number.isNaN(v) ? '-' : String(v));
+  const table = renderTable(rows, [
+    { header: 'code', value: (r) => r.code },
+    { header: 'class', value: (r) => classifyCode(r.code) },
+    { header: 'kline', value: (r) => String(r.klineType), align: 'right' },
+    { header: 'closed bars', value: (r) => String(r.held), align: 'right' },
+    { header: 'new', value: (r) => String(r.seen?.closed ?? 0), align: 'right' },
+    { header: 'first bar (UTC)', value: (r) => iso(r.firstMs) },
+    { header: 'last bar (UTC)', value: (r) => iso(r.lastMs) },
+    {
+      header: 'last close',
+      value: (r) => num(r.seen?.lastMs === r.lastMs ? r.seen.lastClose : undefined),
+      align: 'right',
+    },
+    { header: 'forming', value: (r) => num(r.seen?.forming), align: 'right' },
+  ]);
+  return (
+    `quoteflow demo: ${held} closed bars of ${rows.length} series in ${kline.files} Parquet files under ${dir}/kline/, ` +
+    `${closedBars} of them new (${requests})\n\n${table}` +
+    '\nQuery it with DuckDB (paste into a shell):\n\n' +
+    `  duckdb -c "SELECT code, kline_type, count(*) AS bars, min(ts) AS first, max(ts) AS last, round(arg_max(close, ts), 4) AS last_close ` +
+    `FROM read_parquet('${dir}/kline/kline_type=*/**/*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY ALL"\n`
+  );
 }

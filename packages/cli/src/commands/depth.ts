@@ -7,6 +7,8 @@ import { intAtLeast } from '../internal/parse-args.js';
 import { checkOutDir, datasetDir } from '../internal/check-out-dir.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
+import { commandStopper } from '../internal/command-stopper.js';
 import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
 import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
@@ -28,6 +30,7 @@ interface DepthFlags extends KafkaConnectionFlags {
   schemaRegistry?: string;
   duration?: number;
   metricsPort?: number;
+  waitForWriter?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -58,7 +61,8 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       '--metrics-port <port>',
       'serve Prometheus metrics, /health and /ready on 127.0.0.1:PORT',
       intAtLeast(0),
-    );
+    )
+    .option('--wait-for-writer', WAIT_FOR_WRITER_HELP);
   addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action((flags: DepthFlags) => runDepth(ctx, flags));
 }
@@ -87,14 +91,8 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
   const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics(metricsHost(ctx.io.env));
   const client = createClient(service, ctx.logger, metrics, undefined, undefined, metrics?.startOnAnswer);
   if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
-  const stopper = new AbortController();
-  const onStop = (): void => stopper.abort(ctx.signal.reason);
-  if (ctx.signal.aborted) onStop();
-  ctx.signal.addEventListener('abort', onStop, { once: true });
-  const timer =
-    flags.duration === undefined
-      ? undefined
-      : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
+  const stop = commandStopper(ctx, flags.duration);
+  const stopper = stop.controller;
   let ticks = 0;
   const flushing = ctx.stopWaits.duringStop(
     stopper.signal,
@@ -104,7 +102,10 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
     }),
   );
   const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
+  const { commandBudgetWatch } = await import('../internal/daily-budget-watch.js');
+  let budget: { stop(): void; rethrow(): void } | undefined;
   try {
+    budget = commandBudgetWatch(client, service, ctx.logger, stopper, (f, on) => metrics?.setFault(f, on));
     if (kafka !== undefined)
       await checkKafka(kafka, {
         timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
@@ -117,15 +118,14 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
       signal: stopper.signal,
       onTick: () => void ticks++,
       ...(flags.intervalMs === undefined ? {} : { intervalMs: flags.intervalMs }),
-      ...(flags.out === undefined
-        ? {}
-        : { files: { dir: datasetDir(ctx.io.cwd, flags.out), format: flags.format } }),
+      ...filesOf(ctx, flags),
       ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
       onWarning: (message, error) =>
         ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
     });
     ctx.logger.info({ codes: codes.length }, 'depth capture started');
     const summary = await capture.done;
+    budget.rethrow();
     ctx.logger.info(
       {
         polls: summary.polls,
@@ -136,11 +136,24 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
       'depth capture stopped: sinks flushed',
     );
   } finally {
+    budget?.stop();
     ticker.stop();
     flushing();
-    if (timer !== undefined) clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', onStop);
+    stop.dispose();
     await client.close();
     await metrics?.close();
   }
+}
+
+/** The capture's files sink: the depth table under `--out`, its codes claimed there first. */
+function filesOf(ctx: CommandContext, flags: DepthFlags) {
+  if (flags.out === undefined) return {};
+  return {
+    files: {
+      dir: datasetDir(ctx.io.cwd, flags.out),
+      format: flags.format,
+      ifOwned: flags.waitForWriter === true ? ('wait' as const) : ('fail' as const),
+      command: 'quoteflow depth',
+    },
+  };
 }

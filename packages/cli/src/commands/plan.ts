@@ -1,17 +1,23 @@
 import { Option, type Command } from 'commander';
-import type { KlineType, Plan } from '@quoteflow/core';
+import type { DailyBudget, Plan, PlanLimitOverrides } from '@quoteflow/core';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
-import { codeList, intAtLeast, klineTypeList } from '../internal/parse-args.js';
-import { PLAN_CHOICES, KLINE_TYPE_HELP } from '../internal/choices.js';
+import { codeList, intAtLeast } from '../internal/parse-args.js';
+import {
+  addKlineTypesOptions,
+  klineTypesFlag,
+  resolveKlineTypes,
+  type KlineTypesFlags,
+} from '../internal/kline-types-options.js';
+import { PLAN_CHOICES } from '../internal/choices.js';
+import { snakeCaseJson } from '../internal/snake-case-json.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
 import { limitOption } from '../internal/limit-option.js';
 
-interface PlanFlags {
+interface PlanFlags extends KlineTypesFlags {
   codes?: string[];
   codesFile?: string;
-  klineTypes: KlineType[];
   bars: number;
   depthCodes?: string[];
   depthIntervalMs?: number;
@@ -31,8 +37,7 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
         'plan that fits. The numbers come from the limit table the scheduler enforces.',
     );
   addCodesOptions(cmd, 'K-line product codes');
-  cmd
-    .requiredOption('--kline-types <list>', `kline types, comma-separated: ${KLINE_TYPE_HELP}`, klineTypeList)
+  addKlineTypesOptions(cmd)
     .requiredOption('--bars <n>', 'closed bars of history per series', intAtLeast(0))
     .option('--depth-codes <list>', 'codes polled through /depth-tick, comma-separated', codeList)
     .option('--depth-interval-ms <ms>', 'wanted depth poll interval', intAtLeast(1))
@@ -42,9 +47,10 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
     .addOption(limitOption())
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (flags: PlanFlags) => {
+      const klineTypes = resolveKlineTypes(flags);
       const codes = await resolveCodes(flags, ctx.io.cwd);
       const { checkKlineTypes } = await import('../internal/check-kline-types.js');
-      checkKlineTypes(codes, flags.klineTypes, '--kline-types');
+      checkKlineTypes(codes, klineTypes, klineTypesFlag(flags));
       const planText = flags.plan ?? ctx.io.env['QUOTEFLOW_PLAN'] ?? 'free';
       if (!(PLAN_CHOICES as readonly string[]).includes(planText)) {
         throw new UsageError(
@@ -56,7 +62,7 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
       const limits = resolveLimitOverrides(flags.limit, ctx.io.env, plan);
       const universe = {
         codes,
-        klineTypes: flags.klineTypes,
+        klineTypes,
         bars: flags.bars,
         ...(flags.depthCodes === undefined ? {} : { depthCodes: flags.depthCodes }),
         ...(flags.depthIntervalMs === undefined ? {} : { depthIntervalMs: flags.depthIntervalMs }),
@@ -70,10 +76,47 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
       const estimate = estimatePlan(plan, universe, limits);
       const all = PLANS.map((p) => (p === plan ? estimate : estimatePlan(p, universe)));
       const smallest = smallestFittingPlan(universe);
+      const today = await budgetToday(ctx.io.env, plan, limits);
       if (flags.format === 'json') {
-        ctx.out(`${toJson({ plan, estimate, smallestPlan: smallest ?? null, plans: all }, 2)}\n`);
+        // How the token's budget stands today (QUOTEFLOW_TOKEN set), else null.
+        const todayJson =
+          today === undefined
+            ? null
+            : {
+                used: today.used,
+                limit: today.limit,
+                spent: today.spent,
+                resetsAt: isoOrNull(today.resetsAtMs),
+              };
+        const doc = { plan, estimate, smallestPlan: smallest, plans: all, today: todayJson };
+        ctx.out(`${toJson(snakeCaseJson(doc), 2)}\n`);
         return;
       }
-      ctx.out(renderPlanReport(estimate, codes.length, flags.klineTypes.length, smallest, all, limits));
+      ctx.out(renderPlanReport(estimate, codes.length, klineTypes.length, smallest, all, limits));
+      if (today !== undefined) {
+        const { describeBudgetToday } = await import('../internal/daily-budget-watch.js');
+        ctx.out(`\ntoday: ${describeBudgetToday(today, Date.now())}\n`);
+      }
     });
 }
+
+/**
+ * With `QUOTEFLOW_TOKEN` set, how the token's daily budget stands on this machine (the state
+ * directory's count, no request); `undefined` without a token.
+ */
+async function budgetToday(
+  env: Readonly<Record<string, string | undefined>>,
+  plan: Plan,
+  overrides: PlanLimitOverrides,
+): Promise<DailyBudget | undefined> {
+  const token = env['QUOTEFLOW_TOKEN']?.trim();
+  if (token === undefined || token === '') return undefined;
+  const [{ planLimits }, { tokenBudgetToday }] = await Promise.all([
+    import('@quoteflow/core'),
+    import('../internal/daily-budget-watch.js'),
+  ]);
+  return tokenBudgetToday(token, planLimits(plan, overrides), env);
+}
+
+const isoOrNull = (ms: number | undefined): string | null =>
+  ms === undefined ? null : new Date(ms).toISOString();

@@ -11,6 +11,7 @@ import {
 import { intAtLeast } from '../internal/parse-args.js';
 import { toJson } from '../internal/to-json.js';
 import { UsageError } from '../internal/usage-error.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
 
 interface RunFlags {
   baseUrl?: string;
@@ -20,6 +21,9 @@ interface RunFlags {
   schema?: boolean;
   requestLog?: boolean;
   metricsPort?: number;
+  waitForWriter?: boolean;
+  exitWhenBudgetSpent?: boolean;
+  limit?: string[];
 }
 
 /** The pipeline file `run --help` shows. */
@@ -69,6 +73,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       "serve Prometheus metrics on 127.0.0.1:PORT (over the file's metricsPort; 0: any free port)",
       intAtLeast(0),
     )
+    .option('--wait-for-writer', `${WAIT_FOR_WRITER_HELP}; for every files sink (as files.waitForWriter)`)
     .option(
       '--dry-run',
       'check the file, its ${ENV} references, the service options and every output directory, print what would run, and exit (no request, no file)',
@@ -94,7 +99,11 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
       return;
     }
     const { runPipelineFile } = await import('../internal/run-pipeline-file.js');
-    await runPipelineFile(ctx, spec, service, flags.requestLog === true, flags.metricsPort);
+    await runPipelineFile(ctx, spec, service, {
+      requestLog: flags.requestLog === true,
+      metricsPort: flags.metricsPort,
+      waitForWriter: flags.waitForWriter === true,
+    });
   });
 }
 
@@ -117,6 +126,8 @@ async function pipelineService(
       ...(baseUrl === undefined ? {} : { baseUrl }),
       ...(token === undefined ? {} : { token }),
       ...(plan === undefined ? {} : { plan }),
+      ...(flags.exitWhenBudgetSpent === undefined ? {} : { exitWhenBudgetSpent: flags.exitWhenBudgetSpent }),
+      ...(flags.limit === undefined ? {} : { limit: flags.limit }),
     },
     ctx.io.env,
   );

@@ -4,6 +4,7 @@ import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { renderTable } from '../internal/render-table.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
+import { snakeCaseJson } from '../internal/snake-case-json.js';
 import { toJson } from '../internal/to-json.js';
 
 interface StaticInfoFlags {
@@ -29,14 +30,15 @@ export function registerStaticInfoCommand(program: Command, ctx: CommandContext)
     .action(async (flags: StaticInfoFlags) => {
       const service = await resolveServiceOptions(flags, ctx.io.env);
       const codes = await resolveCodes(flags, ctx.io.cwd);
-      const { createClient } = await import('../internal/create-client.js');
-      const client = createClient(service, ctx.logger);
+      const { openClient } = await import('../internal/create-client.js');
+      const client = await openClient(service, ctx.logger);
       try {
         const infos = await client.staticInfo(codes, { signal: ctx.signal });
+        // The provider's own snake_case names (`name_en`, `lot_size`), as every JSON of quoteflow.
         if (flags.format === 'json')
           ctx.out(
             `${toJson(
-              infos.map(({ type: _type, ...rest }) => rest),
+              infos.map(({ type: _type, ...rest }) => snakeCaseJson(rest)),
               2,
             )}\n`,
           );

@@ -1,7 +1,10 @@
 import type { Exchange } from '@quoteflow/core';
 import { suspensionWatch } from '@quoteflow/pipelines';
+import { suspensionMessageValue } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { createClient } from '../internal/create-client.js';
+import { commandBudgetWatch } from '../internal/daily-budget-watch.js';
+import { commandStopper } from '../internal/command-stopper.js';
 import { suspensionSlotNotice } from '../internal/slot-notice.js';
 import { CliMetrics, metricsHost, serveMetrics } from '../internal/cli-metrics.js';
 import { checkOutDir, datasetDir } from '../internal/check-out-dir.js';
@@ -13,7 +16,7 @@ import { resolveKafkaConnection, type KafkaConnectionFlags } from '../internal/k
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
 import { StreamingTable } from '../internal/streaming-table.js';
-import { suspensionColumns, suspensionJson } from './suspensions.js';
+import { suspensionColumns } from './suspensions.js';
 
 /** `quoteflow suspensions --watch`: new and changed records to stdout, files and/or Kafka. */
 export async function watchSuspensions(
@@ -27,6 +30,7 @@ export async function watchSuspensions(
     schemaRegistry?: string;
     duration?: number;
     metricsPort?: number;
+    waitForWriter?: boolean;
   },
 ): Promise<void> {
   const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
@@ -40,14 +44,8 @@ export async function watchSuspensions(
     metrics?.startOnAnswer(r);
   });
   if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
-  const stopper = new AbortController();
-  const onStop = (): void => stopper.abort(ctx.signal.reason);
-  if (ctx.signal.aborted) onStop();
-  ctx.signal.addEventListener('abort', onStop, { once: true });
-  const timer =
-    flags.duration === undefined
-      ? undefined
-      : setTimeout(() => stopper.abort(new Error('duration reached')), flags.duration * 1000);
+  const stop = commandStopper(ctx, flags.duration);
+  const stopper = stop.controller;
   const flushing = ctx.stopWaits.duringStop(
     stopper.signal,
     describeSinks({
@@ -56,7 +54,9 @@ export async function watchSuspensions(
     }),
   );
   const table = new StreamingTable(suspensionColumns());
+  let budget: { stop(): void; rethrow(): void } | undefined;
   try {
+    budget = commandBudgetWatch(client, service, ctx.logger, stopper, (f, on) => metrics?.setFault(f, on));
     if (kafka !== undefined)
       await checkKafka(kafka, {
         timeoutMs: sinkConnectTimeoutMs(flags.duration, ctx.io.env),
@@ -67,7 +67,7 @@ export async function watchSuspensions(
       client,
       exchanges: [flags.exchange],
       signal: stopper.signal,
-      ...(flags.out === undefined ? {} : { files: { dir: datasetDir(ctx.io.cwd, flags.out) } }),
+      ...(flags.out === undefined ? {} : { files: filesOf(ctx, flags.out, flags.waitForWriter) }),
       ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
       onChange: (c) => {
         if (c.change === 'removed') {
@@ -76,22 +76,32 @@ export async function watchSuspensions(
         }
         // A stream: one record per line (json and ndjson alike), a table row for people.
         if (flags.format === 'table') ctx.out(table.row(c.record));
-        else ctx.out(`${toJson({ change: c.change, ...suspensionJson(c.record) })}\n`);
+        else ctx.out(`${toJson({ change: c.change, ...suspensionMessageValue(c.record) })}\n`);
       },
       onWarning: (message, error) =>
         ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
     });
     const summary = await watch.done;
+    budget.rethrow();
     ctx.logger.info(
       { polls: summary.polls, changes: summary.changes, files: summary.files.length },
       'watch stopped',
     );
   } finally {
+    budget?.stop();
     notice.stop();
     await metrics?.close();
     flushing();
-    if (timer !== undefined) clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', onStop);
+    stop.dispose();
     await client.close();
   }
+}
+
+/** The watch's files sink: the suspension table under `--out`, its exchange claimed there first. */
+function filesOf(ctx: CommandContext, out: string, waitForWriter: boolean | undefined) {
+  return {
+    dir: datasetDir(ctx.io.cwd, out),
+    ifOwned: waitForWriter === true ? ('wait' as const) : ('fail' as const),
+    command: 'quoteflow suspensions --watch',
+  };
 }

@@ -9,6 +9,7 @@ import { toJson } from '../internal/to-json.js';
 import { SCHEMA_REGISTRY_HELP } from '../internal/schema-registry-option.js';
 import { addKafkaConnectionOptions, type KafkaConnectionFlags } from '../internal/kafka-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
 
 interface SuspensionsFlags extends KafkaConnectionFlags {
   exchange: Exchange;
@@ -20,17 +21,10 @@ interface SuspensionsFlags extends KafkaConnectionFlags {
   schemaRegistry?: string;
   duration?: number;
   metricsPort?: number;
+  waitForWriter?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
-}
-
-/** A suspension record for people and programs: domain fields, instants as ISO-8601 UTC. */
-export function suspensionJson(r: SuspensionRecord): Record<string, unknown> {
-  const iso = (ms: number | undefined): string | null =>
-    ms === undefined ? null : new Date(ms).toISOString();
-  const { type: _type, haltAtMs, resumeAtMs, publishAtMs, ...rest } = r;
-  return { ...rest, haltAt: iso(haltAtMs), resumeAt: iso(resumeAtMs), publishAt: iso(publishAtMs) };
 }
 
 /** `quoteflow suspensions`: one query printed, or `--watch` for new and changed records. */
@@ -62,7 +56,8 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       '--metrics-port <port>',
       'with --watch: serve Prometheus metrics, /health and /ready on 127.0.0.1:PORT',
       intAtLeast(0),
-    );
+    )
+    .option('--wait-for-writer', `with --watch --out, ${WAIT_FOR_WRITER_HELP}`);
   addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SuspensionsFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
@@ -75,6 +70,7 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
         ['kafkaProperty', '-X/--kafka-property'],
         ['duration', '--duration'],
         ['metricsPort', '--metrics-port'],
+        ['waitForWriter', '--wait-for-writer'],
       ] as const) {
         if (flags[key] !== undefined) throw new UsageError(`${flag} needs --watch`);
       }
@@ -84,15 +80,20 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       await watchSuspensions(ctx, service, flags);
       return;
     }
-    const [{ createClient }, { suspensionSlotNotice }] = await Promise.all([
+    const [{ openClient }, { suspensionSlotNotice }] = await Promise.all([
       import('../internal/create-client.js'),
       import('../internal/slot-notice.js'),
     ]);
+    // JSON records are the suspension dataset's and Kafka value's: snake_case, as every JSON of quoteflow.
+    const { suspensionMessageValue } = await import('@quoteflow/sinks');
     const notice = suspensionSlotNotice(ctx.logger);
-    const client = createClient(service, ctx.logger, undefined, undefined, undefined, notice.onRequest);
+    const client = await openClient(service, ctx.logger, notice.onRequest).catch((err: unknown) => {
+      notice.stop();
+      throw err;
+    });
     try {
       const records = await client.suspensions(flags.exchange, { signal: ctx.signal });
-      printSuspensions(ctx, records, flags.format);
+      printSuspensions(ctx, records, flags.format, suspensionMessageValue);
     } finally {
       notice.stop();
       await client.close();
@@ -100,16 +101,20 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
   });
 }
 
-/** Prints records in the chosen format (json: one document; ndjson: a line each; table: for people). */
-export function printSuspensions(
+/**
+ * Prints records in the chosen format (json: one document; ndjson: a line each; table: for people),
+ * a JSON record as `json` makes it.
+ */
+function printSuspensions(
   ctx: CommandContext,
   records: readonly SuspensionRecord[],
   format: SuspensionsFlags['format'],
+  json: (r: SuspensionRecord) => unknown,
 ): void {
   if (format === 'json') {
-    ctx.out(`${toJson(records.map(suspensionJson), 2)}\n`);
+    ctx.out(`${toJson(records.map(json), 2)}\n`);
   } else if (format === 'ndjson') {
-    ctx.out(records.map((r) => `${toJson(suspensionJson(r))}\n`).join(''));
+    ctx.out(records.map((r) => `${toJson(json(r))}\n`).join(''));
   } else {
     ctx.out(renderSuspensionTable(records));
   }

@@ -1,14 +1,20 @@
 import { Option, type Command } from 'commander';
-import type { KlineType } from '@quoteflow/core';
 import { KAFKA_DELIVERIES, type DatasetFormat, type KafkaDelivery } from '@quoteflow/sinks';
-import { DATASET_FORMAT_CHOICES, KLINE_TYPE_HELP } from '../internal/choices.js';
+import { DATASET_FORMAT_CHOICES } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
-import { intAtLeast, klineTypeList } from '../internal/parse-args.js';
+import { intAtLeast } from '../internal/parse-args.js';
+import {
+  addKlineTypesOptions,
+  klineTypesFlag,
+  resolveKlineTypes,
+  type KlineTypesFlags,
+} from '../internal/kline-types-options.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
 import { addUpkeepOptions, resolveUpkeep, type UpkeepFlags } from '../internal/upkeep-options.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
+import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
 import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-registry-option.js';
 import {
   addKafkaConnectionOptions,
@@ -16,10 +22,9 @@ import {
   type KafkaConnectionFlags,
 } from '../internal/kafka-options.js';
 
-interface SyncFlags extends KafkaConnectionFlags, UpkeepFlags {
+interface SyncFlags extends KafkaConnectionFlags, KlineTypesFlags, UpkeepFlags {
   codes?: string[];
   codesFile?: string;
-  klineTypes: KlineType[];
   bars: number;
   out: string;
   format: DatasetFormat;
@@ -34,6 +39,7 @@ interface SyncFlags extends KafkaConnectionFlags, UpkeepFlags {
   metricsPort?: number;
   requestLog?: boolean;
   checkpointMs?: number;
+  waitForWriter?: boolean;
   baseUrl?: string;
   token?: string;
   plan?: string;
@@ -55,8 +61,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
         'restart backfills the gap first: no gap, no duplicate.',
     );
   addCodesOptions(cmd);
-  cmd
-    .requiredOption('--kline-types <list>', `kline types, comma-separated: ${KLINE_TYPE_HELP}`, klineTypeList)
+  addKlineTypesOptions(cmd)
     .requiredOption('--bars <n>', 'closed bars of history per series on the first run', intAtLeast(0))
     .requiredOption('--out <dir>', 'dataset directory or s3://bucket/prefix')
     .addOption(
@@ -73,6 +78,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       '--request-log',
       'log every request into OUT/_requests/ (quoteflow report draws the quota from it)',
     )
+    .option('--wait-for-writer', WAIT_FOR_WRITER_HELP)
     .addOption(
       new Option('--checkpoint-ms <ms>', 'flush files and write state this often')
         .argParser(intAtLeast(100))
@@ -82,10 +88,11 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
   addKafkaDeliveryOptions(cmd);
   addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SyncFlags) => {
+    const klineTypes = resolveKlineTypes(flags);
     const service = await resolveServiceOptions(flags, ctx.io.env);
     const codes = await resolveCodes(flags, ctx.io.cwd);
     const { checkKlineTypes } = await import('../internal/check-kline-types.js');
-    checkKlineTypes(codes, flags.klineTypes, '--kline-types');
+    checkKlineTypes(codes, klineTypes, klineTypesFlag(flags));
     const upkeep = resolveUpkeep(flags);
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
@@ -96,7 +103,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     await runKlineSync(ctx, {
       service,
       codes,
-      klineTypes: flags.klineTypes,
+      klineTypes,
       bars: flags.bars,
       out: flags.out,
       format: flags.format,
@@ -109,6 +116,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       checkpointMs: flags.checkpointMs,
       redis: flags.redis,
       upkeep,
+      waitForWriter: flags.waitForWriter,
     });
   });
 }

@@ -33,12 +33,12 @@ export function registerYesterdayCloseCommand(program: Command, ctx: CommandCont
     .action(async (flags: YesterdayCloseFlags) => {
       const service = await resolveServiceOptions(flags, ctx.io.env);
       const codes = await resolveCodes(flags, ctx.io.cwd);
-      const [{ yesterdayCloses }, { createClient }, { CalendarDisagreements }] = await Promise.all([
+      const [{ yesterdayCloses }, { openClient }, { CalendarDisagreements }] = await Promise.all([
         import('@quoteflow/operators'),
         import('../internal/create-client.js'),
         import('@quoteflow/pipelines'),
       ]);
-      const client = createClient(service, ctx.logger);
+      const client = await openClient(service, ctx.logger);
       try {
         const groups = await client.batchKline(
           codes.map((code) => ({ code, klineType: 8 as const, count: 2 as const })),

@@ -24,11 +24,14 @@ import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
 import { CliMetrics, metricsHost, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
+import { DailyBudgetSpentError } from './daily-budget-spent-error.js';
+import { watchDailyBudget } from './daily-budget-watch.js';
 import { klineTransactionalId, resolveKafkaDelivery } from './kafka-delivery.js';
 import { ClusterEventLog } from './cluster-event-log.js';
 import { RequestLog } from './request-log.js';
 import type { ServiceOptions } from './service-options.js';
 import { sinkConnectTimeoutMs } from './sink-connect-timeout.js';
+import { checkTablesToWrite, ifOwnedOf, type TableToWrite } from './table-writers.js';
 
 /** What a long-running command runs with: the service, its bounds and the parts it may add. */
 export interface CommandRunSpec {
@@ -103,6 +106,10 @@ export interface KlineStep {
   readonly checkpointMs?: number | undefined;
   /** The dataset's table upkeep: `false` off, `undefined` the defaults. */
   readonly upkeep?: false | TableUpkeepOptions | undefined;
+  /** `--wait-for-writer` / `files.waitForWriter`: wait for another live writer of its series. */
+  readonly waitForWriter?: boolean | undefined;
+  /** What runs it (`quoteflow sync`), shown to another writer that meets its claims. */
+  readonly command?: string | undefined;
 }
 
 /**
@@ -120,6 +127,7 @@ export class CommandRun {
   readonly #cleanups: (() => void)[] = [];
   readonly #requestListeners: ((record: RequestRecord) => void)[] = [];
   #stoppedByDuration = false;
+  readonly #budget: { stop(): void };
 
   private constructor(
     private readonly ctx: CommandContext,
@@ -145,6 +153,19 @@ export class CommandRun {
       spec.retryBudgetS === undefined ? undefined : { budgetMs: spec.retryBudgetS * 1_000 },
     );
     this.#watchStop();
+    this.#budget = watchDailyBudget(this.client.scheduler, {
+      logger: ctx.logger,
+      exitWhenSpent: spec.service.exitWhenBudgetSpent === true,
+      // Stops every pipeline (they commit what they read); `all` then throws it (exit 75).
+      onExit: (err) => this.#stopper.abort(err),
+      setFault: (fault, active) => this.metrics?.setFault(fault, active),
+      now: () => this.client.clock.now(),
+    });
+  }
+
+  /** `--exit-when-budget-spent` ended the command: the error it ends with. */
+  #throwIfBudgetSpent(): void {
+    if (this.#stopper.signal.reason instanceof DailyBudgetSpentError) throw this.#stopper.signal.reason;
   }
 
   /** Every event of the cluster worker (none without `--redis`) goes to `listener` from now on. */
@@ -210,11 +231,13 @@ export class CommandRun {
 
   /**
    * Before any request or file: state files are of a format this release continues (else exit 2),
-   * each Kafka cluster and Redis answer (within 30 s or `--duration`), and the service knows every
-   * code (without a cluster: a worker joins first, since the shared `/batch-kline` interval is
-   * taken in turns only once it runs).
+   * no other live writer owns a series of a table this command will write (without a cluster,
+   * whose workers take over; `QF_OWNED`, or a wait), each Kafka cluster and Redis answer (within
+   * 30 s or `--duration`), and the service knows every code (without a cluster: a worker joins
+   * first, since the shared `/batch-kline` interval is taken in turns only once it runs).
    */
   async preflight(checks: {
+    readonly tables?: readonly TableToWrite[];
     readonly kafka?: readonly {
       readonly kafka: CliKafkaOptions;
       readonly flag: string;
@@ -229,10 +252,18 @@ export class CommandRun {
       readonly statePath?: string | undefined;
     }[];
   }): Promise<void> {
+    this.#throwIfBudgetSpent();
     // With a cluster the dataset is the state, and state files are not read (klineSyncOptions).
     for (const k of this.worker === undefined ? (checks.klines ?? []) : [])
       if (k.statePath !== undefined) await SyncState.load(resolve(this.ctx.io.cwd, k.statePath));
     const timeoutMs = sinkConnectTimeoutMs(this.spec.durationS, this.ctx.io.env);
+    if (this.worker === undefined)
+      try {
+        await checkTablesToWrite(checks.tables ?? [], this.ctx.logger, this.signal);
+      } catch (err) {
+        // Stopped while waiting for another writer: a stop like any other, as below.
+        if (!this.signal.aborted) throw err;
+      }
     for (const { kafka, flag, topics, watermarks } of checks.kafka ?? [])
       await checkKafka(kafka, {
         timeoutMs,
@@ -313,8 +344,11 @@ export class CommandRun {
               dir: datasetDir(this.ctx.io.cwd, step.out),
               ...(step.format === undefined ? {} : { format: step.format }),
               ...(step.upkeep === undefined ? {} : { upkeep: step.upkeep }),
-              // A cluster worker commits files only while it holds its lease.
+              // A cluster worker commits files only while it holds its lease, and takes over in
+              // the table the series its cluster gave it.
               ...(lease === undefined ? {} : { fence: lease.valid }),
+              ifOwned: ifOwnedOf(step.waitForWriter, lease !== undefined),
+              ...(step.command === undefined ? {} : { command: step.command }),
             },
           }),
       ...klineKafkaOptions(step, lease, this.ctx.io.env),
@@ -343,11 +377,13 @@ export class CommandRun {
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
+    this.#throwIfBudgetSpent();
     return results.map((r) => (r as PromiseFulfilledResult<S>).value);
   }
 
   /** Stops what still runs, then closes the client, the request log, the worker and the metrics. */
   async close(handles: readonly PipelineHandle<unknown>[] = []): Promise<void> {
+    this.#budget.stop();
     for (const cleanup of this.#cleanups.splice(0)) cleanup();
     await Promise.allSettled(handles.map((h) => h.stop()));
     await this.client.close();

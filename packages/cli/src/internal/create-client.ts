@@ -58,3 +58,24 @@ export function createClient(
     ...(listeners.length === 0 ? {} : { onRequest: (r: RequestRecord) => listeners.forEach((l) => l(r)) }),
   });
 }
+
+/**
+ * A client for a command of a few requests (`static-info`, `yesterday-close`, one `suspensions`
+ * query), its token's daily budget looked at first: spent, it says so and the requests wait for
+ * the reset, or with `--exit-when-budget-spent` the command ends before any request (exit 75).
+ */
+export async function openClient(
+  service: ServiceOptions,
+  logger: Logger,
+  onRequest?: (record: RequestRecord) => void,
+): Promise<QuoteflowClient> {
+  const client = createClient(service, logger, undefined, undefined, undefined, onRequest);
+  const { commandBudgetWatch } = await import('./daily-budget-watch.js');
+  try {
+    commandBudgetWatch(client, service, logger);
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
+  return client;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decimalsOf, roundLikeInputs } from './decimals.js';
+import { DecimalsSeen, decimalsOf, roundLikeInputs } from './decimals.js';
 
 describe('decimalsOf', () => {
   it('counts the digits after the point of the shortest form, exponents included', () => {
@@ -13,5 +13,21 @@ describe('roundLikeInputs', () => {
     expect(roundLikeInputs(153.45 - 147.25, 153.45, 147.25)).toBe(6.2);
     expect(roundLikeInputs(1.08951 - 1.0887, 1.08951, 1.0887)).toBe(0.00081);
     expect(roundLikeInputs(101 - 99, 101, 99)).toBe(2);
+  });
+});
+
+describe('DecimalsSeen', () => {
+  it('rounds a sum to the most decimals seen under its key, each key on its own', () => {
+    const seen = new DecimalsSeen();
+    const volumes = [10.1, 20.2, 30.3];
+    for (const v of volumes) seen.see('BTCUSDT|volume', v);
+    seen.see('BTCUSDT|turnover', 12.5);
+    seen.see('BTCUSDT|turnover', null);
+    const sum = volumes.reduce((s, v) => s + v, 0);
+    expect(sum).toBe(60.599999999999994);
+    expect(seen.round('BTCUSDT|volume', sum)).toBe(60.6);
+    expect(seen.round('BTCUSDT|turnover', 12.5 + 0.25)).toBe(12.8); // 1 decimal seen there
+    expect(seen.round('ETHUSDT|volume', 2.4)).toBe(2); // nothing seen: whole numbers
+    expect(seen.round('BTCUSDT|volume', null)).toBeNull();
   });
 });

@@ -11,6 +11,30 @@ export function decimalsOf(value: number): number {
  * decimals is quoted to two decimals, not `6.199999999999989` (binary floating-point noise).
  */
 export function roundLikeInputs(value: number, ...inputs: readonly number[]): number {
-  const digits = Math.min(15, Math.max(0, ...inputs.map(decimalsOf)));
-  return Number(value.toFixed(digits));
+  return roundToDecimals(value, Math.max(0, ...inputs.map(decimalsOf)));
+}
+
+/** `value` rounded to `digits` decimals (15 at most: what a double carries). */
+export function roundToDecimals(value: number, digits: number): number {
+  return Number(value.toFixed(Math.min(15, digits)));
+}
+
+/**
+ * The most decimals seen so far per key, for a value summed from them: a sum of volumes quoted
+ * to five decimals is quoted to five, not `218.69825999999998`.
+ */
+export class DecimalsSeen {
+  readonly #most = new Map<string, number>();
+
+  /** Counts `value`'s decimals under `key` (`null`: nothing to count). */
+  see(key: string, value: number | null): void {
+    if (value === null) return;
+    const digits = decimalsOf(value);
+    if (digits > (this.#most.get(key) ?? 0)) this.#most.set(key, digits);
+  }
+
+  /** `value` rounded to the most decimals seen under `key` (`null` stays `null`). */
+  round(key: string, value: number | null): number | null {
+    return value === null ? null : roundToDecimals(value, this.#most.get(key) ?? 0);
+  }
 }

@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { UsageError } from './usage-error.js';
+import { DailyBudgetSpentError } from './daily-budget-spent-error.js';
 
 /** Error codes of @quoteflow/core that mean "the service refused" (exit 3), not "something broke" (exit 1). */
 const REFUSAL_CODES = new Set([
@@ -31,11 +32,12 @@ function* chain(err: unknown): Generator<unknown> {
   }
 }
 
-/** The exit code an error ends the CLI with (contract.md: 2 usage/config, 3 refusal, 1 anything else). */
+/** The exit code an error ends the CLI with (contract.md: 2 usage/config, 3 refusal, 75 daily budget spent, 1 anything else). */
 export function exitCodeFor(err: unknown): ExitCode {
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   for (const e of chain(err)) {
     if (e instanceof UsageError) return EXIT.usage;
+    if (e instanceof DailyBudgetSpentError) return EXIT.budgetSpent;
     if (e instanceof Error && 'code' in e && typeof e.code === 'string' && REFUSAL_CODES.has(e.code))
       return EXIT.refused;
     if (e instanceof Error && 'code' in e && typeof e.code === 'string' && CONFIG_CODES.has(e.code))

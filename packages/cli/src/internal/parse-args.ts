@@ -30,14 +30,6 @@ export function klineTypeList(value: string): KlineType[] {
   return out;
 }
 
-/** Commander argument parser for one kline type (1–10). */
-export function klineType(value: string): KlineType {
-  const n = Number(value.trim());
-  if (!isKlineType(n))
-    throw new InvalidArgumentError(`expected a kline type from 1 to 10, got ${JSON.stringify(value)}`);
-  return n;
-}
-
 /** Commander argument parser for a comma-separated list of product codes (trimmed, duplicates dropped). */
 export function codeList(value: string): string[] {
   const codes = [...new Set(value.split(',').map((c) => c.trim()))];

@@ -30,6 +30,11 @@ const klineType = z
 const FilesSinkSchema = z.strictObject({
   out: z.string().min(1),
   format: z.enum(['parquet', 'arrow', 'ndjson']).default('parquet'),
+  /**
+   * When another live writer owns some of this pipeline's series in the table: wait until it
+   * stops or its lease runs out (`--wait-for-writer`), instead of failing (exit 1) before any request.
+   */
+  waitForWriter: z.boolean().default(false),
 });
 /**
  * A kline pipeline's files keep their table healthy while it runs (as `sync`): `upkeep: false`

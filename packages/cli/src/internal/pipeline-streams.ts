@@ -1,8 +1,9 @@
-import { BehaviorSubject, Observable, Subject, filter, map, type Subscription } from 'rxjs';
+import { BehaviorSubject, Observable, Subject, filter, map, tap, type Subscription } from 'rxjs';
 import type { Bar, BarUpdate, KlineType } from '@quoteflow/core';
 import { resampleBars, yesterdayClose, type ResampledBar, type YesterdayClose } from '@quoteflow/operators';
 import { klineMessageValue } from '@quoteflow/sinks';
 import { resampledTypes, type KlinePipelineStep, type PipelineOperator } from './pipeline-file.js';
+import { DecimalsSeen } from './decimals.js';
 import { toJson } from './to-json.js';
 import { yesterdayCloseJson } from './yesterday-close-json.js';
 
@@ -67,11 +68,23 @@ function operatorOutput(
   if ('resample' in op) {
     const { to, emit } = op.resample;
     const takes = new Set(resampledTypes(klineTypes, to));
+    // Sums of the sources' volumes and turnovers keep the sources' decimals, not float noise.
+    const decimals = new DecimalsSeen();
     return updates$.pipe(
       filter((u) => takes.has(u.klineType)),
+      tap((u) => {
+        decimals.see(`${u.code}|volume`, u.volume);
+        decimals.see(`${u.code}|turnover`, u.turnover);
+      }),
       resampleBars({ to, emit }),
       filter((b) => !op.sinks.stdout.finalOnly || b.final),
-      map(resampledJson),
+      map((b) =>
+        resampledJson({
+          ...b,
+          volume: decimals.round(`${b.code}|volume`, b.volume),
+          turnover: decimals.round(`${b.code}|turnover`, b.turnover),
+        }),
+      ),
     );
   }
   return updates$.pipe(

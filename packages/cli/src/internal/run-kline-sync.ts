@@ -1,4 +1,6 @@
 import { UsageError } from './usage-error.js';
+import { datasetDir } from './check-out-dir.js';
+import { ifOwnedOf, klineSeriesOf } from './table-writers.js';
 import { resolve } from 'node:path';
 import { limitOverridesOf, sustainedRate, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
 import { syncGroupName } from '@quoteflow/cluster';
@@ -44,6 +46,8 @@ export interface KlineRun {
   readonly onUpdate?: ((update: BarUpdate) => void) | undefined;
   /** The clock of the client and the pipeline (the demo's accelerated one). @defaultValue the system clock */
   readonly clock?: Clock | undefined;
+  /** `--wait-for-writer`: wait for another live writer of the series instead of failing. */
+  readonly waitForWriter?: boolean | undefined;
 }
 
 /** Runs the K-line sync pipeline with progress, metrics, `--duration` and SIGINT/SIGTERM handling. */
@@ -66,8 +70,22 @@ export async function runKlineSync(ctx: CommandContext, run: KlineRun): Promise<
   const handles: PipelineHandle<unknown>[] = [];
   const shortfalls = new Shortfalls(ctx.logger);
   try {
-    await command.preflight({ kafka: kafkaChecks(run.kafka), klines: [run] });
-    const step = await command.kafkaDelivery(run, '--kafka');
+    await command.preflight({
+      tables: [
+        {
+          dir: datasetDir(ctx.io.cwd, run.out),
+          dataset: 'kline',
+          series: klineSeriesOf(run.codes, run.klineTypes),
+          ifOwned: ifOwnedOf(run.waitForWriter, false),
+        },
+      ],
+      kafka: kafkaChecks(run.kafka),
+      klines: [run],
+    });
+    const step = await command.kafkaDelivery(
+      { ...run, command: run.live ? 'quoteflow sync' : 'quoteflow backfill' },
+      '--kafka',
+    );
     const handle = command.shareKlines(step, (codes, lease) =>
       klineSync({
         ...command.klineSyncOptions(step, codes, lease),

@@ -10,7 +10,12 @@ import {
   type KlineSyncEvent,
   type PipelineHandle,
 } from '@quoteflow/pipelines';
-import { depthMessageValue, suspensionMessageValue, type TableUpkeepOptions } from '@quoteflow/sinks';
+import {
+  depthMessageValue,
+  suspensionMessageValue,
+  type IfOwned,
+  type TableUpkeepOptions,
+} from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { cliKafkaSinkOptions } from './check-kafka.js';
 import { pipelineKafkaOptions, type CliKafkaOptions } from './kafka-options.js';
@@ -25,6 +30,7 @@ import { describeSinks } from './stop-waits.js';
 import { toJson } from './to-json.js';
 import { UpkeepLog } from './upkeep-log.js';
 import { UsageError } from './usage-error.js';
+import { ifOwnedOf, klineSeriesOf, type TableToWrite } from './table-writers.js';
 
 type DepthStep = Extract<PipelineStep, { source: { depth: unknown } }>;
 type SuspensionStep = Extract<PipelineStep, { source: { suspensions: unknown } }>;
@@ -37,37 +43,28 @@ export async function runPipelineFile(
   ctx: CommandContext,
   spec: PipelineFile,
   service: ServiceOptions,
-  requestLog: boolean,
-  /** `--metrics-port`, over the file's `metricsPort`. */
-  metricsPort?: number,
+  flags: {
+    readonly requestLog: boolean;
+    /** `--metrics-port`, over the file's `metricsPort`. */
+    readonly metricsPort?: number | undefined;
+    /** `--wait-for-writer`: every files sink waits for another live writer (as `files.waitForWriter`). */
+    readonly waitForWriter: boolean;
+  },
 ): Promise<void> {
   const statusEveryMs = statusIntervalMs(ctx.io.env);
   await resolveKafkaBlocks(ctx, spec);
-  const command = await CommandRun.start(ctx, commandSpec(ctx, spec, service, requestLog, metricsPort));
+  const command = await CommandRun.start(
+    ctx,
+    commandSpec(ctx, spec, service, flags.requestLog, flags.metricsPort),
+  );
+  const waitFor = (s: PipelineStep): boolean => flags.waitForWriter || s.sinks?.files?.waitForWriter === true;
   const handles: PipelineHandle<unknown>[] = [];
   const streams: KlineStreams[] = [];
   let running = 0;
   let operatorFailure: { error: unknown } | undefined;
   const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ pipelines: running }));
   try {
-    await command.preflight({
-      kafka: spec.pipelines.flatMap((step, i) => {
-        const kafka = kafkaOfStep.get(step);
-        const topics =
-          'kline' in step.source
-            ? (['kline'] as const)
-            : 'depth' in step.source
-              ? (['depth'] as const)
-              : (['suspension'] as const);
-        const watermarks = 'kline' in step.source && step.sinks?.kafka?.delivery !== 'at-least-once';
-        return kafka === undefined
-          ? []
-          : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics, watermarks }];
-      }),
-      klines: spec.pipelines.flatMap((step) =>
-        'kline' in step.source ? [klineStepOf(step as KlinePipelineStep)] : [],
-      ),
-    });
+    await command.preflight(preflightChecks(ctx, spec, waitFor));
     for (const [i, step] of spec.pipelines.entries()) {
       const name = step.name ?? `pipelines[${i}]`;
       const group = (items: readonly string[]): string => `run:${name}:${syncGroupName(items, [])}`;
@@ -79,15 +76,18 @@ export async function runPipelineFile(
           command.stop(error);
         });
         streams.push(stream);
-        const kline = await command.kafkaDelivery(klineStepOf(s), `pipelines[${i}].sinks.kafka`);
+        const kline = await command.kafkaDelivery(
+          { ...klineStepOf(s), waitForWriter: waitFor(s), command: 'quoteflow run' },
+          `pipelines[${i}].sinks.kafka`,
+        );
         handles.push(
           startKline(ctx, command, name, s, kline, stream, (start) =>
             command.shareKlines(kline, start, group(kline.codes)),
           ),
         );
       } else if ('depth' in step.source)
-        handles.push(startDepth(ctx, command, name, step as DepthStep, share));
-      else handles.push(startSuspensions(ctx, command, name, step as SuspensionStep, share));
+        handles.push(startDepth(ctx, command, name, step as DepthStep, share, waitFor(step)));
+      else handles.push(startSuspensions(ctx, command, name, step as SuspensionStep, share, waitFor(step)));
     }
     running = handles.length;
     ctx.logger.info(
@@ -106,6 +106,31 @@ export async function runPipelineFile(
     ticker.stop();
     await command.close(handles);
   }
+}
+
+/** What is checked before any request: the tables the files sinks write, the Kafka clusters, the kline universes. */
+function preflightChecks(
+  ctx: CommandContext,
+  spec: PipelineFile,
+  waitFor: (s: PipelineStep) => boolean,
+): Parameters<CommandRun['preflight']>[0] {
+  return {
+    tables: spec.pipelines.flatMap((step) => tableOf(ctx, step, waitFor(step))),
+    kafka: spec.pipelines.flatMap((step, i) => {
+      const kafka = kafkaOfStep.get(step);
+      const topics =
+        'kline' in step.source
+          ? (['kline'] as const)
+          : 'depth' in step.source
+            ? (['depth'] as const)
+            : (['suspension'] as const);
+      const watermarks = 'kline' in step.source && step.sinks?.kafka?.delivery !== 'at-least-once';
+      return kafka === undefined ? [] : [{ kafka, flag: `pipelines[${i}].sinks.kafka`, topics, watermarks }];
+    }),
+    klines: spec.pipelines.flatMap((step) =>
+      'kline' in step.source ? [klineStepOf(step as KlinePipelineStep)] : [],
+    ),
+  };
 }
 
 /** The command's parts for a pipeline file: its service, duration, metrics, cluster, request log. */
@@ -256,6 +281,7 @@ function startDepth(
   name: string,
   s: DepthStep,
   share: Share,
+  waitForWriter: boolean,
 ): PipelineHandle<unknown> {
   const dedupe = s.operators?.[0]?.dedupe;
   return share(s.source.depth.codes, (codes) =>
@@ -264,7 +290,7 @@ function startDepth(
       codes,
       ...(s.source.depth.intervalMs === undefined ? {} : { intervalMs: s.source.depth.intervalMs }),
       ...(dedupe === undefined ? {} : { dedupe: dedupeOptions(dedupe) }),
-      ...filesOf(ctx, s),
+      ...filesOf(ctx, s, ifOwnedOf(waitForWriter, command.worker !== undefined)),
       ...kafkaOf(s, ctx.io.env),
       signal: command.signal,
       ...(s.sinks.stdout === undefined
@@ -281,12 +307,13 @@ function startSuspensions(
   name: string,
   s: SuspensionStep,
   share: Share,
+  waitForWriter: boolean,
 ): PipelineHandle<unknown> {
   return share(s.source.suspensions.exchanges, (exchanges) =>
     suspensionWatch({
       client: command.client,
       exchanges: exchanges as Exchange[],
-      ...filesOf(ctx, s),
+      ...filesOf(ctx, s, ifOwnedOf(waitForWriter, command.worker !== undefined)),
       ...kafkaOf(s, ctx.io.env),
       signal: command.signal,
       // A stdout sink gets whole records (the Kafka value and the change); else a summary line.
@@ -299,7 +326,7 @@ function startSuspensions(
                   change: c.change,
                   exchange: c.record.exchange,
                   symbol: c.record.symbol,
-                  publishDate: c.record.publishDate,
+                  publish_date: new Date(c.record.publishAtMs).toISOString(),
                 }
               : { change: c.change, ...suspensionMessageValue(c.record) },
           )}\n`,
@@ -309,11 +336,32 @@ function startSuspensions(
   );
 }
 
-function filesOf(ctx: CommandContext, s: PipelineStep) {
+function filesOf(ctx: CommandContext, s: PipelineStep, ifOwned: IfOwned) {
   const files = s.sinks?.files;
   return files === undefined
     ? {}
-    : { files: { dir: datasetDir(ctx.io.cwd, files.out), format: files.format } };
+    : {
+        files: {
+          dir: datasetDir(ctx.io.cwd, files.out),
+          format: files.format,
+          ifOwned,
+          command: 'quoteflow run',
+        },
+      };
+}
+
+/** The table a pipeline's files sink writes and the series it claims there (checked before any request). */
+function tableOf(ctx: CommandContext, s: PipelineStep, waitForWriter: boolean): TableToWrite[] {
+  const files = s.sinks?.files;
+  if (files === undefined) return [];
+  const dir = datasetDir(ctx.io.cwd, files.out);
+  const ifOwned = ifOwnedOf(waitForWriter, false);
+  if ('kline' in s.source) {
+    const { codes, klineTypes } = s.source.kline;
+    return [{ dir, dataset: 'kline', series: klineSeriesOf(codes, klineTypes), ifOwned }];
+  }
+  if ('depth' in s.source) return [{ dir, dataset: 'depth', series: s.source.depth.codes, ifOwned }];
+  return [{ dir, dataset: 'suspension', series: s.source.suspensions.exchanges, ifOwned }];
 }
 
 /** The Kafka options of each pipeline with a kafka: sink, resolved once at the start of the run. */

@@ -11,6 +11,8 @@ export interface ServiceOptions {
   readonly plan: Plan;
   /** `--limit` / `QUOTEFLOW_LIMITS`: the plan's limits, tightened (empty: the plan's own). */
   readonly limits: PlanLimitOverrides;
+  /** `--exit-when-budget-spent`: a spent daily budget ends the command (exit 75) instead of a wait. */
+  readonly exitWhenBudgetSpent?: boolean;
 }
 
 /** Adds `--base-url`, `--token` and `--plan` (contract.md: every command that calls the service). */
@@ -21,7 +23,11 @@ export function addServiceOptions(cmd: Command): Command {
     .addOption(
       new Option('--plan <plan>', 'plan of the token (env QUOTEFLOW_PLAN; default free)').choices(PLANS),
     )
-    .addOption(limitOption());
+    .addOption(limitOption())
+    .option(
+      '--exit-when-budget-spent',
+      "when the token's daily budget is spent, exit 75 instead of waiting for its reset (for batch jobs)",
+    );
 }
 
 /**
@@ -29,7 +35,7 @@ export function addServiceOptions(cmd: Command): Command {
  * variable. Async only to load the limit checks (and core) after start-up, not for `--help`.
  */
 export async function resolveServiceOptions(
-  opts: { baseUrl?: string; token?: string; plan?: string; limit?: string[] },
+  opts: { baseUrl?: string; token?: string; plan?: string; limit?: string[]; exitWhenBudgetSpent?: boolean },
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<ServiceOptions> {
   const baseUrl = opts.baseUrl ?? nonEmpty(env['QUOTEFLOW_BASE_URL']);
@@ -64,6 +70,7 @@ export async function resolveServiceOptions(
     token,
     plan,
     limits: resolveLimitOverrides(opts.limit, env, plan),
+    exitWhenBudgetSpent: opts.exitWhenBudgetSpent === true,
   };
 }
 

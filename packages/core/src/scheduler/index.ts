@@ -2,6 +2,7 @@ export { PlanScheduler } from './plan-scheduler.js';
 export { PLAN_SCHEDULER_DEFAULTS } from './plan-scheduler-options.js';
 export type { PlanSchedulerOptions } from './plan-scheduler-options.js';
 export type {
+  DailyBudget,
   PlanSchedulerStats,
   RuleStats,
   WaitStats,

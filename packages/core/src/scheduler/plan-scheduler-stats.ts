@@ -4,6 +4,18 @@ import type { CalendarDay } from './internal/plan-windows.js';
 import type { RateLimitBackoff } from './internal/rate-limit-backoff.js';
 import type { RollingWindowSpec, WindowSpec, WindowStore } from './window-store.js';
 
+/** The token's daily total as `PlanScheduler.dailyBudget()` reads it. */
+export interface DailyBudget {
+  /** Requests counted against it now: the larger count of the calendar day and the rolling 24 hours. */
+  readonly used: number;
+  /** The plan's requests per day. */
+  readonly limit: number;
+  /** No request may start until the daily total allows one again (at {@link resetsAtMs}). */
+  readonly spent: boolean;
+  /** When a request may start again (epoch ms, the scheduler's clock); `undefined` while not spent. */
+  readonly resetsAtMs: number | undefined;
+}
+
 /** Wait statistics of one priority (queue entry to start). */
 export interface WaitStats {
   readonly started: number;

@@ -237,6 +237,44 @@ describe('PlanScheduler', () => {
     await scheduler.close();
   });
 
+  it('says the daily total is spent, how much was used and when a request may start again, per reading', async () => {
+    const midnight = zonedToUtcMs('Asia/Shanghai', 2026, 1, 6); // 12 hours after T0
+    const limits = { ...planLimits('professional'), perDay: 2 };
+    for (const [dailyWindow, resetsAtMs] of [
+      ['calendar', midnight],
+      // The rolling 24 hours: the first start leaves them a day (plus margin, in-flight bound and
+      // its minute's counter) later, well after midnight.
+      ['both', undefined],
+    ] as const) {
+      vi.setSystemTime(T0);
+      const scheduler = new PlanScheduler(limits, { marginMs: 25, dailyWindow });
+      expect(scheduler.dailyBudget()).toEqual({ used: 0, limit: 2, spent: false, resetsAtMs: undefined });
+      const send = () => scheduler.schedule({ endpoint: 'kline', priority: 'backfill' }, async () => 'ok');
+      const two = Promise.all([send(), send()]);
+      await vi.advanceTimersByTimeAsync(2_000);
+      await two;
+      const budget = scheduler.dailyBudget();
+      expect(budget).toMatchObject({ used: 2, limit: 2, spent: true });
+      if (resetsAtMs !== undefined) expect(budget.resetsAtMs).toBe(resetsAtMs);
+      else {
+        expect(budget.resetsAtMs).toBeGreaterThan(T0 + 86_400_000);
+        expect(budget.resetsAtMs).toBeLessThan(T0 + 86_400_000 + 3 * 60_000);
+      }
+      // A third request waits for exactly that instant.
+      let thirdAtMs: number | undefined;
+      const third = scheduler.schedule({ endpoint: 'kline', priority: 'backfill' }, async () => {
+        thirdAtMs = Date.now();
+      });
+      await vi.advanceTimersByTimeAsync(budget.resetsAtMs! - Date.now() - 1);
+      expect(thirdAtMs).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(HOP_MS + 1);
+      await third;
+      near([thirdAtMs!], [budget.resetsAtMs!]);
+      expect(scheduler.dailyBudget().spent).toBe(false);
+      await scheduler.close();
+    }
+  });
+
   it('counts a start just before midnight in both days (it may arrive after midnight)', async () => {
     const midnight = zonedToUtcMs('UTC', 2026, 1, 6);
     vi.setSystemTime(midnight - 10);

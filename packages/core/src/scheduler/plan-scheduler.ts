@@ -16,6 +16,7 @@ import {
   planSchedulerStats,
   SOURCE_SHARE_WINDOW_MS,
   StartTally,
+  type DailyBudget,
   type PlanSchedulerStats,
 } from './plan-scheduler-stats.js';
 import type { AcquireResult, StartTicket, WindowStore } from './window-store.js';
@@ -23,6 +24,7 @@ import type { AcquireResult, StartTicket, WindowStore } from './window-store.js'
 export { PLAN_SCHEDULER_DEFAULTS } from './plan-scheduler-options.js';
 export type { PlanSchedulerOptions } from './plan-scheduler-options.js';
 export type {
+  DailyBudget,
   PlanSchedulerStats,
   RuleStats,
   SourceRequestStats,
@@ -177,6 +179,21 @@ export class PlanScheduler implements RequestScheduler, AsyncDisposable {
     if (!this.backoff.report(this.now())) return;
     this.wake.cancel(); // the wake time moves
     this.pump();
+  }
+
+  /**
+   * The token's daily total now, as every process sharing the store counted it: requests used,
+   * the plan's limit, and, once it is spent, when a request may start again (midnight of
+   * `dailyResetTimeZone`, or when the oldest start leaves the rolling 24 hours, whichever
+   * `dailyWindow` makes later). Requests queued meanwhile wait for it.
+   */
+  dailyBudget(): DailyBudget {
+    const now = this.now();
+    const specs = this.windows.dailySpecs(now);
+    const used = Math.max(0, ...specs.map((spec) => this.store.count(spec, now)));
+    const nextMs = this.store.earliestStart(specs, now);
+    const spent = nextMs > now;
+    return { used, limit: this.limits.perDay, spent, resetsAtMs: spent ? nextMs : undefined };
   }
 
   /** A snapshot of queues, waits, rule windows, utilisation and what each source got. */

@@ -15,8 +15,6 @@ export interface Entry {
   revision: number;
   /** Whether a re-read was asked for (once per entry). */
   askedAgain: boolean;
-  /** The push that last touched it (its forming values may need emitting). */
-  touched: number;
   /** A read at or after this proves it by the calendar (plus grace); NaN until first needed. */
   finalByCalendarAtMs: number;
 }

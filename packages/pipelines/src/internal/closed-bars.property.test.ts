@@ -144,7 +144,7 @@ describe('read planning and mergeBars agree on "closed" (property)', () => {
           reason: `${c.market.code} kline_type ${c.klineType}: ${HISTORY_GAP_REASONS.exhausted}; got 1 of 2 bars`,
         };
         // Asked for one closed bar: no shortfall exactly when the one bar read is final.
-        expect(shortOfClosedBars(marker, [bar], 1, c.graceMs) === undefined).toBe(
+        expect(shortOfClosedBars(marker, bar, 1, 1, c.graceMs) === undefined).toBe(
           mergerFinal(bar, c.graceMs),
         );
       }),

@@ -8,7 +8,7 @@ import {
   type WriteDatasetOptions,
   type WrittenFile,
 } from '@quoteflow/sinks';
-import { Subject, connectable, tap, type Observable } from 'rxjs';
+import { Subject, connectable, defer, tap, type Observable } from 'rxjs';
 import { PipelineError } from '../pipeline-error.js';
 
 /** Options of {@link drainToSinks}. */
@@ -29,7 +29,9 @@ export interface DrainToSinksOptions {
  * and every sink flushed (files renamed into place, records acknowledged, the Kafka sink closed),
  * with the files written. Rejects with the source's error once the sinks flushed what came before
  * it, or with a `QF_PIPELINE` error naming the sink that failed; a sink failure first stops the
- * source, so the other sinks still flush. Without sinks it just runs the source.
+ * source, so the other sinks still flush. Without sinks it just runs the source. With files, the
+ * source is connected once their writer claimed its series (a refused claim rejects before any
+ * record is read).
  */
 export async function drainToSinks<T extends DatasetRecord & KafkaRecord>(
   records$: Observable<T>,
@@ -60,6 +62,11 @@ export async function drainToSinks<T extends DatasetRecord & KafkaRecord>(
     { connector: () => new Subject<T>(), resetOnDisconnect: false },
   );
   const files: WrittenFile[] = [];
+  // The files branch subscribes once its writer claimed its series in their tables (see
+  // writeDataset): the source is connected only then, so no request goes out before the table
+  // accepted this writer, and no record is missed.
+  let filesSubscribed!: () => void;
+  const filesReady = new Promise<void>((resolve) => (filesSubscribed = resolve));
   const drain = (sink: string | undefined, branch$: Observable<unknown>): Promise<void> =>
     new Promise<void>((resolve) => {
       branch$.subscribe({
@@ -74,24 +81,29 @@ export async function drainToSinks<T extends DatasetRecord & KafkaRecord>(
     });
   const branches: Promise<void>[] = [];
   if (options.files !== undefined) {
-    branches.push(
-      drain(
-        'files',
-        shared$.pipe(
-          writeDataset(options.files),
-          tap((file) => files.push(file)),
-        ),
+    const filesBranch = drain(
+      'files',
+      defer(() => {
+        filesSubscribed();
+        return shared$;
+      }).pipe(
+        writeDataset(options.files),
+        tap((file) => files.push(file)),
       ),
     );
+    branches.push(filesBranch);
+    await Promise.race([filesReady, filesBranch]);
   }
-  if (kafka !== undefined) branches.push(drain('Kafka', shared$.pipe(toKafka<T>(kafka))));
-  if (branches.length === 0) branches.push(drain(undefined, shared$));
-
-  const connection = shared$.connect();
+  // A files sink that failed before it subscribed (its claim refused) leaves nothing to run.
+  if (failure === undefined) {
+    if (kafka !== undefined) branches.push(drain('Kafka', shared$.pipe(toKafka<T>(kafka))));
+    if (branches.length === 0) branches.push(drain(undefined, shared$));
+  }
+  const connection = failure === undefined ? shared$.connect() : undefined;
   try {
     await Promise.all(branches);
   } finally {
-    connection.unsubscribe();
+    connection?.unsubscribe();
     // toKafka waits for the acknowledgements of what it wrote; closing flushes the rest and disconnects.
     await kafka?.close().catch((error: unknown) => {
       failure ??= { error: sinkError('Kafka', error) };

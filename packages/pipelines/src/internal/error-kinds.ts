@@ -1,7 +1,13 @@
-/** Errors that polling again cannot fix: a refused token, an unknown code, bad options. */
+import { UnreachableServiceError } from '@quoteflow/core';
+
+/**
+ * Errors that polling again cannot fix: a refused token, an unknown code, bad options, a service
+ * that has never answered at its address (core's `UnreachableServiceError`: a wrong base URL).
+ */
 export function isFatal(err: unknown): boolean {
   const code = err instanceof Error && 'code' in err ? err.code : undefined;
   return (
+    err instanceof UnreachableServiceError ||
     code === 'QF_UNAUTHORIZED_TOKEN' ||
     code === 'QF_INVALID_CODE' ||
     code === 'QF_UNAUTHORIZED_CODE' ||

@@ -26,6 +26,12 @@ interface Fetched {
   readonly gaps: readonly GapMarker[];
 }
 
+/** What a series' first read of a run took in: how many bars, and how many it wanted. */
+export interface FirstRead {
+  readonly got: number;
+  readonly wanted: number;
+}
+
 /** What {@link KlineHistoryReads} needs from the run around it. */
 export interface HistoryReadsContext {
   readonly client: QuoteflowClient;
@@ -64,21 +70,21 @@ export class KlineHistoryReads {
   }
 
   /**
-   * A series' first read of this run, from its resume point; returns the bars read (newest last)
-   * and how many it wanted (N + 1 on a fresh read: the newest may still be forming).
+   * A series' first read of this run, from its resume point; returns how many bars it read and how
+   * many it wanted (N + 1 on a fresh read: the newest may still be forming).
    */
-  async first(s: KlineSeriesState, resume: ResumePoint): Promise<{ got: readonly Bar[]; wanted: number }> {
+  async first(s: KlineSeriesState, resume: ResumePoint): Promise<FirstRead> {
     const { bars } = this.ctx;
     if (resume.kind === 'none') return this.#firstFresh(s, bars + 1, true);
     if (resume.kind === 'all') {
-      const got = await this.read(s, { startMs: resume.lastMs });
-      return { got, wanted: got.length };
+      const got = (await this.read(s, { startMs: resume.lastMs })).length;
+      return { got, wanted: got };
     }
     // A sink lacks the series: it gets the N newest bars, the others what they miss since lastMs:
     // whichever read holds more, the other's bars being a part of it (the merger takes no bar older
     // than one it closed, so only one of them goes in).
     const since = await this.#fetch(s, { startMs: resume.lastMs });
-    if (since.bars.length > bars) return { got: this.#deliver(s, since), wanted: since.bars.length };
+    if (since.bars.length > bars) return { got: this.#deliver(s, since).length, wanted: since.bars.length };
     return this.#firstFresh(s, bars + 1, false);
   }
 
@@ -86,30 +92,32 @@ export class KlineHistoryReads {
    * The `wanted` newest bars (N + 1: the newest may still be forming; the oldest waits until that is
    * known; `window` keeps exactly N closed bars). Where the code pages back and one page does not hold them, the newest page goes into the
    * merger first and each older page as it arrives (final by the newer bars read before it), so a
-   * stop or a failure between pages keeps what was read.
+   * stop or a failure between pages keeps what was read. Of the pages only a count and the newest
+   * bar are kept: the merger and the sinks hold what they need, and a large N would otherwise keep
+   * every page in memory until the last one arrived.
    */
-  async #firstFresh(
-    s: KlineSeriesState,
-    wanted: number,
-    window: boolean,
-  ): Promise<{ got: readonly Bar[]; wanted: number }> {
+  async #firstFresh(s: KlineSeriesState, wanted: number, window: boolean): Promise<FirstRead> {
     const { client, signal } = this.ctx;
     if (wanted <= MAX_KLINE_PER_REQUEST || !client.canPageBackwards(s.code)) {
       const got = await this.read(s, { bars: wanted }, (history) => {
         if (window && history.length === wanted) s.beginBackfillWindow(history);
       });
-      return { got, wanted };
+      return { got: got.length, wanted };
     }
-    const newest = await this.#fetch(s, { bars: MAX_KLINE_PER_REQUEST });
-    const got: Bar[] = [...this.#deliver(s, { ...newest, query: { bars: wanted } })];
-    const first = got[0];
-    if (first === undefined || got.length < MAX_KLINE_PER_REQUEST || !this.ctx.isCurrent(s))
+    const newestPage = this.#deliver(s, {
+      ...(await this.#fetch(s, { bars: MAX_KLINE_PER_REQUEST })),
+      query: { bars: wanted },
+    });
+    const oldestOfPage = newestPage[0];
+    const newest = newestPage.at(-1);
+    let got = newestPage.length;
+    if (oldestOfPage === undefined || got < MAX_KLINE_PER_REQUEST || !this.ctx.isCurrent(s))
       return { got, wanted };
-    const paged = await pageBackwards(client, s, first.tsMs, wanted - got.length, signal, (page) => {
+    const paged = await pageBackwards(client, s, oldestOfPage.tsMs, wanted - got, signal, (page) => {
       if (!this.ctx.isCurrent(s)) return;
       // The page that completes the N + 1 holds the window's oldest bar: set before it goes in.
-      if (window && got.length + page.length === wanted) s.beginBackfillWindow([page[0]!, got.at(-1)!]);
-      got.unshift(...page);
+      if (window && got + page.length === wanted) s.beginBackfillWindow([page[0]!, newest!]);
+      got += page.length;
       this.ctx.push(page);
     });
     if (paged.exhausted && this.ctx.isCurrent(s)) {
@@ -118,10 +126,10 @@ export class KlineHistoryReads {
         code: s.code,
         klineType: s.klineType,
         fromMs: undefined,
-        toMs: got[0]?.tsMs,
-        reason: `${s.code} kline_type ${s.klineType}: ${HISTORY_GAP_REASONS.exhausted}; got ${got.length} of ${wanted} bars`,
+        toMs: paged.oldestMs ?? oldestOfPage.tsMs,
+        reason: `${s.code} kline_type ${s.klineType}: ${HISTORY_GAP_REASONS.exhausted}; got ${got} of ${wanted} bars`,
       };
-      const short = shortOfClosedBars(marker, got, wanted - 1, this.ctx.graceMs);
+      const short = shortOfClosedBars(marker, newest, got, wanted - 1, this.ctx.graceMs);
       if (short !== undefined) this.#noteShort(s, short);
     }
     return { got, wanted };
@@ -208,7 +216,10 @@ export class KlineHistoryReads {
     if (!this.ctx.isCurrent(s)) return [];
     for (const gap of gaps) {
       // A first read asks for N + 1 bars: said in the N closed bars asked for, if short of them.
-      const short = 'bars' in query ? shortOfClosedBars(gap, bars, query.bars - 1, this.ctx.graceMs) : gap;
+      const short =
+        'bars' in query
+          ? shortOfClosedBars(gap, bars.at(-1), bars.length, query.bars - 1, this.ctx.graceMs)
+          : gap;
       if (short !== undefined) this.#noteShort(s, short);
       this.ctx.push(gap);
     }

@@ -1,7 +1,6 @@
 import {
   runLimited,
   seriesKey,
-  type Bar,
   type BarUpdate,
   type Clock,
   type GapMarker,
@@ -20,7 +19,7 @@ import { CalendarDisagreements } from '../calendar-disagreements.js';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { gapEvent } from './gap-event.js';
 import { HistoryBrackets } from './history-brackets.js';
-import { isPagerGap, KlineHistoryReads } from './kline-history-reads.js';
+import { isPagerGap, KlineHistoryReads, type FirstRead } from './kline-history-reads.js';
 import type { KlineSeriesState } from './kline-series-state.js';
 import { LiveSeriesPoll, type JoinAnswer } from './live-series-poll.js';
 import { findRefusedCodes, isCodeRefusal, type RefusedCode } from './refused-codes.js';
@@ -238,7 +237,7 @@ export class KlineSource {
       return;
     }
     const grown = await this.reads.grow(s, resume);
-    let read: { got: readonly Bar[]; wanted: number } = { got: [], wanted: 0 };
+    let read: FirstRead = { got: 0, wanted: 0 };
     if (joined === undefined) {
       read = await this.reads.first(s, resume);
       if (this.o.live) {
@@ -257,12 +256,12 @@ export class KlineSource {
     }
     const { got, wanted } = read;
     const { code, klineType } = s;
-    this.o.emitEvent({ type: 'backfill-progress', code, klineType, bars: got.length, wanted });
+    this.o.emitEvent({ type: 'backfill-progress', code, klineType, bars: got, wanted });
     this.o.emitEvent({
       type: 'backfill-series-done',
       code,
       klineType,
-      bars: Math.min(got.length + grown, this.o.bars),
+      bars: Math.min(got + grown, this.o.bars),
       truncated: this.reads.truncated.includes(`${code}:${klineType}`),
     });
   }

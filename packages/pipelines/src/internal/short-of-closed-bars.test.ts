@@ -45,13 +45,13 @@ describe('shortOfClosedBars', () => {
   it('reports nothing when a stock page of N bars ends with a closed bar (--bars 500, market closed)', () => {
     const got = bars('AAPL.US', 1, 60_000, 500, '2026-03-11T19:59:00Z', '2026-03-11T20:05:00Z');
     const marker = gap('AAPL.US', 1, HISTORY_GAP_REASONS.cannotPage, 500, 501);
-    expect(shortOfClosedBars(marker, got, 500, GRACE_MS)).toBeUndefined();
+    expect(shortOfClosedBars(marker, got.at(-1), got.length, 500, GRACE_MS)).toBeUndefined();
   });
 
   it('counts a forming newest bar out and states the shortfall in the N closed bars asked for', () => {
     const got = bars('AAPL.US', 1, 60_000, 500, '2026-03-11T19:59:00Z', '2026-03-11T19:59:30Z');
     const marker = gap('AAPL.US', 1, HISTORY_GAP_REASONS.cannotPage, 500, 501);
-    expect(shortOfClosedBars(marker, got, 500, GRACE_MS)?.reason).toBe(
+    expect(shortOfClosedBars(marker, got.at(-1), got.length, 500, GRACE_MS)?.reason).toBe(
       `AAPL.US kline_type 1: ${HISTORY_GAP_REASONS.cannotPage}; got 499 of 500 closed bars`,
     );
   });
@@ -60,7 +60,7 @@ describe('shortOfClosedBars', () => {
     // Weekly crypto bars, the newest still forming: 115 read for --bars 200 (201 asked).
     const got = bars('BTCUSDT', 9, 7 * 86_400_000, 115, '2026-03-09T00:00:00Z', '2026-03-11T12:00:00Z');
     const marker = gap('BTCUSDT', 9, HISTORY_GAP_REASONS.exhausted, 115, 201);
-    expect(shortOfClosedBars(marker, got, 200, GRACE_MS)).toMatchObject({
+    expect(shortOfClosedBars(marker, got.at(-1), got.length, 200, GRACE_MS)).toMatchObject({
       type: 'gap',
       code: 'BTCUSDT',
       klineType: 9,
@@ -70,7 +70,7 @@ describe('shortOfClosedBars', () => {
 
   it('reports an empty answer as 0 of N', () => {
     const marker = gap('BTCUSDT', 1, HISTORY_GAP_REASONS.exhausted, 0, 11);
-    expect(shortOfClosedBars(marker, [], 10, GRACE_MS)?.reason).toBe(
+    expect(shortOfClosedBars(marker, undefined, 0, 10, GRACE_MS)?.reason).toBe(
       `BTCUSDT kline_type 1: ${HISTORY_GAP_REASONS.exhausted}; got 0 of 10 closed bars`,
     );
   });

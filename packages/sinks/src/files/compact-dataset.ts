@@ -10,6 +10,7 @@ import {
   isProcessAlive,
   newWriterId,
   partFileName,
+  removeEmptyStaging,
   stagingPathFor,
   STAGING_DIR,
 } from './internal/staging.js';
@@ -126,6 +127,7 @@ async function compactOpened(
     results.push(result);
     options.onPartition?.(result);
   }
+  if (!log.remote) await removeEmptyStaging(root);
   return results;
 }
 

@@ -24,7 +24,7 @@ export interface LogFile {
 }
 
 /** What a commit does (see {@link LogEntry}). */
-export const LOG_OPERATIONS = ['checkpoint', 'adopt', 'compact', 'convert'] as const;
+export const LOG_OPERATIONS = ['checkpoint', 'adopt', 'compact', 'convert', 'claim'] as const;
 export type LogOperation = (typeof LOG_OPERATIONS)[number];
 
 /**
@@ -35,7 +35,8 @@ export type LogOperation = (typeof LOG_OPERATIONS)[number];
  *   writer that does not commit, such as depth capture), with what they hold;
  * - `compact`: a partition's files replaced by fewer ones holding the same rows; `swap` names the
  *   staged directory that is exchanged with the partition directory;
- * - `convert`: the state of a pre-Delta log, as the Delta table's first version.
+ * - `convert`: the state of a pre-Delta log, as the Delta table's first version;
+ * - `claim`: a writer claims series, renews its claims or gives them up (no rows).
  */
 export interface LogEntry {
   readonly version: number;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { makeDirectory, writeFileDurably } from '@quoteflow/core';
+import { makeDirectory, monotonicClock, writeFileDurably } from '@quoteflow/core';
 import type { DatasetKind } from './dataset-columns.js';
 import {
   addWatermark,
@@ -17,6 +17,7 @@ import {
   FILE_DOMAIN,
   newMetaData,
   partitionValuesOf,
+  withPartitionColumns,
   SERIES_DOMAIN,
   toDeltaPath,
   type DeltaAction,
@@ -30,6 +31,9 @@ import { applyLogEntry } from './internal/apply-log-entry.js';
 import { acquirePublishLock, type PublishLockOptions } from './internal/publish-lock.js';
 import { LocalStore } from './storage/local-store.js';
 import type { ObjectStore } from './storage/object-store.js';
+import { checkWrites, claimActions, ownerDomain, writerDomain } from './internal/claim-actions.js';
+import { claimSeries, releaseSeries, renewClaims } from './table-claims.js';
+import { TABLE_WRITER_DEFAULTS, type TableClaimOptions, type TableWriter } from './table-writer.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 import type * as DeltaCheckpoint from './delta/delta-checkpoint.js';
 
@@ -68,6 +72,13 @@ export interface DatasetLogOptions {
    * older ones are only forgotten (a vacuum still finds the files by their age). @defaultValue 7 days
    */
   readonly tombstoneRetentionMs?: number;
+  /**
+   * How long this writer's claims stay its own without a renewal, for writers on other machines
+   * (see {@link DatasetLog.claim}). @defaultValue 300,000 ms
+   */
+  readonly leaseMs?: number;
+  /** What this writer is (`quoteflow sync`), shown to another writer that meets its claims. */
+  readonly command?: string;
 }
 
 /** What a transaction commits (the log fills in version, time and writer). */
@@ -90,6 +101,24 @@ export interface LogChange {
    * the transaction started from
    */
   readonly since?: number;
+  /**
+   * Series this commit claims for this writer (`operation: 'claim'`; see {@link DatasetLog.claim}):
+   * each `quoteflow.owner.<series>` names it from this version on.
+   */
+  readonly claim?: readonly string[];
+  /** This writer's claims the commit gives up; `'all'` also removes its writer record. */
+  readonly release?: readonly string[] | 'all';
+  /**
+   * Series a checkpoint adds rows of besides those of `series` (depth: codes; suspension:
+   * exchanges). A checkpoint writing a series another writer owns, or one this writer claimed and
+   * no longer owns (taken over), is refused (`QF_FENCED`).
+   */
+  readonly writes?: readonly string[];
+  /**
+   * Asked against the log the commit builds on (locally holding the publish lock; on object
+   * storage before the upload and again after each version taken meanwhile): a throw refuses it.
+   */
+  readonly precondition?: () => void;
 }
 
 /** Inside {@link DatasetLog.transaction}: the publish lock is held and the log is current. */
@@ -103,6 +132,8 @@ let logs = 0;
 /** Versions read whose series a remote commit checks against (see `LogChange.since`), at most. */
 const HISTORY = 10_000;
 const COMMIT_NAME = /^(\d{20})\.json$/;
+/** Delta's `commitInfo.operation` of quoteflow's operations (other than `compact`). */
+const OPERATION_NAMES: Partial<Record<LogOperation, string>> = { convert: 'CONVERT', claim: 'CLAIM' };
 const LAST_CHECKPOINT = '_last_checkpoint';
 const COMPACTION_NAME = /^0{20}\.(\d{20})\.compacted\.json$/;
 const CHECKPOINT_NAME = /^(\d{20})\.checkpoint\.parquet$/;
@@ -157,6 +188,10 @@ export class DatasetLog {
   /** The newest versions read: who committed which series. */
   #history: { version: number; writer: string; series: string[] }[] = [];
   #state: DeltaState;
+  /** Series this writer claimed and did not release (owned, or taken over by another since). */
+  readonly #claimed = new Set<string>();
+  /** When this writer's record was last written (monotonic ms). */
+  #renewedAtMs = -Infinity;
 
   private constructor(
     readonly root: string,
@@ -200,6 +235,61 @@ export class DatasetLog {
   /** Per series (core's `seriesKey`), what the dataset holds. */
   get series(): ReadonlyMap<string, SeriesWatermark> {
     return this.#state.series;
+  }
+
+  /** The table in messages: its directory, or `s3://bucket/prefix/<dataset>`. */
+  get table(): string {
+    return this.remote ? `${this.store.location}/${this.dataset}` : join(this.root, this.dataset);
+  }
+
+  /** This log as a writer (`host~pid~id~n`): its commits and claims name it. */
+  get writerId(): string {
+    return this.#writer;
+  }
+
+  /** Per claimed series, the id of the writer that owns it. */
+  get owners(): ReadonlyMap<string, string> {
+    return this.#state.owners;
+  }
+
+  /** The writers holding claims, by id (host, pid, since when, lease, renewals). */
+  get writers(): ReadonlyMap<string, TableWriter> {
+    return this.#state.writers;
+  }
+
+  /** Series this writer claimed and did not release (some may have been taken over since). */
+  get claimed(): ReadonlySet<string> {
+    return this.#claimed;
+  }
+
+  /** This writer's lease (ms). */
+  get leaseMs(): number {
+    return this.#options.leaseMs ?? TABLE_WRITER_DEFAULTS.leaseMs;
+  }
+
+  /**
+   * Claims `series` for this writer in a commit of its own, before it commits their rows: another
+   * writer that meets the claims (at its own claim, or at each of its commits) is refused while
+   * this one lives. See `ifOwned` for a series another live writer owns; a writer on the same
+   * machine lives while its process does, one elsewhere until its lease runs out unrenewed.
+   */
+  claim(series: readonly string[], options: TableClaimOptions = {}): Promise<void> {
+    return claimSeries(this, series, options);
+  }
+
+  /** Gives up this writer's claims of `series` (without: all, and its writer record): a clean stop. */
+  release(series?: readonly string[]): Promise<void> {
+    return releaseSeries(this, series);
+  }
+
+  /** Renews this writer's claims in a small commit when none of its commits did for a third of its lease. */
+  renew(): Promise<void> {
+    return renewClaims(this);
+  }
+
+  /** Whether this writer holds claims that no commit renewed for a third of its lease. */
+  renewalDue(nowMs = monotonicClock.now()): boolean {
+    return this.#state.writers.has(this.#writer) && nowMs - this.#renewedAtMs >= this.leaseMs / 3;
   }
 
   /** Whether the table is on object storage (no publish lock, no renames: the commit is all). */
@@ -331,6 +421,8 @@ export class DatasetLog {
 
   private async commit(change: LogChange): Promise<LogEntry> {
     if (this.remote) return this.#commitRemote(change);
+    // Holding the lock, the log current: no commit can land between these checks and this one.
+    this.#checkConflicts(change, change.since ?? this.#state.version);
     const version = this.#state.version + 1;
     const actions = await this.#actionsOf(change, version);
     const text = actions.map((a) => JSON.stringify(a)).join('\n') + '\n';
@@ -344,6 +436,7 @@ export class DatasetLog {
       );
     }
     const entry = this.#state.fold(version, actions as unknown as Record<string, unknown>[]);
+    this.#afterClaims(change);
     await applyLogEntry(this.root, entry);
     await this.markApplied(version);
     return entry;
@@ -407,6 +500,7 @@ export class DatasetLog {
   }
 
   async #afterRemoteCommit(change: LogChange, version: number): Promise<void> {
+    this.#afterClaims(change);
     for (const f of change.add)
       if (f.staged !== undefined) await rm(join(this.root, f.staged), { force: true });
     const every = this.#options.snapshotEvery ?? 100;
@@ -416,8 +510,18 @@ export class DatasetLog {
     await this.#writeCheckpoint(lines);
   }
 
+  /** This writer's claims after a commit of `change` landed. */
+  #afterClaims(change: LogChange): void {
+    for (const s of change.claim ?? []) this.#claimed.add(s);
+    if (change.release === 'all') this.#claimed.clear();
+    else for (const s of change.release ?? []) this.#claimed.delete(s);
+    if (this.#state.writers.has(this.#writer)) this.#renewedAtMs = monotonicClock.now();
+  }
+
   /** Refuses a commit that versions committed since it was prepared make wrong. */
   #checkConflicts(change: LogChange, since: number): void {
+    change.precondition?.();
+    checkWrites(this, change, this.#claimed);
     const ours = new Set(Object.keys(change.series ?? {}).map(normalizeSeriesKey));
     for (const entry of this.#history) {
       if (entry.version <= since || entry.writer === this.#writer) continue;
@@ -454,8 +558,8 @@ export class DatasetLog {
       {
         commitInfo: {
           timestamp: nowMs,
-          operation: compact ? 'OPTIMIZE' : change.operation === 'convert' ? 'CONVERT' : 'WRITE',
-          operationParameters: compact ? {} : { mode: 'Append' },
+          operation: compact ? 'OPTIMIZE' : (OPERATION_NAMES[change.operation] ?? 'WRITE'),
+          operationParameters: compact || change.operation === 'claim' ? {} : { mode: 'Append' },
           isBlindAppend: !compact,
           engineInfo: 'quoteflow',
           quoteflow: info,
@@ -463,16 +567,23 @@ export class DatasetLog {
       },
     ];
     let meta = this.#state.metaData;
+    const first = change.add.find((f) => f.path.endsWith('.parquet')) ?? change.add[0];
+    const columns =
+      first === undefined ? undefined : partitionValuesOf(this.#tablePath(first.path)).map(([k]) => k);
     if (version === 0 || meta === undefined) {
-      const first = change.add.find((f) => f.path.endsWith('.parquet')) ?? change.add[0];
-      const columns =
-        first === undefined ? [] : partitionValuesOf(this.#tablePath(first.path)).map(([k]) => k);
-      meta = newMetaData(this.dataset, columns, nowMs);
+      meta = newMetaData(this.dataset, columns ?? [], nowMs);
       actions.push({ protocol: DELTA_PROTOCOL }, { metaData: meta });
     } else {
       // This release's first commit to a table of an older format raises its format version.
-      const raised = raisedMetaData(meta);
-      if (raised !== undefined) actions.push({ metaData: (meta = raised) });
+      let next = raisedMetaData(meta);
+      // No file yet (the first versions only claimed series): the first file's layout is the table's.
+      if (
+        columns !== undefined &&
+        this.#state.files.size === 0 &&
+        `${columns}` !== `${meta.partitionColumns}`
+      )
+        next = withPartitionColumns(next ?? meta, this.dataset, columns);
+      if (next !== undefined) actions.push({ metaData: (meta = next) });
     }
     for (const f of change.add)
       actions.push(await this.#addAction(f, meta.partitionColumns, nowMs, !compact));
@@ -491,6 +602,9 @@ export class DatasetLog {
         },
       });
     }
+    actions.push(
+      ...claimActions(this, change, nowMs, { command: this.#options.command, leaseMs: this.leaseMs }),
+    );
     return actions;
   }
 
@@ -639,6 +753,8 @@ export class DatasetLog {
           removed: false,
         },
       });
+    for (const [key, writer] of s.owners) lines.push(ownerDomain(key, writer));
+    for (const [id, w] of s.writers) lines.push(writerDomain(id, w));
     return lines;
   }
 

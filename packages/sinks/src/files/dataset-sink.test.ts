@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -30,6 +30,18 @@ async function visibleStarts(): Promise<Map<string, number[]>> {
   }
   for (const list of all.values()) list.sort((a, b) => a - b);
   return all;
+}
+
+/** Delta's `commitInfo.operation` of each version of the table. */
+async function operationsOf(log: DatasetLog): Promise<string[]> {
+  const out: string[] = [];
+  for (let v = 0; v <= log.version; v++) {
+    const text = await readFile(join(log.logDir, `${String(v).padStart(20, '0')}.json`), 'utf8');
+    out.push(
+      (JSON.parse(text.split('\n')[0]!) as { commitInfo: { operation: string } }).commitInfo.operation,
+    );
+  }
+  return out;
 }
 
 describe('DatasetSink', () => {
@@ -110,7 +122,9 @@ describe('DatasetSink', () => {
     await again.checkpoint();
     await again.close();
     const reopened = await DatasetLog.open(dir, 'kline');
-    expect(reopened.version).toBe(1); // converted once: no second version 0, no adopt
+    // Converted once: no second version 0, no adopt; then the sink's claim, checkpoint, release.
+    expect(reopened.version).toBe(3);
+    expect(await operationsOf(reopened)).toEqual(['CONVERT', 'CLAIM', 'WRITE', 'CLAIM']);
     expect(reopened.series.get(KEY)).toEqual({ first: minute(0), last: minute(5), rows: 6 });
     expect((await visibleStarts()).get('AAPL.US')).toHaveLength(6);
   });
@@ -156,7 +170,8 @@ describe('DatasetSink', () => {
 
   it('reads what another writer committed on refresh, so it does not write it again', async () => {
     const a = await DatasetSink.open({ dir });
-    const b = await DatasetSink.open({ dir });
+    // A cluster worker that took AAPL.US over (its cluster's lease decided): it claims at once.
+    const b = await DatasetSink.open({ dir, ifOwned: 'take-over' });
     for (let i = 0; i < 3; i++) a.write(barUpdate('AAPL.US', minute(i), true));
     await a.checkpoint();
     expect(b.watermarks().get(KEY)).toBeUndefined();

@@ -4,7 +4,6 @@ import { seriesKey, systemClock, type BarUpdate, type Clock, type KlineType } fr
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import type { CompactedPartition } from './compact-dataset.js';
 import type { LogFile, SeriesWatermark } from './dataset-log-format.js';
-import { readFileStats } from './delta/file-stats.js';
 import { DatasetLog } from './dataset-log.js';
 import { DatasetWriter, type DatasetFormat, type WrittenFile } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
@@ -18,10 +17,11 @@ import {
   type UpkeepEvent,
   type UpkeepStatus,
 } from './table-upkeep.js';
+import { ifOwnedOf, type TableClaimOptions, type TableWriterOptions } from './table-writer.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 
 /** Options of {@link DatasetSink.open}; defaults in {@link DATASET_SINK_DEFAULTS}. */
-export interface DatasetSinkOptions {
+export interface DatasetSinkOptions extends TableWriterOptions {
   /**
    * The dataset root `DIR` (closed bars go to `DIR/kline/kline_type=K/month=YYYY-MM/`), or
    * `s3://bucket/prefix` (the AWS SDK's configuration: environment, profile, `AWS_ENDPOINT_URL`).
@@ -56,6 +56,13 @@ export interface DatasetSinkOptions {
   readonly onCompacted?: (result: CompactedPartition) => void;
   /** Everything upkeep reports: compactions, checkpoints, failures, where it stands, falling behind. */
   readonly onUpkeep?: (event: UpkeepEvent) => void;
+  /**
+   * The series (core's `seriesKey`, `CODE|K`) this sink will write, claimed in the table's log
+   * when it opens, before their watermarks are read (`DatasetLog.claim`; `ifOwned` says what
+   * happens when another live writer owns one). Series not named are claimed at the first
+   * checkpoint holding their bars (refused there if another live writer owns them).
+   */
+  readonly series?: readonly string[];
 }
 
 /** Defaults of {@link DatasetSinkOptions}. */
@@ -73,6 +80,13 @@ export const DATASET_SINK_DEFAULTS = {
  * all, also across kill -9. Its watermarks are the log's, so a restart or a takeover reads the log,
  * not every file; files on disk that no commit names (an earlier quoteflow, a crash before the log
  * existed) are read once and committed at open. Forming bars are not written.
+ *
+ * The table arbitrates between its writers: the sink claims its series in the log before it
+ * writes them (`series`, else at the first checkpoint holding them), renews the claims with its
+ * commits (and alone every third of `leaseMs` while idle) and gives them up when it closes. A
+ * second writer of the same series, in this process or another, is refused at its claim while
+ * this one lives (`QF_OWNED`), and a checkpoint of a series another writer took over is refused
+ * (`QF_FENCED`): its files are dropped and the sink fails.
  *
  * @example
  * ```ts
@@ -146,9 +160,13 @@ export class DatasetSink implements CommittingSink {
           ? {}
           : { tombstoneRetentionMs: options.upkeep.retentionMs }),
         ...(opened.store === undefined ? {} : { store: opened.store }),
+        ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+        ...(options.command === undefined ? {} : { command: options.command }),
       });
       // On object storage an object no commit names is an uncommitted upload, never adopted.
       if (!log.remote) await log.transaction(async () => undefined, { adoptOrphans: true });
+      // Claimed before the watermarks are read: the sink resumes where the previous owner ended.
+      if ((options.series ?? []).length > 0) await log.claim(options.series!, claimOptionsOf(options));
       upkeep = options.upkeep === false ? undefined : await openUpkeep(log, options);
       const sink = new DatasetSink(log, options, opened, upkeep);
       // What a restart finds due (a kill -9 mid-merge, a month closed meanwhile) is done at once.
@@ -186,6 +204,26 @@ export class DatasetSink implements CommittingSink {
    */
   checkpoint(): Promise<SinkCheckpoint> {
     return this.#oneAtATime(() => this.#checkpoint());
+  }
+
+  /**
+   * Claims more series for this sink (a cluster worker's takeover: `ifOwned` as at open); then
+   * {@link DatasetSink.refresh} reads what the table holds of them, so each resumes where its
+   * previous writer ended.
+   */
+  claim(series: readonly string[]): Promise<void> {
+    return this.#oneAtATime(async () => {
+      this.#check();
+      await this.#log.claim(series, claimOptionsOf(this.#options));
+    });
+  }
+
+  /** Gives up this sink's claims of `series` (handed to another writer): checkpoint first. */
+  release(series: readonly string[]): Promise<void> {
+    return this.#oneAtATime(async () => {
+      this.#check();
+      await this.#log.release(series);
+    });
   }
 
   refresh(): Promise<void> {
@@ -234,6 +272,7 @@ export class DatasetSink implements CommittingSink {
     try {
       files = await this.#writer.flush();
       if (files.length > 0) await this.#commit(files, gained);
+      else await this.#log.renew();
       this.#intake.commit();
       if (files.length > 0) this.#upkeep?.nudge();
     } catch (err) {
@@ -259,8 +298,10 @@ export class DatasetSink implements CommittingSink {
   }
 
   /**
-   * Drops what was staged since the last checkpoint (nothing of it is committed) and the writer;
-   * stops upkeep (a merge being built is dropped, nothing of it committed).
+   * Stops upkeep (a merge being built is dropped, nothing of it committed), drops what was staged
+   * since the last checkpoint (nothing of it is committed) and the writer, and gives up the sink's
+   * claims in a last commit. Rejects when that commit fails (the claims then lapse with the
+   * process, or the lease), unless the sink had failed before.
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
@@ -268,7 +309,13 @@ export class DatasetSink implements CommittingSink {
       const staged = await this.#writer.flush().catch(() => [] as WrittenFile[]);
       await this.#writer.close().catch(() => undefined);
       await dropStaged(this.#log.root, staged);
-      await this.#opened.close();
+      try {
+        await this.#serial.then(() => this.#log.release());
+      } catch (err) {
+        if (this.#failure === undefined) throw err;
+      } finally {
+        await this.#opened.close();
+      }
     })();
     return this.#closing;
   }
@@ -280,19 +327,25 @@ export class DatasetSink implements CommittingSink {
 
   async #commit(files: readonly WrittenFile[], gained: ReadonlyMap<string, SeriesWatermark>): Promise<void> {
     const fence = this.#options.fence;
-    // Delta statistics read from the staged Parquet files before the publish lock is taken, so
-    // other writers of the dataset wait only for the commit itself.
-    const add: LogFile[] = [];
-    for (const f of files) {
-      const parquet = f.relativePath.endsWith('.parquet') && f.stagedPath !== undefined;
-      add.push({
-        path: f.relativePath,
-        rows: f.rows,
-        bytes: f.bytes,
-        ...(f.stagedPath === undefined ? {} : { staged: f.stagedPath }),
-        ...(parquet ? { stats: await readFileStats(this.#log.root, f.stagedPath!, 'kline') } : {}),
+    // Series not claimed yet (bars of series not named at open) are claimed first, in a commit of
+    // their own; another live writer's claim refuses this checkpoint.
+    const unclaimed = [...gained.keys()].filter((s) => !this.#log.claimed.has(s));
+    if (unclaimed.length > 0) {
+      const ifOwned = ifOwnedOf(this.#options) === 'take-over' ? 'take-over' : 'fail';
+      await this.#log.claim(unclaimed, { ifOwned }).catch(async (err: unknown) => {
+        await dropStaged(this.#log.root, files);
+        throw err;
       });
     }
+    // The Parquet files' Delta statistics were gathered while they were encoded: nothing is read
+    // back, and other writers of the dataset wait only for the commit itself.
+    const add: LogFile[] = files.map((f) => ({
+      path: f.relativePath,
+      rows: f.rows,
+      bytes: f.bytes,
+      ...(f.stagedPath === undefined ? {} : { staged: f.stagedPath }),
+      ...(f.relativePath.endsWith('.parquet') ? { stats: f.stats } : {}),
+    }));
     let fenced: boolean;
     try {
       fenced = await this.#log.transaction(async (tx) => {
@@ -336,6 +389,15 @@ function openUpkeep(log: DatasetLog, options: DatasetSinkOptions): Promise<Table
       options.onUpkeep?.(e);
     },
   });
+}
+
+/** The claim options of a sink's options. */
+function claimOptionsOf(o: DatasetSinkOptions): TableClaimOptions {
+  return {
+    ifOwned: ifOwnedOf(o),
+    ...(o.signal === undefined ? {} : { signal: o.signal }),
+    ...(o.onWaiting === undefined ? {} : { onWaiting: o.onWaiting }),
+  };
 }
 
 /** Removes staged files that will never be committed. */

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { renameDurably, systemClock, type Clock } from '@quoteflow/core';
+import { monotonicClock, seriesKey, systemClock, type Clock } from '@quoteflow/core';
 import { join, relative, resolve, sep } from 'node:path';
 import {
   datasetKindOf,
@@ -14,10 +14,20 @@ import {
 import { createColumnBuilder, type ColumnBuilder } from './internal/column-builders.js';
 import { FileSinkError } from './file-sink-error.js';
 import { EncoderPool, type EncodeHandle } from './internal/encoder-pool.js';
-import { cleanStaging, newWriterId, partFileName, stagingPathFor } from './internal/staging.js';
+import {
+  cleanStaging,
+  newWriterId,
+  partFileName,
+  removeEmptyStaging,
+  stagingPathFor,
+} from './internal/staging.js';
 import { isS3Url } from './storage/object-store.js';
 import { openStore, type OpenedStore } from './storage/open-store.js';
 import { DatasetLog } from './dataset-log.js';
+import { addWatermark, type LogFile, type SeriesWatermark } from './dataset-log-format.js';
+import type { DeltaStats } from './delta/delta-actions.js';
+import { summarizeKlineFile } from './read-dataset-rows.js';
+import { ifOwnedOf, TABLE_WRITER_DEFAULTS, type TableWriterOptions } from './table-writer.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 
 /**
@@ -28,11 +38,11 @@ export const DATASET_FORMATS = ['parquet', 'arrow', 'ndjson'] as const;
 export type DatasetFormat = (typeof DATASET_FORMATS)[number];
 
 /** Options of {@link DatasetWriter}. */
-export interface DatasetWriterOptions {
+export interface DatasetWriterOptions extends TableWriterOptions {
   /**
-   * The dataset root `DIR` (contract.md "Datasets on disk"), or `s3://bucket/prefix`: each finished
-   * file is then built in a local scratch directory, uploaded and committed to its table's Delta
-   * log (one version per file; with `publish: 'on-commit'` its committer does that instead).
+   * The dataset root `DIR` (contract.md "Datasets on disk"), or `s3://bucket/prefix` (each file is
+   * then built in a local scratch directory and uploaded). Each finished file is committed to its
+   * table's Delta log as one version (with `publish: 'on-commit'` its committer does that instead).
    */
   readonly dir: string;
   /** @defaultValue `'parquet'` */
@@ -59,12 +69,21 @@ export interface DatasetWriterOptions {
   /** `.tmp` files in `DIR/.staging/` older than this are removed on start. @defaultValue 3,600,000 ms */
   readonly staleStagingMs?: number;
   /**
-   * Asked right before each finished file is renamed into place (after it is written and fsync'd
-   * under the staging directory): when it returns false the file is deleted instead and the writer
-   * fails with `QF_FENCED`. A worker of several passes its lease here (`ClusterMembership`), so one
-   * paused past its lease cannot commit rows whose series another worker now writes.
+   * Asked right before each finished file is committed (after it is written and fsync'd under the
+   * staging directory; locally holding the table's publish lock, on S3 before the conditional
+   * PUT): when it returns false the file is deleted instead and the writer fails with
+   * `QF_FENCED`. A worker of several passes its lease here (`ClusterMembership`), so one paused
+   * past its lease cannot commit rows whose series another worker now writes.
    */
   readonly fence?: () => boolean;
+  /**
+   * The series it will write, per dataset (kline `CODE|K`, depth codes, suspension exchanges),
+   * claimed in each table's log before any file (`ready()` resolves then; `ifOwned` says what
+   * happens when another live writer owns one). Series not named are claimed with the first file
+   * holding them (refused if another live writer owns them). Not with `publish: 'on-commit'`
+   * (the committer claims).
+   */
+  readonly series?: Partial<Record<DatasetKind, readonly string[]>>;
   /**
    * `'immediate'`: a finished file is renamed into place at once. `'on-commit'`: it stays staged
    * (`DIR/.staging/….ready.tmp`, fsync'd) and `flush()` returns it with `stagedPath`; whoever
@@ -73,7 +92,7 @@ export interface DatasetWriterOptions {
    * committer's to ask. @defaultValue `'immediate'`
    */
   readonly publish?: 'immediate' | 'on-commit';
-  /** Called for every finished file, after it was renamed into place. */
+  /** Called for every finished file, after it was committed and renamed into place. */
   readonly onFile?: (file: WrittenFile) => void;
   /** Called once when a file fails in the background; the error is also raised by the next call. */
   readonly onError?: (err: FileSinkError) => void;
@@ -108,6 +127,8 @@ export interface WrittenFile {
   readonly bytes: number;
   /** With `publish: 'on-commit'`: where the finished file waits, relative to `DIR`. */
   readonly stagedPath?: string;
+  /** Its rows' Delta statistics (`numRecords`, min/max, null counts), gathered as it was encoded. */
+  readonly stats: DeltaStats;
 }
 
 const EXTENSIONS: Record<DatasetFormat, string> = { parquet: 'parquet', arrow: 'arrow', ndjson: 'ndjson' };
@@ -117,6 +138,8 @@ interface OpenFile {
   readonly partition: string;
   readonly builder: ColumnBuilder;
   readonly openedAtMs: number;
+  /** The series of its rows: kline `CODE|K` with their watermarks, a depth code, an exchange. */
+  readonly series: Map<string, SeriesWatermark | undefined>;
   /** The encoder's session, once rows were handed over before the file is finished. */
   session: EncodeHandle | undefined;
   /** Rows and buffered bytes already handed to the encoder. */
@@ -149,9 +172,18 @@ function positiveInt(name: string, value: number, min = 1): number {
  *
  * Rows are buffered per partition; a partition's file is finished when it reaches
  * `maxRowsPerFile`, `maxBytesPerFile` or `maxFileAgeMs`, and on `flush()`/`close()`. A finished
- * file is encoded on a worker thread, written to `DIR/.staging/….tmp`, fsync'd and renamed into
- * place, so readers only ever see complete files. Stale staging leftovers of crashed writers are
- * removed on start. Bars still forming (`final: false`) are ignored: files hold closed bars only.
+ * file is encoded on a worker thread, written to `DIR/.staging/….tmp` and fsync'd, then committed
+ * to its table's Delta log (`DIR/<dataset>/_delta_log/`) as one version, which renames it into
+ * place: readers only ever see complete files, Delta readers exactly the committed ones, and kill
+ * -9 between the commit and the rename is finished by the table's next writer. Files on disk that
+ * no commit names (an older quoteflow's) are committed once, when a table is first opened. Stale
+ * staging leftovers of crashed writers are removed on start. Bars still forming (`final: false`)
+ * are ignored: files hold closed bars only.
+ *
+ * Like `DatasetSink`, it claims its series in each table's log before their first file
+ * (`series`, else with the file), renews the claims (with its commits, and alone every third of
+ * `leaseMs` while idle) and gives them up on `close()`; a second writer of the same series is
+ * refused while it lives.
  *
  * @example
  * ```ts
@@ -181,10 +213,15 @@ export class DatasetWriter implements AsyncDisposable {
   private readonly written: WrittenFile[] = [];
   private seq = 0;
   /** Settles when staging leftovers of crashed writers are gone; never rejects (see `cleanupError`). */
-  private readonly ready: Promise<void>;
-  /** With an `s3://` dir: the store (once open) and the tables' logs, one commit at a time. */
-  private s3:
-    { opened: OpenedStore; logs: Map<DatasetKind, DatasetLog>; serial: Promise<unknown> } | undefined;
+  private readonly cleaned: Promise<void>;
+  /** Unless publishing on commit: the store (once open) and the tables' logs, one commit at a time. */
+  private tables:
+    | { opened: OpenedStore; logs: Map<DatasetKind, Promise<DatasetLog>>; serial: Promise<unknown> }
+    | undefined;
+  /** Settles when the start claims (`series`) are committed; rejects with their failure. */
+  private readonly claimed: Promise<void>;
+  private readonly claimOptions: DatasetWriterOptions;
+  private renewTimer: unknown;
   private readonly location: string;
   private cleanupError: unknown;
   private failure: FileSinkError | undefined;
@@ -211,6 +248,7 @@ export class DatasetWriter implements AsyncDisposable {
     requirePackagesOf('datasets');
     const remote = isS3Url(o.dir) && o.publish !== 'on-commit';
     this.location = remote ? o.dir : resolve(o.dir);
+    this.claimOptions = o;
     this.dir = remote ? mkdtempSync(join(tmpdir(), 'quoteflow-s3-')) : resolve(o.dir);
     this.format = o.format;
     this.maxRows = positiveInt('maxRowsPerFile', o.maxRowsPerFile);
@@ -227,12 +265,12 @@ export class DatasetWriter implements AsyncDisposable {
     this.pool = new EncoderPool(positiveInt('encoderThreads', o.encoderThreads, 0));
     // On start: remove what crashed writers left in DIR/.staging (a failure surfaces with the first file).
     // File modification times are real time, whatever clock drives the writer's rolling.
-    const opening = remote
-      ? openStore(o.dir).then((opened) => {
-          this.s3 = { opened, logs: new Map(), serial: Promise.resolve() };
-        })
-      : Promise.resolve();
-    this.ready = opening
+    const opening = this.publishOnCommit
+      ? Promise.resolve()
+      : openStore(remote ? o.dir : this.dir).then((opened) => {
+          this.tables = { opened, logs: new Map(), serial: Promise.resolve() };
+        });
+    this.cleaned = opening
       .then(() => cleanStaging(this.dir, this.staleMs, Date.now()))
       .then(
         () => undefined,
@@ -240,6 +278,55 @@ export class DatasetWriter implements AsyncDisposable {
           this.cleanupError = err;
         },
       );
+    this.claimed = this.cleaned.then(() => this.claimAtStart());
+    // A wait stopped by the signal is a stop, not a failure: nothing was claimed, nothing is written.
+    this.claimed.catch((err: unknown) => {
+      if (o.signal?.aborted !== true) this.fail(err, 'claim its series');
+    });
+    if (!this.publishOnCommit) this.scheduleRenewal();
+  }
+
+  /**
+   * Resolves once the writer can commit files: staging cleaned and its `series` claimed in their
+   * tables (after waiting for another writer, with `ifOwned: 'wait'`). Rejects with what failed
+   * (`QF_OWNED`: another live writer owns some of the series), which every later call raises too.
+   */
+  async ready(): Promise<void> {
+    await this.claimed;
+    if (this.cleanupError !== undefined) throw this.cleanupError;
+  }
+
+  /** Claims the `series` of the options, each table in turn, before any file. */
+  private async claimAtStart(): Promise<void> {
+    if (this.tables === undefined || this.cleanupError !== undefined) return;
+    for (const [kind, series] of Object.entries(this.claimOptions.series ?? {}) as [DatasetKind, string[]][])
+      if (series.length > 0)
+        await (
+          await this.logOf(kind)
+        ).claim(series, {
+          ...this.claimOptions,
+          ifOwned: ifOwnedOf(this.claimOptions),
+        });
+  }
+
+  /** Renews the claims of an idle writer every third of its lease (its commits renew them too). */
+  private scheduleRenewal(): void {
+    const leaseMs = this.claimOptions.leaseMs ?? TABLE_WRITER_DEFAULTS.leaseMs;
+    this.renewTimer = monotonicClock.setTimeout(() => {
+      const tables = this.tables;
+      if (tables === undefined || this.closing !== undefined || this.failure !== undefined) return;
+      const renew = async (): Promise<void> => {
+        for (const log of tables.logs.values()) await (await log).renew();
+      };
+      const next = tables.serial.then(renew);
+      tables.serial = next.catch(() => undefined);
+      next.then(
+        () => this.scheduleRenewal(),
+        (err: unknown) => this.fail(err, 'renew its claims'),
+      );
+    }, leaseMs / 3);
+    // A writer left open must not keep the process alive.
+    (this.renewTimer as { unref?: () => void } | undefined)?.unref?.();
   }
 
   /** The dataset root, absolute. */
@@ -298,15 +385,19 @@ export class DatasetWriter implements AsyncDisposable {
     this.closing ??= (async () => {
       if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
       this.timer = undefined;
+      monotonicClock.clearTimeout(this.renewTimer);
       try {
         for (const [key, file] of [...this.open]) this.finish(key, file);
         while (this.pending.size > 0) await Promise.all(this.pending);
-        await this.ready;
+        await this.cleaned;
+        await this.claimed.catch(() => undefined);
+        await this.releaseClaims();
+        if (this.location === this.dir) await removeEmptyStaging(this.dir);
         if (this.failure !== undefined) throw this.failure;
       } finally {
         this.open.clear();
         this.pool.close();
-        await this.s3?.opened.close();
+        await this.tables?.opened.close();
         if (this.location !== this.dir) await rm(this.dir, { recursive: true, force: true });
       }
     })();
@@ -315,6 +406,35 @@ export class DatasetWriter implements AsyncDisposable {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  /** Gives up the claims of every table (a last commit each); a failure is the writer's, unless it failed before. */
+  private async releaseClaims(): Promise<void> {
+    const tables = this.tables;
+    if (tables === undefined) return;
+    await tables.serial;
+    for (const opening of tables.logs.values()) {
+      const log = await opening.catch(() => undefined);
+      try {
+        await log?.release();
+      } catch (err) {
+        this.fail(err, 'release its claims');
+      }
+    }
+  }
+
+  /** Records the writer's first failure (raised by every later call) and tells `onError`. */
+  private fail(cause: unknown, what: string): void {
+    if (this.failure !== undefined) return;
+    const err =
+      cause instanceof FileSinkError
+        ? cause
+        : new FileSinkError('QF_FILE_WRITE', `DatasetWriter: could not ${what} under ${this.location}`, {
+            retryable: true,
+            cause,
+          });
+    this.failure = err;
+    this.onError?.(err);
   }
 
   private check(): void {
@@ -334,6 +454,7 @@ export class DatasetWriter implements AsyncDisposable {
         partition,
         builder: createColumnBuilder(kind),
         openedAtMs: nowMs,
+        series: new Map(),
         session: undefined,
         shippedRows: 0,
         shippedBytes: 0,
@@ -343,6 +464,7 @@ export class DatasetWriter implements AsyncDisposable {
     }
     const b = file.builder;
     b.append(record);
+    noteSeries(file.series, record);
     const rows = b.rows;
     const bytes = b.estimatedBytes;
     if (file.shippedRows + rows >= this.maxRows || file.shippedBytes + bytes >= this.maxBytes)
@@ -371,71 +493,95 @@ export class DatasetWriter implements AsyncDisposable {
   }
 
   /**
-   * Encodes and writes the file; without a fence the encoder renames it into place, with one it is
-   * written under the staging directory first and renamed here only while the fence allows.
+   * Encodes and writes the file under the staging directory; then its committer publishes it
+   * (`publish: 'on-commit'`), or it is committed to its table's log here, which renames it into
+   * place (locally) or names the uploaded object (S3).
    */
   private async commit(
     session: EncodeHandle,
     stagingPath: string,
-    finalPath: string,
+    file: OpenFile,
     relativePath: string,
     rows: number,
-  ): Promise<{ bytes: number; stagedPath?: string }> {
-    if (this.publishOnCommit) {
-      const readyPath = `${stagingPath}.ready.tmp`;
-      const res = await session.end(stagingPath, readyPath);
-      return { bytes: res.bytes, stagedPath: relative(this.dir, readyPath).split(sep).join('/') };
-    }
-    if (this.s3 !== undefined) return this.commitToStore(session, stagingPath, relativePath, rows);
-    if (this.fence === undefined) return session.end(stagingPath, finalPath);
+  ): Promise<{ bytes: number; stats: DeltaStats; stagedPath?: string }> {
     const readyPath = `${stagingPath}.ready.tmp`;
     const res = await session.end(stagingPath, readyPath);
-    if (!this.fence()) {
-      await rm(readyPath, { force: true });
-      throw new FileSinkError(
-        'QF_FENCED',
-        `DatasetWriter: ${relativePath} not committed: this writer may no longer write (its lease lapsed)`,
-      );
+    const stagedPath = relative(this.dir, readyPath).split(sep).join('/');
+    if (this.publishOnCommit) return { ...res, stagedPath };
+    // Delta statistics of a Parquet file, gathered while it was encoded.
+    const committed: LogFile = {
+      path: relativePath,
+      rows,
+      bytes: res.bytes,
+      staged: stagedPath,
+      ...(relativePath.endsWith('.parquet') ? { stats: res.stats } : {}),
+    };
+    const next = this.tables!.serial.then(() => this.commitToLog(file, committed));
+    this.tables!.serial = next.catch(() => undefined);
+    try {
+      await next;
+    } catch (err) {
+      // Kept when the log names it (committed, the rename failed): the table's next writer publishes it.
+      const log = await this.tables!.logs.get(file.kind)?.catch(() => undefined);
+      if (log?.remote !== false || !log.files.has(relativePath)) await rm(readyPath, { force: true });
+      throw err;
     }
-    await renameDurably(readyPath, finalPath);
+    if (this.location !== this.dir) await rm(readyPath, { force: true });
     return res;
   }
 
-  /** On object storage: the file is built locally, then uploaded and committed as one version. */
-  private async commitToStore(
-    session: EncodeHandle,
-    stagingPath: string,
-    relativePath: string,
-    rows: number,
-  ): Promise<{ bytes: number }> {
-    const s3 = this.s3!;
-    const readyPath = `${stagingPath}.ready.tmp`;
-    const res = await session.end(stagingPath, readyPath);
-    const kind = relativePath.slice(0, relativePath.indexOf('/')) as DatasetKind;
-    const staged = relative(this.dir, readyPath).split(sep).join('/');
+  /**
+   * Commits one finished file as a version of its table's log: its series claimed first if not
+   * yet, the fence asked holding the publish lock.
+   */
+  private async commitToLog(file: OpenFile, committed: LogFile): Promise<void> {
+    const { kind } = file;
+    const log = await this.logOf(kind);
+    const series = [...file.series.keys()];
+    const unclaimed = series.filter((s) => !log.claimed.has(s));
+    if (unclaimed.length > 0)
+      await log.claim(unclaimed, {
+        ifOwned: ifOwnedOf(this.claimOptions) === 'take-over' ? 'take-over' : 'fail',
+      });
     const fence = this.fence;
-    const commit = async (): Promise<void> => {
-      let log = s3.logs.get(kind);
-      if (log === undefined) {
-        log = await DatasetLog.open(this.dir, kind, { store: s3.opened.store! });
-        s3.logs.set(kind, log);
-      }
-      await log.transaction((tx) =>
-        tx.commit({
-          operation: 'checkpoint',
-          add: [{ path: relativePath, rows, bytes: res.bytes, staged }],
-          ...(fence === undefined ? {} : { fence }),
-        }),
-      );
-    };
-    const next = s3.serial.then(commit);
-    s3.serial = next.catch(() => undefined);
-    try {
-      await next;
-    } finally {
-      await rm(readyPath, { force: true });
+    await log.transaction(async (tx) => {
+      if (!log.remote && fence !== undefined && !fence())
+        throw new FileSinkError(
+          'QF_FENCED',
+          `DatasetWriter: ${committed.path} not committed: this writer may no longer write (its lease lapsed)`,
+        );
+      await tx.commit({
+        operation: 'checkpoint',
+        add: [committed],
+        ...(kind === 'kline'
+          ? { series: Object.fromEntries(file.series) as Record<string, SeriesWatermark> }
+          : { writes: series }),
+        ...(fence === undefined ? {} : { fence }),
+      });
+    });
+  }
+
+  /** The log of a table (opened once; locally its files no commit names are committed first). */
+  private logOf(kind: DatasetKind): Promise<DatasetLog> {
+    const tables = this.tables!;
+    let log = tables.logs.get(kind);
+    if (log === undefined) {
+      const dir = this.dir;
+      const { leaseMs, command } = this.claimOptions;
+      log = (async () => {
+        const opened = await DatasetLog.open(dir, kind, {
+          ...(tables.opened.store === undefined ? {} : { store: tables.opened.store }),
+          ...(kind === 'kline' ? { summarize: (rel: string) => summarizeKlineFile(dir, rel) } : {}),
+          ...(leaseMs === undefined ? {} : { leaseMs }),
+          ...(command === undefined ? {} : { command }),
+        });
+        // On object storage an object no commit names is an uncommitted upload, never adopted.
+        if (!opened.remote) await opened.transaction(async () => undefined, { adoptOrphans: true });
+        return opened;
+      })();
+      tables.logs.set(kind, log);
     }
-    return res;
+    return log;
   }
 
   private finish(key: string, file: OpenFile): void {
@@ -452,12 +598,14 @@ export class DatasetWriter implements AsyncDisposable {
     const session = file.session ?? this.pool.open(format);
     if (file.builder.rows > 0) session.push(file.builder.build());
     const job = (async () => {
-      await this.ready;
-      if (this.cleanupError !== undefined) {
+      await this.cleaned;
+      await this.claimed.catch(() => undefined);
+      const failed = this.cleanupError ?? this.failure;
+      if (failed !== undefined) {
         session.abort();
-        throw this.cleanupError;
+        throw failed;
       }
-      const res = await this.commit(session, stagingPath, finalPath, relativePath, rows);
+      const res = await this.commit(session, stagingPath, file, relativePath, rows);
       const done: WrittenFile = {
         kind: file.kind,
         format,
@@ -465,28 +613,13 @@ export class DatasetWriter implements AsyncDisposable {
         relativePath,
         rows,
         bytes: res.bytes,
+        stats: res.stats,
         ...(res.stagedPath === undefined ? {} : { stagedPath: res.stagedPath }),
       };
       // Kept for flush() only when nobody listens: a long-running writer must not hoard them.
       if (this.onFile === undefined) this.written.push(done);
       else this.onFile(done);
-    })().catch((cause: unknown) => {
-      const err =
-        cause instanceof FileSinkError
-          ? cause
-          : new FileSinkError(
-              'QF_FILE_WRITE',
-              `DatasetWriter: could not write ${relativePath} (${rows} rows) under ${this.dir}`,
-              {
-                retryable: true,
-                cause,
-              },
-            );
-      if (this.failure === undefined) {
-        this.failure = err;
-        this.onError?.(err);
-      }
-    });
+    })().catch((cause: unknown) => this.fail(cause, `write ${relativePath} (${rows} rows)`));
     const tracked: Promise<void> = job.finally(() => this.pending.delete(tracked));
     this.pending.add(tracked);
   }
@@ -496,4 +629,14 @@ function isRecord(x: Iterable<DatasetRecord> | DatasetRecord): x is DatasetRecor
   return (
     typeof x === 'object' && x !== null && 'type' in x && typeof (x as { type: unknown }).type === 'string'
   );
+}
+
+/** Adds a record's series to a file's: kline `CODE|K` with the bar in its watermark, a depth code, an exchange. */
+function noteSeries(series: Map<string, SeriesWatermark | undefined>, record: DatasetRecord): void {
+  if (record.type === 'depth') series.set(record.code, undefined);
+  else if (record.type === 'suspension') series.set(record.exchange, undefined);
+  else {
+    const key = seriesKey(record.code, record.klineType);
+    series.set(key, addWatermark(series.get(key), { first: record.tsMs, last: record.tsMs, rows: 1 }));
+  }
 }

@@ -9,6 +9,7 @@ export const FILE_SINK_ERROR_CODES = [
   'QF_DATASET_LOG',
   'QF_OBJECT_STORE',
   'QF_CONFLICT',
+  'QF_OWNED',
 ] as const;
 export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
 
@@ -23,7 +24,9 @@ export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
  * process (`QF_LOCKED`), or a dataset commit log that is malformed or names a file that is gone
  * (`QF_DATASET_LOG`), an object store (S3) that failed a request or does not enforce conditional
  * writes (`QF_OBJECT_STORE`), or a commit another writer's newer version conflicts with
- * (`QF_CONFLICT`: it removed files this one replaces).
+ * (`QF_CONFLICT`: it removed files this one replaces), or a claim of series another live writer
+ * of the table owns (`QF_OWNED`: it names the table, the series and that writer; a commit of
+ * series another writer took over is `QF_FENCED`).
  */
 export class FileSinkError extends Error {
   readonly code: FileSinkErrorCode;

@@ -1,4 +1,4 @@
-import { Observable, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction, type Subscription } from 'rxjs';
 import type { DatasetRecord } from './dataset-columns.js';
 import { DatasetWriter, type DatasetWriterOptions, type WrittenFile } from './dataset-writer.js';
 
@@ -7,7 +7,9 @@ export type WriteDatasetOptions = Omit<DatasetWriterOptions, 'onFile' | 'onError
 
 /**
  * Writes every record into the datasets under `options.dir` (see {@link DatasetWriter}) and emits
- * each file once it is renamed into place.
+ * each file once it is committed and renamed into place. With `series`, the source is subscribed
+ * once the writer claimed them in their tables: a claim refused errors the stream (`QF_OWNED`)
+ * before anything was read, and one that waited until `signal` stopped it completes it.
  *
  * Completes after the source completes and every buffered row is on disk. A source error first
  * flushes what arrived, then is forwarded. A failed file write errors the stream with a
@@ -49,22 +51,38 @@ export function writeDataset(options: WriteDatasetOptions): OperatorFunction<Dat
           },
         );
       };
-      const sub = source.subscribe({
-        next: (record) => {
-          if (done) return;
-          try {
-            writer.append(record);
-          } catch (err) {
+      let sub: Subscription | undefined;
+      const subscribe = (): void => {
+        if (done) return;
+        sub = source.subscribe({
+          next: (record) => {
+            if (done) return;
+            try {
+              writer.append(record);
+            } catch (err) {
+              done = true;
+              subscriber.error(err);
+            }
+          },
+          error: (err: unknown) => finish({ err }),
+          complete: () => finish(undefined),
+        });
+      };
+      // With `series`, the source is subscribed once the writer claimed them: a cold source
+      // (polling a service) sends nothing before the tables accepted this writer.
+      if (Object.values(options.series ?? {}).every((s) => s.length === 0)) subscribe();
+      else
+        writer.ready().then(subscribe, (err: unknown) => {
+          // Stopped while waiting for another writer: nothing was taken, the stream just ends.
+          if (options.signal?.aborted === true) finish(undefined);
+          else if (!done) {
             done = true;
             subscriber.error(err);
           }
-        },
-        error: (err: unknown) => finish({ err }),
-        complete: () => finish(undefined),
-      });
+        });
       return () => {
         done = true;
-        sub.unsubscribe();
+        sub?.unsubscribe();
         // Idempotent; on early unsubscribe, rows already received still reach the disk.
         writer.close().catch(() => undefined);
       };

@@ -14,6 +14,7 @@ import {
   type KafkaFailureKind,
 } from './kafka-failure.js';
 import type { KafkaTopicSpec } from './kafka-producer-driver.js';
+import { refusedEverywhere } from './internal/first-connect.js';
 import { kafkajsLibrary } from './internal/kafka-clients.js';
 import { kafkajsNewTopic } from './internal/kafkajs-config.js';
 import { kafkajsSecurity, resolveKafkaSecurity, type KafkaSecurity } from './kafka-security.js';
@@ -76,6 +77,13 @@ export async function checkKafkaCluster(check: KafkaClusterCheck): Promise<void>
   }
 }
 
+/**
+ * How long every broker may refuse connections (or fail to resolve) before the check gives up,
+ * naming the cause: a broker that restarts comes back within it, and a wrong address is said in
+ * seconds instead of after the whole timeout (kept for brokers that accept and stall).
+ */
+const KAFKA_REFUSED_GIVE_UP_MS = 3_000;
+
 async function connect(
   admin: Admin,
   brokers: readonly string[],
@@ -83,6 +91,7 @@ async function connect(
   signal: AbortSignal | undefined,
   fail: (err: unknown) => KafkaClusterError,
 ): Promise<void> {
+  let refusedSince: number | undefined;
   for (;;) {
     try {
       await admin.connect();
@@ -90,6 +99,15 @@ async function connect(
     } catch (err) {
       const kind = kafkaFailureKind(err)?.kind;
       if (kind !== undefined && PERMANENT_KAFKA_FAILURES.has(kind)) throw fail(err);
+      // Nothing listens (or the name does not resolve) at every broker: said in seconds.
+      const refused = kind === 'unreachable' ? await refusedEverywhere(brokers, 2_000) : undefined;
+      if (refused === undefined) refusedSince = undefined;
+      else if (Date.now() - (refusedSince ??= Date.now()) >= KAFKA_REFUSED_GIVE_UP_MS)
+        throw new KafkaClusterError(
+          'unreachable',
+          `no Kafka broker takes connections: ${refused} (for ${KAFKA_REFUSED_GIVE_UP_MS / 1000} s; is it running, and is that its address?)`,
+          err,
+        );
       if (signal?.aborted === true || Date.now() >= deadline) {
         const last = describeKafkaFailure(err, { brokers, security: {} }) ?? (err as Error).message;
         throw new KafkaClusterError(

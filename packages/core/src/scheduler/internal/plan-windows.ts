@@ -90,7 +90,17 @@ export class PlanWindows {
       }
       this.byEndpoint.set(endpoint, sliding);
     }
-    const specs: WindowSpec[] = [...sliding];
+    const specs: WindowSpec[] = [...sliding, ...this.dailySpecs(nowMs)];
+    if (paceMs !== undefined) specs.push({ kind: 'sliding', key: PACE_KEY, windowMs: paceMs, limit: 1 });
+    return specs;
+  }
+
+  /**
+   * The daily total's specs of a start at `nowMs`: its calendar day (and the next one near
+   * midnight) and/or the rolling 24 hours, as `dailyWindow` reads the total.
+   */
+  dailySpecs(nowMs: number): WindowSpec[] {
+    const specs: WindowSpec[] = [];
     if (this.dailyWindow !== 'rolling') {
       const day = this.dayOf(nowMs).spec;
       const arrivalDay = this.dayOf(nowMs + this.arrivalSpanMs).spec;
@@ -98,7 +108,6 @@ export class PlanWindows {
       if (arrivalDay.key !== day.key) specs.push(arrivalDay);
     }
     if (this.dailyWindow !== 'calendar') specs.push(this.rollingDay);
-    if (paceMs !== undefined) specs.push({ kind: 'sliding', key: PACE_KEY, windowMs: paceMs, limit: 1 });
     return specs;
   }
 

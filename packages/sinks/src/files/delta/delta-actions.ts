@@ -16,9 +16,15 @@ export const DELTA_PROTOCOL = {
   writerFeatures: ['domainMetadata', 'invariants'],
 } as const;
 
-/** Domains quoteflow keeps in `domainMetadata`: one per series, one per non-Parquet file. */
+/**
+ * Domains quoteflow keeps in `domainMetadata`: one per series (its watermark), one per non-Parquet
+ * file, one per claimed series (its owner: `{"writer": id}`), one per writer with claims (host,
+ * pid, lease, renewals: a `TableWriter`).
+ */
 export const SERIES_DOMAIN = 'quoteflow.series.';
 export const FILE_DOMAIN = 'quoteflow.file.';
+export const OWNER_DOMAIN = 'quoteflow.owner.';
+export const WRITER_DOMAIN = 'quoteflow.writer.';
 
 /** Per-file statistics as Delta's `add.stats` holds them (a JSON string there). */
 export interface DeltaStats {
@@ -134,6 +140,19 @@ export function newMetaData(
     partitionColumns: [...partitionColumns],
     configuration: withFormatVersion({}),
     createdTime: nowMs,
+  };
+}
+
+/** `meta` with another layout (the table's schema names its partition columns last). */
+export function withPartitionColumns(
+  meta: DeltaMetaData,
+  dataset: DatasetKind,
+  partitionColumns: readonly string[],
+): DeltaMetaData {
+  return {
+    ...meta,
+    schemaString: deltaSchemaString(dataset, partitionColumns),
+    partitionColumns: [...partitionColumns],
   };
 }
 

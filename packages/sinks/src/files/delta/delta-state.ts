@@ -7,11 +7,14 @@ import {
   type SeriesWatermark,
 } from '../dataset-log-format.js';
 import { FileSinkError } from '../file-sink-error.js';
+import type { TableWriter } from '../table-writer.js';
 import {
   DELTA_PROTOCOL,
   FILE_DOMAIN,
   fromDeltaPath,
+  OWNER_DOMAIN,
   SERIES_DOMAIN,
+  WRITER_DOMAIN,
   type DeltaAdd,
   type DeltaMetaData,
   type DeltaRemove,
@@ -34,7 +37,8 @@ type Json = Record<string, unknown>;
 /**
  * A Delta table's state as quoteflow needs it, folded action by action: the live files (Parquet
  * ones from `add`/`remove`, other formats from `domainMetadata` under `quoteflow.file.`), the
- * series' watermarks (`domainMetadata` under `quoteflow.series.`), protocol and metadata.
+ * series' watermarks (`domainMetadata` under `quoteflow.series.`), who owns which series and the
+ * writers holding claims (`quoteflow.owner.`, `quoteflow.writer.`), protocol and metadata.
  */
 export class DeltaState {
   version = -1;
@@ -45,6 +49,10 @@ export class DeltaState {
   readonly series = new Map<string, SeriesWatermark>();
   /** Files removed and not added again (Delta's tombstones): path relative to `DIR` → the `remove` action. */
   readonly tombstones = new Map<string, DeltaRemove>();
+  /** Per claimed series, the id of the writer that owns it. */
+  readonly owners = new Map<string, string>();
+  /** The writers with claims, by id. */
+  readonly writers = new Map<string, TableWriter>();
 
   constructor(readonly dataset: DatasetKind) {}
 
@@ -117,6 +125,10 @@ export class DeltaState {
   #domain(d: Json, info: QuoteflowCommitInfo | undefined): { file: LogFile; removed: boolean } | undefined {
     const domain = String(d.domain);
     const removed = d.removed === true;
+    if (domain.startsWith(OWNER_DOMAIN) || domain.startsWith(WRITER_DOMAIN)) {
+      this.#claim(domain, removed ? undefined : String(d.configuration));
+      return undefined;
+    }
     if (domain.startsWith(SERIES_DOMAIN)) {
       const key = domain.slice(SERIES_DOMAIN.length);
       if (removed) this.series.delete(key);
@@ -134,6 +146,19 @@ export class DeltaState {
     this.files.set(path, file);
     const staged = info?.staged?.[path];
     return { file: staged === undefined ? file : { ...file, staged }, removed };
+  }
+
+  #claim(domain: string, configuration: string | undefined): void {
+    const owner = domain.startsWith(OWNER_DOMAIN);
+    const key = domain.slice(owner ? OWNER_DOMAIN.length : WRITER_DOMAIN.length);
+    const map: Map<string, unknown> = owner ? this.owners : this.writers;
+    if (configuration === undefined) {
+      map.delete(key);
+      return;
+    }
+    const value = JSON.parse(configuration) as { writer?: string } & TableWriter;
+    if (owner) this.owners.set(key, String(value.writer));
+    else this.writers.set(key, { ...value, id: key });
   }
 }
 

@@ -21,7 +21,9 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 // Core's one durable write, from its own entry point: a worker thread need not load all of core.
 import { writeFileDurably } from '@quoteflow/core/write-file-durably';
 import type { ColumnBatch } from './column-data.js';
+import type { DeltaStats } from '../delta/delta-actions.js';
 import type * as ArrowTableModule from './arrow-table.js';
+import type * as BatchStatsModule from './batch-stats.js';
 import type * as NdjsonRowsModule from './ndjson-rows.js';
 
 // A worker entry imports nothing relative but types (see above): its helpers are loaded by URL,
@@ -31,6 +33,7 @@ const sibling = async <T>(name: string): Promise<T> =>
     new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href
   )) as T;
 const { toArrowTable } = await sibling<typeof ArrowTableModule>('arrow-table');
+const { BatchStats } = await sibling<typeof BatchStatsModule>('batch-stats');
 const { ndjsonRows } = await sibling<typeof NdjsonRowsModule>('ndjson-rows');
 const encoder = new TextEncoder();
 
@@ -41,6 +44,8 @@ export type EncodeFormat = 'parquet' | 'arrow' | 'ndjson';
 export interface EncodeResult {
   /** Size of the file written. */
   readonly bytes: number;
+  /** Its rows' Delta statistics, gathered as they were encoded. */
+  readonly stats: DeltaStats;
 }
 
 /**
@@ -133,6 +138,7 @@ export class EncodeSession {
   private parquet: ParquetStream | undefined;
   private error: { readonly cause: unknown } | undefined;
   private rows = 0;
+  private readonly stats = new BatchStats();
   private readonly format: EncodeFormat;
   private readonly layout: ParquetLayout;
 
@@ -145,6 +151,7 @@ export class EncodeSession {
   push(batch: ColumnBatch): void {
     if (this.error !== undefined || batch.rows === 0) return;
     this.rows += batch.rows;
+    this.stats.add(batch);
     if (this.format !== 'parquet') {
       this.batches.push(batch);
       return;
@@ -191,7 +198,7 @@ export class EncodeSession {
       parts = await this.parquet.output;
     } else parts = [encodeBatches(this.batches.splice(0), this.format)];
     await writeFileDurably(finalPath, parts, { tempPath: stagingPath });
-    return { bytes: parts.reduce((n, p) => n + p.length, 0) };
+    return { bytes: parts.reduce((n, p) => n + p.length, 0), stats: this.stats.stats() };
   }
 
   /** Drops the rows and the encoder's state. */

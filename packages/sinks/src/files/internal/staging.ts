@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { unpublishedStaged } from './unpublished-staged.js';
 
 /** The staging directory under a dataset root (contract.md: `DIR/.staging/`). */
 export const STAGING_DIR = '.staging';
@@ -44,8 +45,9 @@ export function isProcessAlive(pid: number): boolean {
 
 /**
  * Removes leftovers of crashed writers from `DIR/.staging/`: `.tmp` files of a dead process on this
- * host, and any `.tmp` file older than `staleMs` (another host's crash, an unparsable name, or a
- * staged `.ready.tmp` file no commit named).
+ * host (a staged `.ready.tmp` one too, unless a version committed but not yet published names it:
+ * the table's next writer moves that one into place), and any `.tmp` file older than `staleMs`
+ * (another host's crash, an unparsable name, or a staged `.ready.tmp` file no commit named).
  * Files of live writers (this process included) are left alone. Returns the names removed.
  */
 export async function cleanStaging(dir: string, staleMs: number, nowMs: number): Promise<string[]> {
@@ -58,20 +60,20 @@ export async function cleanStaging(dir: string, staleMs: number, nowMs: number):
     throw err;
   }
   const removed: string[] = [];
+  let committed: Set<string> | undefined;
   for (const name of names) {
     if (!name.endsWith('.tmp')) continue;
     const [host, pidText] = name.split('~');
     const pid = Number(pidText);
+    const dead =
+      host === HOST && Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isProcessAlive(pid);
     // A `.ready.tmp` file waits for its commit, which a crashed writer may have made: the next
-    // publisher moves it into place, so only age removes one.
-    const awaitsCommit = name.endsWith('.ready.tmp');
-    let stale =
-      !awaitsCommit &&
-      host === HOST &&
-      Number.isInteger(pid) &&
-      pid > 0 &&
-      pid !== process.pid &&
-      !isProcessAlive(pid);
+    // publisher moves it into place. One no unpublished version names was never committed.
+    let stale = dead;
+    if (dead && name.endsWith('.ready.tmp')) {
+      committed ??= await unpublishedStaged(dir);
+      stale = !committed.has(`${STAGING_DIR}/${name}`);
+    }
     if (!stale) {
       const st = await stat(join(staging, name)).catch(() => undefined);
       stale = st !== undefined && nowMs - st.mtimeMs > staleMs;
@@ -82,4 +84,14 @@ export async function cleanStaging(dir: string, staleMs: number, nowMs: number):
     }
   }
   return removed;
+}
+
+/**
+ * Removes `DIR/.staging/` when it is empty, so a clean run leaves no empty directory behind in the
+ * output; a file another writer stages keeps it (`rmdir` removes empty directories only). A writer
+ * that makes it again meanwhile is fine: core's `writeFileDurably` makes the directory anew when it
+ * vanished under it. Tidying up never fails a run: an error here changes no data.
+ */
+export async function removeEmptyStaging(dir: string): Promise<void> {
+  await rmdir(join(dir, STAGING_DIR)).catch(() => undefined);
 }

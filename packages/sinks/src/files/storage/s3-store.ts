@@ -61,8 +61,9 @@ export class S3Store implements ObjectStore {
     requirePackagesOf('s3');
     const sdk = await import('@aws-sdk/client-s3');
     const endpoint = s3Endpoint(env);
-    const keyId = env['AWS_ACCESS_KEY_ID'];
-    const secret = env['AWS_SECRET_ACCESS_KEY'];
+    // An empty variable is unset, as the SDK's own environment provider reads it.
+    const keyId = env['AWS_ACCESS_KEY_ID'] || undefined;
+    const secret = env['AWS_SECRET_ACCESS_KEY'] || undefined;
     const region = env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'];
     const config = {
       forcePathStyle: usesPathStyle(endpoint, env),
@@ -251,6 +252,26 @@ export class S3Store implements ObjectStore {
     );
   }
 
+  /**
+   * Resolves the credentials the SDK signs with (environment, profile, SSO, container or instance
+   * role) before any request: their absence is then named with where they are looked for and where
+   * requests would go, instead of the SDK's `Could not load credentials from any providers`.
+   * @throws FileSinkError `QF_INVALID_OPTION` (configuration: exit 2 in the CLI)
+   */
+  async checkCredentials(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+    try {
+      await this.client.config.credentials();
+    } catch (err) {
+      throw new FileSinkError(
+        'QF_INVALID_OPTION',
+        missingCredentialsMessage(this.location, this.endpoint, env, err),
+        {
+          cause: err,
+        },
+      );
+    }
+  }
+
   /** Releases the client's sockets. */
   close(): void {
     this.client.destroy();
@@ -261,10 +282,35 @@ export class S3Store implements ObjectStore {
 export async function openS3Store(at: S3Location, env: NodeJS.ProcessEnv = process.env): Promise<S3Store> {
   const store = await S3Store.create(at, env);
   try {
+    await store.checkCredentials(env);
     await store.probeConditionalWrites();
   } catch (err) {
     store.close();
     throw err;
   }
   return store;
+}
+
+/**
+ * What an `s3://` destination without credentials is told: each setting the SDK looks at and
+ * whether it is set (never a value but the profile's name and the endpoint), and where requests
+ * would go.
+ */
+function missingCredentialsMessage(
+  location: string,
+  endpoint: string | undefined,
+  env: NodeJS.ProcessEnv,
+  err: unknown,
+): string {
+  const set = (name: string): string => `${name} ${(env[name] ?? '') === '' ? 'unset' : 'set'}`;
+  const profile = env['AWS_PROFILE'] ?? '';
+  const reason = err instanceof Error ? err.message.slice(0, 200) : String(err);
+  return (
+    `${location}: no AWS credentials found (${reason}). Looked at ${set('AWS_ACCESS_KEY_ID')} and ` +
+    `${set('AWS_SECRET_ACCESS_KEY')}; AWS_PROFILE ${profile === '' ? 'unset (profile "default")' : `"${profile}"`} in ` +
+    `the shared credentials and config files (~/.aws/credentials, ~/.aws/config); SSO, container and ` +
+    `instance roles. Requests would go to ${endpoint ?? 'AWS S3 (AWS_ENDPOINT_URL unset)'}. Set ` +
+    'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, and AWS_ENDPOINT_URL for an ' +
+    'S3-compatible server'
+  );
 }

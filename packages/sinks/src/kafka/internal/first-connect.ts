@@ -38,6 +38,24 @@ export async function probeBrokers(brokers: readonly string[], timeoutMs: number
   return brokers.map((b, i) => `${b}: ${seen[i]!}`).join('; ');
 }
 
+/** What a TCP connection meets where nothing listens or the name does not resolve: known at once. */
+const REFUSED = /ECONNREFUSED|ENOTFOUND|EAI_NONAME|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH/;
+
+/**
+ * What a plain TCP connection to each broker meets, as {@link probeBrokers} says it, when every one
+ * of them refuses it or cannot be resolved (nothing there to wait for); `undefined` when any
+ * broker accepts a connection or does not answer at once (a broker that stalls is waited for).
+ */
+export async function refusedEverywhere(
+  brokers: readonly string[],
+  timeoutMs: number,
+): Promise<string | undefined> {
+  const seen = await Promise.all(brokers.map((b) => probeBroker(b, timeoutMs)));
+  return seen.every((what) => REFUSED.test(what))
+    ? brokers.map((b, i) => `${b}: ${seen[i]!}`).join('; ')
+    : undefined;
+}
+
 function probeBroker(broker: string, timeoutMs: number): Promise<string> {
   const at = broker.lastIndexOf(':');
   const host = (at < 0 ? broker : broker.slice(0, at)).replace(/^\[|\]$/g, '');
