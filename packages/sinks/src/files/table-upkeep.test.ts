@@ -84,6 +84,8 @@ describe('TableUpkeep in a DatasetSink', () => {
       await reader.refresh();
       counts.push(reader.files.size);
     }
+    // The sink's last commit (its claims given up at close) comes after upkeep stopped.
+    const version = reader.version;
     await sink.close();
     // 16 one-file checkpoints in base 4 is 100: two merges deep, one file; never more than 3 of a tier.
     expect(counts.at(-1)).toBe(1);
@@ -92,7 +94,6 @@ describe('TableUpkeep in a DatasetSink', () => {
     expect(await committedBars()).toEqual(expected(['AAPL.US', 'MSFT.US'], 16));
     const log = await readdir(join(dir, 'kline', '_delta_log'));
     const checkpoints = log.filter((n) => n.endsWith('.checkpoint.parquet'));
-    const version = (await DatasetLog.open(dir, 'kline')).version;
     // A checkpoint of the version each round ended at: every commit's, in effect.
     expect(checkpoints.length).toBeGreaterThanOrEqual(16);
     expect(checkpoints).toContain(`${String(version).padStart(20, '0')}.checkpoint.parquet`);
@@ -293,16 +294,46 @@ describe('TableUpkeep', () => {
     // The retention (0) let go of everything before the newest checkpoint of the last round's
     // start: the commits left begin at a checkpoint, none is missing after it.
     const oldest = Math.min(...commits);
-    expect(oldest).toBeGreaterThan(2);
+    expect(oldest).toBeGreaterThan(before.version);
     expect(Math.min(...checkpoints)).toBe(oldest);
     expect(commits.sort((a, b) => a - b)).toEqual(
       Array.from({ length: Math.max(...commits) - oldest + 1 }, (_, i) => oldest + i),
     );
-    expect(before.version).toBe(2);
     // Read anew: from the checkpoint and the commits after it, every bar and watermark.
     const after = await DatasetLog.open(dir, 'kline');
     expect(after.series.get('AAPL.US|1')).toEqual({ first: minute(0), last: minute(7), rows: 8 });
     expect(after.files.size).toBe(1);
     expect(await committedBars()).toEqual(expected(['AAPL.US'], 8));
+  });
+  it("keeps a live writer's claims through checkpoints and log retention: its claim commit gone, the owner stays", async () => {
+    const writer = await DatasetSink.open({ dir, clock: january(), upkeep: false, series: ['AAPL.US|1'] });
+    const upkeep = await TableUpkeep.open({
+      root: dir,
+      dataset: 'kline',
+      clock: new ManualClock(Date.UTC(2026, 1, 2)), // January closed: merged whole
+      checkpointEvery: 1,
+      retentionMs: 0,
+    });
+    for (let i = 0; i < 6; i++) {
+      await checkpointMinute(writer, ['AAPL.US'], i);
+      upkeep.nudge();
+      await upkeep.idle();
+    }
+    await upkeep.close();
+    const names = await readdir(join(dir, 'kline', '_delta_log'));
+    const commits = names.filter((n) => /^\d{20}\.json$/.test(n)).map((n) => Number(n.slice(0, 20)));
+    // The claim (version 0) and the first checkpoints are gone: a reader starts from a checkpoint.
+    expect(Math.min(...commits)).toBeGreaterThan(1);
+    const read = await DatasetLog.open(dir, 'kline');
+    expect([...read.owners.keys()]).toEqual(['AAPL.US|1']);
+    expect([...read.writers.keys()]).toEqual([read.owners.get('AAPL.US|1')]);
+    expect(read.files.size).toBe(1);
+    // A second writer still meets the claim, and nothing of the owner's was dropped by the merges.
+    await expect(
+      DatasetSink.open({ dir, clock: january(), upkeep: false, series: ['AAPL.US|1'] }),
+    ).rejects.toMatchObject({ code: 'QF_OWNED' });
+    await checkpointMinute(writer, ['AAPL.US'], 6);
+    await writer.close();
+    expect(await committedBars()).toEqual(expected(['AAPL.US'], 7));
   });
 });
