@@ -170,7 +170,13 @@ const countEvents = (tally: Tally, out: string): void => {
   for (const m of out.matchAll(/^upkeep (\S+)/gm)) tally.did.set(m[1]!, (tally.did.get(m[1]!) ?? 0) + 1);
 };
 
-/** Starts the writer and kills it: at any moment (even rounds) or within 150 ms of a merge starting. */
+/** Polls `done` (every 2 ms) until it holds, for 15 s at most (the round's checks then tell). */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+}
+
+/** Starts the writer and kills it: at any moment (even rounds), or while a merge is built (odd ones). */
 async function killedWriter(backend: Backend, name: string, tally: Tally, round: number): Promise<void> {
   const scratch = join(work, `tmp-${name}-${round}`);
   await mkdir(scratch, { recursive: true });
@@ -184,13 +190,15 @@ async function killedWriter(backend: Backend, name: string, tally: Tally, round:
     },
   );
   // Half the kills at a random moment; the others while a merge is built, committed or swapped
-  // in, which a random moment hits less often.
-  if (round % 2 === 0) await new Promise((r) => setTimeout(r, 300 + Math.random() * 2500));
+  // in, which a random moment hits less often: within 150 ms of one starting, or as soon as its
+  // build is seen (a merge of a few hundred rows may take less than the poll of a random delay).
+  // The moments count from the writer's first commit: its start-up is slow on a loaded machine.
+  const said = (line: string) => (): Promise<boolean> => Promise.resolve(child.out().includes(line));
+  await until(said('committed'));
+  if (round % 2 === 0) await new Promise((r) => setTimeout(r, Math.random() * 2500));
   else {
-    const deadline = Date.now() + 15_000;
-    while (!child.out().includes('upkeep compaction-started') && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, Math.random() * 150));
+    await until(round % 4 === 1 ? () => backend.killedMidMerge(scratch) : said('upkeep compaction-started'));
+    if (round % 4 === 3) await new Promise((r) => setTimeout(r, Math.random() * 150));
   }
   child.kill();
   const how = await child.exited;
@@ -263,7 +271,7 @@ async function killRounds(backend: Backend, name: string, rounds: number): Promi
   expect(tally.readVersions, summary).toBeGreaterThan(0);
   expect(did.get('upkeep-failed') ?? 0, summary).toBe(0);
   expect(did.get('compacted') ?? 0, summary).toBeGreaterThan(5);
-  expect(did.get('checkpointed') ?? 0, summary).toBeGreaterThan(5);
+  expect(did.get('checkpointed') ?? 0, summary).toBeGreaterThan(2);
   expect(did.get('log-expired') ?? 0, summary).toBeGreaterThan(0);
   if (backend.s3 !== undefined) expect(did.get('vacuumed') ?? 0, summary).toBeGreaterThan(0);
   expect(tally.midMerge, summary).toBeGreaterThan(0);
