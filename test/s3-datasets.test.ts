@@ -100,8 +100,10 @@ describe('quoteflow with --out s3://', () => {
     const out = bucket.url('research/bars');
     const first = await runQuoteflow(backfill(out, 40), env(bucket));
     expect(first.code, first.stderr).toBe(0);
+    // Long enough for the history of both codes on a loaded machine (a CI run at 3 s stopped after
+    // one code's history); a minute may close meanwhile, so one more bar per code at most.
     const second = await runQuoteflow(
-      [...'sync --codes BTCUSDT,ETHUSDT --kline-types 1 --bars 90 --duration 3 --out'.split(' '), out],
+      [...'sync --codes BTCUSDT,ETHUSDT --kline-types 1 --bars 90 --duration 12 --out'.split(' '), out],
       env(bucket),
     );
     expect(second.code, second.stderr).toBe(0);

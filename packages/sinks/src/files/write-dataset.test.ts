@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { concat, from, lastValueFrom, NEVER, Subject, throwError, toArray } from 'rxjs';
@@ -15,10 +15,17 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'qf-op-'));
 });
 afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  // A writer unsubscribed early may still be releasing its claim in the background.
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const T0 = Date.UTC(2026, 0, 5, 1, 30);
+const addedToLog = async (sub: string): Promise<string[]> => {
+  const log = join(dir, sub, '_delta_log');
+  const commits = (await readdir(log).catch(() => [])).filter((f) => f.endsWith('.json'));
+  const texts = await Promise.all(commits.map((f) => readFile(join(log, f), 'utf8')));
+  return texts.flatMap((t) => t.split('\n')).filter((line) => line.startsWith('{"add"'));
+};
 const files = async (sub: string): Promise<string[]> =>
   (await readdir(join(dir, sub), { recursive: true })).filter((p) => p.endsWith('.parquet'));
 
@@ -73,13 +80,18 @@ describe('writeDataset', () => {
     source.next(bar('AAPL.US', T0));
     source.next(bar('AAPL.US', T0 + 60_000));
     sub.unsubscribe();
-    await vi.waitFor(async () => expect((await files('kline')).length).toBe(1));
+    // Committed, not just renamed: the table's log adds the file (the writer closes in the background).
+    await vi.waitFor(async () => expect(await addedToLog('kline')).toHaveLength(1), { timeout: 10_000 });
+    expect((await files('kline')).length).toBe(1);
     expect(next).not.toHaveBeenCalled();
   });
 
   it('gives each subscription its own writer and files', async () => {
-    const op = from([bar('AAPL.US', T0)]).pipe(writeDataset({ dir }), toArray());
-    const [a, b] = await Promise.all([lastValueFrom(op), lastValueFrom(op)]);
+    // Two series: two live writers of one series are refused by the table's claims (QF_OWNED).
+    const write = writeDataset({ dir });
+    const [a, b] = await Promise.all(
+      ['AAPL.US', '700.HK'].map((code) => lastValueFrom(from([bar(code, T0)]).pipe(write, toArray()))),
+    );
     expect(a?.[0]?.path).not.toBe(b?.[0]?.path);
     expect((await files('kline')).length).toBe(2);
   });
