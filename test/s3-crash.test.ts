@@ -89,9 +89,13 @@ it('kill -9 of a writer and a compactor at random moments, round after round: ev
       start(writer, [dir, String(acked), String(sent)]),
       start(compactor, [dir]),
     ]);
-    // Each killed at its own random moment: uploading, putting a version, between the two.
+    // Each killed at its own random moment: uploading, putting a version, between the two. The
+    // moments count from its start-up's end ('ready'): on a loaded machine start-up takes seconds.
     await Promise.all(
       [w, c].map(async (p) => {
+        const deadline = Date.now() + 30_000;
+        while (!p.out().includes('ready') && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 5));
         await new Promise((r) => setTimeout(r, 200 + Math.random() * 2500));
         p.kill();
       }),
