@@ -2,7 +2,9 @@
 // The closing lines of scripts/test.sh, from vitest's JSON report: the 15 slowest test files with
 // their times (so the next regression is visible), then "N passed, N failed" (a line any CI reads).
 // With QF_ASSERT_LOG set (test/support/count-assertions.ts), also the number of assertions.
-// Usage: node scripts/test-summary.mjs REPORT.json
+// Usage: node scripts/test-summary.mjs REPORT.json [NAME=EXIT_CODE ...]: each NAME=EXIT_CODE is
+// one more test of a step outside vitest (CI's soak day), passed when its exit code is 0.
+
 import { existsSync, readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
@@ -30,8 +32,8 @@ if (log && existsSync(log)) {
   const assertions = lines.reduce((n, l) => n + l.assertions, 0);
   console.log(`${assertions} assertions in ${lines.length} tests (${log})`);
 }
+const steps = process.argv.slice(3).map((a) => a.slice(a.lastIndexOf('=') + 1) === '0');
+const passed = report.numPassedTests + steps.filter((ok) => ok).length;
+const failed = report.numFailedTests + steps.filter((ok) => !ok).length;
 const skipped = report.numPendingTests + report.numTodoTests;
-console.log(
-  `${report.numPassedTests} passed, ${report.numFailedTests} failed` +
-    (skipped ? `, ${skipped} skipped` : ''),
-);
+console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ''));

@@ -1,25 +1,22 @@
+import { calendarOf, type KlineType, type TradingCalendar } from '@quoteflow/core';
 import {
   EXCHANGE_CALENDARS,
   barFinalAfterMs,
   barPeriodAt,
   barsMissingBetween,
-  calendarOf,
   isWeeklyMarketOpenAt,
   surelyTradingMsBetween,
   tradingDateOf,
   tradingSegmentsOn,
-  type KlineType,
-  type TradingCalendar,
-} from '@quoteflow/core';
+} from '@quoteflow/core/internal';
+import { type SimLabelling, type SimCalendar } from '@quoteflow/simulator';
 import {
   SIM_CALENDARS,
   SIM_LABELLINGS,
   isTradingAt,
   sessionsOfDay,
   simBarPeriodAt,
-  type SimCalendar,
-  type SimLabelling,
-} from '@quoteflow/simulator';
+} from '@quoteflow/simulator/internal';
 import { describe, expect, it } from 'vitest';
 
 // Core's calendar (generated from exchange_calendars) against the simulator's (generated from the

@@ -1,6 +1,8 @@
-import { hasKlineType, type Bar, type GapMarker, type KlineType } from '@quoteflow/core';
+import { type Bar, type GapMarker, type KlineType } from '@quoteflow/core';
+import { hasKlineType } from '@quoteflow/core/internal';
 import { mergeBars } from '@quoteflow/operators';
-import { SIM_LABELLINGS, SimMarket, defaultCatalogue } from '@quoteflow/simulator';
+import { defaultCatalogue, SimMarket } from '@quoteflow/simulator';
+import { SIM_LABELLINGS } from '@quoteflow/simulator/internal';
 import { from } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 

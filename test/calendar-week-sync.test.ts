@@ -8,7 +8,8 @@
  * its market is closed.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { calendarOf, mayTradeAt, QuoteflowClient, type BatchKlineGroup } from '@quoteflow/core';
+import { calendarOf, QuoteflowClient, type BatchKlineGroup } from '@quoteflow/core';
+import { mayTradeAt } from '@quoteflow/core/internal';
 import { klineSync, type KlineSyncEvent } from '@quoteflow/pipelines';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
 import { steadyClock, type SteadyClock } from './support/steady-clock.js';

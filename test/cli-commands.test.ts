@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  SIM_DAILY_LABELLINGS,
   startSimulator,
-  type SimBar,
   type Simulator,
+  SIM_DAILY_LABELLINGS,
+  type SimBar,
 } from '../packages/simulator/src/index.js';
 import { dataFilesUnder, QUOTEFLOW_BIN, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 import { waitUntil } from './support/kafka.js';

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Bar } from '../packages/core/src/index.js';
-import { DATASET_LOG_DIR, DatasetWriter, listDataFiles } from '../packages/sinks/src/index.js';
+import { DatasetWriter } from '../packages/sinks/src/index.js';
+import { DATASET_LOG_DIR, listDataFiles } from '../packages/sinks/src/internal.js';
 import { ensurePython, readDataset } from './support/python.js';
 import { runQuoteflow } from './support/quoteflow-process.js';
 

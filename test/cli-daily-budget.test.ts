@@ -7,12 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  PLAN_SCHEDULER_DEFAULTS,
-  PlanWindows,
-  SqliteWindowStore,
-  planLimits,
-} from '../packages/core/src/index.js';
+import { planLimits } from '../packages/core/src/index.js';
+import { PLAN_SCHEDULER_DEFAULTS, PlanWindows, SqliteWindowStore } from '../packages/core/src/internal.js';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 import { freePort } from './support/redis-server.js';

@@ -1,13 +1,13 @@
 // Failures of the built binary that must be loud and early (contract.md, "What is checked before
 // any request or file"): exit code, files written, requests in the simulator's log, time bounds.
 import { mkdir, readdir, writeFile, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { consumeWithKcat, privateBroker, uniquePrefix, type PrivateBroker } from './support/kafka.js';
 import { dataFilesUnder, filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
+import { stalledListener, type StalledListener } from './support/stalled-listener.js';
 import { closedAddress } from '../packages/sinks/test-support/closed-address.js';
 
 const TOKEN = 'cli-failures-token-3a9f';
@@ -43,19 +43,9 @@ describe.concurrent('a Kafka broker that cannot be reached', () => {
   /** Nothing listens on port 1: every connection attempt is refused. */
   const REFUSED = '127.0.0.1:1';
   /** A listener that accepts connections and never answers (a broker that stalls). */
-  let stalled: { address: string; close: () => Promise<void> };
+  let stalled: StalledListener;
   beforeAll(async () => {
-    const sockets: Socket[] = [];
-    const server = createServer((socket) => sockets.push(socket));
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    const { port } = server.address() as AddressInfo;
-    stalled = {
-      address: `127.0.0.1:${port}`,
-      close: () => {
-        for (const s of sockets) s.destroy();
-        return new Promise((done) => server.close(() => done()));
-      },
-    };
+    stalled = await stalledListener();
   });
   afterAll(() => stalled.close());
   const commands = (out: string): string[][] => [

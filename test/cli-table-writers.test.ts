@@ -9,12 +9,14 @@
  * rows, a directory an older quoteflow wrote (files, no log) is taken into the log once, and a
  * second `depth` of the same codes is refused at start.
  */
+import { tokenLabel } from '../packages/simulator/src/internal.js';
+import { listDataFiles } from '../packages/sinks/src/internal.js';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it, vi, type ExpectStatic } from 'vitest';
-import { DatasetLog, listDataFiles, type DatasetKind } from '../packages/sinks/src/index.js';
-import { startSimulator, tokenLabel, type Simulator } from '../packages/simulator/src/index.js';
+import { DatasetLog, type DatasetKind } from '../packages/sinks/src/index.js';
+import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
 import { ensurePython, readDatasets, type ReadBack } from './support/python.js';
 import { runQuoteflow, startQuoteflow, type QuoteflowChild } from './support/quoteflow-process.js';
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryWindowStore, type WindowSpec } from '@quoteflow/core';
+import { type WindowSpec } from '@quoteflow/core';
+import { MemoryWindowStore } from '@quoteflow/core/internal';
 import { ACQUIRE_SCRIPT } from '../packages/cluster/src/internal/quota-scripts.js';
 import { testRedis, type TestRedis } from './support/redis-server.js';
 

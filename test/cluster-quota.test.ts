@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock, PlanWindows, planLimits, type EndpointKind, type Plan } from '@quoteflow/core';
+import { ManualClock, planLimits, type EndpointKind, type Plan } from '@quoteflow/core';
+import { PlanWindows } from '@quoteflow/core/internal';
 import {
   ClusterError,
   REDIS_WINDOW_STORE_DEFAULTS,

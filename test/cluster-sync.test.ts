@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startSimulator, syntheticCatalogue, type SimEndpoint, type Simulator } from '@quoteflow/simulator';
+import { startSimulator, syntheticCatalogue, type Simulator, type SimEndpoint } from '@quoteflow/simulator';
 import { arrivalBoundBreaches, type TimedRequest } from './support/redis-arrival-check.js';
 import { startRedisServer, testRedis, type TestRedis } from './support/redis-server.js';
 import { ndjsonKlineRows } from './support/ndjson-kline-rows.js';

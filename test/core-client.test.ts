@@ -1,10 +1,6 @@
 import type { QuoteflowError } from '@quoteflow/core';
 import {
-  AbortedError,
-  InvalidCodeError,
   QuoteflowClient,
-  UnauthorizedCodeError,
-  UnauthorizedTokenError,
   klineHistory,
   pollDepth,
   pollLatestBars,
@@ -12,6 +8,12 @@ import {
   type Bar,
   type GapMarker,
 } from '@quoteflow/core';
+import {
+  AbortedError,
+  InvalidCodeError,
+  UnauthorizedCodeError,
+  UnauthorizedTokenError,
+} from '@quoteflow/core/internal';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
 import { lastValueFrom, take, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -9,7 +9,8 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, expect, it } from 'vitest';
 import type { Bar } from '../packages/core/src/index.js';
-import { DatasetLog, DatasetWriter, openStore } from '../packages/sinks/src/index.js';
+import { DatasetLog, DatasetWriter } from '../packages/sinks/src/index.js';
+import { openStore } from '../packages/sinks/src/internal.js';
 import { bar, commitEach, DELTA_READERS, expected, rowsOf } from './support/delta-tables.js';
 import { ensurePython, readDatasets } from './support/python.js';
 import { freshBucket, type TestBucket } from './support/s3.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bar } from '../packages/core/src/index.js';
-import { missingCommittedFiles } from '../packages/pipelines/src/index.js';
+import { missingCommittedFiles } from '../packages/pipelines/src/internal.js';
 import { compactDataset, DatasetLog, DatasetSink, DatasetWriter } from '../packages/sinks/src/index.js';
 import { depth, level } from '../packages/sinks/test-support/test-records.js';
 import {

@@ -7,20 +7,15 @@ import {
   acceleratedClock,
   calendarOf,
   klineHistory,
-  tradingDateOf,
   type Bar,
   type BarUpdate,
   type Clock,
   type KlineType,
 } from '@quoteflow/core';
+import { tradingDateOf } from '@quoteflow/core/internal';
 import { klineSync } from '@quoteflow/pipelines';
-import {
-  SIM_DEFAULT_LABELLING,
-  SIM_LABELLINGS,
-  startSimulator,
-  type SimLabelling,
-  type Simulator,
-} from '@quoteflow/simulator';
+import { startSimulator, type SimLabelling, type Simulator } from '@quoteflow/simulator';
+import { SIM_DEFAULT_LABELLING, SIM_LABELLINGS } from '@quoteflow/simulator/internal';
 import { firstValueFrom, toArray } from 'rxjs';
 
 // Finality at real speed: every clock here runs at 1x (only its starting instant is chosen), and the

@@ -26,7 +26,6 @@ const OLDER_THAN_THE_RULE: Readonly<Record<string, number>> = {
   'packages/simulator/src/calendars.ts simBarPeriodAt': 84,
   'packages/simulator/src/start-simulator.ts startSimulator': 293,
   'packages/simulator/src/start-simulator.ts handle': 139,
-  'packages/sinks/src/kafka/internal/read-committed-topic.ts readCommittedTopic': 96,
   'packages/sinks/src/kafka/to-kafka.ts toKafka': 86,
 };
 

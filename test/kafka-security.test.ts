@@ -107,9 +107,10 @@ describe('the CLI over secured listeners', () => {
       ].join('\n'),
     );
     const metricsPort = await freePort();
+    // 20 s: at 8 a sync on a loaded machine (load 20) sometimes stopped before its backfill was done.
     const sync = startQuoteflow(
       [
-        ...'sync --codes BTCUSDT --kline-types 1 --bars 5 --duration 8 --out'.split(' '),
+        ...'sync --codes BTCUSDT --kline-types 1 --bars 5 --duration 20 --out'.split(' '),
         join(work, 'sync'),
         '--kafka-config',
         config,

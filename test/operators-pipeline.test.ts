@@ -6,16 +6,17 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { filter } from 'rxjs';
+import { calendarOf } from '@quoteflow/core';
 import {
   barFinalAfterMs,
-  calendarOf,
   dateCalendarMisses,
   decodeDepthTickData,
   decodeKlineData,
   decodeSuspensionResponse,
   tradingDateOf,
-} from '@quoteflow/core';
-import type { Bar, BarUpdate, DepthTick, ReadStamps, SuspensionRecord } from '@quoteflow/core';
+} from '@quoteflow/core/internal';
+import type { Bar, BarUpdate, DepthTick, SuspensionRecord } from '@quoteflow/core';
+import type { ReadStamps } from '@quoteflow/core/internal';
 import {
   dedupeBySeq,
   isBarUpdate,

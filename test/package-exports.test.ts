@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packWorkspace, type Packed } from './support/packed-install.js';
 
 // Imports the BUILT packages with plain Node (no `source` condition), the way a user would.
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -51,7 +53,8 @@ const EXPECTED: Record<string, readonly string[]> = {
     'toAsyncIterable',
     'toReadable',
     'QuoteflowError',
-    'barPeriodAt',
+    'calendarOf',
+    'seriesKey',
   ],
   '@quoteflow/operators': [
     'dedupeBySeq',
@@ -74,7 +77,7 @@ const EXPECTED: Record<string, readonly string[]> = {
   '@quoteflow/simulator': ['startSimulator'],
   '@quoteflow/pipelines': ['klineSync', 'klineUpdates', 'depthCapture', 'suspensionWatch', 'estimatePlan'],
   '@quoteflow/cluster': ['RedisWindowStore', 'SharedPlanScheduler', 'ClusterMembership'],
-  '@quoteflow/report': ['collectReportData', 'renderReport', 'coverageOf'],
+  '@quoteflow/report': ['collectReportData', 'renderReport'],
   '@quoteflow/cli': ['runCli'],
 };
 
@@ -107,7 +110,8 @@ describe('package exports', () => {
     const hook = kafkaClientsHook();
     const run = importInNode(
       [
-        "const sinks = await import('@quoteflow/sinks');",
+        "await import('@quoteflow/sinks');",
+        "const sinks = await import('@quoteflow/sinks/internal');",
         "process.stderr.write('[imported]\\n');",
         "const o = { brokers: ['127.0.0.1:9'], clientId: 'lazy', compression: 'lz4', requestTimeoutMs: 1000,",
         '  retryMaxDelayMs: 100, connectTimeoutMs: 100, deliveryTimeoutMs: 1000 };',
@@ -150,11 +154,107 @@ describe('package exports', () => {
       engines: { node: string };
     };
     // Core's durable write has an entry point of its own, for threads that need only it (the
-    // dataset writer's encoders); its names are core's too, so the API report covers them.
+    // dataset writer's encoders); its names are core's too, so the API report covers them. A
+    // package whose names other packages need and users do not has `./internal` (ARCHITECTURE.md).
     const extra = name === '@quoteflow/core' ? ['./write-file-durably'] : [];
+    if (existsSync(`${root}/packages/${name.split('/')[1]}/src/internal.ts`)) extra.push('./internal');
     expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json', ...extra].sort());
     expect((pkg.exports['.'] as { types: string }).types).toBe('./dist/index.d.ts');
     // One statement of the Node.js it needs, the repository's (core refuses an older one at import).
     expect(pkg.engines.node).toBe(ROOT_ENGINES);
   });
+});
+
+/** Every name a declaration file exports, types included (what the API report lists). */
+function exportedNames(declarations: string): string[] {
+  const program = ts.createProgram([declarations], {
+    noEmit: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  });
+  const checker = program.getTypeChecker();
+  const module = checker.getSymbolAtLocation(program.getSourceFile(declarations)!)!;
+  return checker.getExportsOfModule(module).map((s) => s.name);
+}
+
+/**
+ * The `.js` files of `dir` that `entries` reach, following the relative imports (static and dynamic)
+ * of each module, its declarations and its source (a module of types only, or one loaded by a
+ * computed name, is imported by the latter two).
+ */
+function reachedModules(dir: string, entries: readonly string[]): Set<string> {
+  const reached = new Set<string>();
+  const next = entries.map((e) => resolve(dir, e));
+  for (let file = next.pop(); file !== undefined; file = next.pop()) {
+    if (reached.has(file)) continue;
+    reached.add(file);
+    const source = file.replace(`${dir}/dist/`, `${dir}/src/`).replace(/\.js$/, '.ts');
+    for (const code of [file, file.replace(/\.js$/, '.d.ts'), source].filter((f) => existsSync(f))) {
+      const { importedFiles } = ts.preProcessFile(readFileSync(code, 'utf8'), true, true);
+      for (const { fileName } of importedFiles)
+        if (fileName.startsWith('.')) next.push(resolve(dirname(file), fileName));
+    }
+  }
+  return reached;
+}
+
+describe('published API and files', () => {
+  // What the issue counted: every name of core's index, types included; the rest is `./internal`.
+  it('@quoteflow/core exports at most 100 names', () => {
+    const names = exportedNames(join(root, 'packages/core/dist/index.d.ts'));
+    expect(names.length, names.sort().join(' ')).toBeLessThanOrEqual(100);
+  });
+
+  // `./internal` is outside semver: what users read and copy never reaches for it (the API reports
+  // are generated: pipelines' planner names are core's, re-exported).
+  it('no README and no example imports an internal entry', () => {
+    const pattern = '@quoteflow/[a-z]+/internal[\'"]';
+    const paths = ['*.md', 'examples', ':!packages/*/api/*.api.md'];
+    const run = spawnSync('git', ['grep', '-l', '-E', pattern, '--', ...paths], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim().split('\n').filter(Boolean)).toEqual([]);
+  });
+
+  let packed: Packed;
+  beforeAll(() => {
+    packed = packWorkspace();
+  }, 120_000);
+  afterAll(() => rmSync(packed.dir, { recursive: true, force: true }));
+
+  // A test double (a fake Kafka, a stub) is imported by tests only: packed, it would be a module no
+  // entry point (`exports`, the bin script) loads.
+  it.each(Object.keys(EXPECTED))(
+    '%s packs no test double: every module it ships is loaded by an entry point',
+    (name) => {
+      const dir = join(packed.dir, 'unpacked', name);
+      mkdirSync(dir, { recursive: true });
+      spawnSync('tar', ['-xzf', packed.tarballs.get(name)!, '-C', dir, '--strip-components=1']);
+      const files = packed.entries(name).map((e) => e.replace(/^package\//, ''));
+      expect(
+        files.filter((f) => /test-support|fixture|fake|mock|stub|\.(test|bench)\.[cm]?[jt]s$/i.test(f)),
+      ).toEqual([]);
+
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        exports: Record<string, { default?: string } | string>;
+        bin?: Record<string, string>;
+      };
+      const entries = Object.values(manifest.exports).flatMap((e) =>
+        typeof e === 'string' ? [] : [e.default!],
+      );
+      for (const bin of Object.values(manifest.bin ?? {}))
+        entries.push(...(readFileSync(join(dir, bin), 'utf8').match(/dist\/[\w/.-]+\.js/g) ?? []));
+      const loaded = reachedModules(dir, entries);
+      const shipped = files.filter((f) => f.endsWith('.js')).map((f) => resolve(dir, f));
+      expect(shipped.filter((f) => !loaded.has(f)).map((f) => relative(dir, f))).toEqual([]);
+      // The sources ship beside their maps: each is one of those modules.
+      const sources = files.filter((f) => /^src\/.*\.ts$/.test(f) && !f.endsWith('.d.ts'));
+      const orphans = sources.filter(
+        (f) => !loaded.has(resolve(dir, f.replace(/^src\//, 'dist/').replace(/\.ts$/, '.js'))),
+      );
+      expect(orphans).toEqual([]);
+    },
+  );
 });

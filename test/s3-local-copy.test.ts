@@ -9,7 +9,8 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openLocalCopy, openStore, type DatasetLog } from '../packages/sinks/src/index.js';
+import { type DatasetLog } from '../packages/sinks/src/index.js';
+import { openLocalCopy, openStore } from '../packages/sinks/src/internal.js';
 import { bar, writeKlineTable } from './support/delta-tables.js';
 import { freshBucket, type TestBucket } from './support/s3.js';
 

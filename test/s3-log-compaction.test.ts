@@ -8,13 +8,8 @@
  */
 import { beforeAll, expect, it } from 'vitest';
 import type { Bar } from '../packages/core/src/index.js';
-import {
-  compactDataset,
-  DatasetLog,
-  DatasetWriter,
-  openStore,
-  type ObjectStore,
-} from '../packages/sinks/src/index.js';
+import { compactDataset, DatasetLog, DatasetWriter, type ObjectStore } from '../packages/sinks/src/index.js';
+import { openStore } from '../packages/sinks/src/internal.js';
 import { bar, commitEach, DELTA_READERS, expected, rowsOf } from './support/delta-tables.js';
 import { ensurePython, readDatasets } from './support/python.js';
 import { freshBucket, type TestBucket } from './support/s3.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseS3Url } from '../packages/sinks/src/index.js';
+import { parseS3Url } from '../packages/sinks/src/internal.js';
 import { S3Store, usesPathStyle } from '../packages/sinks/src/files/storage/s3-store.js';
 import { freshBucket, s3Env, startNonEnforcingProxy, type TestBucket } from './support/s3.js';
 

@@ -8,12 +8,11 @@ import {
   PLANS,
   PlanScheduler,
   planLimits,
-  sustainedRate,
-  zonedToUtcMs,
   type EndpointKind,
   type PlanLimits,
   type Priority,
 } from '../packages/core/src/index.js';
+import { sustainedRate, zonedToUtcMs } from '../packages/core/src/internal.js';
 
 afterEach(() => {
   vi.useRealTimers();

@@ -3,7 +3,8 @@
 // produce zero refusals, and a "rate limit" answer must pause and then pace the scheduler.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlanScheduler, QuoteflowClient, planLimits, type Priority } from '../packages/core/src/index.js';
-import { startSimulator, tokenLabel, type Simulator } from '../packages/simulator/src/index.js';
+import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import { tokenLabel } from '../packages/simulator/src/internal.js';
 
 const PREMIUM = 'scheduler-test-premium-token';
 const BASIC = 'scheduler-test-basic-token';

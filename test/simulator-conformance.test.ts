@@ -1,7 +1,7 @@
+import { PLANS, calendarOf, planLimits, type KlineType } from '@quoteflow/core';
 import {
   BadRequestError,
   InvalidCodeError,
-  PLANS,
   RateLimitedError,
   TooManyProductsError,
   UnauthorizedCodeError,
@@ -12,7 +12,6 @@ import {
   buildKlineRequest,
   buildStaticInfoRequest,
   buildSuspensionRequest,
-  calendarOf,
   canPageBackwards,
   classifyCode,
   decodeBatchKlineData,
@@ -22,11 +21,10 @@ import {
   decodeSuspensionResponse,
   familyOf,
   interpretRetResponse,
-  planLimits,
-  type KlineType,
   type RequestSpec,
-} from '@quoteflow/core';
-import { defaultCatalogue, simPlanLimits, startSimulator, type Simulator } from '@quoteflow/simulator';
+} from '@quoteflow/core/internal';
+import { defaultCatalogue, startSimulator, type Simulator } from '@quoteflow/simulator';
+import { simPlanLimits } from '@quoteflow/simulator/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Cross-check: what the simulator serves validates against the client's own schemas and decoders,

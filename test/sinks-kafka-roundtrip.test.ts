@@ -4,14 +4,8 @@
  * per key and exact values, per the contract (shared/spec/contract.md, "Kafka").
  */
 import type { Bar, BarUpdate, DepthTick, SuspensionRecord } from '@quoteflow/core';
-import {
-  KafkaSink,
-  KAFKA_DRIVERS,
-  toKafka,
-  toKafkaMessage,
-  type KafkaCompression,
-  type KafkaRecord,
-} from '@quoteflow/sinks';
+import { KafkaSink, KAFKA_DRIVERS, toKafka, type KafkaCompression, type KafkaRecord } from '@quoteflow/sinks';
+import { toKafkaMessage } from '@quoteflow/sinks/internal';
 import { from, lastValueFrom, tap, toArray } from 'rxjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {

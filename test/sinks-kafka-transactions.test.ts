@@ -9,17 +9,15 @@
  * key + kline_type + ts tell apart.
  */
 import {
-  KafkajsDriver,
   KafkaKlineSink,
   KAFKA_DRIVERS,
-  klineWatermarkMessage,
-  PlatformaticKafkaDriver,
   type KafkaDriverName,
   type KafkaKlineSinkOptions,
   type KafkaKlineSinkError,
   type KafkaTransactionalDriver,
   type KafkaTransactionalDriverFactory,
 } from '@quoteflow/sinks';
+import { KafkajsDriver, klineWatermarkMessage, PlatformaticKafkaDriver } from '@quoteflow/sinks/internal';
 import kafkajs from 'kafkajs';
 import {
   kafkajsClientConfig,

@@ -9,12 +9,13 @@
  * over the dead ones at once) and completes them, each bar is in the table exactly once, with its
  * values, and no claim is left.
  */
+import { openStore } from '../packages/sinks/src/internal.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatasetLog, DatasetSink, openStore, type IfOwned } from '../packages/sinks/src/index.js';
+import { DatasetLog, DatasetSink, type IfOwned } from '../packages/sinks/src/index.js';
 import { ensurePython, readDatasets, REPO_ROOT, type ReadRequest } from './support/python.js';
 import { freshBucket, type TestBucket } from './support/s3.js';
 import { TABLE_WRITER_T0, tableWriterBar, writeSeriesToEnd } from './support/table-writer-child.js';

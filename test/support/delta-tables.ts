@@ -8,8 +8,8 @@ import type { Bar } from '../../packages/core/src/index.js';
 import {
   DatasetLog,
   DatasetWriter,
-  type ObjectStore,
   type SeriesWatermark,
+  type ObjectStore,
 } from '../../packages/sinks/src/index.js';
 import type { DeltaReader, ReadBack, ReadRequest } from './python.js';
 

@@ -5,8 +5,8 @@
 // `sent` (its records are on the broker, in the open transaction), checkpoints and says `committed`.
 // With QF_TEST_STEP=1 it waits for a line on stdin after each of those, so the test can kill it
 // exactly there. One JSON line per event on stdout.
-import { createInterface } from 'node:readline';
 import { seriesKey } from '@quoteflow/core';
+import { createInterface } from 'node:readline';
 import { KafkaKlineSink, type KafkaDriverName } from '@quoteflow/sinks';
 import { barIndexOf, klineBar } from './kafka-kline-bars.js';
 

@@ -2,7 +2,8 @@
 // between the instant it left (`startMs`) and the instant its answer came back (`settleMs`); the
 // check replays the worst case for every request through the simulator's own rate limiter (shares
 // no code with core or cluster).
-import { RateLimiter, simPlanLimits, type SimEndpoint, type SimPlan } from '@quoteflow/simulator';
+import { type SimPlan, type SimEndpoint } from '@quoteflow/simulator';
+import { RateLimiter, simPlanLimits } from '@quoteflow/simulator/internal';
 
 /** One request as a worker saw it: when it left and when its answer (or failure) came back. */
 export interface TimedRequest {

@@ -1,10 +1,5 @@
-import {
-  PLAN_SCHEDULER_DEFAULTS,
-  PlanWindows,
-  type DailyWindow,
-  type EndpointKind,
-  type PlanLimits,
-} from '@quoteflow/core';
+import { type DailyWindow, type EndpointKind, type PlanLimits } from '@quoteflow/core';
+import { PLAN_SCHEDULER_DEFAULTS, PlanWindows } from '@quoteflow/core/internal';
 import {
   REDIS_WINDOW_STORE_DEFAULTS,
   type RedisStartTicket,

@@ -1,4 +1,5 @@
 import { CommanderError } from 'commander';
+import { isQuoteflowError } from '@quoteflow/core/internal';
 import type { CliIo, CommandContext } from './command-context.js';
 import { createProgram } from './create-program.js';
 import { createLogging } from './internal/create-logger.js';
@@ -67,8 +68,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
 
 function describe(err: unknown, withStack = false): string {
   if (!(err instanceof Error)) return String(err);
-  const code =
-    'code' in err && typeof err.code === 'string' && err.code !== 'QF_USAGE' ? ` [${err.code}]` : '';
+  const code = isQuoteflowError(err) && err.code !== 'QF_USAGE' ? ` [${err.code}]` : '';
   let text = `${err.message}${code}`;
   if (withStack && err.stack !== undefined) text = err.stack;
   if (err.cause instanceof Error && !err.message.includes(err.cause.message))

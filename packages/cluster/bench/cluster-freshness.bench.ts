@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { batchKlineUnits } from '@quoteflow/cluster';
 import { planLimits, type KlineType, type Plan } from '@quoteflow/core';
-import { startSimulator, syntheticCatalogue, tokenLabel, type Simulator } from '@quoteflow/simulator';
+import { startSimulator, syntheticCatalogue, type Simulator } from '@quoteflow/simulator';
+import { tokenLabel } from '@quoteflow/simulator/internal';
 import { testRedis } from '../../../test/support/redis-server.js';
 import { spawnWorker, type BenchWorker } from './spawn-worker.js';
 

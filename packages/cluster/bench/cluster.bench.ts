@@ -13,9 +13,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { MemoryWindowStore, PlanWindows, QuoteflowClient, planLimits, sustainedRate } from '@quoteflow/core';
+import { QuoteflowClient, planLimits } from '@quoteflow/core';
+import { MemoryWindowStore, PlanWindows, sustainedRate } from '@quoteflow/core/internal';
 import { REDIS_WINDOW_STORE_DEFAULTS, RedisWindowStore } from '@quoteflow/cluster';
-import { startSimulator, tokenLabel, type Simulator } from '@quoteflow/simulator';
+import { startSimulator, type Simulator } from '@quoteflow/simulator';
+import { tokenLabel } from '@quoteflow/simulator/internal';
 import { startRedisServer, testRedis } from '../../../test/support/redis-server.js';
 import { spawnWorker } from './spawn-worker.js';
 

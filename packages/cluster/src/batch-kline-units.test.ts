@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { calendarOf, familyOf, planLimits, type KlineType } from '@quoteflow/core';
+import { calendarOf, planLimits, type KlineType } from '@quoteflow/core';
+import { familyOf } from '@quoteflow/core/internal';
 import { batchKlineUnits } from './batch-kline-units.js';
 
 const CODES = [

@@ -1,4 +1,5 @@
-import { FAMILIES, calendarOf, familyOf, type KlineType, type PlanLimits } from '@quoteflow/core';
+import { FAMILIES, calendarOf, type KlineType, type PlanLimits } from '@quoteflow/core';
+import { familyOf } from '@quoteflow/core/internal';
 import { ClusterError } from './cluster-error.js';
 
 /**

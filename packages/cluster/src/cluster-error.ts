@@ -1,5 +1,11 @@
+import { QuoteflowError, type ErrorCode } from '@quoteflow/core';
+
 /** Stable codes of {@link ClusterError}. */
-export const CLUSTER_ERROR_CODES = ['QF_INVALID_OPTION', 'QF_REDIS', 'QF_REDIS_UNREACHABLE'] as const;
+export const CLUSTER_ERROR_CODES = [
+  'QF_INVALID_OPTION',
+  'QF_REDIS',
+  'QF_REDIS_UNREACHABLE',
+] as const satisfies readonly ErrorCode[];
 export type ClusterErrorCode = (typeof CLUSTER_ERROR_CODES)[number];
 
 /**
@@ -8,17 +14,13 @@ export type ClusterErrorCode = (typeof CLUSTER_ERROR_CODES)[number];
  * answering at all when a worker starts (`QF_REDIS_UNREACHABLE`, see `ClusterWorker.connect`). Messages
  * never carry the token or the Redis URL's password.
  */
-export class ClusterError extends Error {
-  readonly code: ClusterErrorCode;
-  readonly retryable: boolean;
+export class ClusterError extends QuoteflowError {
+  declare readonly code: ClusterErrorCode;
   constructor(
     code: ClusterErrorCode,
     message: string,
     options: { retryable?: boolean; cause?: unknown } = {},
   ) {
-    super(message, { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.retryable = options.retryable ?? false;
+    super(code, message, options);
   }
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
-import { monotonicClock, type Clock } from '@quoteflow/core';
+import { type Clock } from '@quoteflow/core';
+import { monotonicClock } from '@quoteflow/core/internal';
 import { ReplaySubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { ClusterError } from './cluster-error.js';
 import { CLAIM_SCRIPT, HEARTBEAT_SCRIPT, RELEASE_SCRIPT } from './internal/membership-scripts.js';

@@ -1,6 +1,6 @@
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '@quoteflow/core';
+import { ManualClock, QuoteflowError } from '@quoteflow/core';
 import type { ClusterMembership, MembershipView } from './cluster-membership.js';
 import {
   clusterSync,
@@ -463,9 +463,7 @@ describe('clusterSync', () => {
     membership.view([ME]);
     await advance();
     log.length = 0;
-    works[0]!.fail(
-      new Error('commit refused', { cause: Object.assign(new Error('fenced'), { code: 'QF_FENCED' }) }),
-    );
+    works[0]!.fail(new Error('commit refused', { cause: new QuoteflowError('QF_FENCED', 'fenced') }));
     await advance();
     expect(log).toEqual([
       `release ${ITEMS.join(',')}`,
@@ -531,7 +529,7 @@ describe('clusterSync', () => {
     const { membership, log, works, handle, advance } = setup({ startSettleMs: 0, inPlace: false });
     membership.view([ME]);
     await advance();
-    works[0]!.stopStep = () => Promise.reject(Object.assign(new Error('fenced'), { code: 'QF_FENCED' }));
+    works[0]!.stopStep = () => Promise.reject(new QuoteflowError('QF_FENCED', 'fenced'));
     log.length = 0;
     membership.view(PAIR);
     await advance();

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { createHash, randomUUID } from 'node:crypto';
-import { retryWithBudget, type PlanLimits } from '@quoteflow/core';
+import { type PlanLimits } from '@quoteflow/core';
+import { retryWithBudget } from '@quoteflow/core/internal';
 import { ClusterError } from './cluster-error.js';
 import { describeRedisError } from './internal/describe-redis-error.js';
 import { ClusterMembership } from './cluster-membership.js';

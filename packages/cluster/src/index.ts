@@ -2,7 +2,7 @@ export { ClusterError, CLUSTER_ERROR_CODES } from './cluster-error.js';
 export type { ClusterErrorCode } from './cluster-error.js';
 export { RedisWindowStore } from './redis-window-store.js';
 export type { RedisStartTicket } from './redis-window-store.js';
-export { REDIS_WINDOW_STORE_DEFAULTS, REDIS_UNAVAILABLE_REMINDER_MS } from './redis-window-store-options.js';
+export { REDIS_WINDOW_STORE_DEFAULTS } from './redis-window-store-options.js';
 export type {
   RedisWindowStoreOptions,
   RedisQuotaEvent,
@@ -15,7 +15,6 @@ export { batchKlineUnits } from './batch-kline-units.js';
 export { ClusterMembership, CLUSTER_MEMBERSHIP_DEFAULTS } from './cluster-membership.js';
 export type { ClusterMembershipOptions, MembershipView } from './cluster-membership.js';
 export { clusterSync } from './cluster-sync.js';
-export { FENCED_REMINDER_MS } from './internal/fenced-reminder.js';
 export type {
   ClusterSyncOptions,
   ClusterSyncEvent,

@@ -1,11 +1,5 @@
-import {
-  CLIENT_DEFAULTS,
-  DAILY_WINDOWS,
-  PLAN_SCHEDULER_DEFAULTS,
-  type Clock,
-  type DailyWindow,
-  type PlanLimits,
-} from '@quoteflow/core';
+import { DAILY_WINDOWS, type Clock, type DailyWindow, type PlanLimits } from '@quoteflow/core';
+import { CLIENT_DEFAULTS, PLAN_SCHEDULER_DEFAULTS } from '@quoteflow/core/internal';
 import { ClusterError } from './cluster-error.js';
 import type { RedisLike } from './internal/redis-connection.js';
 

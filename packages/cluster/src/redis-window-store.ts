@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
-  MemoryWindowStore,
   systemClock,
   type AcquireResult,
   type Clock,
@@ -10,6 +9,7 @@ import {
   type WindowSpec,
   type WindowStore,
 } from '@quoteflow/core';
+import { MemoryWindowStore } from '@quoteflow/core/internal';
 import type { Redis } from 'ioredis';
 import { ClusterError } from './cluster-error.js';
 import { QuotaRecovery } from './internal/quota-recovery.js';

@@ -1,5 +1,4 @@
 import {
-  PLAN_SCHEDULER_DEFAULTS,
   PlanScheduler,
   type EndpointKind,
   type PlanSchedulerOptions,
@@ -7,6 +6,7 @@ import {
   type RequestScheduler,
   type ScheduledRequest,
 } from '@quoteflow/core';
+import { PLAN_SCHEDULER_DEFAULTS } from '@quoteflow/core/internal';
 import { RedisWindowStore } from './redis-window-store.js';
 import {
   REDIS_WINDOW_STORE_DEFAULTS,

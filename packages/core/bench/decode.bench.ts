@@ -7,7 +7,7 @@
  * Run: `pnpm bench decode` (builds first; this file imports the built package).
  */
 import { z } from 'zod';
-import { decodeBatchKlineData, interpretRetResponse } from '@quoteflow/core';
+import { decodeBatchKlineData, interpretRetResponse } from '@quoteflow/core/internal';
 
 const GROUPS = 500;
 const bar = (ts: number, p: number) => ({

@@ -20,14 +20,8 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  MemoryWindowStore,
-  PlanScheduler,
-  SqliteWindowStore,
-  planLimits,
-  type WindowSpec,
-  type WindowStore,
-} from '@quoteflow/core';
+import { PlanScheduler, planLimits, type WindowSpec, type WindowStore } from '@quoteflow/core';
+import { MemoryWindowStore, SqliteWindowStore } from '@quoteflow/core/internal';
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 const dir = mkdtempSync(join(tmpdir(), 'qf-quota-bench-'));

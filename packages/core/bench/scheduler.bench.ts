@@ -17,14 +17,8 @@
  * Run: `pnpm bench scheduler` (builds first; this file imports the built package).
  */
 import Bottleneck from 'bottleneck';
-import {
-  MemoryWindowStore,
-  PlanScheduler,
-  planLimits,
-  sustainedRate,
-  type PlanLimits,
-  type WindowSpec,
-} from '@quoteflow/core';
+import { PlanScheduler, planLimits, type PlanLimits, type WindowSpec } from '@quoteflow/core';
+import { MemoryWindowStore, sustainedRate } from '@quoteflow/core/internal';
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 const job = async () => 1;

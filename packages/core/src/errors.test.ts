@@ -6,7 +6,6 @@ import {
   BufferOverflowError,
   ClientClosedError,
   DecodeError,
-  ERROR_CODES,
   HttpStatusError,
   InvalidCodeError,
   InvalidOptionError,
@@ -21,8 +20,8 @@ import {
   TooManyProductsError,
   UnauthorizedCodeError,
   UnauthorizedTokenError,
-  type ErrorCode,
 } from './errors.js';
+import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { redactToken } from './internal/redact-token.js';
 
 const refusal = {

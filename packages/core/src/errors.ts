@@ -1,30 +1,8 @@
+import type { ErrorCode } from './error-codes.js';
 import type { EndpointKind } from './plans.js';
 
-/**
- * Stable error codes: callers branch on `err.code`, which never changes meaning between versions.
- * The retry layer asks only `err.retryable`.
- */
-export const ERROR_CODES = [
-  'QF_INVALID_OPTION',
-  'QF_SERVICE',
-  'QF_RATE_LIMITED',
-  'QF_UNAUTHORIZED_TOKEN',
-  'QF_INVALID_CODE',
-  'QF_UNAUTHORIZED_CODE',
-  'QF_TOO_MANY_PRODUCTS',
-  'QF_BODY_EMPTY',
-  'QF_BAD_REQUEST',
-  'QF_HTTP_STATUS',
-  'QF_NETWORK',
-  'QF_TIMEOUT',
-  'QF_DECODE',
-  'QF_MISSING_ITEMS',
-  'QF_ABORTED',
-  'QF_CLOSED',
-  'QF_BUFFER_OVERFLOW',
-  'QF_KAFKA_DELIVERY',
-] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
+/** Marks quoteflow errors across copies of this package in one process (see {@link isQuoteflowError}). */
+const QUOTEFLOW_ERROR = Symbol.for('quoteflow.error');
 
 /** Options every quoteflow error takes. */
 export interface QuoteflowErrorOptions {
@@ -33,9 +11,9 @@ export interface QuoteflowErrorOptions {
 }
 
 /**
- * The one base class of every error quoteflow raises. `code` is stable, `retryable` is the retry
- * verdict, `attempts` the number of requests made before the error was raised (1 unless retried).
- * Messages never contain the token.
+ * The one base class of every error quoteflow raises, in every package. `code` is stable (one of
+ * `ERROR_CODES`), `retryable` is the retry verdict, `attempts` the number of requests made before
+ * the error was raised (1 unless retried). Messages never contain the token.
  */
 export class QuoteflowError extends Error {
   readonly code: ErrorCode;
@@ -49,6 +27,8 @@ export class QuoteflowError extends Error {
     this.retryable = opts.retryable ?? false;
   }
 }
+// On the prototype, not the instances: nothing changes in how an error prints, compares or serialises.
+Object.defineProperty(QuoteflowError.prototype, QUOTEFLOW_ERROR, { value: true });
 
 /** An option or argument is invalid; thrown when the object is built or the call is made. */
 export class InvalidOptionError extends QuoteflowError {
@@ -313,7 +293,17 @@ export class BufferOverflowError extends QuoteflowError {
   }
 }
 
-/** Whether `err` is a quoteflow error, optionally with a given code. */
+/**
+ * Whether `err` is a quoteflow error, optionally with a given code: of any package, and also one of
+ * another copy of `@quoteflow/core` in the process (two versions installed side by side), which
+ * `instanceof QuoteflowError` does not recognise. The way to branch on a code from outside the
+ * package that throws it: `code` is checked against {@link ErrorCode} when compiled.
+ */
 export function isQuoteflowError(err: unknown, code?: ErrorCode): err is QuoteflowError {
-  return err instanceof QuoteflowError && (code === undefined || err.code === code);
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    (err as { [QUOTEFLOW_ERROR]?: unknown })[QUOTEFLOW_ERROR] === true &&
+    (code === undefined || (err as QuoteflowError).code === code)
+  );
 }

@@ -120,6 +120,24 @@ describe('retryWithBudget', () => {
     expect(f.at).toEqual([0]);
   });
 
+  it('waits what delayMs says of each failure instead of the backoff, cut short at the budget', async () => {
+    const clock = new ManualClock(0);
+    const paces = [300, 50, 1_000];
+    const f = flaky(clock, 3, () => ({ paceMs: paces.shift() }));
+    const got = await settle(
+      clock,
+      retryWithBudget(f.attempt, {
+        budgetMs: 1_000,
+        baseDelayMs: 100,
+        jitter: 'none',
+        delayMs: (error) => (error as { paceMs: number }).paceMs,
+        clock,
+      }),
+    );
+    expect(got).toEqual({ status: 'fulfilled', value: 'ok' });
+    expect(f.at).toEqual([0, 300, 350, 1_000]);
+  });
+
   it('refuses a negative budget and a zero attempt count', async () => {
     await expect(retryWithBudget(async () => 1, { budgetMs: -1 })).rejects.toMatchObject({
       code: 'QF_INVALID_OPTION',

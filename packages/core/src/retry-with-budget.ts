@@ -22,6 +22,11 @@ export interface RetryWithBudgetOptions {
    * steady poll when `baseDelayMs` equals `maxDelayMs`). @defaultValue 'full'
    */
   readonly jitter?: 'full' | 'none';
+  /**
+   * The wait after a failure, instead of the backoff (`baseDelayMs`, `maxDelayMs`, `jitter`): for
+   * a poll whose pace the failure tells (a lease it waits out). Still cut short at the budget's end.
+   */
+  readonly delayMs?: (error: unknown, attempt: number) => number;
   /** Random numbers in [0, 1) for the jitter. @defaultValue Math.random */
   readonly random?: () => number;
   /**
@@ -85,6 +90,10 @@ export async function retryWithBudget<T>(
   const retryable =
     o.retryable ?? ((error: unknown) => (error as { retryable?: unknown } | null)?.retryable !== false);
   const random = o.random ?? Math.random;
+  const backoff = (n: number): number =>
+    o.jitter === 'none'
+      ? Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** (n - 1))
+      : backoffDelayMs(n, o.baseDelayMs, o.maxDelayMs, random);
   const endMs = clock.now() + o.budgetMs;
   for (let n = 1; ; n++) {
     o.signal?.throwIfAborted();
@@ -94,11 +103,7 @@ export async function retryWithBudget<T>(
       const leftMs = endMs - clock.now();
       if (o.signal?.aborted === true || n >= o.maxAttempts || leftMs <= 0 || !retryable(error, n))
         throw error;
-      const ceilingMs = Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** (n - 1));
-      const delayMs = Math.min(
-        leftMs,
-        o.jitter === 'none' ? ceilingMs : backoffDelayMs(n, o.baseDelayMs, o.maxDelayMs, random),
-      );
+      const delayMs = Math.min(leftMs, o.delayMs?.(error, n) ?? backoff(n));
       o.onRetry?.(error, n, delayMs);
       await sleepOn(clock, delayMs, o.signal);
     }

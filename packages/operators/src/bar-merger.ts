@@ -1,4 +1,5 @@
-import { barsMissingBetween, calendarOf as coreCalendarOf, finalReadFromMs } from '@quoteflow/core';
+import { calendarOf as coreCalendarOf } from '@quoteflow/core';
+import { barsMissingBetween, finalReadFromMs } from '@quoteflow/core/internal';
 import type { Bar, GapMarker, KlineType, TradingCalendar } from '@quoteflow/core';
 import {
   MERGE_BARS_DEFAULTS,

@@ -1,6 +1,6 @@
-import { KLINE_PERIOD_MS, calendarOf as coreCalendarOf, isKlineType } from '@quoteflow/core';
+import { calendarOf as coreCalendarOf, isKlineType, InvalidOptionError } from '@quoteflow/core';
+import { KLINE_PERIOD_MS } from '@quoteflow/core/internal';
 import type { Bar, BarUpdate, KlineType, TradingCalendar } from '@quoteflow/core';
-import { InvalidOptionError } from '@quoteflow/core';
 import { invalidOption } from './internal/invalid-option.js';
 import { countBarStarts, periodAt } from './internal/next-bar-start.js';
 import type { BarKind } from './internal/next-bar-start.js';

@@ -1,15 +1,6 @@
 export { seriesKey } from './series-key.js';
-export { expectedBarsBetween } from './expected-bars-between.js';
-export { haltExplainsGap } from './halt-explains-gap.js';
-export type { Halt } from './halt-explains-gap.js';
 export { isBarUpdate } from './is-bar-update.js';
-export {
-  BAR_PROBLEMS,
-  SECONDS_THRESHOLD,
-  normalizeBar,
-  normalizeBarList,
-  normalizeBars,
-} from './normalize-bars.js';
+export { BAR_PROBLEMS, normalizeBar, normalizeBarList, normalizeBars } from './normalize-bars.js';
 export type {
   BarInput,
   BarProblem,
@@ -36,7 +27,7 @@ export type {
 } from './bar-merger-types.js';
 export { mergeBars } from './merge-bars.js';
 export type { MergeBarsOptions } from './merge-bars.js';
-export { RESAMPLE_BARS_DEFAULTS, createBarResampler, resampleProblem } from './bar-resampler.js';
+export { RESAMPLE_BARS_DEFAULTS, createBarResampler } from './bar-resampler.js';
 export type {
   BarResampler,
   BarResamplerOptions,

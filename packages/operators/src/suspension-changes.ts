@@ -1,6 +1,11 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
-import { DecodeError, EXCHANGE_TIME_ZONES, parseWallClock, suspensionInstant } from '@quoteflow/core';
+import {
+  DecodeError,
+  EXCHANGE_TIME_ZONES,
+  parseWallClock,
+  suspensionInstant,
+} from '@quoteflow/core/internal';
 import type { SuspensionRecord } from '@quoteflow/core';
 
 /** The kinds of change between two snapshots. */

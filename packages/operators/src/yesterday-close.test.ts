@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { calendarOf, sessionOn, zonedToUtcMs } from '@quoteflow/core';
-import type { Bar, TradingCalendar, TradingSession } from '@quoteflow/core';
+import { calendarOf } from '@quoteflow/core';
+import { sessionOn, zonedToUtcMs } from '@quoteflow/core/internal';
+import type { Bar, TradingCalendar } from '@quoteflow/core';
+import type { TradingSession } from '@quoteflow/core/internal';
 import { yesterdayClose, yesterdayCloses } from './yesterday-close.js';
 import { bar } from '../test-support/bars.js';
 

@@ -1,6 +1,7 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
-import { calendarOf as coreCalendarOf, tradingDateOf } from '@quoteflow/core';
+import { calendarOf as coreCalendarOf } from '@quoteflow/core';
+import { tradingDateOf } from '@quoteflow/core/internal';
 import type { Bar, TradingCalendar } from '@quoteflow/core';
 
 /** The previous close of one product and the latest price's change against it. */

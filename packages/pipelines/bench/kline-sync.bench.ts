@@ -12,7 +12,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { QuoteflowClient, planLimits, sustainedRate, type KlineType } from '@quoteflow/core';
+import { QuoteflowClient, planLimits, type KlineType } from '@quoteflow/core';
+import { sustainedRate } from '@quoteflow/core/internal';
 import { estimatePlan, klineSync } from '@quoteflow/pipelines';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

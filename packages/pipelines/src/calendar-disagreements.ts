@@ -1,4 +1,5 @@
-import { calendarOf, dateCalendarMisses, type KlineType, type TradingCalendar } from '@quoteflow/core';
+import { calendarOf, type KlineType, type TradingCalendar } from '@quoteflow/core';
+import { dateCalendarMisses } from '@quoteflow/core/internal';
 
 /**
  * Where the service's bars and the market calendar disagree (a bar on a day the calendar calls a

@@ -1,5 +1,5 @@
 import { compactDataset, DATASET_KINDS, type CompactedPartition, type DatasetKind } from '@quoteflow/sinks';
-import { summarizeKlineFile } from '@quoteflow/sinks';
+import { summarizeKlineFile } from '@quoteflow/sinks/internal';
 
 /** Options of {@link compactDatasets}. */
 export interface CompactDatasetsOptions {

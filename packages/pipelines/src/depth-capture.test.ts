@@ -3,13 +3,8 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  QuoteflowClient,
-  UnreachableServiceError,
-  acceleratedClock,
-  type Clock,
-  type DepthTick,
-} from '@quoteflow/core';
+import { QuoteflowClient, acceleratedClock, type Clock, type DepthTick } from '@quoteflow/core';
+import { UnreachableServiceError } from '@quoteflow/core/internal';
 import { closedAddress } from '../../sinks/test-support/closed-address.js';
 import type { KafkaDriverFactory, KafkaMessage } from '@quoteflow/sinks';
 import { defaultCatalogue, startSimulator, type Simulator } from '@quoteflow/simulator';

@@ -1,12 +1,5 @@
-import {
-  clockScheduler,
-  estimatePlan,
-  pollDepth,
-  type Clock,
-  type DepthTick,
-  type QuoteflowClient,
-  limitOverridesOf,
-} from '@quoteflow/core';
+import { clockScheduler, pollDepth, type Clock, type DepthTick, type QuoteflowClient } from '@quoteflow/core';
+import { estimatePlan, limitOverridesOf } from '@quoteflow/core/internal';
 import { dedupeBySeq, type DedupeBySeqOptions } from '@quoteflow/operators';
 import type { KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
 import { takeUntil, tap } from 'rxjs';
@@ -114,7 +107,7 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
   const ticks$ = pollDepth(client, { codes, intervalMs, sourceId: 'depth-capture', scheduler }).pipe(
     retryTransient({
       delayMs: intervalMs,
-      scheduler,
+      clock,
       onRetry: (err) => warn('depth poll failed; retrying at the next interval', err),
     }),
     // A stop completes the source (aborting the request in flight), so the sinks flush and end.

@@ -1,14 +1,21 @@
-// The planner lives in core beside the limit table it reads; re-exported here for convenience.
+// The planner: its code lives in core beside the limit table it reads (core's internal entry, which
+// the CLI's `plan` loads without the sinks); this is its public home.
 export {
   estimatePlan,
   smallestFittingPlan,
   backfillRequestsFor,
   minDurationMs,
   formatDuration,
-} from '@quoteflow/core';
-export type { Universe, PlanEstimate, BackfillEstimate, LiveEstimate } from '@quoteflow/core';
-export { SyncState, stateKey } from './sync-state.js';
-export type { SeriesExtent } from './sync-state.js';
+} from '@quoteflow/core/internal';
+export type {
+  Universe,
+  PlanEstimate,
+  BackfillEstimate,
+  LiveEstimate,
+  PlanTiming,
+  LiveMarket,
+  MarketLiveEstimate,
+} from '@quoteflow/core/internal';
 export { PipelineError, PIPELINE_ERROR_CODES } from './pipeline-error.js';
 export type { PipelineErrorCode } from './pipeline-error.js';
 export { klineSync } from './kline-sync.js';
@@ -27,22 +34,16 @@ export type {
   KlineFilesOptions,
 } from './kline-sync-options.js';
 export type { PipelineHandle } from './pipeline-handle.js';
-export { findRefusedCodes, isCodeRefusal } from './internal/refused-codes.js';
-export type { RefusedCode } from './internal/refused-codes.js';
 export { depthCapture } from './depth-capture.js';
 export type { DepthCaptureOptions, DepthCaptureSummary } from './depth-capture.js';
 export { suspensionWatch, SUSPENSION_WATCH_DEFAULTS } from './suspension-watch.js';
 export type { SuspensionWatchOptions, SuspensionWatchSummary } from './suspension-watch.js';
 export type { PipelineFilesOptions } from './pipeline-files-options.js';
-export { clipGap, inspectDataset, unexplainedGap } from './inspect-dataset.js';
+export { inspectDataset } from './inspect-dataset.js';
 export type { DepthCodeInspection, SuspensionExchangeInspection } from './inspect-records.js';
-export { missingCommittedFiles } from './missing-committed-files.js';
-export { CalendarDisagreements } from './calendar-disagreements.js';
 export { compactDatasets } from './compact-datasets.js';
 export type { CompactDatasetsOptions } from './compact-datasets.js';
-export { readKlineBars, readSeriesStarts } from './read-kline-bars.js';
-export { readHalts } from './read-halts.js';
-export type { DatasetHalt } from './read-halts.js';
+export { readKlineBars } from './read-kline-bars.js';
 export type { DatasetBar, ReadKlineBarsOptions, SeriesStarts } from './read-kline-bars.js';
 export type {
   DatasetInspection,

@@ -1,14 +1,9 @@
 import { stat } from 'node:fs/promises';
-import {
-  barsMissingBetween,
-  calendarOf,
-  isKlineType,
-  type KlineType,
-  type TradingCalendar,
-} from '@quoteflow/core';
-import { expectedBarsBetween, haltExplainsGap } from '@quoteflow/operators';
+import { calendarOf, isKlineType, type KlineType, type TradingCalendar } from '@quoteflow/core';
+import { barsMissingBetween } from '@quoteflow/core/internal';
+import { expectedBarsBetween, haltExplainsGap } from '@quoteflow/operators/internal';
 import { PipelineError } from './pipeline-error.js';
-import { listDataFiles, readKlineStarts } from '@quoteflow/sinks';
+import { listDataFiles, readKlineStarts } from '@quoteflow/sinks/internal';
 import { missingCommittedFiles } from './missing-committed-files.js';
 import { readHalts, type DatasetHalt } from './read-halts.js';
 import {

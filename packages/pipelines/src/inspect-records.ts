@@ -1,4 +1,4 @@
-import { epochMsOf, forEachDatasetRow, listDataFiles } from '@quoteflow/sinks';
+import { epochMsOf, forEachDatasetRow, listDataFiles } from '@quoteflow/sinks/internal';
 
 /** What a depth dataset holds of one code (`inspect`). */
 export interface DepthCodeInspection {

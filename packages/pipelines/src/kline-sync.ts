@@ -1,15 +1,15 @@
-import { seriesKey, type BarUpdate, type Clock, type GapMarker, type HistoryMarker } from '@quoteflow/core';
+import { type BarUpdate, type Clock, type GapMarker, type HistoryMarker, seriesKey } from '@quoteflow/core';
 import type { KafkaKlineSinkOptions } from '@quoteflow/sinks';
-import type { Halt } from '@quoteflow/operators';
+import type { Halt } from '@quoteflow/operators/internal';
 import {
   CommitControl,
   commitTo,
   DatasetSink,
-  isS3Url,
   KafkaKlineSink,
   type CommittingSink,
   type SinkCheckpoint,
 } from '@quoteflow/sinks';
+import { isS3Url } from '@quoteflow/sinks/internal';
 import type { Observable } from 'rxjs';
 import { Subject, takeUntil, tap } from 'rxjs';
 import { isAbort } from './internal/error-kinds.js';

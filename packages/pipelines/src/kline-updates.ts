@@ -1,12 +1,11 @@
 import {
-  estimatePlan,
-  limitOverridesOf,
   type BarUpdate,
   type GapMarker,
   type HistoryMarker,
   type KlineType,
   type QuoteflowClient,
 } from '@quoteflow/core';
+import { estimatePlan, limitOverridesOf } from '@quoteflow/core/internal';
 import type { BarMergerOptions } from '@quoteflow/operators';
 import type { CommittingSink } from '@quoteflow/sinks';
 import { Observable, type Subscription } from 'rxjs';

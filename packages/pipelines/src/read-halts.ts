@@ -1,6 +1,6 @@
 import { EXCHANGES, type Exchange } from '@quoteflow/core';
 import { haltOf, uniqueHalts } from './internal/halt-of.js';
-import { epochMsOf, forEachDatasetRow, listDataFiles } from '@quoteflow/sinks';
+import { epochMsOf, forEachDatasetRow, listDataFiles } from '@quoteflow/sinks/internal';
 
 /** One suspension (halt) a dataset's suspension records hold, by product code. */
 export interface DatasetHalt {

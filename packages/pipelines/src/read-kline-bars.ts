@@ -1,5 +1,5 @@
 import { isKlineType, type Bar, type KlineType } from '@quoteflow/core';
-import { epochMsOf, forEachKlineRow, listDataFiles } from '@quoteflow/sinks';
+import { epochMsOf, forEachKlineRow, listDataFiles } from '@quoteflow/sinks/internal';
 
 /** One row of a kline dataset, as {@link readKlineBars} returns it: a bar's values as written. */
 export type DatasetBar = Pick<

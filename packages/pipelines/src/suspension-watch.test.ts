@@ -5,14 +5,15 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   QuoteflowClient,
   acceleratedClock,
-  decodeSuspensionResponse,
   type Clock,
   type Exchange,
   type SuspensionRecord,
 } from '@quoteflow/core';
+import { decodeSuspensionResponse } from '@quoteflow/core/internal';
 import { createSuspensionDiffer, type SuspensionChange } from '@quoteflow/operators';
 import type { KafkaDriverFactory, KafkaMessage } from '@quoteflow/sinks';
-import { startSimulator, suspensionRecords, type Simulator } from '@quoteflow/simulator';
+import { startSimulator, type Simulator } from '@quoteflow/simulator';
+import { suspensionRecords } from '@quoteflow/simulator/internal';
 import { suspensionWatch } from './suspension-watch.js';
 
 const TOKEN = 'pipelines-suspension-watch-token';

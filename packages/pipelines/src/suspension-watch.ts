@@ -1,11 +1,11 @@
 import {
-  POLL_SUSPENSIONS_DEFAULTS,
   clockScheduler,
   pollSuspensions,
   type Clock,
   type Exchange,
   type QuoteflowClient,
 } from '@quoteflow/core';
+import { POLL_SUSPENSIONS_DEFAULTS } from '@quoteflow/core/internal';
 import { suspensionChanges, type SuspensionChange } from '@quoteflow/operators';
 import type { KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
 import { filter, map, merge, takeUntil, tap } from 'rxjs';
@@ -120,7 +120,7 @@ export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle
         // Before suspensionChanges, so a retry keeps what the exchange's differ already knows.
         retryTransient({
           delayMs: intervalMs,
-          scheduler,
+          clock,
           onRetry: (err) => warn(`suspension poll of ${exchange} failed; retrying at the next poll`, err),
         }),
         tap(() => polls++),

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { QUOTEFLOW_FORMAT_VERSION } from '@quoteflow/sinks';
+import { QUOTEFLOW_FORMAT_VERSION } from '@quoteflow/sinks/internal';
 import { SyncState } from './sync-state.js';
 
 describe('SyncState', () => {

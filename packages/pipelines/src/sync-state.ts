@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { isKlineType, writeFileDurably, type KlineType } from '@quoteflow/core';
-import { checkFormatVersion, QUOTEFLOW_FORMAT_VERSION } from '@quoteflow/sinks';
+import { isKlineType, type KlineType } from '@quoteflow/core';
+import { writeFileDurably } from '@quoteflow/core/internal';
+import { checkFormatVersion, QUOTEFLOW_FORMAT_VERSION } from '@quoteflow/sinks/internal';
 import { PipelineError } from './pipeline-error.js';
 
 /** The key of one series in the state file: `code:klineType`. */

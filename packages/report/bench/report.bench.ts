@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import puppeteer from 'puppeteer-core';
 import { collectReportData, renderReport } from '@quoteflow/report';
-import { listDataFiles } from '@quoteflow/sinks';
+import { listDataFiles } from '@quoteflow/sinks/internal';
 
 const seriesCounts = (process.env['BENCH_REPORT_SERIES'] ?? '100,1000').split(',').map(Number);
 const days = Number(process.env['BENCH_REPORT_DAYS'] ?? 1);

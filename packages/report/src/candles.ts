@@ -1,4 +1,5 @@
-import { KLINE_PERIOD_MS, type KlineType } from '@quoteflow/core';
+import { type KlineType } from '@quoteflow/core';
+import { KLINE_PERIOD_MS } from '@quoteflow/core/internal';
 import type { DatasetBar } from '@quoteflow/pipelines';
 
 const DAY_MS = 86_400_000;

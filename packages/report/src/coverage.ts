@@ -1,4 +1,5 @@
-import { KLINE_PERIOD_MS, barFinalAfterMs, calendarOf, type KlineType } from '@quoteflow/core';
+import { calendarOf, type KlineType } from '@quoteflow/core';
+import { KLINE_PERIOD_MS, barFinalAfterMs } from '@quoteflow/core/internal';
 import type { SeriesInspection } from '@quoteflow/pipelines';
 
 /** What one heatmap cell shows (its character in {@link CoverageRow.cells}). */

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, type Bar, type KlineType } from '@quoteflow/core';
-import { DatasetWriter, listDataFiles } from '@quoteflow/sinks';
+import { DatasetWriter } from '@quoteflow/sinks';
+import { listDataFiles } from '@quoteflow/sinks/internal';
 import { KlineScan } from './duckdb-scan.js';
 import { collectReportData, type ReportOptions } from './report-data.js';
 

@@ -1,15 +1,11 @@
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBResultReader } from '@duckdb/node-api';
-import { KLINE_PERIOD_MS, KLINE_TYPES, calendarOf, isKlineType, type KlineType } from '@quoteflow/core';
+import { KLINE_TYPES, calendarOf, isKlineType, type KlineType } from '@quoteflow/core';
+import { KLINE_PERIOD_MS } from '@quoteflow/core/internal';
 import { periodOf, type Candle, type CandleList } from './candles.js';
 import { barEndMs } from './coverage.js';
-import {
-  clipGap,
-  unexplainedGap,
-  type DatasetHalt,
-  type SeriesGap,
-  type SeriesInspection,
-} from '@quoteflow/pipelines';
+import { type SeriesGap, type SeriesInspection } from '@quoteflow/pipelines';
+import { clipGap, unexplainedGap, type DatasetHalt } from '@quoteflow/pipelines/internal';
 
 /** What one series of a Parquet kline dataset holds in the report's range, from {@link KlineScan}. */
 export interface ScannedSeries extends SeriesInspection {

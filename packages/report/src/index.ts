@@ -7,9 +7,6 @@ export type {
   SeriesCandles,
   SeriesSummary,
 } from './report-data.js';
-export { coverageOf, CELL } from './coverage.js';
 export type { Coverage, CoverageRow, HeldBars } from './coverage.js';
-export { readQuotaData } from './quota-data.js';
 export type { QuotaData, EndpointRate } from './quota-data.js';
 export { renderReport } from './render-report.js';
-export type { HeatmapPanelState, QuotaViewState, ReportPageState } from './report-page.js';

@@ -1,15 +1,7 @@
 import { type Clock, type KlineType, systemClock } from '@quoteflow/core';
-import {
-  clipGap,
-  inspectDataset,
-  readHalts,
-  readKlineBars,
-  readSeriesStarts,
-  type DatasetBar,
-  type DatasetHalt,
-  type SeriesInspection,
-} from '@quoteflow/pipelines';
-import { listDataFiles } from '@quoteflow/sinks';
+import { inspectDataset, readKlineBars, type DatasetBar, type SeriesInspection } from '@quoteflow/pipelines';
+import { clipGap, readHalts, readSeriesStarts, type DatasetHalt } from '@quoteflow/pipelines/internal';
+import { listDataFiles } from '@quoteflow/sinks/internal';
 import { barEndMs, coverageGrid, coverageOf, type Coverage, type HeldBars } from './coverage.js';
 import { KlineScan, type HeatmapGrid } from './duckdb-scan.js';
 import { candlesOf, periodOf, type Candle, type CandleList } from './candles.js';

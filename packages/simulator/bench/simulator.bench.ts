@@ -9,7 +9,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Bench } from 'tinybench';
-import { defaultCatalogue, SimMarket, startSimulator, syntheticCatalogue } from '@quoteflow/simulator';
+import { defaultCatalogue, startSimulator, syntheticCatalogue, SimMarket } from '@quoteflow/simulator';
 
 const T = Date.parse('2026-11-17T15:00:00Z');
 const benchStart = performance.now();

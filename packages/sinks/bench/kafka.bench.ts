@@ -31,12 +31,12 @@ import {
   KafkaSink,
   SchemaRegistrySerializer,
   toKafka,
-  toKafkaMessage,
   type KafkaCompression,
   type KafkaDriverName,
   type KafkaDriverOptions,
   type KafkaValueSerializer,
 } from '@quoteflow/sinks';
+import { toKafkaMessage } from '@quoteflow/sinks/internal';
 import kafkajs from 'kafkajs';
 // The sink's own client settings (internal: their types are the clients'), so the baselines run with exactly them.
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, seriesKey, type BarUpdate, type HistoryMarker } from '@quoteflow/core';
+import { ManualClock, type BarUpdate, type HistoryMarker, seriesKey } from '@quoteflow/core';
 import { Subject } from 'rxjs';
 import { CommitControl, commitTo } from './commit-to.js';
 import type { CommittingSink, SinkCheckpoint } from './committing-sink.js';

@@ -1,10 +1,10 @@
 import {
-  seriesKey,
   systemClock,
   type BarUpdate,
   type Clock,
   type GapMarker,
   type HistoryMarker,
+  seriesKey,
 } from '@quoteflow/core';
 import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 import type { CommittingSink, SinkCheckpoint } from './committing-sink.js';

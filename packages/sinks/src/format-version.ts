@@ -13,6 +13,7 @@
  * next format change raises {@link QUOTEFLOW_FORMAT_VERSION}; {@link checkFormatVersion} is the one
  * check.
  */
+import { QuoteflowError } from '@quoteflow/core';
 
 /** The format this release writes, and the newest it reads. */
 export const QUOTEFLOW_FORMAT_VERSION = 2;
@@ -28,11 +29,9 @@ export const FORMAT_VERSION_PROPERTY = 'quoteflow.formatVersion';
  * (`QF_FORMAT_VERSION`, never retryable): the message names what, its version and this release's.
  * The CLI exits 2 on it, before any request.
  */
-export class FormatVersionError extends Error {
-  /** Always `QF_FORMAT_VERSION`. */
-  readonly code = 'QF_FORMAT_VERSION';
-  /** Never: only a newer release continues it. */
-  readonly retryable = false;
+export class FormatVersionError extends QuoteflowError {
+  /** Always `QF_FORMAT_VERSION`; never retryable: only a newer release continues it. */
+  declare readonly code: 'QF_FORMAT_VERSION';
   /** The version found (`NaN` when it was not a version at all). */
   readonly found: number;
   /** This release's version ({@link QUOTEFLOW_FORMAT_VERSION}). */
@@ -44,11 +43,11 @@ export class FormatVersionError extends Error {
     raw: unknown,
   ) {
     super(
+      'QF_FORMAT_VERSION',
       Number.isNaN(found)
         ? `${what} says quoteflow format version ${JSON.stringify(raw)}, which is not a version; this release writes format version ${QUOTEFLOW_FORMAT_VERSION}`
         : `${what} was written in quoteflow format version ${found}, newer than this release's format version ${QUOTEFLOW_FORMAT_VERSION}: upgrade quoteflow to continue it`,
     );
-    this.name = 'FormatVersionError';
     this.found = found;
   }
 }

@@ -1,12 +1,5 @@
-export {};
-// Format versions: what this release writes, the newest it continues, and the one check of both.
-export {
-  QUOTEFLOW_FORMAT_VERSION,
-  UNVERSIONED_FORMAT,
-  FORMAT_VERSION_PROPERTY,
-  FormatVersionError,
-  checkFormatVersion,
-} from './format-version.js';
+// Format versions: a table or record written by a newer release is refused with this error.
+export { FormatVersionError } from './format-version.js';
 // Sinks that commit in checkpoints and know how far each series reached (exactly once in any composition).
 export type { CommittingSink, SinkCheckpoint } from './committing-sink.js';
 export { commitTo, CommitControl } from './commit-to.js';
@@ -15,7 +8,7 @@ export type { CommitToOptions } from './commit-to.js';
 export { DatasetSink, DATASET_SINK_DEFAULTS } from './files/dataset-sink.js';
 export type { DatasetSinkOptions } from './files/dataset-sink.js';
 // Tables kept healthy while they are written: tiered compaction, Delta checkpoints, log retention, vacuum.
-export { TableUpkeep, TABLE_UPKEEP_DEFAULTS, checkUpkeepOptions } from './files/table-upkeep.js';
+export { TableUpkeep, TABLE_UPKEEP_DEFAULTS } from './files/table-upkeep.js';
 export type {
   TableUpkeepOptions,
   TableUpkeepOpenOptions,
@@ -27,38 +20,16 @@ export { DatasetWriter, DATASET_FORMATS, DATASET_WRITER_DEFAULTS } from './files
 export type { DatasetFormat, DatasetWriterOptions, WrittenFile } from './files/dataset-writer.js';
 export { writeDataset } from './files/write-dataset.js';
 export type { WriteDatasetOptions } from './files/write-dataset.js';
-export {
-  DATASET_KINDS,
-  DATASET_COLUMNS,
-  SUSPENSION_RAW_COLUMNS,
-  KLINE_SUB_PARTITIONS,
-  datasetKindOf,
-  datasetPartitionOf,
-} from './files/dataset-columns.js';
-export type {
-  DatasetKind,
-  DatasetRecord,
-  DatasetColumn,
-  DatasetColumnType,
-  KlineSubPartition,
-} from './files/dataset-columns.js';
-export { DatasetLog, DATASET_LOG_DIR, listDataFiles } from './files/dataset-log.js';
+export { DATASET_KINDS, SUSPENSION_RAW_COLUMNS, KLINE_SUB_PARTITIONS } from './files/dataset-columns.js';
+export type { DatasetKind, DatasetRecord, KlineSubPartition } from './files/dataset-columns.js';
+export { DatasetLog } from './files/dataset-log.js';
 export type { DeltaStats } from './files/delta/delta-actions.js';
-export {
-  forEachDatasetRow,
-  forEachKlineRow,
-  epochMsOf,
-  readKlineStarts,
-  summarizeKlineFile,
-} from './files/read-dataset-rows.js';
 export type { DatasetLogOptions, DatasetTransaction, FileSummary, LogChange } from './files/dataset-log.js';
 // One table, several writers: each claims its series in the log; a second one meets a refusal.
 export { IF_OWNED, TABLE_WRITER_DEFAULTS } from './files/table-writer.js';
 export type { IfOwned, TableClaimOptions, TableWriter, TableWriterOptions } from './files/table-writer.js';
 export { TableOwnedError } from './files/table-claims.js';
-export { checkTableOwners } from './files/check-table-owners.js';
-export type { CheckTableOwnersOptions } from './files/check-table-owners.js';
-export { LOG_OPERATIONS, addWatermark } from './files/dataset-log-format.js';
+export { LOG_OPERATIONS } from './files/dataset-log-format.js';
 export type {
   LogEntry,
   LogFile,
@@ -66,17 +37,11 @@ export type {
   LogSnapshot,
   SeriesWatermark,
 } from './files/dataset-log-format.js';
-export { compactDataset, COMPACTED_FILE_MAX_ROWS } from './files/compact-dataset.js';
+export { compactDataset } from './files/compact-dataset.js';
 export type { CompactDatasetOptions, CompactedPartition } from './files/compact-dataset.js';
 export { vacuumDataset, VACUUM_DEFAULT_RETENTION_MS } from './files/vacuum-dataset.js';
 export type { VacuumDatasetOptions, VacuumResult } from './files/vacuum-dataset.js';
-export { isS3Url, parseS3Url } from './files/storage/object-store.js';
-export type { ObjectStore, S3Location, StoredObject } from './files/storage/object-store.js';
-export { openStore } from './files/storage/open-store.js';
-export type { OpenedStore } from './files/storage/open-store.js';
-export { openLocalCopy } from './files/storage/local-copy.js';
-export type { LocalCopy } from './files/storage/local-copy.js';
-export { checkTableFormats } from './files/check-table-formats.js';
+export type { ObjectStore, StoredObject } from './files/storage/object-store.js';
 export { FileSinkError, FILE_SINK_ERROR_CODES } from './files/file-sink-error.js';
 export type { FileSinkErrorCode } from './files/file-sink-error.js';
 // Kafka: topics P.kline / P.depth / P.suspension (contract.md "Kafka"), idempotent, acks=all.
@@ -96,31 +61,14 @@ export { KAFKA_KLINE_SINK_DEFAULTS, KAFKA_DELIVERIES } from './kafka/kafka-kline
 export type { KafkaKlineSinkOptions, KafkaDelivery } from './kafka/kafka-kline-sink-options.js';
 export { KafkaKlineSinkError, KAFKA_KLINE_SINK_ERROR_CODES } from './kafka/kafka-kline-sink-error.js';
 export type { KafkaKlineSinkErrorCode } from './kafka/kafka-kline-sink-error.js';
-export { klineWatermarkMessage, klineWatermarksOf } from './kafka/kline-watermark-record.js';
-export type { KlineWatermarkValue } from './kafka/kline-watermark-record.js';
-export { checkKlineWatermarksFormat } from './kafka/check-kline-watermarks-format.js';
-export type { KlineWatermarksFormatCheck } from './kafka/check-kline-watermarks-format.js';
-export { isProducerFencedError } from './kafka/kafka-transactional-driver.js';
 export type {
   KafkaTransactionalDriver,
   KafkaTransactionalDriverOptions,
   KafkaTransactionalDriverFactory,
   KafkaCommittedRecord,
 } from './kafka/kafka-transactional-driver.js';
-
 export type { ToKafkaOptions } from './kafka/to-kafka.js';
-export {
-  KAFKA_TOPIC_KINDS,
-  DEFAULT_TOPIC_PREFIX,
-  toKafkaMessage,
-  JSON_VALUE_SERIALIZER,
-  kafkaTopicKindOf,
-  kafkaKeyOf,
-  kafkaMessageValue,
-  klineMessageValue,
-  depthMessageValue,
-  suspensionMessageValue,
-} from './kafka/to-kafka-message.js';
+export { KAFKA_TOPIC_KINDS } from './kafka/to-kafka-message.js';
 export type {
   KafkaTopicKind,
   KafkaRecord,
@@ -139,48 +87,19 @@ export type {
   KafkaProducerDriver,
   KafkaDriverOptions,
 } from './kafka/kafka-producer-driver.js';
-export { KafkajsDriver } from './kafka/kafkajs-driver.js';
-export { PlatformaticKafkaDriver } from './kafka/platformatic-driver.js';
 export { KafkaDeliveryError } from './kafka/kafka-delivery-error.js';
 // Avro values in the Confluent wire format, schemas from a schema registry (subjects `<topic>-value`).
 export {
   SchemaRegistrySerializer,
   SCHEMA_REGISTRY_DEFAULTS,
-  checkRegistryUrl,
 } from './kafka/schema-registry/schema-registry-serializer.js';
 export type { SchemaRegistrySerializerOptions } from './kafka/schema-registry/schema-registry-serializer.js';
 export { SchemaRegistryError } from './kafka/schema-registry/schema-registry-error.js';
-export {
-  AVRO_SCHEMAS,
-  KLINE_AVRO_SCHEMA,
-  DEPTH_AVRO_SCHEMA,
-  SUSPENSION_AVRO_SCHEMA,
-} from './kafka/schema-registry/avro-schemas.js';
+export { AVRO_SCHEMAS } from './kafka/schema-registry/avro-schemas.js';
 export type { AvroRecordSchema, AvroField } from './kafka/schema-registry/avro-schemas.js';
-// Secured clusters: TLS and SASL, client property names, failures in the user's terms, a check at start.
-export {
-  KAFKA_SASL_MECHANISMS,
-  resolveKafkaSecurity,
-  kafkajsSecurity,
-  platformaticSecurity,
-} from './kafka/kafka-security.js';
-export type {
-  KafkaSaslMechanism,
-  KafkaSaslOptions,
-  KafkaTlsOptions,
-  KafkaSecurity,
-} from './kafka/kafka-security.js';
-export {
-  KAFKA_CONNECTION_PROPERTIES,
-  KAFKA_SECURITY_PROTOCOLS,
-  kafkaSettingsFromProperties,
-  isSecretKafkaProperty,
-} from './kafka/kafka-properties.js';
-export type { KafkaConnectionSettings, KafkaSecurityProtocol } from './kafka/kafka-properties.js';
-export { describeKafkaFailure, kafkaFailureKind, PERMANENT_KAFKA_FAILURES } from './kafka/kafka-failure.js';
-export type { KafkaFailureKind, KafkaFailureContext, KafkaFailure } from './kafka/kafka-failure.js';
-export { checkKafkaCluster, KafkaClusterError } from './kafka/check-kafka-cluster.js';
-export type { KafkaClusterCheck } from './kafka/check-kafka-cluster.js';
+// Secured clusters: TLS and SASL.
+export { KAFKA_SASL_MECHANISMS } from './kafka/kafka-security.js';
+export type { KafkaSaslMechanism, KafkaSaslOptions, KafkaTlsOptions } from './kafka/kafka-security.js';
 export { KafkaSinkClosedError } from './kafka/kafka-sink-closed-error.js';
 // The Kafka clients, the AWS SDK, the schema registry client and the Parquet and Arrow libraries are
 // optional peer dependencies, installed by the projects that use their parts.

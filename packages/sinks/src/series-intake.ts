@@ -1,4 +1,4 @@
-import { seriesKey, type BarUpdate } from '@quoteflow/core';
+import { type BarUpdate, seriesKey } from '@quoteflow/core';
 import { addWatermark, type SeriesWatermark } from './files/dataset-log-format.js';
 
 /**

@@ -1,8 +1,8 @@
 /** Test helpers of KafkaKlineSink on the in-memory transactional Kafka (its unit tests). */
 import type { BarUpdate } from '@quoteflow/core';
 import { expect } from 'vitest';
-import type { FakeKafkaCluster } from '../src/kafka/internal/fake-transactional-kafka.js';
-import { type FakeDriverHooks } from '../src/kafka/internal/fake-transactional-kafka.js';
+import type { FakeKafkaCluster } from './fake-transactional-kafka.js';
+import { type FakeDriverHooks } from './fake-transactional-kafka.js';
 import { KafkaKlineSinkError } from '../src/kafka/kafka-kline-sink-error.js';
 import type { KafkaKlineSinkOptions } from '../src/kafka/kafka-kline-sink-options.js';
 import { KafkaKlineSink } from '../src/kafka/kafka-kline-sink.js';

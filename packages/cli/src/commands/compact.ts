@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { isQuoteflowError } from '@quoteflow/core/internal';
 import type { CommandContext } from '../command-context.js';
 import { parseDuration } from '../internal/duration.js';
 import { renderTable } from '../internal/render-table.js';
@@ -82,10 +83,8 @@ export function registerCompactCommand(program: Command, ctx: CommandContext): v
             ),
         });
       } catch (err) {
-        if ((err as { code?: unknown }).code === 'QF_LOCKED')
-          throw new UsageError(
-            `--out ${flags.out}: ${(err as Error).message}; nothing was changed, try again later`,
-          );
+        if (isQuoteflowError(err, 'QF_LOCKED'))
+          throw new UsageError(`--out ${flags.out}: ${err.message}; nothing was changed, try again later`);
         throw err;
       }
       const rows: Row[] = done.map(({ dataset, result: r }) => ({ dataset, ...r }));

@@ -142,7 +142,7 @@ async function renderDemoSummary(
   requests: string,
 ): Promise<string> {
   const [{ classifyCode }, { inspectDataset }] = await Promise.all([
-    import('@quoteflow/core'),
+    import('@quoteflow/core/internal'),
     import('@quoteflow/pipelines'),
   ]);
   // A run stopped before its first commit has no dataset yet.

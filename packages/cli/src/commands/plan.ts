@@ -68,8 +68,9 @@ export function registerPlanCommand(program: Command, ctx: CommandContext): void
         ...(flags.depthIntervalMs === undefined ? {} : { depthIntervalMs: flags.depthIntervalMs }),
       };
       // Loaded here, not at start: only the planner in core, not the pipelines' sinks.
-      const [{ PLANS, estimatePlan, smallestFittingPlan }, { renderPlanReport }] = await Promise.all([
+      const [{ PLANS }, { estimatePlan, smallestFittingPlan }, { renderPlanReport }] = await Promise.all([
         import('@quoteflow/core'),
+        import('@quoteflow/core/internal'),
         import('../internal/render-plan-report.js'),
       ]);
       // The overrides tighten the token's own plan; the other plans are shown as they are.

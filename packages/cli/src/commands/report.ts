@@ -52,7 +52,7 @@ export function registerReportCommand(program: Command, ctx: CommandContext): vo
       await Promise.all([
         import('../internal/codes-options.js'),
         import('../internal/check-out-dir.js'),
-        import('@quoteflow/core'),
+        import('@quoteflow/core/internal'),
         import('@quoteflow/report'),
       ]);
     const codes =

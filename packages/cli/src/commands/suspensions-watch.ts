@@ -1,6 +1,6 @@
 import type { Exchange } from '@quoteflow/core';
 import { suspensionWatch } from '@quoteflow/pipelines';
-import { suspensionMessageValue } from '@quoteflow/sinks';
+import { suspensionMessageValue } from '@quoteflow/sinks/internal';
 import type { CommandContext } from '../command-context.js';
 import { createClient } from '../internal/create-client.js';
 import { commandBudgetWatch } from '../internal/daily-budget-watch.js';

@@ -85,7 +85,7 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       import('../internal/slot-notice.js'),
     ]);
     // JSON records are the suspension dataset's and Kafka value's: snake_case, as every JSON of quoteflow.
-    const { suspensionMessageValue } = await import('@quoteflow/sinks');
+    const { suspensionMessageValue } = await import('@quoteflow/sinks/internal');
     const notice = suspensionSlotNotice(ctx.logger);
     const client = await openClient(service, ctx.logger, notice.onRequest).catch((err: unknown) => {
       notice.stop();

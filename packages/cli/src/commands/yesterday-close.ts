@@ -36,7 +36,7 @@ export function registerYesterdayCloseCommand(program: Command, ctx: CommandCont
       const [{ yesterdayCloses }, { openClient }, { CalendarDisagreements }] = await Promise.all([
         import('@quoteflow/operators'),
         import('../internal/create-client.js'),
-        import('@quoteflow/pipelines'),
+        import('@quoteflow/pipelines/internal'),
       ]);
       const client = await openClient(service, ctx.logger);
       try {

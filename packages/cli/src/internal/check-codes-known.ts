@@ -1,5 +1,5 @@
-import type { KlineType, QuoteflowClient } from '@quoteflow/core';
-import { findRefusedCodes, isCodeRefusal } from '@quoteflow/pipelines';
+import { QuoteflowError, type ErrorCode, type KlineType, type QuoteflowClient } from '@quoteflow/core';
+import { findRefusedCodes, isCodeRefusal } from '@quoteflow/pipelines/internal';
 
 /**
  * Asks the service for the newest bar of every (code, kline type) before any file is written: a
@@ -24,12 +24,8 @@ export async function checkCodesKnown(
     if (!isCodeRefusal(err)) throw err;
     const refused = await findRefusedCodes(client, groups, signal);
     const named = refused.length === 0 ? codes : refused.map((r) => r.code);
-    const refusal = (refused[0]?.error ?? err) as {
-      code: string;
-      ret?: number;
-      msg?: string;
-      trace?: string;
-    };
+    const first = refused[0]?.error;
+    const refusal = isCodeRefusal(first) ? first : err;
     const why =
       refusal.code === 'QF_UNAUTHORIZED_CODE'
         ? `not covered by the plan ${client.plan}`
@@ -43,12 +39,8 @@ export async function checkCodesKnown(
 }
 
 /** Codes the service refused at the start (exit 3: its code is the refusal's). */
-class RefusedCodesError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = new.target.name;
+class RefusedCodesError extends QuoteflowError {
+  constructor(code: ErrorCode, message: string) {
+    super(code, message);
   }
 }

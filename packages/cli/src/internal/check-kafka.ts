@@ -1,13 +1,12 @@
+import { QuoteflowError } from '@quoteflow/core';
 import {
-  checkKafkaCluster,
-  checkKlineWatermarksFormat,
   FormatVersionError,
-  KafkaClusterError,
   type KafkaSinkOptions,
   type KafkaTopicKind,
   type KafkaTopicSpec,
   type KafkaValueSerializer,
 } from '@quoteflow/sinks';
+import { checkKafkaCluster, checkKlineWatermarksFormat, KafkaClusterError } from '@quoteflow/sinks/internal';
 import { envSecondsMs } from './env-seconds.js';
 import type { CliKafkaOptions } from './kafka-options.js';
 import { openedSchemaRegistry, openSchemaRegistry } from './schema-registry-option.js';
@@ -132,14 +131,20 @@ export async function checkKafka(
         timer = setTimeout(() => {
           stop.abort();
           reject(
-            new Error(
+            new QuoteflowError(
+              'QF_KAFKA_CLUSTER',
               `${where} at ${brokers} did not answer within ${Math.round(options.timeoutMs / 1000)} s`,
             ),
           );
         }, options.timeoutMs + 2_000);
         onAbort = () => {
           stop.abort();
-          reject(new Error(`${where} at ${brokers} had not answered when the command was stopped`));
+          reject(
+            new QuoteflowError(
+              'QF_KAFKA_CLUSTER',
+              `${where} at ${brokers} had not answered when the command was stopped`,
+            ),
+          );
         };
         if (options.signal.aborted) onAbort();
         else options.signal.addEventListener('abort', onAbort, { once: true });
@@ -151,7 +156,7 @@ export async function checkKafka(
         err.kind === 'missing-topic' && err.message.includes('.kline.watermarks')
           ? ` (K-lines exactly once keep their watermarks there: 1 partition, cleanup.policy=compact; or --kafka-delivery at-least-once)`
           : '';
-      throw new Error(`${where}: ${err.message}${hint}`, { cause: err });
+      throw new KafkaClusterError(err.kind, `${where}: ${err.message}${hint}`, err);
     }
     throw err;
   } finally {

@@ -1,4 +1,5 @@
-import { hasKlineType, type KlineType } from '@quoteflow/core';
+import { type KlineType } from '@quoteflow/core';
+import { hasKlineType } from '@quoteflow/core/internal';
 import { UsageError } from './usage-error.js';
 
 /**

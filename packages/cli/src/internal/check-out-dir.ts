@@ -22,7 +22,7 @@ export async function checkOutDir(
   if ((await checkOutScheme(out, flag)) === 's3') return checkS3Out(out, datasets);
   await checkLocalOut(out, cwd, flag);
   if (datasets.length === 0) return;
-  const { checkTableFormats } = await import('@quoteflow/sinks');
+  const { checkTableFormats } = await import('@quoteflow/sinks/internal');
   await checkTableFormats(resolve(cwd, out), datasets);
 }
 
@@ -68,7 +68,7 @@ export async function checkOutScheme(out: string, flag = '--out'): Promise<'loca
     throw new UsageError(
       `${flag} ${JSON.stringify(out)}: unknown scheme "${scheme}://"; give a local directory or s3://bucket/prefix`,
     );
-  const { parseS3Url } = await import('@quoteflow/sinks');
+  const { parseS3Url } = await import('@quoteflow/sinks/internal');
   const at = parseS3Url(out);
   if ('error' in at) throw new UsageError(`${flag} ${JSON.stringify(out)}: ${at.error}`);
   return 's3';
@@ -81,7 +81,7 @@ export async function checkOutScheme(out: string, flag = '--out'): Promise<'loca
  * `datasets`.
  */
 async function checkS3Out(out: string, datasets: readonly DatasetKind[]): Promise<void> {
-  const { openStore, checkTableFormats } = await import('@quoteflow/sinks');
+  const { openStore, checkTableFormats } = await import('@quoteflow/sinks/internal');
   const opened = await openStore(out);
   try {
     await checkTableFormats(opened, datasets);
@@ -105,7 +105,7 @@ export async function openOutForReading(
   cwd: string,
 ): Promise<{ dir: string; close: () => Promise<void> }> {
   if ((await checkOutScheme(out)) === 's3') {
-    const { openLocalCopy } = await import('@quoteflow/sinks');
+    const { openLocalCopy } = await import('@quoteflow/sinks/internal');
     return openLocalCopy(out);
   }
   const dir = resolve(cwd, out);

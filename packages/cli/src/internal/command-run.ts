@@ -1,7 +1,6 @@
 import { datasetDir } from './check-out-dir.js';
 import { resolve } from 'node:path';
 import {
-  AbortedError,
   planLimits,
   systemClock,
   type Clock,
@@ -9,6 +8,7 @@ import {
   type QuoteflowClient,
   type RequestRecord,
 } from '@quoteflow/core';
+import { AbortedError } from '@quoteflow/core/internal';
 import {
   ClusterWorker,
   batchKlineUnits,
@@ -16,11 +16,11 @@ import {
   type RedisQuotaEvent,
   type WorkLease,
 } from '@quoteflow/cluster';
-import { SyncState, type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
-import type { DatasetFormat, TableUpkeepOptions } from '@quoteflow/sinks';
+import { type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
+import { SyncState } from '@quoteflow/pipelines/internal';
+import type { DatasetFormat, KafkaTopicKind, TableUpkeepOptions } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
-import type { KafkaTopicKind } from '@quoteflow/sinks';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
 import { CliMetrics, metricsHost, serveMetrics } from './cli-metrics.js';
 import { createClient } from './create-client.js';
@@ -203,7 +203,11 @@ export class CommandRun {
     const requestLog =
       spec.requestLogDirs === undefined
         ? undefined
-        : await RequestLog.open(spec.requestLogDirs, limits, (spec.clock ?? systemClock).now());
+        : await RequestLog.open(
+            spec.requestLogDirs,
+            limits,
+            (spec.clock ?? spec.service.testClock ?? systemClock).now(),
+          );
     const run = new CommandRun(ctx, spec, clusterListeners, {
       ...(metrics && { metrics }),
       ...(worker && { worker }),

@@ -11,6 +11,7 @@ import {
 import type { Logger } from 'pino';
 import type { CliMetrics } from './cli-metrics.js';
 import type { ServiceOptions } from './service-options.js';
+import { testClockScheduler } from './test-clock.js';
 
 /**
  * The pino logger as the library's structured logger (debug and warn events, token never
@@ -28,7 +29,8 @@ export function libraryLogger(logger: Logger): QuoteflowLogger {
  * `--redis`; `clock`: the demo's accelerated clock, shared with its in-process simulator).
  * On the system clock without `--redis`, the token's quota is shared with every other quoteflow
  * process of the token on this machine (the state directory, `QUOTEFLOW_STATE_DIR`), so commands
- * run at once or back to back never draw a refusal; the demo's in-process quota stays its own.
+ * run at once or back to back never draw a refusal; the demo's in-process quota stays its own. A
+ * test clock (`service.testClock`, test-only) shares the machine-wide quota on that clock.
  */
 export function createClient(
   service: ServiceOptions,
@@ -39,11 +41,15 @@ export function createClient(
   onRequest?: (record: RequestRecord) => void,
   retry?: RetryOptions,
 ): QuoteflowClient {
+  const testClock = clock === undefined ? service.testClock : undefined;
+  const clockInUse = clock ?? testClock;
   const quota =
     scheduler ??
-    (clock === undefined
-      ? sharedSchedulerFor(service.token, planLimits(service.plan, service.limits), { share: 'machine' })
-      : undefined);
+    (testClock !== undefined
+      ? testClockScheduler(testClock, service)
+      : clock === undefined
+        ? sharedSchedulerFor(service.token, planLimits(service.plan, service.limits), { share: 'machine' })
+        : undefined);
   // Metrics and a request log both see every request.
   const listeners = [metrics?.onRequest, onRequest].filter((l) => l !== undefined);
   return new QuoteflowClient({
@@ -53,7 +59,7 @@ export function createClient(
     limitOverrides: service.limits,
     logger: libraryLogger(logger),
     ...(quota === undefined ? {} : { scheduler: quota }),
-    ...(clock === undefined ? {} : { clock }),
+    ...(clockInUse === undefined ? {} : { clock: clockInUse }),
     ...(retry === undefined ? {} : { retry }),
     ...(listeners.length === 0 ? {} : { onRequest: (r: RequestRecord) => listeners.forEach((l) => l(r)) }),
   });

@@ -1,5 +1,5 @@
 import type { DailyBudget, PlanLimits } from '@quoteflow/core';
-import { formatDuration } from '@quoteflow/core';
+import { formatDuration } from '@quoteflow/core/internal';
 import type { Logger } from 'pino';
 import { DailyBudgetSpentError } from './daily-budget-spent-error.js';
 
@@ -127,7 +127,8 @@ export async function tokenBudgetToday(
   limits: PlanLimits,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<DailyBudget> {
-  const { PlanScheduler, SqliteWindowStore, quoteflowStateDir } = await import('@quoteflow/core');
+  const { PlanScheduler } = await import('@quoteflow/core');
+  const { SqliteWindowStore, quoteflowStateDir } = await import('@quoteflow/core/internal');
   const store = new SqliteWindowStore({ token, stateDir: quoteflowStateDir(env) });
   const scheduler = new PlanScheduler(limits, { store });
   try {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { KlineType } from '@quoteflow/core';
+import { type KlineType } from '@quoteflow/core';
+import { isQuoteflowError } from '@quoteflow/core/internal';
 import { KafkaKlineSink, type KafkaDelivery } from '@quoteflow/sinks';
 import type { Logger } from 'pino';
 import { cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
@@ -49,7 +50,7 @@ export async function resolveKafkaDelivery(
     await probe.close();
     return 'exactly-once';
   } catch (err) {
-    if (!auto || (err as { code?: unknown }).code !== 'QF_KAFKA_UNREACHABLE') throw err;
+    if (!auto || !isQuoteflowError(err, 'QF_KAFKA_UNREACHABLE')) throw err;
     options.logger.warn(
       { brokers: [kafka.brokers].flat().join(','), err: err instanceof Error ? err.message : String(err) },
       `Kafka (${options.flag}) cannot run transactions: delivering K-lines at least once (a final bar may repeat after a crash; consumers dedupe on key + kline_type + ts); --kafka-delivery exactly-once makes this an error`,

@@ -219,7 +219,7 @@ export async function cliKafkaOptionsOf(
   redactor: Redactor,
   name: (property: string) => string,
 ): Promise<CliKafkaOptions> {
-  const { kafkaSettingsFromProperties, isSecretKafkaProperty } = await import('@quoteflow/sinks');
+  const { kafkaSettingsFromProperties, isSecretKafkaProperty } = await import('@quoteflow/sinks/internal');
   const { InvalidOptionError } = await import('@quoteflow/core');
   for (const [key, value] of Object.entries(properties)) if (isSecretKafkaProperty(key)) redactor.add(value);
   let settings;

@@ -1,4 +1,4 @@
-import { WINDOW_RULE_IDS } from '@quoteflow/core';
+import { WINDOW_RULE_IDS } from '@quoteflow/core/internal';
 import { describe, expect, it } from 'vitest';
 import { LIMIT_RULE_IDS } from './limit-option.js';
 import { parseLimitOverrides } from './limit-overrides.js';

@@ -1,4 +1,5 @@
-import { WINDOW_RULE_IDS, planLimits, type Plan, type PlanLimitOverrides } from '@quoteflow/core';
+import { planLimits, type Plan, type PlanLimitOverrides } from '@quoteflow/core';
+import { WINDOW_RULE_IDS } from '@quoteflow/core/internal';
 import { LIMIT_SYNTAX } from './limit-option.js';
 import { UsageError } from './usage-error.js';
 

@@ -1,4 +1,5 @@
-import { estimatePlan, formatDuration, type Plan, type PlanLimitOverrides } from '@quoteflow/core';
+import { type Plan, type PlanLimitOverrides } from '@quoteflow/core';
+import { estimatePlan, formatDuration } from '@quoteflow/core/internal';
 import type { PipelineFile, PipelineStep } from './pipeline-file.js';
 
 /**

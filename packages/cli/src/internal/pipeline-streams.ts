@@ -1,7 +1,7 @@
 import { BehaviorSubject, Observable, Subject, filter, map, tap, type Subscription } from 'rxjs';
 import type { Bar, BarUpdate, KlineType } from '@quoteflow/core';
 import { resampleBars, yesterdayClose, type ResampledBar, type YesterdayClose } from '@quoteflow/operators';
-import { klineMessageValue } from '@quoteflow/sinks';
+import { klineMessageValue } from '@quoteflow/sinks/internal';
 import { resampledTypes, type KlinePipelineStep, type PipelineOperator } from './pipeline-file.js';
 import { DecimalsSeen } from './decimals.js';
 import { toJson } from './to-json.js';

@@ -1,5 +1,5 @@
 import { planLimits, type Plan, type PlanLimitOverrides } from '@quoteflow/core';
-import { formatDuration, type PlanEstimate } from '@quoteflow/core';
+import { formatDuration, type PlanEstimate } from '@quoteflow/core/internal';
 import { renderTable } from './render-table.js';
 
 function pct(share: number): string {

@@ -10,12 +10,8 @@ import {
   type KlineSyncEvent,
   type PipelineHandle,
 } from '@quoteflow/pipelines';
-import {
-  depthMessageValue,
-  suspensionMessageValue,
-  type IfOwned,
-  type TableUpkeepOptions,
-} from '@quoteflow/sinks';
+import type { IfOwned, TableUpkeepOptions } from '@quoteflow/sinks';
+import { depthMessageValue, suspensionMessageValue } from '@quoteflow/sinks/internal';
 import type { CommandContext } from '../command-context.js';
 import { cliKafkaSinkOptions } from './check-kafka.js';
 import { pipelineKafkaOptions, type CliKafkaOptions } from './kafka-options.js';

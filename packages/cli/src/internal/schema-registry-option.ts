@@ -1,9 +1,5 @@
-import {
-  checkRegistryUrl,
-  SchemaRegistrySerializer,
-  type KafkaTopicKind,
-  type KafkaValueSerializer,
-} from '@quoteflow/sinks';
+import { SchemaRegistrySerializer, type KafkaTopicKind, type KafkaValueSerializer } from '@quoteflow/sinks';
+import { checkRegistryUrl } from '@quoteflow/sinks/internal';
 import { UsageError } from './usage-error.js';
 
 /** Basic auth of the schema registry: from the environment only (never a flag or a file). */

@@ -1,10 +1,5 @@
-import {
-  calendarOf,
-  KLINE_PERIOD_MS,
-  mayTradeAt,
-  type KlineType,
-  type TradingCalendar,
-} from '@quoteflow/core';
+import { calendarOf, type KlineType, type TradingCalendar } from '@quoteflow/core';
+import { KLINE_PERIOD_MS, mayTradeAt } from '@quoteflow/core/internal';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;

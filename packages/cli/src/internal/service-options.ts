@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { Plan, PlanLimitOverrides } from '@quoteflow/core';
+import type { Clock, Plan, PlanLimitOverrides } from '@quoteflow/core';
 import { limitOption } from './limit-option.js';
 import { PLAN_CHOICES as PLANS } from './choices.js';
 import { UsageError } from './usage-error.js';
@@ -11,6 +11,8 @@ export interface ServiceOptions {
   readonly plan: Plan;
   /** `--limit` / `QUOTEFLOW_LIMITS`: the plan's limits, tightened (empty: the plan's own). */
   readonly limits: PlanLimitOverrides;
+  /** Test-only: the accelerated clock of `QF_TEST_CLOCK` (`test-clock.ts`), else the system clock. */
+  readonly testClock?: Clock;
   /** `--exit-when-budget-spent`: a spent daily budget ends the command (exit 75) instead of a wait. */
   readonly exitWhenBudgetSpent?: boolean;
 }
@@ -64,12 +66,17 @@ export async function resolveServiceOptions(
     );
   }
   const plan = planText as Plan;
-  const { resolveLimitOverrides } = await import('./limit-overrides.js');
+  const [{ resolveLimitOverrides }, { testClockOf }] = await Promise.all([
+    import('./limit-overrides.js'),
+    import('./test-clock.js'),
+  ]);
+  const testClock = testClockOf(env);
   return {
     baseUrl: baseUrl.replace(/\/+$/, ''),
     token,
     plan,
     limits: resolveLimitOverrides(opts.limit, env, plan),
+    ...(testClock === undefined ? {} : { testClock }),
     exitWhenBudgetSpent: opts.exitWhenBudgetSpent === true,
   };
 }

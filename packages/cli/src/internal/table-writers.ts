@@ -36,7 +36,7 @@ export async function checkTablesToWrite(
   signal: AbortSignal,
 ): Promise<void> {
   if (tables.length === 0) return;
-  const { checkTableOwners } = await import('@quoteflow/sinks');
+  const { checkTableOwners } = await import('@quoteflow/sinks/internal');
   for (const t of tables)
     await checkTableOwners({
       dir: t.dir,

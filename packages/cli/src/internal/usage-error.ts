@@ -1,11 +1,12 @@
+import { QuoteflowError } from '@quoteflow/core';
+
 /**
- * Bad usage or configuration: exit code 2. The message names the flag or field at fault and what
- * it expects; it is thrown before anything is written.
+ * Bad usage or configuration (`QF_USAGE`): exit code 2. The message names the flag or field at
+ * fault and what it expects; it is thrown before anything is written.
  */
-export class UsageError extends Error {
-  readonly code = 'QF_USAGE';
+export class UsageError extends QuoteflowError {
+  declare readonly code: 'QF_USAGE';
   constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
+    super('QF_USAGE', message);
   }
 }

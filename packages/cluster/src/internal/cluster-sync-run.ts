@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
-import type { Clock } from '@quoteflow/core';
+import { type Clock } from '@quoteflow/core';
+import { isQuoteflowError } from '@quoteflow/core/internal';
 import type { ClusterMembership, MembershipView } from '../cluster-membership.js';
 import type { ClusterSyncEvent, ClusterSyncOptions, ShareableRun, WorkLease } from '../cluster-sync.js';
 import { DepartedWorkers } from './departed-workers.js';
@@ -10,7 +11,7 @@ import { UnitDivision } from './unit-division.js';
 /** A failure that only means "this work may no longer commit" (`QF_FENCED`): not the worker's end. */
 function isFenced(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
-    if ((e as { code?: unknown }).code === 'QF_FENCED') return true;
+    if (isQuoteflowError(e, 'QF_FENCED')) return true;
   return false;
 }
 

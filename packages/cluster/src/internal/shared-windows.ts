@@ -1,5 +1,4 @@
 import {
-  PlanWindows,
   type BucketSpec,
   type DailyWindow,
   type EndpointKind,
@@ -8,6 +7,7 @@ import {
   type SlidingWindowSpec,
   type WindowSpec,
 } from '@quoteflow/core';
+import { PlanWindows } from '@quoteflow/core/internal';
 
 /** The windows one start of an endpoint must fit, with their Redis keys. */
 export interface SharedSpecs {

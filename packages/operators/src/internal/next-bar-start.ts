@@ -1,4 +1,10 @@
-import { KLINE_PERIOD_MS, barPeriodAt, tradingSegmentsOn, utcToZoned, zonedToUtcMs } from '@quoteflow/core';
+import {
+  KLINE_PERIOD_MS,
+  barPeriodAt,
+  tradingSegmentsOn,
+  utcToZoned,
+  zonedToUtcMs,
+} from '@quoteflow/core/internal';
 import type { KlineType, TradingCalendar } from '@quoteflow/core';
 
 /** A bar length: a K-line type or an N-minute period. */

@@ -1,22 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  HISTORY_GAP_REASONS,
-  calendarOf,
-  isBarClosedAt,
-  mayTradeAt,
-  type Bar,
-  type GapMarker,
-  type KlineType,
-} from '@quoteflow/core';
+import { calendarOf, type Bar, type GapMarker, type KlineType } from '@quoteflow/core';
+import { HISTORY_GAP_REASONS, isBarClosedAt, mayTradeAt } from '@quoteflow/core/internal';
 import { createBarMerger, type MergeBarsOutput } from '@quoteflow/operators';
+import { SIM_CALENDARS, SIM_KLINE_PERIOD_MS, simBarPeriodAt } from '@quoteflow/simulator/internal';
 import {
-  SIM_CALENDARS,
   SIM_DAILY_LABELLINGS,
   SIM_INTRADAY_LABELLINGS,
-  SIM_KLINE_PERIOD_MS,
   SIM_PERIOD_LABELLINGS,
-  simBarPeriodAt,
   type SimCalendar,
 } from '@quoteflow/simulator';
 import { LivePollPlanner } from './live-poll-planner.js';

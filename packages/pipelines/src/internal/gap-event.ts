@@ -1,5 +1,5 @@
 import type { GapMarker, KlineType } from '@quoteflow/core';
-import { expectedBarsBetween } from '@quoteflow/operators';
+import { expectedBarsBetween } from '@quoteflow/operators/internal';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 
 /**

@@ -1,4 +1,5 @@
-import { codeOfSuspendedSymbol, type Exchange } from '@quoteflow/core';
+import { type Exchange } from '@quoteflow/core';
+import { codeOfSuspendedSymbol } from '@quoteflow/core/internal';
 import type { DatasetHalt } from '../read-halts.js';
 
 /**

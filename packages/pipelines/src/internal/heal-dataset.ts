@@ -1,11 +1,5 @@
-import {
-  klineHistory,
-  MAX_KLINE_PER_REQUEST,
-  seriesKey,
-  type Bar,
-  type KlineType,
-  type QuoteflowClient,
-} from '@quoteflow/core';
+import { klineHistory, type Bar, type KlineType, type QuoteflowClient, seriesKey } from '@quoteflow/core';
+import { MAX_KLINE_PER_REQUEST } from '@quoteflow/core/internal';
 import type { DatasetSink, SeriesWatermark } from '@quoteflow/sinks';
 import { unexplainedGap } from '../inspect-dataset.js';
 import type { DatasetRepair } from '../kline-sync-options.js';

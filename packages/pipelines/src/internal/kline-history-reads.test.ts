@@ -1,5 +1,6 @@
+import { HISTORY_GAP_REASONS } from '@quoteflow/core/internal';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { HISTORY_GAP_REASONS, QuoteflowClient, type Bar } from '@quoteflow/core';
+import { QuoteflowClient, type Bar } from '@quoteflow/core';
 import type { MergeBarsInput } from '@quoteflow/operators';
 import { startSimulator, type Simulator } from '@quoteflow/simulator';
 import type { KlineSyncEvent } from '../kline-sync-options.js';

@@ -1,11 +1,5 @@
-import {
-  HISTORY_GAP_REASONS,
-  klineHistory,
-  MAX_KLINE_PER_REQUEST,
-  type Bar,
-  type GapMarker,
-  type QuoteflowClient,
-} from '@quoteflow/core';
+import { klineHistory, type Bar, type GapMarker, type QuoteflowClient } from '@quoteflow/core';
+import { HISTORY_GAP_REASONS, MAX_KLINE_PER_REQUEST } from '@quoteflow/core/internal';
 import type { MergeBarsInput } from '@quoteflow/operators';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { collect } from './collect.js';

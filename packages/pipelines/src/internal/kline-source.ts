@@ -1,12 +1,12 @@
 import {
-  runLimited,
-  seriesKey,
   type BarUpdate,
   type Clock,
   type GapMarker,
   type HistoryMarker,
   type QuoteflowClient,
+  seriesKey,
 } from '@quoteflow/core';
+import { runLimited } from '@quoteflow/core/internal';
 import {
   MERGE_GAP_REASONS,
   mergeBars,

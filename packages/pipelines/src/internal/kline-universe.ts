@@ -1,4 +1,5 @@
-import { hasKlineType, isKlineType, type KlineType } from '@quoteflow/core';
+import { isKlineType, type KlineType } from '@quoteflow/core';
+import { hasKlineType } from '@quoteflow/core/internal';
 import { seriesKey } from '@quoteflow/operators';
 import { PipelineError } from '../pipeline-error.js';
 import { KlineSeriesState } from './kline-series-state.js';

@@ -1,12 +1,12 @@
 import {
   clockScheduler,
-  pollLatestBatches,
   type Bar,
   type BatchKlineGroupResult,
   type Clock,
   type KlineType,
   type QuoteflowClient,
 } from '@quoteflow/core';
+import { pollLatestBatches } from '@quoteflow/core/internal';
 import type { Subscription } from 'rxjs';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { retryTransient } from './retry-transient.js';
@@ -54,7 +54,7 @@ export function pollLiveKlines(options: LiveKlinePollOptions): Subscription {
     .pipe(
       retryTransient({
         delayMs: refreshPeriodMs,
-        scheduler: clockScheduler(clock),
+        clock,
         onRetry: (error) =>
           emitEvent({ type: 'warning', message: 'live poll failed; retrying next cycle', error }),
       }),

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Bar, KlineType } from '@quoteflow/core';
 import { LivePollPlanner } from './live-poll-planner.js';
-import { calendarOf, mayTradeAt } from '@quoteflow/core';
+import { calendarOf } from '@quoteflow/core';
+import { mayTradeAt } from '@quoteflow/core/internal';
 
 const at = (iso: string) => Date.parse(iso);
 const GRACE = 15_000;

@@ -1,13 +1,11 @@
 import {
   calendarOf,
-  isBarClosedAt,
-  KLINE_PERIOD_MS,
-  mayTradeAt,
   type Bar,
   type BatchKlineGroup,
   type KlineType,
   type TradingCalendar,
 } from '@quoteflow/core';
+import { isBarClosedAt, KLINE_PERIOD_MS, mayTradeAt } from '@quoteflow/core/internal';
 import { seriesKey } from '@quoteflow/operators';
 
 const DAY_MS = 86_400_000;

@@ -1,13 +1,13 @@
 import {
-  KLINE_PERIOD_MS,
   calendarOf,
-  seriesKey,
   type Bar,
   type BatchKlineGroupResult,
   type Clock,
   type KlineType,
   type QuoteflowClient,
+  seriesKey,
 } from '@quoteflow/core';
+import { KLINE_PERIOD_MS } from '@quoteflow/core/internal';
 import type { Subscription } from 'rxjs';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import type { KlineSeriesState } from './kline-series-state.js';

@@ -1,12 +1,11 @@
 import {
-  HISTORY_GAP_REASONS,
   klineHistory,
-  MAX_KLINE_PER_REQUEST,
   type Bar,
   type GapMarker,
   type KlineType,
   type QuoteflowClient,
 } from '@quoteflow/core';
+import { HISTORY_GAP_REASONS, MAX_KLINE_PER_REQUEST } from '@quoteflow/core/internal';
 import type { SeriesExtent } from '../sync-state.js';
 import { collect } from './collect.js';
 import { pageBackwards } from './page-backwards.js';

@@ -1,10 +1,5 @@
-import {
-  klineHistory,
-  MAX_KLINE_PER_REQUEST,
-  type Bar,
-  type KlineType,
-  type QuoteflowClient,
-} from '@quoteflow/core';
+import { klineHistory, type Bar, type KlineType, type QuoteflowClient } from '@quoteflow/core';
+import { MAX_KLINE_PER_REQUEST } from '@quoteflow/core/internal';
 import { collect } from './collect.js';
 
 /** What {@link pageBackwards} read. */

@@ -1,9 +1,10 @@
-import type { KlineType, QuoteflowClient } from '@quoteflow/core';
+import { ServiceError, type KlineType, type QuoteflowClient } from '@quoteflow/core';
 
 /** A refusal that names no code but concerns the codes asked: unknown (600) or not in the plan (604). */
-export function isCodeRefusal(err: unknown): boolean {
-  const code = err instanceof Error && 'code' in err ? err.code : undefined;
-  return code === 'QF_INVALID_CODE' || code === 'QF_UNAUTHORIZED_CODE';
+export function isCodeRefusal(err: unknown): err is ServiceError {
+  return (
+    err instanceof ServiceError && (err.code === 'QF_INVALID_CODE' || err.code === 'QF_UNAUTHORIZED_CODE')
+  );
 }
 
 /** A code the service refused, and its refusal. */

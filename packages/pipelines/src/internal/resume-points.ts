@@ -1,4 +1,4 @@
-import { seriesKey, type KlineType } from '@quoteflow/core';
+import { type KlineType, seriesKey } from '@quoteflow/core';
 import type { CommittingSink, SeriesWatermark } from '@quoteflow/sinks';
 
 /**

@@ -1,17 +1,19 @@
 import {
-  EXCHANGE_CALENDARS,
   EXCHANGES,
+  type Clock,
+  type Exchange,
+  type KlineType,
+  type QuoteflowClient,
+  type ExchangeId,
+} from '@quoteflow/core';
+import {
+  EXCHANGE_CALENDARS,
   marketOfExchange,
   mayTradeAt,
   POLL_SUSPENSIONS_DEFAULTS,
   stockMarketOf,
-  type Clock,
-  type Exchange,
-  type ExchangeId,
-  type KlineType,
-  type QuoteflowClient,
-} from '@quoteflow/core';
-import { haltExplainsGap, type Halt } from '@quoteflow/operators';
+} from '@quoteflow/core/internal';
+import { haltExplainsGap, type Halt } from '@quoteflow/operators/internal';
 import type { DatasetHalt } from '../read-halts.js';
 import { haltOf, uniqueHalts } from './halt-of.js';
 

@@ -1,12 +1,5 @@
-import {
-  KLINE_PERIOD_MS,
-  calendarOf,
-  isBarClosedAt,
-  runLimited,
-  sleepOn,
-  type Clock,
-  type KlineType,
-} from '@quoteflow/core';
+import { calendarOf, type Clock, type KlineType } from '@quoteflow/core';
+import { KLINE_PERIOD_MS, isBarClosedAt, runLimited, sleepOn } from '@quoteflow/core/internal';
 import type { KlineSeriesState } from './kline-series-state.js';
 
 /**

@@ -1,4 +1,5 @@
-import { HISTORY_GAP_REASONS, type Bar, type GapMarker, type KlineType } from '@quoteflow/core';
+import { type Bar, type GapMarker, type KlineType } from '@quoteflow/core';
+import { HISTORY_GAP_REASONS } from '@quoteflow/core/internal';
 import { describe, expect, it } from 'vitest';
 import { shortOfClosedBars } from './short-of-closed-bars.js';
 

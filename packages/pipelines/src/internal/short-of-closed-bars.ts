@@ -1,4 +1,5 @@
-import { calendarOf, HISTORY_GAP_REASONS, isBarClosedAt, type Bar, type GapMarker } from '@quoteflow/core';
+import { calendarOf, type Bar, type GapMarker } from '@quoteflow/core';
+import { HISTORY_GAP_REASONS, isBarClosedAt } from '@quoteflow/core/internal';
 
 /**
  * The pager's shortfall marker of a first read (`count` bars, the newest `newest`), restated in

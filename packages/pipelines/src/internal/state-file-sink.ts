@@ -1,4 +1,4 @@
-import { seriesKey, type BarUpdate } from '@quoteflow/core';
+import { type BarUpdate, seriesKey } from '@quoteflow/core';
 import {
   SeriesIntake,
   type CommittingSink,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { makeDirectory, monotonicClock, writeFileDurably } from '@quoteflow/core';
+import { makeDirectory, monotonicClock, writeFileDurably } from '@quoteflow/core/internal';
 import type { DatasetKind } from './dataset-columns.js';
 import {
   addWatermark,

@@ -1,8 +1,8 @@
+import { seriesKey } from '@quoteflow/core';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { seriesKey } from '@quoteflow/core';
 import { DatasetSink } from './dataset-sink.js';
 import { DatasetLog, listDataFiles } from './dataset-log.js';
 import { readKlineStarts } from './read-dataset-rows.js';

@@ -1,6 +1,6 @@
 import { access, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { seriesKey, systemClock, type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
+import { systemClock, type BarUpdate, type Clock, type KlineType, seriesKey } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import type { CompactedPartition } from './compact-dataset.js';
 import type { LogFile, SeriesWatermark } from './dataset-log-format.js';

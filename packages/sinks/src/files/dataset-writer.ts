@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { monotonicClock, seriesKey, systemClock, type Clock } from '@quoteflow/core';
+import { seriesKey, systemClock, type Clock } from '@quoteflow/core';
+import { monotonicClock } from '@quoteflow/core/internal';
 import { join, relative, resolve, sep } from 'node:path';
 import {
   datasetKindOf,

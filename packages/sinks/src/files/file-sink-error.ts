@@ -1,3 +1,5 @@
+import { QuoteflowError, type ErrorCode } from '@quoteflow/core';
+
 /** Stable codes of the file sink's errors. */
 export const FILE_SINK_ERROR_CODES = [
   'QF_INVALID_OPTION',
@@ -10,7 +12,7 @@ export const FILE_SINK_ERROR_CODES = [
   'QF_OBJECT_STORE',
   'QF_CONFLICT',
   'QF_OWNED',
-] as const;
+] as const satisfies readonly ErrorCode[];
 export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
 
 /**
@@ -28,13 +30,9 @@ export type FileSinkErrorCode = (typeof FILE_SINK_ERROR_CODES)[number];
  * of the table owns (`QF_OWNED`: it names the table, the series and that writer; a commit of
  * series another writer took over is `QF_FENCED`).
  */
-export class FileSinkError extends Error {
-  readonly code: FileSinkErrorCode;
-  readonly retryable: boolean;
+export class FileSinkError extends QuoteflowError {
+  declare readonly code: FileSinkErrorCode;
   constructor(code: FileSinkErrorCode, message: string, opts: { retryable?: boolean; cause?: unknown } = {}) {
-    super(message, { cause: opts.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.retryable = opts.retryable ?? false;
+    super(code, message, opts);
   }
 }

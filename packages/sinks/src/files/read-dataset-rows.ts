@@ -4,6 +4,7 @@ import { isKlineType, seriesKey } from '@quoteflow/core';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 import type { FileSummary } from './dataset-log.js';
 import type { SeriesWatermark } from './dataset-log-format.js';
+import { FileSinkError } from './file-sink-error.js';
 
 /**
  * Calls `onRow(value)` for every row of one dataset file (Parquet, Arrow IPC or NDJSON), in file
@@ -46,7 +47,8 @@ export async function forEachKlineRow(
   otherColumns?: readonly string[],
 ): Promise<number> {
   const match = /(?:^|\/)kline_type=(\d+)(?:\/|$)/.exec(relativePath);
-  if (match === null) throw new Error(`${relativePath}: no kline_type=K directory in its path`);
+  if (match === null)
+    throw new FileSinkError('QF_DATASET_LOG', `${relativePath}: no kline_type=K directory in its path`);
   await forEachDatasetRow(
     dir,
     relativePath,

@@ -1,9 +1,10 @@
+import { monotonicClock } from '@quoteflow/core/internal';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { monotonicClock, seriesKey } from '@quoteflow/core';
+import { seriesKey } from '@quoteflow/core';
 import { barUpdate, depth, level, warmEncoderThread } from '../../test-support/test-records.js';
 import { compactDataset } from './compact-dataset.js';
 import { DatasetLog, listDataFiles } from './dataset-log.js';

@@ -1,4 +1,4 @@
-import { monotonicClock, sleepOn } from '@quoteflow/core';
+import { monotonicClock, retryWithBudget } from '@quoteflow/core/internal';
 import type { DatasetKind } from './dataset-columns.js';
 import type { DatasetLog } from './dataset-log.js';
 import { FileSinkError } from './file-sink-error.js';
@@ -135,34 +135,33 @@ export async function claimSeries(
 /**
  * Runs `attempt` until it does not throw {@link TableOwnedError}: at once with `ifOwned: 'fail'`
  * (the error is thrown), or again after a pause with `'wait'` (reading the log again is the
- * attempt's), saying so once.
+ * attempt's), saying so once. The wait is core's `retryWithBudget` on the monotonic clock, paced
+ * by the owners' leases; it has no budget by design: the caller asked to wait until the owner
+ * stops or its lease runs out (which a lease bounds unless the owner keeps renewing it), and
+ * `signal` stops it.
  */
 export async function untilFree(
   attempt: () => Promise<void>,
   log: DatasetLog,
   options: TableClaimOptions,
 ): Promise<void> {
-  let told = false;
-  for (;;) {
-    try {
-      await attempt();
-      return;
-    } catch (err) {
-      if (!(err instanceof TableOwnedError) || options.ifOwned !== 'wait') throw err;
-      if (!told) {
-        told = true;
+  await retryWithBudget(attempt, {
+    budgetMs: Number.POSITIVE_INFINITY,
+    retryable: (err) => err instanceof TableOwnedError && options.ifOwned === 'wait',
+    delayMs: (err) => {
+      const leaseMs = Math.min(...[...(err as TableOwnedError).owners.keys()].map((w) => w.leaseMs));
+      return Math.min(POLL_MAX_MS, Math.max(POLL_MIN_MS, leaseMs / 10));
+    },
+    onRetry: (err, n) => {
+      if (n === 1)
         options.onWaiting?.(
-          `${ownedMessage(log, err.owners as Map<TableWriter, string[]>)}: waiting until it stops or its lease runs out`,
+          `${ownedMessage(log, (err as TableOwnedError).owners as Map<TableWriter, string[]>)}: waiting until it stops or its lease runs out`,
         );
-      }
-      const leaseMs = Math.min(...[...err.owners.keys()].map((w) => w.leaseMs));
-      await sleepOn(
-        monotonicClock,
-        Math.min(POLL_MAX_MS, Math.max(POLL_MIN_MS, leaseMs / 10)),
-        options.signal,
-      );
-    }
-  }
+    },
+    clock: monotonicClock,
+    // Only a wait is stopped by it: failing or taking over at once never waits.
+    ...(options.signal === undefined || options.ifOwned !== 'wait' ? {} : { signal: options.signal }),
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
-import { monotonicClock, systemClock, type Clock } from '@quoteflow/core';
+import { systemClock, type Clock } from '@quoteflow/core';
+import { monotonicClock } from '@quoteflow/core/internal';
 import {
   COMPACTED_FILE_MAX_ROWS,
   compactFiles,

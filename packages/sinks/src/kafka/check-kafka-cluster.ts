@@ -6,7 +6,8 @@
  * reject at once, in the user's terms; an unreachable broker is retried until `timeoutMs`.
  */
 import type { Admin } from 'kafkajs';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { QuoteflowError } from '@quoteflow/core';
+import { monotonicClock, retryWithBudget } from '@quoteflow/core/internal';
 import {
   describeKafkaFailure,
   kafkaFailureKind,
@@ -32,15 +33,17 @@ export interface KafkaClusterCheck extends Pick<KafkaSinkOptions, 'brokers' | 'c
   readonly signal?: AbortSignal;
 }
 
-/** Why {@link checkKafkaCluster} failed: `kind` says what (`undefined` when no answer came in time). */
-export class KafkaClusterError extends Error {
+/**
+ * Why {@link checkKafkaCluster} failed (`QF_KAFKA_CLUSTER`, not retryable: the check has retried
+ * what a retry can mend): `kind` says what.
+ */
+export class KafkaClusterError extends QuoteflowError {
   /** Always `QF_KAFKA_CLUSTER`. */
-  readonly code = 'QF_KAFKA_CLUSTER';
+  declare readonly code: 'QF_KAFKA_CLUSTER';
   /** What failed: a {@link KafkaFailureKind}, a missing topic, no answer in time, or something else (`undefined`). */
   readonly kind: KafkaFailureKind | 'missing-topic' | 'timeout' | undefined;
   constructor(kind: KafkaClusterError['kind'], message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.name = 'KafkaClusterError';
+    super('QF_KAFKA_CLUSTER', message, { cause });
     this.kind = kind;
   }
 }
@@ -51,7 +54,6 @@ export async function checkKafkaCluster(check: KafkaClusterCheck): Promise<void>
     .map((b) => b.trim())
     .filter(Boolean);
   const security = resolveKafkaSecurity(check.tls, check.sasl);
-  const deadline = Date.now() + check.timeoutMs;
   const { Kafka, logLevel } = kafkajsLibrary();
   const admin = new Kafka({
     clientId: check.clientId ?? 'quoteflow',
@@ -70,7 +72,7 @@ export async function checkKafkaCluster(check: KafkaClusterCheck): Promise<void>
     return new KafkaClusterError(kind, message, err);
   };
   try {
-    await connect(admin, brokers, deadline, check.signal, fail);
+    await connect(admin, brokers, check.timeoutMs, check.signal, fail);
     await checkTopics(admin, brokers, security, check, fail);
   } finally {
     await admin.disconnect().catch(() => undefined);
@@ -84,40 +86,60 @@ export async function checkKafkaCluster(check: KafkaClusterCheck): Promise<void>
  */
 const KAFKA_REFUSED_GIVE_UP_MS = 3_000;
 
+/**
+ * Connects `admin`, retrying what may mend (core's `retryWithBudget`, every 500 ms on the monotonic
+ * clock, so a step of the wall clock moves no deadline) for `timeoutMs`, or until every broker has
+ * refused connections for {@link KAFKA_REFUSED_GIVE_UP_MS}, or `signal` stops it.
+ */
 async function connect(
   admin: Admin,
   brokers: readonly string[],
-  deadline: number,
+  timeoutMs: number,
   signal: AbortSignal | undefined,
   fail: (err: unknown) => KafkaClusterError,
 ): Promise<void> {
-  let refusedSince: number | undefined;
-  for (;;) {
+  let refusedSinceMs: number | undefined;
+  let last: unknown;
+  const attempt = async (): Promise<void> => {
     try {
       await admin.connect();
-      return;
     } catch (err) {
+      last = err;
       const kind = kafkaFailureKind(err)?.kind;
       if (kind !== undefined && PERMANENT_KAFKA_FAILURES.has(kind)) throw fail(err);
       // Nothing listens (or the name does not resolve) at every broker: said in seconds.
       const refused = kind === 'unreachable' ? await refusedEverywhere(brokers, 2_000) : undefined;
-      if (refused === undefined) refusedSince = undefined;
-      else if (Date.now() - (refusedSince ??= Date.now()) >= KAFKA_REFUSED_GIVE_UP_MS)
+      const nowMs = monotonicClock.now();
+      if (refused === undefined) refusedSinceMs = undefined;
+      else if (nowMs - (refusedSinceMs ??= nowMs) >= KAFKA_REFUSED_GIVE_UP_MS)
         throw new KafkaClusterError(
           'unreachable',
           `no Kafka broker takes connections: ${refused} (for ${KAFKA_REFUSED_GIVE_UP_MS / 1000} s; is it running, and is that its address?)`,
           err,
         );
-      if (signal?.aborted === true || Date.now() >= deadline) {
-        const last = describeKafkaFailure(err, { brokers, security: {} }) ?? (err as Error).message;
-        throw new KafkaClusterError(
-          'timeout',
-          `Kafka at ${brokers.join(',')} did not answer ${signal?.aborted === true ? 'before the command was stopped' : 'in time'} (last: ${last})`,
-          err,
-        );
-      }
-      await sleep(Math.min(500, Math.max(0, deadline - Date.now())));
+      throw err;
     }
+  };
+  try {
+    await retryWithBudget(attempt, {
+      budgetMs: timeoutMs,
+      baseDelayMs: 500,
+      maxDelayMs: 500,
+      jitter: 'none',
+      retryable: (err) => !(err instanceof KafkaClusterError),
+      ...(signal === undefined ? {} : { signal }),
+    });
+  } catch (err) {
+    if (err instanceof KafkaClusterError) throw err;
+    const lastSaid =
+      last === undefined
+        ? ''
+        : ` (last: ${describeKafkaFailure(last, { brokers, security: {} }) ?? (last as Error).message})`;
+    throw new KafkaClusterError(
+      'timeout',
+      `Kafka at ${brokers.join(',')} did not answer ${signal?.aborted === true ? 'before the command was stopped' : 'in time'}${lastSaid}`,
+      last,
+    );
   }
 }
 
@@ -160,12 +182,24 @@ async function checkTopics(
 
 /** Whether every topic of `names` is listed within a few seconds (the broker's metadata may lag a create). */
 async function allListed(admin: Admin, names: readonly string[]): Promise<boolean> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const now = new Set(await admin.listTopics().catch(() => [] as string[]));
-    if (names.every((t) => now.has(t))) return true;
-    if (Date.now() >= deadline) return false;
-    await sleep(200);
+  const unlisted = new KafkaClusterError('missing-topic', `${names.join(', ')} not listed yet`);
+  try {
+    await retryWithBudget(
+      async () => {
+        const listed = new Set(await admin.listTopics().catch(() => [] as string[]));
+        if (!names.every((t) => listed.has(t))) throw unlisted;
+      },
+      {
+        budgetMs: 5_000,
+        baseDelayMs: 200,
+        maxDelayMs: 200,
+        jitter: 'none',
+        retryable: (e) => e === unlisted,
+      },
+    );
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -1,3 +1,4 @@
+import { QuoteflowError, type ErrorCode } from '@quoteflow/core';
 import { describeKafkaFailure, kafkaFailureKind, PERMANENT_KAFKA_FAILURES } from './kafka-failure.js';
 import type { KafkaSecurity } from './kafka-security.js';
 import { OperationTimeout } from './internal/with-timeout.js';
@@ -12,7 +13,7 @@ export const KAFKA_KLINE_SINK_ERROR_CODES = [
   'QF_KAFKA_UNREACHABLE',
   'QF_BUFFER_OVERFLOW',
   'QF_CLOSED',
-] as const;
+] as const satisfies readonly ErrorCode[];
 export type KafkaKlineSinkErrorCode = (typeof KAFKA_KLINE_SINK_ERROR_CODES)[number];
 
 /**
@@ -37,18 +38,14 @@ export type KafkaKlineSinkErrorCode = (typeof KAFKA_KLINE_SINK_ERROR_CODES)[numb
  *   the broker; the sink has stopped (a record it dropped could not be told from one committed).
  * - `QF_CLOSED`: `write`, `checkpoint`, `refresh` or `fence` after `close()`.
  */
-export class KafkaKlineSinkError extends Error {
-  readonly code: KafkaKlineSinkErrorCode;
-  readonly retryable: boolean;
+export class KafkaKlineSinkError extends QuoteflowError {
+  declare readonly code: KafkaKlineSinkErrorCode;
   constructor(
     code: KafkaKlineSinkErrorCode,
     message: string,
     opts: { retryable?: boolean; cause?: unknown } = {},
   ) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.retryable = opts.retryable ?? false;
+    super(code, message, opts);
   }
 }
 

@@ -13,7 +13,7 @@ import {
   T0,
   type TestOptions,
 } from '../../test-support/kline-sink-fixtures.js';
-import { FakeKafkaCluster } from './internal/fake-transactional-kafka.js';
+import { FakeKafkaCluster } from '../../test-support/fake-transactional-kafka.js';
 
 const mark = (code: string, phase: HistoryMarker['phase']): HistoryMarker => ({
   type: 'history',

@@ -12,10 +12,10 @@
  * read_committed consumer of `md.kline` sees each final bar of each series exactly once, with its
  * values, and the watermark topic's newest record per series covers them all.
  */
-import { seriesKey, type BarUpdate } from '@quoteflow/core';
+import { type BarUpdate, seriesKey } from '@quoteflow/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FakeKafkaCluster, type FakeDriverHooks } from './internal/fake-transactional-kafka.js';
+import { FakeKafkaCluster, type FakeDriverHooks } from '../../test-support/fake-transactional-kafka.js';
 import { KafkaKlineSinkError } from './kafka-kline-sink-error.js';
 import { KafkaKlineSink } from './kafka-kline-sink.js';
 

@@ -5,7 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bar, committedFinals, MINUTE, open, rejection, T0 } from '../../test-support/kline-sink-fixtures.js';
-import { FakeBrokerError, FakeKafkaCluster, type FakeVerdict } from './internal/fake-transactional-kafka.js';
+import {
+  FakeBrokerError,
+  FakeKafkaCluster,
+  type FakeVerdict,
+} from '../../test-support/fake-transactional-kafka.js';
 
 /** Hooks failing the `nth` operation `op` as `verdict`, recording every operation in `ops`. */
 function failing(op: string, nth: number, verdict: FakeVerdict, ops: string[] = []) {

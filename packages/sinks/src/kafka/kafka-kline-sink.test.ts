@@ -9,7 +9,7 @@ import {
   T0,
   type TestOptions,
 } from '../../test-support/kline-sink-fixtures.js';
-import { FakeKafkaCluster } from './internal/fake-transactional-kafka.js';
+import { FakeKafkaCluster } from '../../test-support/fake-transactional-kafka.js';
 
 describe('KafkaKlineSink, exactly once', () => {
   it('creates the data topic and a compacted watermark topic, and starts with no watermarks', async () => {

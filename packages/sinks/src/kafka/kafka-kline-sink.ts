@@ -1,4 +1,4 @@
-import { seriesKey, type BarUpdate, type HistoryMarker } from '@quoteflow/core';
+import { type BarUpdate, type HistoryMarker, seriesKey } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
 import type { SeriesWatermark } from '../files/dataset-log-format.js';
 import { BufferedRecords } from './internal/buffered-records.js';

@@ -1,4 +1,4 @@
-import { InvalidOptionError, type QuoteflowLogger } from '@quoteflow/core';
+import { InvalidOptionError, QuoteflowError, type QuoteflowLogger } from '@quoteflow/core';
 import { KafkaDeliveryError } from './kafka-delivery-error.js';
 import { describeKafkaFailure } from './kafka-failure.js';
 import { resolveKafkaSecurity, type KafkaSaslOptions, type KafkaTlsOptions } from './kafka-security.js';
@@ -562,9 +562,11 @@ export class KafkaSink implements AsyncDisposable {
   }
 }
 
-/** A batch's acknowledgement did not come in time (the cause of the delivery error it leads to). */
-class DeliveryTimeout extends Error {
-  override name = 'DeliveryTimeout';
+/** A batch's acknowledgement did not come in time (`QF_TIMEOUT`; the cause of the delivery error it leads to). */
+class DeliveryTimeout extends QuoteflowError {
+  constructor(message: string) {
+    super('QF_TIMEOUT', message, { retryable: true });
+  }
 }
 
 function checkInt(name: string, value: unknown, min: number): void {

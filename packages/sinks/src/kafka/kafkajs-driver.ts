@@ -15,7 +15,7 @@ import type {
   KafkaTransactionalDriverOptions,
 } from './kafka-transactional-driver.js';
 import type { KafkaMessage } from './to-kafka-message.js';
-import { retryWithBudget } from '@quoteflow/core';
+import { retryWithBudget } from '@quoteflow/core/internal';
 
 /**
  * The default driver: kafkajs 2 with an idempotent producer, `acks=all`, the chosen compression

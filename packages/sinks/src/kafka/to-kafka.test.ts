@@ -1,5 +1,5 @@
 import type { DepthTick, GapMarker } from '@quoteflow/core';
-import { BufferOverflowError } from '@quoteflow/core';
+import { BufferOverflowError } from '@quoteflow/core/internal';
 import { EMPTY, NEVER, Subject, concat, from, lastValueFrom, throwError, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { FakeDriver, ackAll, settle } from '../../test-support/fake-driver.js';

@@ -1,4 +1,5 @@
-import { BufferOverflowError, InvalidOptionError, type GapMarker } from '@quoteflow/core';
+import { InvalidOptionError, type GapMarker } from '@quoteflow/core';
+import { BufferOverflowError } from '@quoteflow/core/internal';
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { KafkaSink } from './kafka-sink.js';
 import type { KafkaRecord } from './to-kafka-message.js';

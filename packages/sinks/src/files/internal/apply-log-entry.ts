@@ -1,6 +1,6 @@
 import { access, link, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { makeDirectory, renameDurably, syncDirectory } from '@quoteflow/core';
+import { makeDirectory, renameDurably, syncDirectory } from '@quoteflow/core/internal';
 import type { LogEntry } from '../dataset-log-format.js';
 import { FileSinkError } from '../file-sink-error.js';
 import { exchangePaths } from './exchange-paths.js';

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Table, type RecordBatch } from 'apache-arrow';
-import { writeFileDurably } from '@quoteflow/core';
+import { writeFileDurably } from '@quoteflow/core/internal';
 import type { DatasetKind } from '../dataset-columns.js';
 import type { DatasetFormat } from '../dataset-writer.js';
 import type { LogFile } from '../dataset-log-format.js';

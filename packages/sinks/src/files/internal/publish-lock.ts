@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { retryWithBudget } from '@quoteflow/core';
+import { retryWithBudget } from '@quoteflow/core/internal';
 import { FileSinkError } from '../file-sink-error.js';
 import { isProcessAlive } from './staging.js';
 
@@ -65,7 +65,7 @@ export async function acquirePublishLock(
       }
       const held = await readLock(path);
       if (held === 'gone') continue;
-      if (!isStale(held, now(), ttlMs)) throw new LockHeld(held);
+      if (!isStale(held, now(), ttlMs)) throw lockHeld(path, held);
       // Renaming is atomic: of several waiters that judged it stale, one moves it aside.
       const aside = `${path}.broken-${randomBytes(4).toString('hex')}`;
       try {
@@ -81,20 +81,22 @@ export async function acquirePublishLock(
       budgetMs: options.timeoutMs ?? 60_000,
       baseDelayMs: 10,
       maxDelayMs: 100,
-      retryable: (err) => err instanceof LockHeld,
+      retryable: (err) => err instanceof FileSinkError && err.code === 'QF_LOCKED',
     });
   } catch (err) {
-    if (!(err instanceof LockHeld)) throw err;
-    const who = 'pid' in err.held ? `process ${err.held.pid} on ${err.held.host}` : 'another process';
-    throw new FileSinkError('QF_LOCKED', `the dataset's publish lock ${path} is held by ${who}`);
+    // Waited out: the lock's error, no longer worth retrying.
+    if (err instanceof FileSinkError && err.code === 'QF_LOCKED')
+      throw new FileSinkError('QF_LOCKED', err.message);
+    throw err;
   }
 }
 
-/** The lock is held by a live holder: wait and try again. */
-class LockHeld extends Error {
-  constructor(readonly held: LockBody | { unreadableSinceMs: number }) {
-    super('the publish lock is held');
-  }
+/** The lock is held by a live holder: `QF_LOCKED`, retryable while the wait for it lasts. */
+function lockHeld(path: string, held: LockBody | { unreadableSinceMs: number }): FileSinkError {
+  const who = 'pid' in held ? `process ${held.pid} on ${held.host}` : 'another process';
+  return new FileSinkError('QF_LOCKED', `the dataset's publish lock ${path} is held by ${who}`, {
+    retryable: true,
+  });
 }
 
 async function readLock(path: string): Promise<LockBody | 'gone' | { unreadableSinceMs: number }> {

@@ -1,6 +1,6 @@
+import { monotonicClock } from '@quoteflow/core/internal';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { monotonicClock } from '@quoteflow/core';
 import type { TableWriter } from '../table-writer.js';
 import { isProcessAlive } from './staging.js';
 

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { makeDirectory, runLimited } from '@quoteflow/core';
+import { makeDirectory, runLimited } from '@quoteflow/core/internal';
 import { DATASET_KINDS } from '../dataset-columns.js';
 import { DatasetLog } from '../dataset-log.js';
 import { FileSinkError } from '../file-sink-error.js';

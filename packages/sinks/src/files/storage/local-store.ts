@@ -1,6 +1,6 @@
 import { copyFile, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { makeDirectory, writeFileDurably } from '@quoteflow/core';
+import { makeDirectory, writeFileDurably } from '@quoteflow/core/internal';
 import type { ObjectStore, StoredObject } from './object-store.js';
 
 /**

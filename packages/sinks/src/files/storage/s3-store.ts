@@ -2,11 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type * as ClientS3 from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { retryWithBudget } from '@quoteflow/core/internal';
 import { FileSinkError } from '../file-sink-error.js';
 import type { ObjectStore, S3Location, StoredObject } from './object-store.js';
 import { requirePackagesOf } from '../../internal/optional-packages.js';
 
 type ClientModule = typeof ClientS3;
+
+/** How long a conditional PUT answered 409 (another write of the key in flight) is asked again, ms. */
+const IN_FLIGHT_WRITE_WAIT_MS = 10_000;
 
 /** What failed, as a status code (the SDK's `$metadata`), for deciding on 404 and 412. */
 function statusOf(err: unknown): number | undefined {
@@ -198,20 +202,26 @@ export class S3Store implements ObjectStore {
   }
 
   async createExclusive(key: string, body: Uint8Array | string): Promise<boolean> {
-    for (let attempt = 0; ; attempt++) {
+    const attempt = async (): Promise<boolean> => {
       try {
         await this.#put(key, body, true);
         return true;
       } catch (err) {
-        const status = statusOf(err);
-        if (status === 412) return false;
-        // 409: another conditional write of the key is in flight (AWS); its outcome decides.
-        if (status === 409 && attempt < 20) {
-          await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
-          continue;
-        }
-        throw this.#fail(`creating ${key} (If-None-Match)`, err);
+        if (statusOf(err) === 412) return false;
+        throw err;
       }
+    };
+    try {
+      // 409: another conditional write of the key is in flight (AWS); its outcome decides, so the
+      // PUT is asked again after it (jittered: writers racing for one version spread out).
+      return await retryWithBudget(attempt, {
+        budgetMs: IN_FLIGHT_WRITE_WAIT_MS,
+        baseDelayMs: 50,
+        maxDelayMs: 1_000,
+        retryable: (err) => statusOf(err) === 409,
+      });
+    } catch (err) {
+      throw this.#fail(`creating ${key} (If-None-Match)`, err);
     }
   }
 

@@ -1,4 +1,4 @@
-import { seriesKey, type BarUpdate } from '@quoteflow/core';
+import { type BarUpdate, seriesKey } from '@quoteflow/core';
 
 /**
  * What the K-line sink holds back for order: every update of a series whose history is open

@@ -13,7 +13,8 @@
  * commits: at most one checkpoint's records (the unacknowledged ones are capped by
  * `maxBufferedRecords` besides). A fencing or a refused authorization is never redone.
  */
-import { monotonicClock, retryWithBudget } from '@quoteflow/core';
+import { QuoteflowError } from '@quoteflow/core';
+import { monotonicClock, retryWithBudget } from '@quoteflow/core/internal';
 import type { KafkaDriverOptions, KafkaProducerDriver } from '../kafka-producer-driver.js';
 import { KafkaKlineSinkError } from '../kafka-kline-sink-error.js';
 import { KafkaSinkClosedError } from '../kafka-sink-closed-error.js';
@@ -35,9 +36,14 @@ export type KlineTransactionTimeouts = Pick<
  */
 export type CommitOutcomeCheck = (mayHaveCommitted: boolean) => Promise<'committed' | 'not-committed'>;
 
-/** Redoing a transaction took longer than `deliveryTimeoutMs` (the cause of the sink error it leads to). */
-export class TransactionRetriesExhausted extends Error {
-  override name = 'TransactionRetriesExhausted';
+/**
+ * Redoing a transaction took longer than `deliveryTimeoutMs` (`QF_KAFKA_TRANSACTION`, retryable by
+ * opening the sink again; the cause of the sink error it leads to).
+ */
+export class TransactionRetriesExhausted extends QuoteflowError {
+  constructor(message: string, options: { cause: unknown }) {
+    super('QF_KAFKA_TRANSACTION', message, { retryable: true, cause: options.cause });
+  }
 }
 
 export class KlineTransaction {

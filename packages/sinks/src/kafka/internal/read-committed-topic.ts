@@ -8,6 +8,7 @@
  * transaction per producer), so {@link committedRecords} filters them again.
  */
 import type { Consumer } from '@platformatic/kafka';
+import { monotonicClock, retryWithBudget } from '@quoteflow/core/internal';
 import { platformaticKafka } from './kafka-clients.js';
 import { KafkaKlineSinkError } from '../kafka-kline-sink-error.js';
 import type { KafkaDriverOptions } from '../kafka-producer-driver.js';
@@ -18,6 +19,25 @@ import { platformaticSecurity } from '../kafka-security.js';
 
 const FETCH_MAX_BYTES = 8 << 20;
 const POLL_MS = 50;
+
+/** One read: its consumer, what it reads, and its deadline on the monotonic clock (a wall-clock step moves none). */
+interface TopicRead {
+  readonly consumer: Consumer;
+  readonly topic: string;
+  readonly brokers: string;
+  readonly endMs: number;
+}
+
+/** Polls every {@link POLL_MS} until `attempt` stops throwing its retryable sink error or the read's deadline. */
+function pollUntilDeadline<T>(read: TopicRead, attempt: () => Promise<T>): Promise<T> {
+  return retryWithBudget(attempt, {
+    budgetMs: Math.max(0, read.endMs - monotonicClock.now()),
+    baseDelayMs: POLL_MS,
+    maxDelayMs: POLL_MS,
+    jitter: 'none',
+    retryable: (err) => err instanceof KafkaKlineSinkError && err.retryable,
+  });
+}
 
 /**
  * Every committed record of `topic`, per partition in offset order. Waits at most `waitMs` for
@@ -34,70 +54,44 @@ export async function readCommittedTopic(
   const brokers = options.brokers.join(',');
   const { FetchIsolationLevels, ListOffsetTimestamps } = platformaticKafka();
   const consumer = groupFreeConsumer(options);
+  const read: TopicRead = { consumer, topic, brokers, endMs: monotonicClock.now() + waitMs };
   try {
-    const deadline = Date.now() + waitMs;
     const offsets = async (isolationLevel: number, timestamp: bigint): Promise<bigint[]> =>
       (await consumer.listOffsets({ topics: [topic], isolationLevel, timestamp })).get(topic) ?? [];
     const start = await offsets(FetchIsolationLevels.READ_UNCOMMITTED, ListOffsetTimestamps.EARLIEST);
     const high = await offsets(FetchIsolationLevels.READ_UNCOMMITTED, ListOffsetTimestamps.LATEST);
-    let stable = await offsets(FetchIsolationLevels.READ_COMMITTED, ListOffsetTimestamps.LATEST);
-    for (;;) {
+    const stable = await pollUntilDeadline(read, async () => {
+      const stable = await offsets(FetchIsolationLevels.READ_COMMITTED, ListOffsetTimestamps.LATEST);
       const open = high.findIndex((h, p) => (stable[p] ?? -1n) < h);
-      if (open < 0 || stableNow) break;
-      if (Date.now() >= deadline) {
-        throw new KafkaKlineSinkError(
-          'QF_KAFKA_WATERMARKS',
-          `kafka: ${topic} partition ${open} on ${brokers} still holds a transaction open after ${waitMs} ms ` +
-            `(last stable offset ${stable[open]}, high watermark ${high[open]}): a producer that died mid-transaction ` +
-            `holds it until its transaction timeout; fence() its transactional id, or raise watermarkReadTimeoutMs`,
-          { retryable: true },
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, deadline - Date.now())));
-      stable = await offsets(FetchIsolationLevels.READ_COMMITTED, ListOffsetTimestamps.LATEST);
-    }
+      if (open < 0 || stableNow) return stable;
+      throw new KafkaKlineSinkError(
+        'QF_KAFKA_WATERMARKS',
+        `kafka: ${topic} partition ${open} on ${brokers} still holds a transaction open after ${waitMs} ms ` +
+          `(last stable offset ${stable[open]}, high watermark ${high[open]}): a producer that died mid-transaction ` +
+          `holds it until its transaction timeout; fence() its transactional id, or raise watermarkReadTimeoutMs`,
+        { retryable: true },
+      );
+    });
     const described = (await consumer.metadata({ topics: [topic] })).topics.get(topic);
-    if (described === undefined) throw new Error(`no metadata for ${topic}`);
+    if (described === undefined)
+      throw new KafkaKlineSinkError(
+        'QF_KAFKA_WATERMARKS',
+        `kafka: ${brokers} gave no metadata for ${topic}`,
+        {
+          retryable: true,
+        },
+      );
     const records: KafkaCommittedRecord[] = [];
     for (const [partition, end] of stable.entries()) {
+      const leader = described.partitions[partition]?.leader ?? -1;
       let offset = start[partition] ?? 0n;
       while (offset < end) {
-        const response = await consumer.fetch({
-          node: described.partitions[partition]?.leader ?? -1,
-          isolationLevel: FetchIsolationLevels.READ_COMMITTED,
-          maxWaitTime: 0,
-          maxBytes: FETCH_MAX_BYTES,
-          topics: [
-            {
-              topicId: described.id,
-              partitions: [
-                {
-                  partition,
-                  fetchOffset: offset,
-                  partitionMaxBytes: FETCH_MAX_BYTES,
-                  currentLeaderEpoch: -1,
-                  lastFetchedEpoch: -1,
-                },
-              ],
-            },
-          ],
-        });
-        const fetched = response.responses[0]?.partitions.find((p) => p.partitionIndex === partition);
-        const batches = (fetched?.records ?? []) as FetchedBatch[];
-        const { records: committed, nextOffset } = committedRecords(
-          partition,
-          batches,
-          fetched?.abortedTransactions ?? [],
+        const from = offset;
+        const fetched = await pollUntilDeadline(read, () =>
+          fetchFrom(read, described.id, leader, partition, from),
         );
-        if (nextOffset === undefined || nextOffset <= offset) {
-          // Nothing below the last stable offset came back: the log moved (deleted records).
-          if (Date.now() >= deadline)
-            throw new Error(`fetch of ${topic} partition ${partition} at offset ${offset} returned nothing`);
-          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-          continue;
-        }
-        for (const r of committed) if (r.offset < end) records.push(r);
-        offset = nextOffset;
+        for (const r of fetched.records) if (r.offset < end) records.push(r);
+        offset = fetched.nextOffset;
       }
     }
     return records;
@@ -111,6 +105,51 @@ export async function readCommittedTopic(
   } finally {
     await consumer.close().catch(() => undefined);
   }
+}
+
+/**
+ * The committed records of one fetch of `partition` from `offset`, and the offset after them; a
+ * retryable sink error when nothing below the last stable offset came back (the log moved:
+ * deleted records), for {@link pollUntilDeadline} to ask again.
+ */
+async function fetchFrom(
+  read: TopicRead,
+  topicId: string,
+  leader: number,
+  partition: number,
+  offset: bigint,
+): Promise<{ readonly records: KafkaCommittedRecord[]; readonly nextOffset: bigint }> {
+  const { FetchIsolationLevels } = platformaticKafka();
+  const response = await read.consumer.fetch({
+    node: leader,
+    isolationLevel: FetchIsolationLevels.READ_COMMITTED,
+    maxWaitTime: 0,
+    maxBytes: FETCH_MAX_BYTES,
+    topics: [
+      {
+        topicId,
+        partitions: [
+          {
+            partition,
+            fetchOffset: offset,
+            partitionMaxBytes: FETCH_MAX_BYTES,
+            currentLeaderEpoch: -1,
+            lastFetchedEpoch: -1,
+          },
+        ],
+      },
+    ],
+  });
+  const fetched = response.responses[0]?.partitions.find((p) => p.partitionIndex === partition);
+  const batches = (fetched?.records ?? []) as FetchedBatch[];
+  const { records, nextOffset } = committedRecords(partition, batches, fetched?.abortedTransactions ?? []);
+  if (nextOffset === undefined || nextOffset <= offset)
+    throw new KafkaKlineSinkError(
+      'QF_KAFKA_WATERMARKS',
+      `kafka: could not read ${read.topic} from ${read.brokers}: fetch of ${read.topic} partition ${partition} at offset ${offset} returned nothing`,
+      { retryable: true },
+    );
+  return { records, nextOffset };
 }
 
 /** A consumer that never joins its group (fetch and listOffsets need none), with the driver's connection. */

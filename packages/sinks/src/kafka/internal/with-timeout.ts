@@ -1,6 +1,10 @@
-/** No answer within the time an option allows (the cause of the sink error it leads to). */
-export class OperationTimeout extends Error {
-  override name = 'OperationTimeout';
+import { QuoteflowError } from '@quoteflow/core';
+
+/** No answer within the time an option allows (`QF_TIMEOUT`, retryable; the cause of the sink error it leads to). */
+export class OperationTimeout extends QuoteflowError {
+  constructor(message: string) {
+    super('QF_TIMEOUT', message, { retryable: true });
+  }
 }
 
 /**

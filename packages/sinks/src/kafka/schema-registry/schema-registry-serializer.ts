@@ -2,7 +2,7 @@
 // `open`, so importing @quoteflow/sinks (and every CLI command's start-up) does not pay for them.
 import type { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type avsc from 'avsc';
-import { InvalidOptionError } from '@quoteflow/core';
+import { InvalidOptionError, QuoteflowError } from '@quoteflow/core';
 import { requirePackagesOf } from '../../internal/optional-packages.js';
 import { withTimeout } from '../internal/with-timeout.js';
 import {
@@ -127,7 +127,8 @@ export class SchemaRegistrySerializer implements KafkaValueSerializer {
   serialize(topic: string, _kind: KafkaTopicKind, value: KafkaMessageValue): Buffer {
     const schema = this.#topics.get(topic);
     if (schema === undefined) {
-      throw new Error(
+      throw new InvalidOptionError(
+        'topic',
         `schema registry ${this.url}: no schema for topic ${topic} (opened for ${[...this.#topics.keys()].join(', ')})`,
       );
     }
@@ -198,12 +199,13 @@ const COMPATIBILITY_LEVELS = [
   'FULL_TRANSITIVE',
 ];
 
-class SchemaLookupError extends Error {
+/** A lookup the registry refused (with its status), turned into a {@link SchemaRegistryError} by `open`. */
+class SchemaLookupError extends QuoteflowError {
   constructor(
     message: string,
     readonly status: number | undefined,
   ) {
-    super(message);
+    super('QF_SCHEMA_REGISTRY', message);
   }
 }
 

@@ -6,14 +6,14 @@
  * after hangs, nothing more takes effect), or the operation can fail transiently (as during a
  * broker restart), before it takes effect or after (its answer lost: a commit that landed).
  */
-import { KafkaKlineSinkError } from '../kafka-kline-sink-error.js';
-import type { KafkaTopicSpec } from '../kafka-producer-driver.js';
+import { KafkaKlineSinkError } from '../src/kafka/kafka-kline-sink-error.js';
+import type { KafkaTopicSpec } from '../src/kafka/kafka-producer-driver.js';
 import type {
   KafkaCommittedRecord,
   KafkaTransactionalDriver,
   KafkaTransactionalDriverOptions,
-} from '../kafka-transactional-driver.js';
-import type { KafkaMessage } from '../to-kafka-message.js';
+} from '../src/kafka/kafka-transactional-driver.js';
+import type { KafkaMessage } from '../src/kafka/to-kafka-message.js';
 
 interface StoredRecord {
   readonly key: string;
