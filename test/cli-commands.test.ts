@@ -476,7 +476,9 @@ pipelines:
     expect(written.length, first.stdout).toBeGreaterThan(0);
     expect(written.filter((f) => !f.endsWith('.parquet'))).toEqual([]);
     // The demo's token is `demo`, a common word: the query names the real directory, not `***`.
-    expect(first.stdout).toContain(`read_parquet('${join(work, 'demo-out')}/kline/**/*.parquet'`);
+    expect(first.stdout).toContain(
+      `read_parquet('${join(work, 'demo-out')}/kline/kline_type=*/**/*.parquet'`,
+    );
     expect(first.stdout).not.toContain('***');
     // Its market ends at the real now: every bar it holds had closed by the time the run ended.
     const after = await demoSeries(first.endedAtMs);

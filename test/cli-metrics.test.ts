@@ -123,6 +123,10 @@ describe('quoteflow sync --metrics-port', () => {
     expect(fresh).toBeLessThan(70);
     // Crypto minutes every UTC minute, read whole: no gap, and the counter says 0 rather than nothing.
     expect(sample(first, 'quoteflow_gaps_total{kline_type="1"}')).toBe(0);
+    // The dataset's table upkeep says where it stands from the sink's start: nothing behind.
+    expect(sample(first, 'quoteflow_upkeep_behind{dataset="kline"}')).toBe(0);
+    expect(sample(first, 'quoteflow_upkeep_merges_due{dataset="kline"}')).toBeGreaterThanOrEqual(0);
+    expect(sample(first, 'quoteflow_upkeep_compactions_total{dataset="kline",outcome="void"}')).toBe(0);
     expect(first).toContain('quoteflow_process_cpu_seconds_total');
     expect(first).not.toContain('quoteflow_process_process_');
     expect(first).not.toContain(TOKEN);

@@ -13,8 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DELTA_READERS } from './support/delta-tables.js';
-import { ensurePython, readDatasets, REPO_ROOT, type ReadBack } from './support/python.js';
+import { ensurePython, readDatasets, REPO_ROOT } from './support/python.js';
 import { freshBucket, type TestBucket } from './support/s3.js';
+import { barScript, crashRowOf, crashRowsOf, expectNoneTwice } from './support/crash-bars.js';
 import { startTsxChild, type TsxChild } from './support/tsx-child.js';
 
 const CODES = 7;
@@ -35,13 +36,8 @@ afterAll(async () => {
 
 const src = (path: string): string => JSON.stringify(join(REPO_ROOT, 'packages/sinks/src/files', path));
 
-// Bar n: series C<n % CODES>.US, a minute after the series' previous bar; close n + 0.25.
-const BAR = `
-const bar = (n) => {
-  const tsMs = ${T0} + Math.floor(n / ${CODES}) * 60_000;
-  return { type: 'bar-update', final: true, revision: 0, code: 'C' + (n % ${CODES}) + '.US', klineType: 1, tsMs,
-    open: n, high: n + 1, low: n - 1, close: n + 0.25, volume: n, turnover: n * 2, readAtMs: tsMs + 120_000, receivedAtMs: tsMs + 120_100 };
-};`;
+const BARS = { t0: T0, codes: CODES };
+const BAR = barScript(BARS);
 
 // Sends bars [from, to) in checkpoints of 35 bars, saying after each commit how far it got.
 const WRITER = `
@@ -50,7 +46,7 @@ ${BAR}
 const [dir, from, to] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
 // Its series claimed at open (a killed predecessor's claims are taken over at once: its process is gone).
 const series = Array.from({ length: ${CODES} }, (_, c) => 'C' + c + '.US|1');
-const sink = await DatasetSink.open({ dir, encoderThreads: 0, compactEveryMs: 0, series });
+const sink = await DatasetSink.open({ dir, encoderThreads: 0, upkeep: false, series });
 console.log('ready');
 for (let n = from; n < to; ) {
   const end = Math.min(to, n + 35);
@@ -75,17 +71,7 @@ for (;;) {
 const start = (script: string, args: string[]): Promise<TsxChild> =>
   startTsxChild(script, args, { ...bucket.env() });
 
-/** `code|ts|close` of each row a reader gave back, sorted. */
-const rowsOf = (back: ReadBack): string[] =>
-  back.rows.map((r) => `${String(r.code)}|${String(r.ts)}|${String(r.close)}`).sort();
-
-const rowOf = (n: number): string => `C${n % CODES}.US|${T0 + Math.floor(n / CODES) * 60_000}|${n + 0.25}`;
-
-function expectNoneTwice(rows: readonly string[], what: string): void {
-  const keys = rows.map((r) => r.split('|').slice(0, 2).join('|'));
-  const twice = keys.filter((k, i) => keys.indexOf(k) !== i);
-  expect(twice, what).toEqual([]);
-}
+const rowOf = (n: number): string => crashRowOf(BARS, n);
 
 it('kill -9 of a writer and a compactor at random moments, round after round: every bar once, each version whole', async () => {
   const writer = join(work, 'writer.mts');
@@ -103,9 +89,13 @@ it('kill -9 of a writer and a compactor at random moments, round after round: ev
       start(writer, [dir, String(acked), String(sent)]),
       start(compactor, [dir]),
     ]);
-    // Each killed at its own random moment: uploading, putting a version, between the two.
+    // Each killed at its own random moment: uploading, putting a version, between the two. The
+    // moments count from its start-up's end ('ready'): on a loaded machine start-up takes seconds.
     await Promise.all(
       [w, c].map(async (p) => {
+        const deadline = Date.now() + 30_000;
+        while (!p.out().includes('ready') && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 5));
         await new Promise((r) => setTimeout(r, 200 + Math.random() * 2500));
         p.kill();
       }),
@@ -119,7 +109,7 @@ it('kill -9 of a writer and a compactor at random moments, round after round: ev
       .split('\n')
       .filter((l) => l === 'compacted').length;
     const [now] = await readDatasets([{ reader: 'deltalake', path: table, s3: bucket.server }]);
-    const rows = rowsOf(now!);
+    const rows = crashRowsOf(now!);
     expectNoneTwice(rows, `round ${round}`);
     for (let n = 0; n < acked; n++) expect(rows, `round ${round}: acknowledged bar ${n}`).toContain(rowOf(n));
   }
@@ -142,11 +132,11 @@ it('kill -9 of a writer and a compactor at random moments, round after round: ev
       version,
     })),
   );
-  for (const [version, back] of each.entries()) expectNoneTwice(rowsOf(back), `version ${version}`);
+  for (const [version, back] of each.entries()) expectNoneTwice(crashRowsOf(back), `version ${version}`);
 
   const want = Array.from({ length: sent }, (_, n) => rowOf(n)).sort();
   const finals = await readDatasets(
     DELTA_READERS.map((reader) => ({ reader, path: table, s3: bucket.server })),
   );
-  for (const back of finals) expect(rowsOf(back), back.reader).toEqual(want);
+  for (const back of finals) expect(crashRowsOf(back), back.reader).toEqual(want);
 }, 900_000);

@@ -53,11 +53,11 @@ it('two writers sharing only the bucket: their own series side by side; a commit
   // Cluster workers: their cluster's lease gives them series, so they take them over in the table.
   const a = await DatasetSink.open({
     dir: url,
-    compactEveryMs: 0,
+    upkeep: false,
     fence: () => leaseA,
     ifOwned: 'take-over',
   });
-  const b = await DatasetSink.open({ dir: url, compactEveryMs: 0, ifOwned: 'take-over' });
+  const b = await DatasetSink.open({ dir: url, upkeep: false, ifOwned: 'take-over' });
   try {
     // Side by side: A writes AAA, B writes BBB, checkpoints interleaved.
     for (let m = 0; m < 3; m++) {
@@ -104,7 +104,7 @@ it('two writers sharing only the bucket: their own series side by side; a commit
   leaseA = false;
   const c = await DatasetSink.open({
     dir: url,
-    compactEveryMs: 0,
+    upkeep: false,
     fence: () => leaseA,
     ifOwned: 'take-over',
   });
@@ -113,7 +113,7 @@ it('two writers sharing only the bucket: their own series side by side; a commit
   await c.close();
 
   // AAA handed back to a writer that re-reads the log first: it resumes where B ended.
-  const d = await DatasetSink.open({ dir: url, compactEveryMs: 0, ifOwned: 'take-over' });
+  const d = await DatasetSink.open({ dir: url, upkeep: false, ifOwned: 'take-over' });
   await d.claim(['AAA.US|1']);
   await d.refresh();
   for (let m = 3; m < 7; m++) d.write(bar('AAA.US', m)); // 3 and 4 are B's: dropped

@@ -228,7 +228,7 @@ async function runInProcess(dir: string, spec: WriterSpec, out: Outcome, progres
       series: spec.series,
       ifOwned: spec.ifOwned,
       leaseMs: LEASE_MS,
-      compactEveryMs: 0,
+      upkeep: false,
     });
   } catch (err) {
     expect(err).toMatchObject({ code: 'QF_OWNED' });
@@ -335,7 +335,7 @@ describe.concurrent('random writers of one table', () => {
             series: SERIES,
             ifOwned: 'wait',
             leaseMs: LEASE_MS,
-            compactEveryMs: 0,
+            upkeep: false,
           });
           await writeSeriesToEnd(last, SERIES, BARS, BARS, async () => undefined);
           await last.close();

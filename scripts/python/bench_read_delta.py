@@ -3,11 +3,13 @@ delta extension against the same rows in one local Parquet file read by pyarrow,
 (best of N; DuckDB 1.4.4 in its own venv, test/python/read_duckdb_delta.py).
 
 Usage: bench_read_delta.py < SPEC.json, SPEC = {"s3": {"endpoint", "access_key_id",
-"secret_access_key", "region"}, "tables": {NAME: PATH}, "file": PATH, "repeat": N}: a PATH starting
+"secret_access_key", "region"}, "tables": {NAME: PATH}, "file": PATH, "fileS3": S3PATH, "repeat": N}: a PATH starting
 s3:// is read from the S3-compatible server `s3` (plain HTTP, path-style). The tables named in
 "checkpoint" (a list) are first given a Delta checkpoint by delta-rs (create_checkpoint).
 Each read is the same group-by (code: count, max close), the table opened anew each time (its log
-read too). Prints JSON: {NAME: {"deltalake": s, "polars": s, "duckdb": s, "rows": n}, "file": {...}}.
+read too). "fileS3" (optional): the same rows as one object on the server, read as "file" is (pyarrow's
+S3 file system, Polars' storage_options, DuckDB's S3 secret). Prints JSON: {NAME: {"deltalake": s,
+"polars": s, "duckdb": s, "rows": n}, "file": {...}, "fileS3": {...}}.
 """
 import json
 import os
@@ -69,10 +71,36 @@ def bench_table(path, s3, repeat):
         raise SystemExit(f"{path}: delta-rs read {rows} rows, Polars {int(p['len'].sum())}, DuckDB {duck['rows']}")
     return {"deltalake": t_rs, "polars": t_pl, "duckdb": duck["duckdb"], "rows": rows}
 
-def bench_file(path, repeat):
-    t_pa, g = best(lambda: group_arrow(pq.read_table(path)), repeat)
-    t_pl, p = best(lambda: group_polars(pl.scan_parquet(path)), repeat)
-    duck = duckdb_best(path, None, repeat)
+def arrow_fs(s3):
+    """pyarrow's S3 file system for the server `s3` (plain HTTP, path-style)."""
+    from pyarrow import fs
+    from urllib.parse import urlparse
+
+    endpoint = urlparse(s3["endpoint"])
+    return fs.S3FileSystem(
+        access_key=s3["access_key_id"],
+        secret_key=s3["secret_access_key"],
+        region=s3["region"],
+        endpoint_override=endpoint.netloc,
+        scheme=endpoint.scheme,
+        force_virtual_addressing=False,
+    )
+
+
+def bench_file(path, repeat, s3=None):
+    """One Parquet file (local, or one object of the S3 server `s3`): pyarrow, Polars, DuckDB."""
+    remote = path.startswith("s3://")
+    if remote:
+        fs = arrow_fs(s3)
+        read = lambda: pq.read_table(path[len("s3://"):], filesystem=fs)
+        opts = {k.lower(): v for k, v in storage_options(s3).items()}
+        scan = lambda: pl.scan_parquet(path, storage_options=opts)
+    else:
+        read = lambda: pq.read_table(path)
+        scan = lambda: pl.scan_parquet(path)
+    t_pa, g = best(lambda: group_arrow(read()), repeat)
+    t_pl, p = best(lambda: group_polars(scan()), repeat)
+    duck = duckdb_best(path, s3 if remote else None, repeat)
     return {"pyarrow": t_pa, "polars": t_pl, "duckdb": duck["duckdb"], "rows": int(sum(g.column("close_count").to_pylist()))}
 
 def main():
@@ -83,6 +111,8 @@ def main():
         DeltaTable(path, storage_options=options(path, spec.get("s3"))).create_checkpoint()
     out = {name: bench_table(path, spec.get("s3"), repeat) for name, path in spec["tables"].items()}
     out["file"] = bench_file(spec["file"], repeat)
+    if spec.get("fileS3") is not None:
+        out["fileS3"] = bench_file(spec["fileS3"], repeat, spec.get("s3"))
     json.dump(out, sys.stdout)
 
 main()

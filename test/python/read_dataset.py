@@ -87,17 +87,23 @@ def read_pyarrow(path, hive, fmt):
     return cols, table.to_pylist()
 
 
+# A Hive-partitioned table's data files: those under its partition directories (`key=value/`), not
+# the Delta checkpoints in `_delta_log/` (`**/*.parquet` from the table's root would match them).
+def hive_glob(path, ext):
+    return os.path.join(path, "*=*", "**", "*." + ext)
+
+
 def read_polars(path, hive, fmt):
     import polars as pl
 
     if fmt == "arrow":
-        df = pl.scan_ipc(os.path.join(path, "**", "*.arrow") if hive else path, hive_partitioning=hive).collect()
+        df = pl.scan_ipc(hive_glob(path, "arrow") if hive else path, hive_partitioning=hive).collect()
     elif fmt == "ndjson":
         # scan_ndjson has no Hive partitioning: the files' own columns only. It infers the types
         # from the first file's first rows and applies them to every file.
         df = pl.scan_ndjson(files_of(path, "ndjson") if hive else path).collect()
     elif hive:
-        df = pl.scan_parquet(os.path.join(path, "**", "*.parquet"), hive_partitioning=True).collect()
+        df = pl.scan_parquet(hive_glob(path, "parquet"), hive_partitioning=True).collect()
     else:
         df = pl.read_parquet(path)
     cols = [{"name": n, "type": str(t)} for n, t in df.schema.items()]
@@ -110,7 +116,7 @@ def read_duckdb(path, hive, fmt):
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     ext = "ndjson" if fmt == "ndjson" else "parquet"
-    src = os.path.join(path, "**", "*." + ext) if hive else path
+    src = hive_glob(path, ext) if hive else path
     fn = "read_json_auto" if fmt == "ndjson" else "read_parquet"
     extra = ", format = 'newline_delimited'" if fmt == "ndjson" else ""
     rel = con.sql(f"SELECT * FROM {fn}('{src}', hive_partitioning = {str(hive).lower()}{extra})")

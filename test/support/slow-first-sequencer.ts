@@ -19,6 +19,7 @@ export const KNOWN_SLOW_FILES = [
   'test/s3-datasets.test.ts', // 149 (loaded run): CLI runs on S3Proxy read back by four Delta readers
   'test/delta-checkpoint-s3.test.ts', // ~105: 103 versions on S3, four readers at three versions
   'test/s3-crash.test.ts', // 88: kill -9 of a writer and a compactor on S3, six rounds
+  'test/upkeep-crash.test.ts', // new: kill -9 of a sync's writer during its upkeep, local and on S3, at once
   'test/s3-log-compaction.test.ts', // ~85
   'test/cli-kline.test.ts', // 70
   'test/format-versions.test.ts', // ~55 on a loaded machine: the fixture continued, three refusals

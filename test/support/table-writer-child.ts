@@ -80,7 +80,7 @@ async function main(): Promise<void> {
       ifOwned: ifOwned as IfOwned,
       leaseMs: Number(leaseMs),
       encoderThreads: 0,
-      compactEveryMs: 0,
+      upkeep: false,
     });
   } catch (err) {
     console.log(`owned ${(err as { code?: string }).code} ${(err as Error).message}`);

@@ -44,7 +44,8 @@ export async function main(o: Options): Promise<CodeStats[]> {
   const db = await DuckDBInstance.create(':memory:');
   const con = await db.connect();
   try {
-    const glob = `${o.out.replaceAll("'", "''")}/kline/**/*.parquet`;
+    // The partition directories' files: not the Delta checkpoints in `kline/_delta_log/`.
+    const glob = `${o.out.replaceAll("'", "''")}/kline/kline_type=*/**/*.parquet`;
     const reader = await con.runAndReadAll(`
       WITH bars AS (
         SELECT code, ts, close FROM read_parquet('${glob}', hive_partitioning = true) WHERE kline_type = 8

@@ -54,7 +54,7 @@ async function run(closeAware: boolean): Promise<string> {
     codes,
     klineTypes: [1, 8],
     bars: 0,
-    files: { dir, compactEveryMs: 0 },
+    files: { dir, upkeep: false },
     closeAwarePolling: closeAware,
     onEvent: (e) => {
       if (e.type === 'live-cycle' && liveSinceMs === Infinity) liveSinceMs = clock.now();

@@ -1,6 +1,13 @@
 import type { BarUpdate, Clock, KlineType, QuoteflowClient } from '@quoteflow/core';
 import { MERGE_BARS_DEFAULTS } from '@quoteflow/operators';
-import type { CompactedPartition, DatasetFormat, IfOwned, KafkaKlineSinkOptions } from '@quoteflow/sinks';
+import type {
+  CompactedPartition,
+  DatasetFormat,
+  IfOwned,
+  KafkaKlineSinkOptions,
+  TableUpkeepOptions,
+  UpkeepEvent,
+} from '@quoteflow/sinks';
 import type { PipelineHandle } from './pipeline-handle.js';
 
 /** Where closed bars go on disk. */
@@ -26,11 +33,12 @@ export interface KlineFilesOptions {
    */
   readonly fence?: () => boolean;
   /**
-   * Partitions closed for writing (an earlier month, day or year than the sync's clock) are
-   * compacted this often (`compactDataset`), the one still being written once it holds 240 small
-   * files (about two hours of 30 s checkpoints); 0 never. @defaultValue 600,000 ms
+   * The table kept healthy while the sync writes it, in the background (`TableUpkeep` of
+   * @quoteflow/sinks): small files merged tiered (the month being written too), a Delta
+   * checkpoint of the newest version, log versions and removed files deleted after the retention;
+   * `false` turns it off. @defaultValue on, with `TABLE_UPKEEP_DEFAULTS`
    */
-  readonly compactEveryMs?: number;
+  readonly upkeep?: false | TableUpkeepOptions;
   /**
    * The table arbitrates between its writers (`DatasetSink`): the sync claims its series when it
    * opens, before any request, and its universe's added series as they come. When another live
@@ -218,6 +226,8 @@ export type KlineSyncEvent =
       readonly repairs: readonly DatasetRepair[];
     }
   | ({ readonly type: 'compacted' } & CompactedPartition)
+  /** What the dataset's table upkeep reports (compactions also come as `compacted`). */
+  | { readonly type: 'upkeep'; readonly event: UpkeepEvent }
   | { readonly type: 'warning'; readonly message: string; readonly error?: unknown };
 
 /** The bars a gap leaves out, by the market calendar (an estimate under core's labelling of bar times). */

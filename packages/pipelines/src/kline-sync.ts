@@ -254,7 +254,7 @@ class SyncRun {
       ...(files.format === undefined ? {} : { format: files.format }),
       ...(files.maxFileAgeMs === undefined ? {} : { maxFileAgeMs: files.maxFileAgeMs }),
       ...(files.fence === undefined ? {} : { fence: files.fence }),
-      ...(files.compactEveryMs === undefined ? {} : { compactEveryMs: files.compactEveryMs }),
+      ...(files.upkeep === undefined ? {} : { upkeep: files.upkeep }),
       ...(files.ifOwned === undefined ? {} : { ifOwned: files.ifOwned }),
       ...(files.leaseMs === undefined ? {} : { leaseMs: files.leaseMs }),
       ...(files.command === undefined ? {} : { command: files.command }),
@@ -262,6 +262,9 @@ class SyncRun {
       signal: this.signal,
       onWaiting: (message) => this.#event({ type: 'warning', message }),
       onCompacted: (r) => this.#event({ type: 'compacted', ...r }),
+      onUpkeep: (event) => {
+        if (event.type !== 'compacted') this.#event({ type: 'upkeep', event });
+      },
     });
   }
 

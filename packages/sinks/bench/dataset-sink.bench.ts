@@ -25,7 +25,7 @@ function rowsOf(round: number, series: number, bars: number): BarUpdate[] {
 async function measure(series: number, bars: number, encoderThreads: number): Promise<string> {
   const work = await mkdtemp(join(tmpdir(), 'qf-sink-bench-'));
   try {
-    const sink = await DatasetSink.open({ dir: join(work, 'sink'), encoderThreads, compactEveryMs: 0 });
+    const sink = await DatasetSink.open({ dir: join(work, 'sink'), encoderThreads, upkeep: false });
     const writer = new DatasetWriter({ dir: join(work, 'writer'), encoderThreads, publish: 'on-commit' });
     const committed: number[] = [];
     const plain: number[] = [];
@@ -63,11 +63,11 @@ async function measureClaim(series: number): Promise<string> {
   try {
     for (let r = 0; r < 5; r++) {
       let t = performance.now();
-      const plain = await DatasetSink.open({ dir: join(work, `plain-${r}`), compactEveryMs: 0 });
+      const plain = await DatasetSink.open({ dir: join(work, `plain-${r}`), upkeep: false });
       open.push(performance.now() - t);
       await plain.close();
       t = performance.now();
-      const sink = await DatasetSink.open({ dir: join(work, `claim-${r}`), compactEveryMs: 0, series: keys });
+      const sink = await DatasetSink.open({ dir: join(work, `claim-${r}`), upkeep: false, series: keys });
       claimed.push(performance.now() - t);
       t = performance.now();
       await sink.close();

@@ -15,7 +15,6 @@
 // Polars' scan_parquet and DuckDB's read_parquet.
 // Run: `pnpm bench delta-s3` (needs scripts/python/setup.sh and scripts/s3proxy/setup.sh).
 // BENCH_S3_SERIES (default 1000), BENCH_S3_MINUTES (default 1440) set the size.
-import { execFileSync } from 'node:child_process';
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,21 +22,12 @@ import type { Bar } from '@quoteflow/core';
 import { compactDataset, DatasetWriter } from '@quoteflow/sinks';
 import { openStore } from '@quoteflow/sinks/internal';
 import { benchBar as bar } from './bench-bars.js';
+import { readDeltaTables, timingCell } from './bench-delta-read.js';
 import { writeKlineTable } from '../../../test/support/delta-tables.js';
 import { freshBucket, startS3Proxy } from '../../../test/support/s3.js';
 
 const series = Number(process.env['BENCH_S3_SERIES'] ?? 1000);
 const minutes = Number(process.env['BENCH_S3_MINUTES'] ?? 1440);
-const root = new URL('../../..', import.meta.url).pathname;
-const python = join(root, '.venv', 'bin', 'python');
-
-interface Timing {
-  deltalake?: number;
-  pyarrow?: number;
-  polars: number;
-  duckdb: number;
-  rows: number;
-}
 
 const secs = (t0: number): string => ((performance.now() - t0) / 1000).toFixed(1);
 
@@ -116,13 +106,8 @@ try {
   }
   console.log('');
 
-  const spec = {
-    s3: {
-      endpoint: server.endpoint,
-      access_key_id: server.accessKeyId,
-      secret_access_key: server.secretAccessKey,
-      region: server.region,
-    },
+  const out = readDeltaTables({
+    server,
     tables: {
       day: bucket.url('day/kline'),
       compacted: bucket.url('compacted/kline'),
@@ -136,16 +121,9 @@ try {
     file: join(single, file!),
     checkpoint: ['checkpointed', 'compactedCheckpointed'],
     repeat: 5,
-  };
-  const out = JSON.parse(
-    execFileSync(python, [join(root, 'scripts/python/bench_read_delta.py')], {
-      input: JSON.stringify(spec),
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    }),
-  ) as Record<string, Timing>;
+  });
   const base = out['file']!;
-  const cell = (t: number, b: number) => `${t.toFixed(3)} (${(t / b).toFixed(2)}x)`;
+  const cell = timingCell;
   const parquet = (keys: string[]) =>
     keys.filter((k) => k.endsWith('.parquet') && !k.includes('/_delta_log/')).length;
   const versions = (keys: string[]) => keys.filter((k) => /_delta_log\/\d+\.json$/.test(k)).length;

@@ -25,7 +25,7 @@ async function checkpoints(
   bars: number,
   encoderThreads: number,
 ): Promise<number[]> {
-  const sink = await DatasetSink.open({ dir, encoderThreads, compactEveryMs: 0 });
+  const sink = await DatasetSink.open({ dir, encoderThreads, upkeep: false });
   const times: number[] = [];
   try {
     for (let r = 0; r < rounds; r++) {

@@ -7,6 +7,14 @@ export { SeriesIntake } from './series-intake.js';
 export type { CommitToOptions } from './commit-to.js';
 export { DatasetSink, DATASET_SINK_DEFAULTS } from './files/dataset-sink.js';
 export type { DatasetSinkOptions } from './files/dataset-sink.js';
+// Tables kept healthy while they are written: tiered compaction, Delta checkpoints, log retention, vacuum.
+export { TableUpkeep, TABLE_UPKEEP_DEFAULTS } from './files/table-upkeep.js';
+export type {
+  TableUpkeepOptions,
+  TableUpkeepOpenOptions,
+  UpkeepEvent,
+  UpkeepStatus,
+} from './files/table-upkeep.js';
 // Files: Hive-partitioned Parquet / Arrow IPC / NDJSON datasets (contract.md "Datasets on disk").
 export { DatasetWriter, DATASET_FORMATS, DATASET_WRITER_DEFAULTS } from './files/dataset-writer.js';
 export type { DatasetFormat, DatasetWriterOptions, WrittenFile } from './files/dataset-writer.js';

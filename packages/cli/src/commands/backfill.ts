@@ -76,6 +76,9 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
       out: flags.out,
       format: flags.format,
       live: false,
+      // A backfill ends when its history is in: the table's upkeep is for commands that keep
+      // running (sync, run); `quoteflow compact` compacts after a backfill.
+      upkeep: false,
       metricsPort: flags.metricsPort,
       retryBudgetS: flags.retryBudget,
       requestLog: flags.requestLog,

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { isQuoteflowError } from '@quoteflow/core/internal';
 import type { CommandContext } from '../command-context.js';
+import { parseDuration } from '../internal/duration.js';
 import { renderTable } from '../internal/render-table.js';
 import { snakeCaseJson } from '../internal/snake-case-json.js';
 import { toJson } from '../internal/to-json.js';
@@ -125,13 +126,12 @@ async function compactTarget(
 
 /** `--vacuum-retention`: `<n>s|m|h|d` as milliseconds (exit 2 otherwise). */
 function durationFlag(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(text.trim());
-  if (m === null)
+  const ms = parseDuration(text);
+  if (ms === undefined)
     throw new UsageError(
       `--vacuum-retention must be a duration such as 168h, 30m, 7d or 0s, got ${JSON.stringify(text)}`,
     );
-  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
-  return Math.round(Number(m[1]) * unit);
+  return ms;
 }
 
 async function vacuumAll(

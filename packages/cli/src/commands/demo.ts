@@ -178,6 +178,6 @@ async function renderDemoSummary(
     `${closedBars} of them new (${requests})\n\n${table}` +
     '\nQuery it with DuckDB (paste into a shell):\n\n' +
     `  duckdb -c "SELECT code, kline_type, count(*) AS bars, min(ts) AS first, max(ts) AS last, round(arg_max(close, ts), 4) AS last_close ` +
-    `FROM read_parquet('${dir}/kline/**/*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY ALL"\n`
+    `FROM read_parquet('${dir}/kline/kline_type=*/**/*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY ALL"\n`
   );
 }

@@ -11,6 +11,7 @@ import {
   type KlineTypesFlags,
 } from '../internal/kline-types-options.js';
 import { checkOutDir } from '../internal/check-out-dir.js';
+import { addUpkeepOptions, resolveUpkeep, type UpkeepFlags } from '../internal/upkeep-options.js';
 import { addServiceOptions, resolveServiceOptions } from '../internal/service-options.js';
 import { UsageError } from '../internal/usage-error.js';
 import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
@@ -21,7 +22,7 @@ import {
   type KafkaConnectionFlags,
 } from '../internal/kafka-options.js';
 
-interface SyncFlags extends KafkaConnectionFlags, KlineTypesFlags {
+interface SyncFlags extends KafkaConnectionFlags, KlineTypesFlags, UpkeepFlags {
   codes?: string[];
   codesFile?: string;
   bars: number;
@@ -83,6 +84,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
         .argParser(intAtLeast(100))
         .hideHelp(),
     );
+  addUpkeepOptions(cmd);
   addKafkaDeliveryOptions(cmd);
   addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SyncFlags) => {
@@ -91,6 +93,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
     const codes = await resolveCodes(flags, ctx.io.cwd);
     const { checkKlineTypes } = await import('../internal/check-kline-types.js');
     checkKlineTypes(codes, klineTypes, klineTypesFlag(flags));
+    const upkeep = resolveUpkeep(flags);
     if (flags.redis !== undefined && !/^rediss?:\/\//.test(flags.redis)) {
       throw new UsageError('--redis must be a redis:// or rediss:// URL');
     }
@@ -112,6 +115,7 @@ export function registerSyncCommand(program: Command, ctx: CommandContext): void
       requestLog: flags.requestLog,
       checkpointMs: flags.checkpointMs,
       redis: flags.redis,
+      upkeep,
       waitForWriter: flags.waitForWriter,
     });
   });

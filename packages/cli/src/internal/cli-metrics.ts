@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { BarUpdate, QuoteflowClient, RequestRecord } from '@quoteflow/core';
 import type { KlineSyncEvent } from '@quoteflow/pipelines';
 import { HealthMetrics } from './health-metrics.js';
+import { UpkeepMetrics } from './upkeep-metrics.js';
 import { UsageError } from './usage-error.js';
 
 /** What the metrics read of `PlanSchedulerStats` (structural, so older schedulers still fit). */
@@ -164,6 +165,8 @@ export class CliMetrics {
   });
   /** Lag behind the market, sink checkpoints, cluster fences: what the alert rules stand on. */
   readonly health = new HealthMetrics(this.registry);
+  /** What the datasets' table upkeep reports: behind or not, merges, failures. */
+  readonly upkeep = new UpkeepMetrics(this.registry);
   /** Built on the first sample, with the scheduler's own bucket bounds (so waits replay exactly). */
   sourceWait: Histogram<'source'> | undefined;
   /** Per counter or histogram series, the scheduler's cumulative values at the last sample. */
@@ -213,6 +216,8 @@ export class CliMetrics {
     if (e.type === 'checkpoint') this.health.onCheckpoint(e.sink);
     if (e.type === 'gap') this.gaps.inc({ kline_type: String(e.klineType) });
     if (e.type === 'code-dropped') this.codesDropped.inc();
+    if (e.type === 'compacted') this.upkeep.compactions.inc({ dataset: 'kline', outcome: 'committed' });
+    if (e.type === 'upkeep') this.upkeep.onEvent(e.event);
     if (e.type === 'backfill-done' || e.type === 'live-cycle') this.markStarted();
   }
 

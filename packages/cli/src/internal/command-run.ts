@@ -18,7 +18,7 @@ import {
 } from '@quoteflow/cluster';
 import { type KlineSyncOptions, type PipelineHandle } from '@quoteflow/pipelines';
 import { SyncState } from '@quoteflow/pipelines/internal';
-import type { DatasetFormat, KafkaTopicKind } from '@quoteflow/sinks';
+import type { DatasetFormat, KafkaTopicKind, TableUpkeepOptions } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
@@ -105,6 +105,8 @@ export interface KlineStep {
   readonly kafka?: CliKafkaOptions | undefined;
   readonly statePath?: string | undefined;
   readonly checkpointMs?: number | undefined;
+  /** The dataset's table upkeep: `false` off, `undefined` the defaults. */
+  readonly upkeep?: false | TableUpkeepOptions | undefined;
   /** `--wait-for-writer` / `files.waitForWriter`: wait for another live writer of its series. */
   readonly waitForWriter?: boolean | undefined;
   /** What runs it (`quoteflow sync`), shown to another writer that meets its claims. */
@@ -349,6 +351,7 @@ export class CommandRun {
             files: {
               dir: datasetDir(this.ctx.io.cwd, step.out),
               ...(step.format === undefined ? {} : { format: step.format }),
+              ...(step.upkeep === undefined ? {} : { upkeep: step.upkeep }),
               // A cluster worker commits files only while it holds its lease, and takes over in
               // the table the series its cluster gave it.
               ...(lease === undefined ? {} : { fence: lease.valid }),

@@ -4,6 +4,7 @@ import type { Clock } from '@quoteflow/core';
 import { formatDuration, type KlineSyncEvent } from '@quoteflow/pipelines';
 import { gapWarningFields } from './gap-warning.js';
 import type { StderrChannel } from './stderr-channel.js';
+import { UpkeepLog } from './upkeep-log.js';
 
 /** Most per-series bars drawn at once (the rest show in the overall bar). */
 const MAX_SERIES_BARS = 6;
@@ -30,6 +31,7 @@ export class KlineProgress {
   #newestBarAge = '-';
   #cycle = '';
   #backfillDone = false;
+  readonly #upkeep: UpkeepLog;
 
   constructor(
     private readonly stderr: StderrChannel,
@@ -43,6 +45,7 @@ export class KlineProgress {
     /** Whether to draw bars (a terminal with pretty logs, not `-q`): else log lines only. */
     bars: boolean,
   ) {
+    this.#upkeep = new UpkeepLog(logger);
     if (bars) {
       this.#multi = new cliProgress.MultiBar(
         {
@@ -154,6 +157,9 @@ export class KlineProgress {
         break;
       case 'gap':
         this.logger.warn(gapWarningFields(e), e.reason);
+        break;
+      case 'upkeep':
+        this.#upkeep.event(e.event);
         break;
       case 'warning':
         this.logger.warn({ err: e.error instanceof Error ? e.error.message : e.error }, e.message);

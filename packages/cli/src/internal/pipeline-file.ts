@@ -5,6 +5,7 @@ import { EXCHANGES, PLANS, type KlineType } from '@quoteflow/core';
 import { WITHOUT_SEQ_POLICIES, type ResampleTarget } from '@quoteflow/operators';
 import { resampleProblem } from '@quoteflow/operators/internal';
 import { klineTypeProblem } from './check-kline-types.js';
+import { DURATION_PATTERN, parseDuration } from './duration.js';
 import { parseLimitOverrides } from './limit-overrides.js';
 import { fillEnvReferences } from './pipeline-env.js';
 import { UsageError } from './usage-error.js';
@@ -35,6 +36,25 @@ const FilesSinkSchema = z.strictObject({
    * stops or its lease runs out (`--wait-for-writer`), instead of failing (exit 1) before any request.
    */
   waitForWriter: z.boolean().default(false),
+});
+/**
+ * A kline pipeline's files keep their table healthy while it runs (as `sync`): `upkeep: false`
+ * turns it off, or `{ rowsPerFile, retention }` tunes it (`--upkeep-rows-per-file`, `--upkeep-retention`).
+ */
+const KlineFilesSinkSchema = FilesSinkSchema.extend({
+  upkeep: z
+    .union([
+      z.boolean(),
+      z.strictObject({
+        rowsPerFile: z.number().int().min(1).optional(),
+        retention: z
+          .string()
+          .regex(DURATION_PATTERN, 'a duration such as 168h, 7d, 30m or 0s')
+          .transform((d) => parseDuration(d)!)
+          .optional(),
+      }),
+    ])
+    .optional(),
 });
 const stringish = z.union([z.string(), z.number(), z.boolean()]);
 const KafkaSinkSchema = z.strictObject({
@@ -96,10 +116,10 @@ const KafkaSinkSchema = z.strictObject({
 const StdoutSinkSchema = z.strictObject({});
 /** Kline records on stdout: every update (`final: false|true`), or with `finalOnly` the closed bars. */
 const KlineStdoutSinkSchema = z.strictObject({ finalOnly: z.boolean().default(false) });
-const sinksSchema = <S extends z.ZodType>(stdout: S) =>
+const sinksSchema = <S extends z.ZodType, F extends z.ZodType>(stdout: S, files: F) =>
   z
     .strictObject({
-      files: FilesSinkSchema.optional(),
+      files: files.optional(),
       kafka: KafkaSinkSchema.optional(),
       stdout: stdout.optional(),
     })
@@ -107,7 +127,7 @@ const sinksSchema = <S extends z.ZodType>(stdout: S) =>
       (s) => s.files !== undefined || s.kafka !== undefined || s.stdout !== undefined,
       'at least one of files, kafka or stdout',
     );
-const SinksSchema = sinksSchema(StdoutSinkSchema);
+const SinksSchema = sinksSchema(StdoutSinkSchema, FilesSinkSchema);
 
 /** Derived streams of a kline pipeline's bars: no request of their own, each into its own sinks. */
 const OPERATOR_SCHEMAS = {
@@ -138,7 +158,7 @@ const KlineStepSchema = z.strictObject({
       bars: z.number().int().min(0).default(100),
     }),
   }),
-  sinks: sinksSchema(KlineStdoutSinkSchema),
+  sinks: sinksSchema(KlineStdoutSinkSchema, KlineFilesSinkSchema),
   operators: z.array(z.unknown()).optional(),
   state: z.string().min(1).optional(),
 });

@@ -6,7 +6,7 @@ import { type BarUpdate, type Clock, type KlineType } from '@quoteflow/core';
 import { limitOverridesOf, sustainedRate } from '@quoteflow/core/internal';
 import { syncGroupName } from '@quoteflow/cluster';
 import { estimatePlan, klineSync, type KlineSyncSummary, type PipelineHandle } from '@quoteflow/pipelines';
-import type { DatasetFormat } from '@quoteflow/sinks';
+import type { DatasetFormat, TableUpkeepOptions } from '@quoteflow/sinks';
 import type { CommandContext } from '../command-context.js';
 import { CommandRun } from './command-run.js';
 import { KlineProgress } from './kline-progress.js';
@@ -39,6 +39,8 @@ export interface KlineRun {
   /** `--request-log`: every request into `out/_requests/` (quoteflow report draws it). */
   readonly requestLog?: boolean | undefined;
   readonly checkpointMs?: number | undefined;
+  /** `--no-upkeep`, `--upkeep-*`: the dataset's table upkeep (`false` off, `undefined` the defaults). */
+  readonly upkeep?: false | TableUpkeepOptions | undefined;
   /** `--redis URL`: share the plan and the codes with the other workers of this sync (@quoteflow/cluster). */
   readonly redis?: string | undefined;
   /** Every bar update, for summaries. */

@@ -10,7 +10,7 @@ import {
   type KlineSyncEvent,
   type PipelineHandle,
 } from '@quoteflow/pipelines';
-import type { IfOwned } from '@quoteflow/sinks';
+import type { IfOwned, TableUpkeepOptions } from '@quoteflow/sinks';
 import { depthMessageValue, suspensionMessageValue } from '@quoteflow/sinks/internal';
 import type { CommandContext } from '../command-context.js';
 import { cliKafkaSinkOptions } from './check-kafka.js';
@@ -24,6 +24,7 @@ import type { ServiceOptions } from './service-options.js';
 import { StatusTicker, statusIntervalMs } from './status-ticker.js';
 import { describeSinks } from './stop-waits.js';
 import { toJson } from './to-json.js';
+import { UpkeepLog } from './upkeep-log.js';
 import { UsageError } from './usage-error.js';
 import { ifOwnedOf, klineSeriesOf, type TableToWrite } from './table-writers.js';
 
@@ -195,6 +196,7 @@ function klineStepOf(s: KlinePipelineStep): KlineStep {
     live: true,
     out: s.sinks?.files?.out,
     format: s.sinks?.files?.format,
+    upkeep: upkeepOf(s.sinks?.files?.upkeep),
     kafka:
       s.sinks?.kafka === undefined
         ? undefined
@@ -204,6 +206,18 @@ function klineStepOf(s: KlinePipelineStep): KlineStep {
             transactionalId: s.sinks.kafka.transactionalId,
           },
     statePath: s.state,
+  };
+}
+
+/** `sinks.files.upkeep` of a kline pipeline as the sink's option (`true` or absent: the defaults). */
+function upkeepOf(
+  upkeep: boolean | { rowsPerFile?: number | undefined; retention?: number | undefined } | undefined,
+): false | TableUpkeepOptions | undefined {
+  if (upkeep === undefined || upkeep === true) return undefined;
+  if (upkeep === false) return false;
+  return {
+    ...(upkeep.rowsPerFile === undefined ? {} : { rowsPerFile: upkeep.rowsPerFile }),
+    ...(upkeep.retention === undefined ? {} : { retentionMs: upkeep.retention }),
   };
 }
 
@@ -218,6 +232,7 @@ function startKline(
 ): PipelineHandle<unknown> {
   const { metrics } = command;
   metrics?.expectGaps(step.klineTypes);
+  const upkeep = new UpkeepLog(ctx.logger, { pipeline: name });
   return share((codes, lease) =>
     klineSync({
       ...command.klineSyncOptions(step, codes, lease),
@@ -232,7 +247,8 @@ function startKline(
       onEvent: (e) => {
         metrics?.onKlineEvent(e);
         if (e.type === 'backfill-done') stream.historyRead();
-        logKlineEvent(ctx, name, e);
+        if (e.type === 'upkeep') upkeep.event(e.event);
+        else logKlineEvent(ctx, name, e);
       },
     }),
   );

@@ -1,13 +1,10 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { writeFileDurably } from '@quoteflow/core/internal';
 import type { DatasetKind } from './dataset-columns.js';
 import type { LogFile } from './dataset-log-format.js';
 import { DatasetLog, type DatasetLogOptions } from './dataset-log.js';
-import type { DeltaStats } from './delta/delta-actions.js';
 import type { DatasetFormat } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
-import type { FileChunk } from './internal/arrow-chunks.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 import {
   isProcessAlive,
@@ -125,7 +122,7 @@ async function compactOpened(
     const small = group.files.filter((f) => f.rows < maxRows);
     const min = options.minSmallFiles;
     if (small.length < Math.max(2, typeof min === 'function' ? min(group.partition) : (min ?? 2))) continue;
-    const result = await compactPartition(log, { ...group, files: small }, maxRows, now);
+    const result = await compactFiles(log, { ...group, files: small }, { maxRows, now });
     if (result === undefined) continue;
     results.push(result);
     options.onPartition?.(result);
@@ -134,13 +131,15 @@ async function compactOpened(
   return results;
 }
 
-interface PartitionGroup {
+/** The live files of one partition in one format. */
+export interface PartitionGroup {
   readonly partition: string;
   readonly format: DatasetFormat;
   readonly files: LogFile[];
 }
 
-function partitionGroups(
+/** The log's live files by partition and format (each sorted by path), partitions in order. */
+export function partitionGroups(
   files: ReadonlyMap<string, LogFile>,
   accept: ((partition: string) => boolean) | undefined,
 ): PartitionGroup[] {
@@ -158,53 +157,64 @@ function partitionGroups(
   return [...groups.values()].sort((a, b) => a.partition.localeCompare(b.partition));
 }
 
-async function compactPartition(
+/** Options of {@link compactFiles}. */
+export interface CompactFilesOptions {
+  /** An output file holds at most this many rows. */
+  readonly maxRows: number;
+  /** Wall-clock time (epoch ms): file names. */
+  readonly now: () => number;
+  /** Stops the build between slices (nothing is committed; the build is removed). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Merges `group.files` (small files of one partition and format, live in `log`) into as few files
+ * as `maxRows` allows and commits them with the remove of the merged ones as one version: on a
+ * local disk built under `DIR/.staging/` and swapped in with the partition (see
+ * {@link compactDataset}), on object storage uploaded and committed. Resolves with what it did, or
+ * `undefined` when the build is void: another compaction replaced one of the files meanwhile
+ * (the log decides, holding the publish lock or by the conditional PUT); nothing of it is left.
+ */
+export async function compactFiles(
   log: DatasetLog,
-  group: PartitionGroup,
-  maxRows: number,
-  now: () => number,
+  group: { readonly partition: string; readonly format: DatasetFormat; readonly files: readonly LogFile[] },
+  options: CompactFilesOptions,
 ): Promise<CompactedPartition | undefined> {
   const root = log.root;
   const writerId = newWriterId();
   const stagedDir = stagingPathFor(root, `compact-${writerId}.ready`);
   const stagedRel = `${STAGING_DIR}/${basename(stagedDir)}`;
-  const outputs: LogFile[] = [];
-  let bytesBefore = 0;
-  let rows = 0;
+  const stamp = options.now();
+  let merged;
   try {
-    let seq = 0;
-    const emit = async (bytes: Uint8Array, fileRows: number, stats?: DeltaStats): Promise<void> => {
-      const name = partFileName(now(), writerId, ++seq, group.format);
-      const path = join(stagedDir, name);
-      await writeFileDurably(path, bytes, { tempPath: `${path}.tmp` });
-      outputs.push({
-        path: `${group.partition}/${name}`,
-        rows: fileRows,
-        bytes: bytes.length,
-        // On object storage the commit uploads it; locally the partition swap publishes it.
-        ...(log.remote ? { staged: `${stagedRel}/${name}` } : {}),
-        ...(stats === undefined ? {} : { stats }),
-      });
-    };
-    const read = async (path: string): Promise<Uint8Array> => {
-      if (!log.remote) return readFile(join(root, path));
-      const bytes = await log.store.read(path);
-      if (bytes === undefined)
-        throw new FileSinkError(
-          'QF_DATASET_LOG',
-          `${log.store.location}/${path}: named by the ${log.dataset} table, but gone`,
-        );
-      return bytes;
-    };
-    for await (const chunk of readInChunks(read, group, maxRows, log.dataset)) {
-      bytesBefore += chunk.bytesRead;
-      rows += chunk.rows;
-      await emit(chunk.bytes, chunk.rows, chunk.stats);
-    }
+    // apache-arrow and parquet-wasm are optional peers: loaded on first use.
+    requirePackagesOf('datasets');
+    const { mergeFiles } = await import('./internal/merge-files.js');
+    merged = await mergeFiles(group.files, {
+      dataset: log.dataset,
+      format: group.format,
+      maxRows: options.maxRows,
+      outDir: stagedDir,
+      nameOf: (n) => partFileName(stamp, writerId, n, group.format),
+      read: (path) => readLive(log, path),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
   } catch (err) {
     await rm(stagedDir, { recursive: true, force: true });
+    // Locally another writer's compaction swaps the files it replaced away at once: a file gone
+    // while it was read means this build is void, unless the log still names it (lost: an error).
+    const replaced = await replacedMeanwhile(log, group.files).catch(() => false);
+    if (replaced && !(options.signal?.aborted ?? false)) return undefined;
     throw err;
   }
+  const outputs: LogFile[] = merged.outputs.map((o) => ({
+    path: `${group.partition}/${o.name}`,
+    rows: o.rows,
+    bytes: o.bytes,
+    // On object storage the commit uploads it; locally the partition swap publishes it.
+    ...(log.remote ? { staged: `${stagedRel}/${o.name}` } : {}),
+    ...(o.stats === undefined ? {} : { stats: o.stats }),
+  }));
   const committed = await log
     .transaction(async (tx) => {
       // Another compaction replaced some of these files meanwhile: this build is void.
@@ -221,8 +231,11 @@ async function compactPartition(
     .catch((err: unknown) => {
       if (err instanceof FileSinkError && err.code === 'QF_CONFLICT') return false;
       throw err;
+    })
+    .finally(async () => {
+      // Locally a committed build is the partition now; anything else of it goes.
+      if (log.remote) await rm(stagedDir, { recursive: true, force: true });
     });
-  if (!committed || log.remote) await rm(stagedDir, { recursive: true, force: true });
   if (!committed) {
     await rm(stagedDir, { recursive: true, force: true });
     return undefined;
@@ -232,50 +245,28 @@ async function compactPartition(
     format: group.format,
     filesBefore: group.files.length,
     filesAfter: outputs.length,
-    rows,
-    bytesBefore,
+    rows: merged.rows,
+    bytesBefore: merged.bytesRead,
     bytesAfter: outputs.reduce((n, f) => n + f.bytes, 0),
   };
 }
 
-/** The group's rows, in file order, as encoded files of at most `maxRows` rows. */
-async function* readInChunks(
-  read: (path: string) => Promise<Uint8Array>,
-  group: PartitionGroup,
-  maxRows: number,
-  dataset: DatasetKind,
-): AsyncGenerator<FileChunk> {
-  const paths = group.files.map((f) => f.path);
-  if (group.format === 'ndjson') {
-    yield* ndjsonChunks(read, paths, maxRows);
-    return;
-  }
-  requirePackagesOf('datasets');
-  const { arrowChunks } = await import('./internal/arrow-chunks.js');
-  yield* arrowChunks(read, paths, group.format, maxRows, dataset);
+/** Whether a newer version of the log no longer names one of `files` (another compaction replaced it). */
+async function replacedMeanwhile(log: DatasetLog, files: readonly LogFile[]): Promise<boolean> {
+  await log.refresh();
+  return !files.every((f) => log.files.has(f.path));
 }
 
-async function* ndjsonChunks(
-  read: (path: string) => Promise<Uint8Array>,
-  paths: readonly string[],
-  maxRows: number,
-): AsyncGenerator<FileChunk> {
-  let lines: string[] = [];
-  let bytesRead = 0;
-  const cut = (): FileChunk => {
-    const take = lines.slice(0, maxRows);
-    lines = lines.slice(take.length);
-    const chunk = { bytes: new TextEncoder().encode(`${take.join('\n')}\n`), rows: take.length, bytesRead };
-    bytesRead = 0;
-    return chunk;
-  };
-  for (const path of paths) {
-    const text = Buffer.from(await read(path)).toString('utf8');
-    bytesRead += Buffer.byteLength(text);
-    for (const line of text.split('\n')) if (line.trim() !== '') lines.push(line);
-    while (lines.length >= maxRows) yield cut();
-  }
-  if (lines.length > 0) yield cut();
+/** A file the log names, read from the disk or the object store (gone: an error naming it). */
+async function readLive(log: DatasetLog, path: string): Promise<Uint8Array> {
+  if (!log.remote) return readFile(join(log.root, path));
+  const bytes = await log.store.read(path);
+  if (bytes === undefined)
+    throw new FileSinkError(
+      'QF_DATASET_LOG',
+      `${log.store.location}/${path}: named by the ${log.dataset} table, but gone`,
+    );
+  return bytes;
 }
 
 /**

@@ -35,6 +35,7 @@ import { checkWrites, claimActions, ownerDomain, writerDomain } from './internal
 import { claimSeries, releaseSeries, renewClaims } from './table-claims.js';
 import { TABLE_WRITER_DEFAULTS, type TableClaimOptions, type TableWriter } from './table-writer.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
+import type * as DeltaCheckpoint from './delta/delta-checkpoint.js';
 
 /** The Delta log of a dataset: `DIR/<dataset>/_delta_log/`. */
 export const DATASET_LOG_DIR = '_delta_log';
@@ -65,6 +66,12 @@ export interface DatasetLogOptions {
    * be written; the commit stands and readers read the commits. @defaultValue a process warning
    */
   readonly onCheckpointError?: (error: Error) => void;
+  /**
+   * On object storage: removed files are kept in log compactions and checkpoints this long after
+   * their removal (Delta's `deletedFileRetentionDuration`), so that a vacuum can tell their age;
+   * older ones are only forgotten (a vacuum still finds the files by their age). @defaultValue 7 days
+   */
+  readonly tombstoneRetentionMs?: number;
   /**
    * How long this writer's claims stay its own without a renewal, for writers on other machines
    * (see {@link DatasetLog.claim}). @defaultValue 300,000 ms
@@ -129,7 +136,17 @@ const COMMIT_NAME = /^(\d{20})\.json$/;
 const OPERATION_NAMES: Partial<Record<LogOperation, string>> = { convert: 'CONVERT', claim: 'CLAIM' };
 const LAST_CHECKPOINT = '_last_checkpoint';
 const COMPACTION_NAME = /^0{20}\.(\d{20})\.compacted\.json$/;
+const CHECKPOINT_NAME = /^(\d{20})\.checkpoint\.parquet$/;
+/** Delta's default `deletedFileRetentionDuration`. */
+const TOMBSTONE_RETENTION_MS = 7 * 86_400_000;
 const APPLIED = '.quoteflow-applied';
+
+/** What a listing of the log found: commits, log compactions and Delta checkpoints, by version. */
+interface ListedLog {
+  readonly commits: Set<number>;
+  readonly compactions: number[];
+  readonly checkpoints: number[];
+}
 
 const versionName = (v: number): string => `${String(v).padStart(20, '0')}.json`;
 /** Every log compaction's name starts so (and sorts before every commit's). */
@@ -283,11 +300,21 @@ export class DatasetLog {
   /** Reads versions committed since the last read (by any process); returns them. */
   async refresh(): Promise<LogEntry[]> {
     const read: LogEntry[] = [];
-    const { commits, compactions } = await this.#listNew();
-    const newest = compactions.filter((v) => commits.has(v) || v <= this.#state.version).at(-1);
-    if (newest !== undefined && newest > this.#state.version + 1) {
+    const { commits, compactions, checkpoints } = await this.#listNew();
+    const held = this.#state.version;
+    const newest = compactions.filter((v) => commits.has(v) || v <= held).at(-1) ?? -1;
+    // A first read, or a log whose commits after the version held expired (table upkeep bounds
+    // it), starts from the newest Delta checkpoint, as any Delta reader does. Otherwise the
+    // commits are read one by one: each says who committed which series (`LogChange.since`).
+    const checkpoint = checkpoints.filter((v) => commits.has(v) || commits.has(v + 1)).at(-1) ?? -1;
+    const expired = held >= 0 && !commits.has(held + 1) && [...commits].some((v) => v > held);
+    const fromCheckpoint = (held < 0 || expired) && checkpoint > Math.max(newest, held);
+    if (fromCheckpoint || newest > held + 1) {
       const state = new DeltaState(this.dataset);
-      state.fold(newest, await this.#readActions(compactionName(newest)));
+      if (fromCheckpoint) {
+        const { checkpointName, readCheckpointParquet } = await checkpointCodec();
+        state.fold(checkpoint, readCheckpointParquet(await this.#readObject(checkpointName(checkpoint))));
+      } else state.fold(newest, await this.#readActions(compactionName(newest)));
       this.#state = state;
     }
     while (commits.has(this.#state.version + 1)) {
@@ -313,7 +340,7 @@ export class DatasetLog {
    * sort before every commit, and all but the newest two are deleted). Locally the directory is
    * read whole either way.
    */
-  async #listNew(): Promise<{ commits: Set<number>; compactions: number[] }> {
+  async #listNew(): Promise<ListedLog> {
     if (!this.remote) return this.#list();
     if (this.#state.version >= 0) return this.#list(versionName(this.#state.version));
     const compactions = await this.#listCompactions();
@@ -321,7 +348,7 @@ export class DatasetLog {
     if (newest === undefined || newest === 0) return this.#list();
     const listed = await this.#list(versionName(newest - 1));
     // A compaction without its commit (never written by quoteflow) is no starting point.
-    return listed.commits.has(newest) ? { commits: listed.commits, compactions } : this.#list();
+    return listed.commits.has(newest) ? { ...listed, compactions } : this.#list();
   }
 
   async #listCompactions(): Promise<number[]> {
@@ -334,21 +361,25 @@ export class DatasetLog {
     return versions.sort((a, b) => a - b);
   }
 
-  async #list(startAfter?: string): Promise<{ commits: Set<number>; compactions: number[] }> {
+  async #list(startAfter?: string): Promise<ListedLog> {
     const objects = await this.store.list(
       this.#logKey,
       startAfter === undefined ? undefined : this.#logKey + startAfter,
     );
     const commits = new Set<number>();
     const compactions: number[] = [];
+    const checkpoints: number[] = [];
     for (const { key } of objects) {
       const name = key.slice(this.#logKey.length);
       const c = COMMIT_NAME.exec(name);
       if (c !== null) commits.add(Number(c[1]));
       const k = COMPACTION_NAME.exec(name);
       if (k !== null) compactions.push(Number(k[1]));
+      const p = CHECKPOINT_NAME.exec(name);
+      if (p !== null) checkpoints.push(Number(p[1]));
     }
-    return { commits, compactions: compactions.sort((a, b) => a - b) };
+    const sorted = (xs: number[]) => xs.sort((a, b) => a - b);
+    return { commits, compactions: sorted(compactions), checkpoints: sorted(checkpoints) };
   }
 
   /**
@@ -705,7 +736,9 @@ export class DatasetLog {
     const lines: DeltaAction[] = [{ protocol: DELTA_PROTOCOL }];
     if (s.metaData !== undefined) lines.push({ metaData: s.metaData });
     for (const add of s.adds.values()) lines.push({ add: { ...add, dataChange: false } });
-    // On object storage removed files stay until `vacuumDataset`, which needs their removal times.
+    // On object storage removed files stay until `vacuumDataset`, which needs their removal times
+    // (for the tombstone retention; older ones it finds by their age, so the state stays bounded).
+    s.expireTombstones(this.#now() - (this.#options.tombstoneRetentionMs ?? TOMBSTONE_RETENTION_MS));
     if (this.remote) for (const remove of s.tombstones.values()) lines.push({ remove });
     for (const f of s.files.values()) {
       if (s.adds.has(f.path)) continue;
@@ -735,6 +768,32 @@ export class DatasetLog {
   }
 
   /**
+   * Writes the state of the version read as a Delta classic checkpoint (`<v>.checkpoint.parquet`,
+   * locally too), then `_last_checkpoint` unless that names a newer one, as Delta writers do every
+   * `checkpointInterval` versions: readers (delta-rs, Polars, DuckDB, Spark) start from it instead
+   * of reading every commit, and commits before it may expire (table upkeep). Idempotent: a
+   * checkpoint of a version is the same whoever writes it. Resolves with the version.
+   */
+  async checkpoint(): Promise<number> {
+    const version = this.#state.version;
+    if (version < 0)
+      throw new FileSinkError('QF_DATASET_LOG', `${this.dataset} table: no version to checkpoint`);
+    await this.#putCheckpoint(version, this.#stateActions());
+    return version;
+  }
+
+  /** The checkpoint of `version`, then the pointer to it unless that already names a newer one. */
+  async #putCheckpoint(version: number, lines: readonly DeltaAction[]): Promise<void> {
+    const { checkpointName, checkpointParquet, lastCheckpoint } = await checkpointCodec();
+    const bytes = checkpointParquet(lines);
+    await this.store.write(this.#logKey + checkpointName(version), bytes);
+    const held = await this.store.read(this.#logKey + LAST_CHECKPOINT).catch(() => undefined);
+    const heldVersion = held === undefined ? -1 : lastCheckpointVersion(held);
+    if (heldVersion < version)
+      await this.store.write(this.#logKey + LAST_CHECKPOINT, lastCheckpoint(version, lines, bytes.length));
+  }
+
+  /**
    * On object storage: writes the state as a Delta classic checkpoint
    * (`<v>.checkpoint.parquet`), then `_last_checkpoint` pointing at it, for the readers that do
    * not read log compactions (delta-rs, Polars, DuckDB). Derived data: each is one whole PUT,
@@ -744,12 +803,7 @@ export class DatasetLog {
   async #writeCheckpoint(lines: readonly DeltaAction[]): Promise<void> {
     const version = this.#state.version;
     try {
-      requirePackagesOf('datasets');
-      const { checkpointName, checkpointParquet, lastCheckpoint } =
-        await import('./delta/delta-checkpoint.js');
-      const bytes = checkpointParquet(lines);
-      await this.store.write(this.#logKey + checkpointName(version), bytes);
-      await this.store.write(this.#logKey + LAST_CHECKPOINT, lastCheckpoint(version, lines, bytes.length));
+      await this.#putCheckpoint(version, lines);
     } catch (err) {
       const error = new FileSinkError(
         'QF_DATASET_LOG',
@@ -769,7 +823,8 @@ export class DatasetLog {
     }
   }
 
-  async #readActions(name: string): Promise<Record<string, unknown>[]> {
+  /** A file of the log, by name; a failure names it. */
+  async #readObject(name: string): Promise<Uint8Array> {
     const path = this.remote ? `${this.store.location}/${this.#logKey}${name}` : join(this.logDir, name);
     let bytes: Uint8Array | undefined;
     try {
@@ -779,8 +834,15 @@ export class DatasetLog {
         cause: err,
       });
     }
+    if (bytes === undefined)
+      throw new FileSinkError('QF_DATASET_LOG', `${path} could not be read: it is gone`);
+    return bytes;
+  }
+
+  async #readActions(name: string): Promise<Record<string, unknown>[]> {
+    const bytes = await this.#readObject(name);
+    const path = this.remote ? `${this.store.location}/${this.#logKey}${name}` : join(this.logDir, name);
     try {
-      if (bytes === undefined) throw new Error('it is gone');
       const text = Buffer.from(bytes).toString('utf8');
       return text
         .split('\n')
@@ -793,6 +855,22 @@ export class DatasetLog {
         { cause: err },
       );
     }
+  }
+}
+
+/** The Delta checkpoint's Parquet codec, loaded on first use (apache-arrow and parquet-wasm are optional peers). */
+async function checkpointCodec(): Promise<typeof DeltaCheckpoint> {
+  requirePackagesOf('datasets');
+  return import('./delta/delta-checkpoint.js');
+}
+
+/** The version `_last_checkpoint` names (-1 when unreadable). */
+function lastCheckpointVersion(bytes: Uint8Array): number {
+  try {
+    const v = (JSON.parse(Buffer.from(bytes).toString('utf8')) as { version?: unknown }).version;
+    return typeof v === 'number' && Number.isInteger(v) ? v : -1;
+  } catch {
+    return -1;
   }
 }
 

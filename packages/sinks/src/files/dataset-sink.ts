@@ -2,15 +2,21 @@ import { access, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock, type BarUpdate, type Clock, type KlineType, seriesKey } from '@quoteflow/core';
 import type { CommittingSink, SinkCheckpoint } from '../committing-sink.js';
-import { compactDataset, type CompactedPartition } from './compact-dataset.js';
+import type { CompactedPartition } from './compact-dataset.js';
 import type { LogFile, SeriesWatermark } from './dataset-log-format.js';
 import { DatasetLog } from './dataset-log.js';
 import { DatasetWriter, type DatasetFormat, type WrittenFile } from './dataset-writer.js';
 import { FileSinkError } from './file-sink-error.js';
-import { isPartitionClosed } from './internal/closed-partitions.js';
 import { SeriesIntake } from '../series-intake.js';
 import { summarizeKlineFile } from './read-dataset-rows.js';
 import { openStore, type OpenedStore } from './storage/open-store.js';
+import {
+  checkUpkeepOptions,
+  TableUpkeep,
+  type TableUpkeepOptions,
+  type UpkeepEvent,
+  type UpkeepStatus,
+} from './table-upkeep.js';
 import { ifOwnedOf, type TableClaimOptions, type TableWriterOptions } from './table-writer.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 
@@ -40,13 +46,16 @@ export interface DatasetSinkOptions extends TableWriterOptions {
    */
   readonly fence?: () => boolean;
   /**
-   * Partitions closed for writing (an earlier month or day than the clock's) are compacted this
-   * often, the one still being written once it holds {@link OPEN_PARTITION_MIN_FILES} small files;
-   * 0 never.
+   * The table kept healthy while it is written, in the background ({@link TableUpkeep}): small
+   * files merged as they accumulate (tiered, in the partition being written too), a Delta
+   * checkpoint of the newest version, log versions and removed files deleted after the retention.
+   * `false` turns it off. @defaultValue on, with `TABLE_UPKEEP_DEFAULTS`
    */
-  readonly compactEveryMs?: number;
-  /** Called for each partition a checkpoint compacted. */
+  readonly upkeep?: false | TableUpkeepOptions;
+  /** Called for each partition upkeep compacted. */
   readonly onCompacted?: (result: CompactedPartition) => void;
+  /** Everything upkeep reports: compactions, checkpoints, failures, where it stands, falling behind. */
+  readonly onUpkeep?: (event: UpkeepEvent) => void;
   /**
    * The series (core's `seriesKey`, `CODE|K`) this sink will write, claimed in the table's log
    * when it opens, before their watermarks are read (`DatasetLog.claim`; `ifOwned` says what
@@ -62,11 +71,7 @@ export const DATASET_SINK_DEFAULTS = {
   checkpointEveryMs: 30_000,
   maxFileAgeMs: 60_000,
   encoderThreads: 0,
-  compactEveryMs: 600_000,
 } as const satisfies Partial<DatasetSinkOptions>;
-
-/** Small files (about one per checkpoint) after which the partition being written is compacted. */
-export const OPEN_PARTITION_MIN_FILES = 240;
 
 /**
  * The K-line dataset under `DIR` as a {@link CommittingSink}: closed bars are staged in Parquet
@@ -98,17 +103,23 @@ export class DatasetSink implements CommittingSink {
   readonly #options: DatasetSinkOptions;
   readonly #clock: Clock;
   readonly #opened: OpenedStore;
+  readonly #upkeep: TableUpkeep | undefined;
   /** The log version the intake's watermarks were read at (a remote commit's `since`). */
   #basis: number;
-  #lastCompactionMs: number;
   /** Checkpoints and refreshes, one at a time (a refresh must not land inside a commit). */
   #serial: Promise<unknown> = Promise.resolve();
   /** Why a checkpoint failed: every later write and checkpoint throws it (nothing half-committed). */
   #failure: unknown;
   #closing: Promise<void> | undefined;
 
-  private constructor(log: DatasetLog, options: DatasetSinkOptions, opened: OpenedStore) {
+  private constructor(
+    log: DatasetLog,
+    options: DatasetSinkOptions,
+    opened: OpenedStore,
+    upkeep: TableUpkeep | undefined,
+  ) {
     this.#log = log;
+    this.#upkeep = upkeep;
     this.#opened = opened;
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
@@ -124,7 +135,6 @@ export class DatasetSink implements CommittingSink {
       publish: 'on-commit',
       clock: this.#clock,
     });
-    this.#lastCompactionMs = this.#clock.now();
   }
 
   /**
@@ -135,12 +145,20 @@ export class DatasetSink implements CommittingSink {
     const { dir } = options;
     if (typeof dir !== 'string' || dir === '')
       throw new FileSinkError('QF_INVALID_OPTION', 'DatasetSink: "dir" must be a non-empty path');
+    if (options.upkeep !== undefined && options.upkeep !== false)
+      checkUpkeepOptions(options.upkeep, 'DatasetSink: "upkeep"');
     // Before the store is opened or a file read: a missing library is the first thing said.
     requirePackagesOf('datasets');
     const opened = await openStore(dir);
+    let upkeep: TableUpkeep | undefined;
     try {
       const log = await DatasetLog.open(opened.root, 'kline', {
         summarize: (rel) => summarizeKlineFile(dir, rel),
+        ...(options.upkeep === undefined ||
+        options.upkeep === false ||
+        options.upkeep.retentionMs === undefined
+          ? {}
+          : { tombstoneRetentionMs: options.upkeep.retentionMs }),
         ...(opened.store === undefined ? {} : { store: opened.store }),
         ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
         ...(options.command === undefined ? {} : { command: options.command }),
@@ -149,8 +167,13 @@ export class DatasetSink implements CommittingSink {
       if (!log.remote) await log.transaction(async () => undefined, { adoptOrphans: true });
       // Claimed before the watermarks are read: the sink resumes where the previous owner ended.
       if ((options.series ?? []).length > 0) await log.claim(options.series!, claimOptionsOf(options));
-      return new DatasetSink(log, options, opened);
+      upkeep = options.upkeep === false ? undefined : await openUpkeep(log, options);
+      const sink = new DatasetSink(log, options, opened, upkeep);
+      // What a restart finds due (a kill -9 mid-merge, a month closed meanwhile) is done at once.
+      upkeep?.nudge();
+      return sink;
     } catch (err) {
+      await upkeep?.close();
       await opened.close();
       throw err;
     }
@@ -176,7 +199,8 @@ export class DatasetSink implements CommittingSink {
 
   /**
    * Stages the files of the bars taken since the last checkpoint and commits them with what each
-   * series gained (one version of the log), then compacts what is due.
+   * series gained (one version of the log); upkeep then runs in the background (never awaited
+   * here).
    */
   checkpoint(): Promise<SinkCheckpoint> {
     return this.#oneAtATime(() => this.#checkpoint());
@@ -250,7 +274,7 @@ export class DatasetSink implements CommittingSink {
       if (files.length > 0) await this.#commit(files, gained);
       else await this.#log.renew();
       this.#intake.commit();
-      await this.#compactDue();
+      if (files.length > 0) this.#upkeep?.nudge();
     } catch (err) {
       this.#failure ??= err;
       throw err;
@@ -261,12 +285,27 @@ export class DatasetSink implements CommittingSink {
   }
 
   /**
-   * Drops what was staged since the last checkpoint (nothing of it is committed) and the writer,
-   * and gives up the sink's claims in a last commit. Rejects when that commit fails (the claims
-   * then lapse with the process, or the lease), unless the sink had failed before.
+   * Resolves once upkeep runs no round (what a commit made due is done, or failed): for a run that
+   * wants its table compacted before it closes the sink (a backfill script, a test).
+   */
+  async upkeepIdle(): Promise<void> {
+    await this.#upkeep?.idle();
+  }
+
+  /** Where the table's upkeep stands (`undefined`: turned off). */
+  get upkeepStatus(): UpkeepStatus | undefined {
+    return this.#upkeep?.status;
+  }
+
+  /**
+   * Stops upkeep (a merge being built is dropped, nothing of it committed), drops what was staged
+   * since the last checkpoint (nothing of it is committed) and the writer, and gives up the sink's
+   * claims in a last commit. Rejects when that commit fails (the claims then lapse with the
+   * process, or the lease), unless the sink had failed before.
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      await this.#upkeep?.close();
       const staged = await this.#writer.flush().catch(() => [] as WrittenFile[]);
       await this.#writer.close().catch(() => undefined);
       await dropStaged(this.#log.root, staged);
@@ -334,25 +373,22 @@ export class DatasetSink implements CommittingSink {
       `${this.name}: ${files.length} file(s) not committed: this writer may no longer write its series (its lease lapsed)`,
     );
   }
+}
 
-  /** Closed partitions (an earlier month or day), and the open one once it holds many small files. */
-  async #compactDue(): Promise<void> {
-    const everyMs = this.#options.compactEveryMs ?? DATASET_SINK_DEFAULTS.compactEveryMs;
-    const nowMs = this.#clock.now();
-    if (everyMs <= 0 || nowMs - this.#lastCompactionMs < everyMs) return;
-    this.#lastCompactionMs = nowMs;
-    const dir = this.#log.root;
-    const results = await compactDataset({
-      dir,
-      dataset: 'kline',
-      minSmallFiles: (p) => (isPartitionClosed(p, nowMs) ? 2 : OPEN_PARTITION_MIN_FILES),
-      summarize: (rel) => summarizeKlineFile(dir, rel),
-      ...(this.#log.remote ? { store: this.#log.store } : {}),
-    });
-    // Compaction changed the log: read it, so the next commit builds on it.
-    await this.#log.refresh();
-    for (const r of results) this.#options.onCompacted?.(r);
-  }
+/** The sink's table upkeep: on its table (a log of its own), reporting to the sink's listeners. */
+function openUpkeep(log: DatasetLog, options: DatasetSinkOptions): Promise<TableUpkeep> {
+  const upkeep = options.upkeep === false ? {} : (options.upkeep ?? {});
+  return TableUpkeep.open({
+    ...upkeep,
+    root: log.root,
+    dataset: log.dataset,
+    ...(log.remote ? { store: log.store } : {}),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    onEvent: (e) => {
+      if (e.type === 'compacted') options.onCompacted?.(e.result);
+      options.onUpkeep?.(e);
+    },
+  });
 }
 
 /** The claim options of a sink's options. */

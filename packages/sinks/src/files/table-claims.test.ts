@@ -245,7 +245,7 @@ describe('claims of a Delta table', () => {
   });
 
   it('lets compaction commit beside a writer holding claims: it writes no series', async () => {
-    const sink = await DatasetSink.open({ dir, series: [BTC], compactEveryMs: 0 });
+    const sink = await DatasetSink.open({ dir, series: [BTC], upkeep: false });
     for (let i = 0; i < 3; i++) {
       sink.write(barUpdate('BTCUSDT', minute(i), true));
       await sink.checkpoint();

@@ -54,19 +54,29 @@ export async function vacuumDataset(options: VacuumDatasetOptions): Promise<Vacu
     const store = options.store ?? opened?.store;
     if (store === undefined) return { dataset: options.dataset, deleted: [], retained: 0 };
     const log = await DatasetLog.open(opened?.root ?? options.dir, options.dataset, { store });
-    const cutoff = (options.now ?? Date.now)() - retentionMs;
-    const removed = log.removed;
-    const deleted: string[] = [];
-    let retained = 0;
-    for (const o of await store.list(`${options.dataset}/`)) {
-      if (!DATA_FILE.test(o.key) || o.key.includes(`/${DATASET_LOG_DIR}/`) || log.files.has(o.key)) continue;
-      const since = removed.get(o.key) ?? o.lastModifiedMs;
-      if (since <= cutoff) deleted.push(o.key);
-      else retained++;
-    }
-    await store.delete(deleted);
-    return { dataset: options.dataset, deleted, retained };
+    return await vacuumLog(log, retentionMs, (options.now ?? Date.now)());
   } finally {
     await opened?.close();
   }
+}
+
+/**
+ * {@link vacuumDataset} of a log already open and read (table upkeep's): the data files of its
+ * store that the version read does not name, removed (or uploaded) before `nowMs - retentionMs`.
+ */
+export async function vacuumLog(log: DatasetLog, retentionMs: number, nowMs: number): Promise<VacuumResult> {
+  const { store, dataset } = log;
+  if (!log.remote) return { dataset, deleted: [], retained: 0 };
+  const cutoff = nowMs - retentionMs;
+  const removed = log.removed;
+  const deleted: string[] = [];
+  let retained = 0;
+  for (const o of await store.list(`${dataset}/`)) {
+    if (!DATA_FILE.test(o.key) || o.key.includes(`/${DATASET_LOG_DIR}/`) || log.files.has(o.key)) continue;
+    const since = removed.get(o.key) ?? o.lastModifiedMs;
+    if (since <= cutoff) deleted.push(o.key);
+    else retained++;
+  }
+  await store.delete(deleted);
+  return { dataset, deleted, retained };
 }

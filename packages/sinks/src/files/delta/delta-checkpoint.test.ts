@@ -164,3 +164,27 @@ it('a checkpoint that cannot be written is reported and the commit stands; a loc
   expect(localNames.filter((n) => n.includes('checkpoint'))).toEqual([]);
   expect(localNames.filter((n) => n.endsWith('.compacted.json'))).toHaveLength(1);
 });
+
+it('a log whose commits before a checkpoint expired is read from it: files, tombstones, series, and commits go on', async () => {
+  const store = remoteStore(dir);
+  const log = await DatasetLog.open(dir, 'kline', { store, snapshotEvery: 5 });
+  await commitThree(log);
+  await log.transaction((tx) =>
+    tx.commit({ operation: 'compact', add: [], remove: ['kline/kline_type=1/month=2026-01/part-0.parquet'] }),
+  );
+  expect(await log.checkpoint()).toBe(3);
+  for (const v of [0, 1, 2]) await rm(join(dir, LOG, `${String(v).padStart(20, '0')}.json`));
+  const again = await DatasetLog.open(dir, 'kline', { store, snapshotEvery: 5 });
+  expect(again.version).toBe(3);
+  expect([...again.files.keys()]).toEqual([...log.files.keys()]);
+  expect([...again.removed.keys()]).toEqual(['kline/kline_type=1/month=2026-01/part-0.parquet']);
+  expect(again.series.get('A.US|1')).toEqual({ first: 0, last: 120_000, rows: 3 });
+  // Its 64-bit numbers came back as numbers: the log compaction at version 5 is JSON again.
+  await commitThree(again);
+  const compaction = await readFile(
+    join(dir, LOG, `${'0'.repeat(20)}.${String(5).padStart(20, '0')}.compacted.json`),
+    'utf8',
+  );
+  expect(compaction).toContain('"size":10');
+  expect((await DatasetLog.open(dir, 'kline', { store })).version).toBe(6);
+});

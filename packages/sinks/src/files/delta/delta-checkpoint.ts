@@ -1,5 +1,6 @@
 import {
   Bool,
+  DataType,
   Field,
   Int32,
   Int64,
@@ -12,11 +13,17 @@ import {
   Struct,
   Table,
   Utf8,
+  tableFromIPC,
   tableToIPC,
   type Data,
-  type DataType,
 } from 'apache-arrow';
-import { Compression, Table as WasmTable, WriterPropertiesBuilder, writeParquet } from 'parquet-wasm';
+import {
+  Compression,
+  Table as WasmTable,
+  WriterPropertiesBuilder,
+  readParquet,
+  writeParquet,
+} from 'parquet-wasm';
 import type { DeltaAction } from './delta-actions.js';
 
 /**
@@ -125,6 +132,49 @@ export function checkpointParquet(actions: readonly DeltaAction[]): Uint8Array {
     .build();
   // writeParquet consumes (frees) the wasm table.
   return writeParquet(WasmTable.fromIPCStream(tableToIPC(table, 'stream')), properties);
+}
+
+/** An Arrow value of a checkpoint's column as the JSON of its action (maps as objects, longs as numbers). */
+function toJson(type: DataType, value: unknown): unknown {
+  if (value === null || value === undefined) return undefined;
+  // Types read from a file are the generic classes (`Int_` of 64 bits, not `Int64`).
+  if (DataType.isInt(type) && type.bitWidth === 64) return Number(value as bigint);
+  if (type instanceof Struct) {
+    const row = value as Record<string, unknown>;
+    const out: Json = {};
+    for (const f of type.children as Field[]) {
+      const v = toJson(f.type, row[f.name]);
+      if (v !== undefined) out[f.name] = v;
+    }
+    return out;
+  }
+  if (type instanceof Map_) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of value as Iterable<[string, unknown]>) out[k] = v ?? null;
+    return out;
+  }
+  if (type instanceof List) return [...(value as Iterable<unknown>)].map((v) => toJson(type.valueType, v));
+  return value;
+}
+
+/**
+ * The actions of a classic checkpoint (any writer's: quoteflow's, delta-rs', Spark's), one object
+ * a row as a commit file holds them: what a log whose older commits expired is read from. Columns
+ * quoteflow does not know (a `txn` of another writer's kind, parsed stats) are passed over.
+ */
+export function readCheckpointParquet(bytes: Uint8Array): Json[] {
+  const table = tableFromIPC(readParquet(bytes).intoIPCStream());
+  const known = new Set(CHECKPOINT_FIELDS.map((f) => f.name));
+  const columns = table.schema.fields
+    .filter((f) => known.has(f.name))
+    .map((f) => ({ name: f.name, type: f.type as DataType, vector: table.getChild(f.name)! }));
+  const actions: Json[] = [];
+  for (let i = 0; i < table.numRows; i++)
+    for (const c of columns) {
+      const value = toJson(c.type, c.vector.get(i));
+      if (value !== undefined) actions.push({ [c.name]: value });
+    }
+  return actions;
 }
 
 /** `_delta_log/<v padded to 20>.checkpoint.parquet`. */

@@ -56,6 +56,11 @@ export class DeltaState {
 
   constructor(readonly dataset: DatasetKind) {}
 
+  /** Forgets tombstones of files removed before `cutoffMs` (epoch ms), as Delta's checkpoints do. */
+  expireTombstones(cutoffMs: number): void {
+    for (const [path, r] of this.tombstones) if (r.deletionTimestamp < cutoffMs) this.tombstones.delete(path);
+  }
+
   /** Path relative to `DIR` of a Delta path (relative to the table root). */
   dirPath(deltaPath: string): string {
     return `${this.dataset}/${fromDeltaPath(deltaPath)}`;

@@ -156,9 +156,25 @@ export class EncodeSession {
       this.batches.push(batch);
       return;
     }
+    this.encode(() => toWasmTable(batch));
+  }
+
+  /**
+   * Adds the next rows of a Parquet file as an Arrow table with the dataset's types (a compaction's
+   * rows, read back from files): encoded as they come, like {@link EncodeSession.push}'s.
+   */
+  pushTable(table: Table): void {
+    if (this.error !== undefined || table.numRows === 0) return;
+    if (this.format !== 'parquet') throw new Error('pushTable encodes Parquet only');
+    this.rows += table.numRows;
+    this.encode(() => WasmTable.fromIPCStream(tableToIPC(table, 'stream')));
+  }
+
+  /** Hands the rows to the streaming Parquet writer (started on the first rows). */
+  private encode(wasmTable: () => WasmTable): void {
     try {
       this.parquet ??= startParquetStream(parquetProperties(this.layout));
-      const table = toWasmTable(batch);
+      const table = wasmTable();
       try {
         for (const rb of table.recordBatches()) this.parquet.input.enqueue(rb);
       } finally {

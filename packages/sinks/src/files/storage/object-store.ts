@@ -18,8 +18,11 @@ export interface ObjectStore {
   readonly location: string;
   /** The object's bytes, or `undefined` when there is none. */
   read(key: string): Promise<Uint8Array | undefined>;
-  /** Objects whose key starts with `prefix`, sorted by key; with `startAfter`, only those after it. */
-  list(prefix: string, startAfter?: string): Promise<StoredObject[]>;
+  /**
+   * Objects whose key starts with `prefix`, sorted by key; with `startAfter`, only those after it.
+   * Sizes and times come with every S3 listing; a local store reads them only with `details`.
+   */
+  list(prefix: string, startAfter?: string, details?: boolean): Promise<StoredObject[]>;
   /** Writes the whole object (replacing one that exists). */
   write(key: string, body: Uint8Array | string): Promise<void>;
   /** Writes the local file `localPath` as the object `key` (multipart for large files on S3). */

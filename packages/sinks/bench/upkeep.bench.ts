@@ -1,0 +1,200 @@
+// A day of 1-minute bars of 1,000 series as a running sync leaves its table with the default table
+// upkeep (no manual command): `DatasetSink` with its defaults, a checkpoint every 30 s of the
+// sync's clock (each with the bars of the half of the series read in those 30 s: 2,880 versions),
+// upkeep running in the background between checkpoints as it does at real speed (each checkpoint
+// waits until upkeep is idle, as 30 s of real time would let it be). Once on the local disk, once
+// into S3 (a real S3Proxy, test/support/s3.ts: started here). Each table is then read by delta-rs,
+// Polars' scan_delta and DuckDB's delta extension (a group-by: code, count, max close; the table
+// opened anew each time, best of 5) against the same rows as one Parquet file on the same storage
+// (a local file; one object on the same S3 server), read by pyarrow (for delta-rs, which hands
+// out pyarrow tables), Polars' scan_parquet and DuckDB's read_parquet. Then the file count over a
+// simulated week (a sync of BENCH_UPKEEP_WEEK_SERIES series, a checkpoint a minute of its clock,
+// from a Monday across a month's end), per day: the most files any partition held, and the log.
+// Run: `pnpm bench upkeep` (needs scripts/python/setup.sh and scripts/s3proxy/setup.sh).
+// BENCH_UPKEEP_SERIES (1000), BENCH_UPKEEP_MINUTES (1440), BENCH_UPKEEP_S3=0 (skip S3),
+// BENCH_UPKEEP_WEEK_SERIES (100; 0 skips the week) set the size.
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '@quoteflow/core';
+import { DatasetLog, DatasetSink, DatasetWriter, type UpkeepEvent } from '@quoteflow/sinks';
+import { openStore } from '@quoteflow/sinks/internal';
+import { BENCH_DAY_START, benchBar, benchUpdate } from './bench-bars.js';
+import { readDeltaTables, timingCell, type DeltaReadTiming } from './bench-delta-read.js';
+import { freshBucket, startS3Proxy, type TestBucket } from '../../../test/support/s3.js';
+
+const series = Number(process.env['BENCH_UPKEEP_SERIES'] ?? 1000);
+const minutes = Number(process.env['BENCH_UPKEEP_MINUTES'] ?? 1440);
+const withS3 = process.env['BENCH_UPKEEP_S3'] !== '0';
+const weekSeries = Number(process.env['BENCH_UPKEEP_WEEK_SERIES'] ?? 100);
+
+const secs = (t0: number): string => ((performance.now() - t0) / 1000).toFixed(1);
+
+interface SyncDay {
+  readonly version: number;
+  readonly files: number;
+  readonly compactions: number;
+  readonly checkpoints: number;
+}
+
+/**
+ * A sync's day into `dir`: every 30 s of its clock a checkpoint with the bars of half the series
+ * (those read in those 30 s), each bar in the checkpoint after its minute closed; upkeep idle
+ * before the next.
+ */
+async function syncDay(dir: string): Promise<SyncDay> {
+  const clock = new ManualClock(BENCH_DAY_START);
+  const events: UpkeepEvent[] = [];
+  const sink = await DatasetSink.open({ dir, clock, onUpkeep: (e) => events.push(e) });
+  const half = Math.ceil(series / 2);
+  for (let m = 0; m < minutes; m++)
+    for (const part of [0, 1]) {
+      await clock.advance(30_000);
+      for (let s = part * half; s < Math.min(series, (part + 1) * half); s++) sink.write(benchUpdate(s, m));
+      await sink.checkpoint();
+      await sink.upkeepIdle();
+    }
+  await sink.close();
+  const failed = events.find((e) => e.type === 'upkeep-failed');
+  if (failed !== undefined) throw new Error(`upkeep failed: ${JSON.stringify(failed)}`);
+  const opened = await openStore(dir);
+  try {
+    const log = await DatasetLog.open(
+      opened.root,
+      'kline',
+      opened.store === undefined ? {} : { store: opened.store },
+    );
+    return {
+      version: log.version,
+      files: log.files.size,
+      compactions: events.filter((e) => e.type === 'compacted').length,
+      checkpoints: events.filter((e) => e.type === 'checkpointed').length,
+    };
+  } finally {
+    await opened.close();
+  }
+}
+
+/** The same rows as one Parquet file under `dir`; its path. */
+async function oneFile(dir: string): Promise<string> {
+  const one = new DatasetWriter({ dir, maxRowsPerFile: 10_000_000, maxBytesPerFile: 2 ** 31 - 1 });
+  for (let m = 0; m < minutes; m++) for (let s = 0; s < series; s++) one.append(benchBar(s, m));
+  await one.close();
+  const file = (await readdir(dir, { recursive: true })).find((f) => f.endsWith('.parquet'));
+  return join(dir, file!);
+}
+
+/** Per simulated day of a week of 1-minute checkpoints: the most files a partition held, and the log. */
+async function week(dir: string): Promise<string[]> {
+  // Monday 2026-09-28 00:00 UTC to Monday 2026-10-05: September closes on the Thursday.
+  const start = Date.UTC(2026, 8, 28);
+  const clock = new ManualClock(start);
+  const sink = await DatasetSink.open({ dir, clock });
+  const log = await DatasetLog.open(dir, 'kline');
+  const lines: string[] = [];
+  let most = 0;
+  for (let m = 0; m < 7 * 1440; m++) {
+    await clock.advance(60_000);
+    for (let s = 0; s < weekSeries; s++)
+      sink.write({ ...benchUpdate(s, 0), tsMs: start + m * 60_000, readAtMs: start + m * 60_000 + 61_000 });
+    await sink.checkpoint();
+    await sink.upkeepIdle();
+    await log.refresh();
+    const perPartition = new Map<string, number>();
+    for (const path of log.files.keys()) {
+      const p = path.slice(0, path.lastIndexOf('/'));
+      perPartition.set(p, (perPartition.get(p) ?? 0) + 1);
+    }
+    most = Math.max(most, ...perPartition.values());
+    if ((m + 1) % 1440 === 0) {
+      const logDir = join(dir, 'kline', '_delta_log');
+      const names = await readdir(logDir);
+      let bytes = 0;
+      for (const n of names) bytes += (await stat(join(logDir, n))).size;
+      const parts = [...perPartition].map(([p, n]) => `${p.slice(p.lastIndexOf('/') + 1)}: ${n}`).join(', ');
+      lines.push(
+        `| ${new Date(clock.now()).toISOString().slice(0, 10)} | ${parts} | ${most} | ${log.version + 1} | ` +
+          `${names.filter((n) => n.endsWith('.checkpoint.parquet')).length} | ${(bytes / 1e6).toFixed(1)} |`,
+      );
+      most = 0;
+    }
+  }
+  await sink.close();
+  return lines;
+}
+
+const work = await mkdtemp(join(tmpdir(), 'qf-upkeep-bench-'));
+const proxy = withS3 ? await startS3Proxy() : undefined;
+try {
+  let t0 = performance.now();
+  const local = join(work, 'sync');
+  const day = await syncDay(local);
+  console.log(
+    `local sync: ${minutes * 2} checkpoints in ${secs(t0)} s, version ${day.version}, ` +
+      `${day.compactions} compactions, ${day.checkpoints} Delta checkpoints, ${day.files} files`,
+  );
+  const file = await oneFile(join(work, 'single'));
+  const tables: Record<string, string> = { local: join(local, 'kline') };
+  let bucket: TestBucket | undefined;
+  let s3Day: SyncDay | undefined;
+  let fileS3: string | undefined;
+  if (proxy !== undefined) {
+    bucket = await freshBucket('bench', proxy.value);
+    Object.assign(process.env, bucket.env());
+    t0 = performance.now();
+    s3Day = await syncDay(bucket.url('sync'));
+    console.log(
+      `s3 sync: ${minutes * 2} checkpoints in ${secs(t0)} s, version ${s3Day.version}, ` +
+        `${s3Day.compactions} compactions, ${s3Day.checkpoints} Delta checkpoints, ${s3Day.files} files`,
+    );
+    tables['s3'] = bucket.url('sync/kline');
+    await bucket.upload(join(work, 'single'), 'single');
+    fileS3 = bucket.url(`single/${file.slice(join(work, 'single').length + 1)}`);
+  }
+  const out = readDeltaTables({
+    ...(proxy === undefined ? {} : { server: proxy.value }),
+    tables,
+    file,
+    ...(fileS3 === undefined ? {} : { fileS3 }),
+    repeat: 10,
+  });
+  const cell = timingCell;
+  console.log(
+    `\n${(series * minutes).toLocaleString('en')} rows (${series} series × ${minutes} one-minute bars)\n`,
+  );
+  console.log('| table | versions | files | delta-rs (s) | Polars scan_delta (s) | DuckDB delta (s) |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  const rows: [string, string, SyncDay, DeltaReadTiming][] = [
+    ['local', 'local disk: a day as a sync leaves it', day, out['file']!],
+  ];
+  if (s3Day !== undefined) rows.push(['s3', 'S3: a day as a sync leaves it', s3Day, out['fileS3']!]);
+  for (const [name, label, d, base] of rows) {
+    const r = out[name]!;
+    if (r.rows !== series * minutes)
+      throw new Error(`${name}: read ${r.rows} rows, wrote ${series * minutes}`);
+    console.log(
+      `| ${label} | ${d.version + 1} | ${d.files} | ${cell(r.deltalake!, base.pyarrow!)} | ` +
+        `${cell(r.polars, base.polars)} | ${cell(r.duckdb, base.duckdb)} |`,
+    );
+    const where = name === 'local' ? 'a local file' : 'one object on the S3 server';
+    console.log(
+      `| the same rows as ${where} (baseline: pyarrow, Polars scan_parquet, DuckDB read_parquet) | – | 1 | ` +
+        `${cell(base.pyarrow!, base.pyarrow!)} | ${cell(base.polars, base.polars)} | ${cell(base.duckdb, base.duckdb)} |`,
+    );
+  }
+  if (weekSeries > 0) {
+    t0 = performance.now();
+    const lines = await week(join(work, 'week'));
+    console.log(
+      `\nA week of 1-minute checkpoints of ${weekSeries} series (${7 * 1440} checkpoints, in ${secs(t0)} s):\n`,
+    );
+    console.log(
+      '| day (UTC, end) | files per partition | most in a partition that day | log versions | checkpoints | log MB |',
+    );
+    console.log('| --- | --- | ---: | ---: | ---: | ---: |');
+    for (const l of lines) console.log(l);
+  }
+} finally {
+  await proxy?.stop();
+  await rm(work, { recursive: true, force: true });
+}
