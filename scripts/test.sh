@@ -19,6 +19,7 @@ bash scripts/containers/setup.sh
 pnpm exec tsc -p tsconfig.test.json
 pnpm exec eslint .
 pnpm exec prettier --check . >/dev/null
+node scripts/checks/long-functions.mjs >/dev/null # no function over 80 lines (it names any that is)
 mkdir -p .cache
 status=0
 pnpm exec vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest-report.json "$@" || status=$?

@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher } from 'undici';
-import { systemClock, type Clock } from './clock.js';
+import type { Clock } from './clock.js';
 import type { Bar, Exchange, DepthTick, ReadStamps, StaticInfo, SuspensionRecord } from './domain.js';
 import {
   AbortedError,
@@ -25,21 +25,21 @@ import { interpretRetResponse } from './endpoints/ret-envelope.js';
 import { buildStaticInfoRequest, decodeStaticInfoData } from './endpoints/static-info.js';
 import { buildSuspensionRequest, decodeSuspensionResponse } from './endpoints/suspension.js';
 import { chunk } from './internal/chunk.js';
+import {
+  CLIENT_DEFAULTS,
+  checkBaseUrl,
+  checkClock,
+  checkCodeOverrides,
+  checkTokenAndPlan,
+  resolveRetry,
+  resolveTimeouts,
+} from './internal/client-options.js';
 import { httpExchange, type HttpResponse } from './internal/http-exchange.js';
 import { isAborted } from './internal/is-aborted.js';
 import { newTrace } from './internal/new-trace.js';
 import { redactErrorInPlace } from './internal/redact-token.js';
+import { canPageBackwards, classifyCode, familyOf, type Family, type ProductClass } from './markets.js';
 import {
-  canPageBackwards,
-  classifyCode,
-  FAMILIES,
-  familyOf,
-  PRODUCT_CLASSES,
-  type Family,
-  type ProductClass,
-} from './markets.js';
-import {
-  PLANS,
   planLimits,
   type EndpointKind,
   type Plan,
@@ -149,19 +149,7 @@ export interface RequestRecord {
   readonly outcome: string;
 }
 
-/** Defaults of {@link QuoteflowClientOptions}, units in the names. */
-export const CLIENT_DEFAULTS = {
-  timeouts: { requestMs: 10_000, suspensionMs: 60_000 },
-  retry: {
-    maxAttempts: 4,
-    suspensionMaxAttempts: 1,
-    baseDelayMs: 250,
-    maxDelayMs: 15_000,
-    missingRetries: 2,
-  },
-  keepAliveTimeoutMs: 30_000,
-  connections: 32,
-} as const;
+export { CLIENT_DEFAULTS };
 
 /** Options of one call. */
 export interface CallOptions {
@@ -173,16 +161,6 @@ export interface CallOptions {
   readonly sourceId?: string;
   /** Endpoint family override for every code of this call (default: from each code's suffix). */
   readonly family?: Family;
-}
-
-function checkPositiveInt(option: string, value: unknown, min = 1): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new InvalidOptionError(
-      option,
-      `QuoteflowClient: "${option}" must be an integer >= ${min}, got ${JSON.stringify(value)}`,
-    );
-  }
-  return value;
 }
 
 /**
@@ -225,37 +203,8 @@ export class QuoteflowClient {
   constructor(options: QuoteflowClientOptions) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidOptionError('options', 'QuoteflowClient: options must be an object');
-    let url: URL;
-    try {
-      url = new URL(options.baseUrl);
-    } catch {
-      throw new InvalidOptionError(
-        'baseUrl',
-        `QuoteflowClient: "baseUrl" must be an http(s) URL, got ${JSON.stringify(String(options.baseUrl))}`,
-      );
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new InvalidOptionError(
-        'baseUrl',
-        `QuoteflowClient: "baseUrl" must be an http(s) URL, got protocol ${JSON.stringify(url.protocol)}`,
-      );
-    }
-    if (url.search !== '' || url.username !== '' || url.password !== '') {
-      throw new InvalidOptionError(
-        'baseUrl',
-        'QuoteflowClient: "baseUrl" must carry no query string or credentials (pass the token as "token")',
-      );
-    }
-    if (typeof options.token !== 'string' || options.token.trim() === '') {
-      throw new InvalidOptionError('token', 'QuoteflowClient: "token" must be a non-empty string');
-    }
-    if (!(PLANS as readonly string[]).includes(options.plan)) {
-      throw new InvalidOptionError(
-        'plan',
-        `QuoteflowClient: "plan" must be one of ${PLANS.join(', ')}, got ${JSON.stringify(options.plan)}`,
-      );
-    }
-    this.#baseUrl = url.href.replace(/\/+$/, '');
+    this.#baseUrl = checkBaseUrl(options.baseUrl);
+    checkTokenAndPlan(options);
     this.#token = options.token;
     this.plan = options.plan;
     try {
@@ -263,85 +212,14 @@ export class QuoteflowClient {
     } catch (err) {
       throw new InvalidOptionError('limitOverrides', `QuoteflowClient: ${(err as Error).message}`);
     }
-    this.#timeouts = {
-      requestMs: checkPositiveInt(
-        'timeouts.requestMs',
-        options.timeouts?.requestMs ?? CLIENT_DEFAULTS.timeouts.requestMs,
-      ),
-      suspensionMs: checkPositiveInt(
-        'timeouts.suspensionMs',
-        options.timeouts?.suspensionMs ?? CLIENT_DEFAULTS.timeouts.suspensionMs,
-      ),
-    };
-    const random = options.retry?.random ?? Math.random;
-    if (typeof random !== 'function')
-      throw new InvalidOptionError('retry.random', 'QuoteflowClient: "retry.random" must be a function');
-    const budgetMs = options.retry?.budgetMs ?? Number.POSITIVE_INFINITY;
-    if (typeof budgetMs !== 'number' || Number.isNaN(budgetMs) || budgetMs < 0)
-      throw new InvalidOptionError(
-        'retry.budgetMs',
-        `QuoteflowClient: "retry.budgetMs" must be a number >= 0, got ${JSON.stringify(budgetMs)}`,
-      );
-    const maxAttempts = options.retry?.maxAttempts;
-    this.#retry = {
-      maxAttempts:
-        maxAttempts === undefined && Number.isFinite(budgetMs)
-          ? Number.POSITIVE_INFINITY
-          : checkPositiveInt('retry.maxAttempts', maxAttempts ?? CLIENT_DEFAULTS.retry.maxAttempts),
-      budgetMs,
-      suspensionMaxAttempts: checkPositiveInt(
-        'retry.suspensionMaxAttempts',
-        options.retry?.suspensionMaxAttempts ?? CLIENT_DEFAULTS.retry.suspensionMaxAttempts,
-      ),
-      baseDelayMs: checkPositiveInt(
-        'retry.baseDelayMs',
-        options.retry?.baseDelayMs ?? CLIENT_DEFAULTS.retry.baseDelayMs,
-        0,
-      ),
-      maxDelayMs: checkPositiveInt(
-        'retry.maxDelayMs',
-        options.retry?.maxDelayMs ?? CLIENT_DEFAULTS.retry.maxDelayMs,
-        0,
-      ),
-      missingRetries: checkPositiveInt(
-        'retry.missingRetries',
-        options.retry?.missingRetries ?? CLIENT_DEFAULTS.retry.missingRetries,
-        0,
-      ),
-      random,
-    };
-    for (const [code, cls] of Object.entries(options.productClasses ?? {})) {
-      if (!(PRODUCT_CLASSES as readonly string[]).includes(cls)) {
-        throw new InvalidOptionError(
-          `productClasses.${code}`,
-          `QuoteflowClient: "productClasses.${code}" must be one of ${PRODUCT_CLASSES.join(', ')}, got ${JSON.stringify(cls)}`,
-        );
-      }
-    }
-    for (const [code, family] of Object.entries(options.families ?? {})) {
-      if (!(FAMILIES as readonly string[]).includes(family)) {
-        throw new InvalidOptionError(
-          `families.${code}`,
-          `QuoteflowClient: "families.${code}" must be one of ${FAMILIES.join(', ')}, got ${JSON.stringify(family)}`,
-        );
-      }
-    }
+    this.#timeouts = resolveTimeouts(options.timeouts);
+    this.#retry = resolveRetry(options.retry);
+    checkCodeOverrides(options);
     this.#productClasses = { ...options.productClasses };
     this.#families = { ...options.families };
     this.#logger = options.logger ?? {};
     this.#onRequest = options.onRequest;
-    const clock = options.clock ?? systemClock;
-    if (
-      typeof clock !== 'object' ||
-      clock === null ||
-      typeof clock.now !== 'function' ||
-      typeof clock.setTimeout !== 'function' ||
-      typeof clock.clearTimeout !== 'function'
-    )
-      throw new InvalidOptionError(
-        'clock',
-        'QuoteflowClient: "clock" must have now(), setTimeout() and clearTimeout() (see systemClock)',
-      );
+    const clock = checkClock(options.clock);
     this.clock = clock;
     // The shared scheduler gets the plan's rates as tightened by the overrides; size overrides
     // stay out, so clients of one token with different sizes still share one scheduler. It is the
@@ -667,71 +545,12 @@ export class QuoteflowClient {
     decode: (res: StampedResponse, spec: RequestSpec) => T,
     options: CallOptions,
   ): Promise<T> {
-    const signal = options.signal;
-    // Real time, not `this.clock`: the timeout guards a socket, not market time (on a 30x clock a
-    // 10 s timeout would otherwise give the service 0.3 s to answer). undici arms it.
-    const timeoutMs = endpoint === 'suspension' ? this.#timeouts.suspensionMs : this.#timeouts.requestMs;
     /** The last failure of a request that was made (closing and aborts are not retried nor counted). */
     let failed: QuoteflowError | undefined;
-    const once = async (attempt: number): Promise<T> => {
-      if (this.#closed) throw new ClientClosedError(endpoint);
-      if (signal?.aborted === true) throw new AbortedError(endpoint);
-      const queuedAtMs = this.clock.now();
-      let sentAtMs: number | undefined;
-      try {
-        const spec = build(newTrace());
-        const res = await this.scheduler.schedule(
-          {
-            endpoint,
-            priority: options.priority ?? 'live',
-            ...(options.sourceId === undefined ? {} : { sourceId: options.sourceId }),
-            ...(signal === undefined ? {} : { signal }),
-          },
-          async (): Promise<StampedResponse> => {
-            // Read here, when the scheduler lets the request go, not when it was queued: the
-            // service computes its answer at or after this instant.
-            const readAtMs = this.clock.now();
-            sentAtMs = readAtMs;
-            const answer = await httpExchange({
-              endpoint,
-              url: this.#urlOf(spec),
-              method: spec.method,
-              headers: spec.method === 'POST' ? POST_JSON : ACCEPT_JSON,
-              body: spec.body,
-              timeoutMs,
-              dispatcher: this.#dispatcher,
-              token: this.#token,
-              signal,
-            });
-            this.#answered = true;
-            return { ...answer, readAtMs, receivedAtMs: this.#nextReceivedAtMs() };
-          },
-        );
-        this.#logger.debug?.('response', {
-          endpoint,
-          trace: spec.trace,
-          status: res.status,
-          bytes: res.text.length,
-          attempt,
-        });
-        const decoded = decode(res, spec);
-        this.#recordRequest(endpoint, attempt, queuedAtMs, sentAtMs, 'ok');
-        return decoded;
-      } catch (err) {
-        this.#recordRequest(
-          endpoint,
-          attempt,
-          queuedAtMs,
-          sentAtMs,
-          err instanceof QuoteflowError ? err.code : 'error',
-        );
-        if (isAborted(signal)) throw err instanceof AbortedError ? err : new AbortedError(endpoint);
-        if (!(err instanceof QuoteflowError)) throw err;
-        throw (failed = this.#failureOf(endpoint, attempt, err));
-      }
-    };
+    const once = (attempt: number): Promise<T> =>
+      this.#attempt(endpoint, attempt, build, decode, options, (err) => (failed = err));
     try {
-      return await this.#retrying(endpoint, signal, once, {
+      return await this.#retrying(endpoint, options.signal, once, {
         ...this.#retryLimits(endpoint),
         retryable: (err) => err === failed && (err as QuoteflowError).retryable,
         onRetry: (err, attempt, delayMs) =>
@@ -744,14 +563,86 @@ export class QuoteflowClient {
           }),
       });
     } catch (err) {
-      const attempts = failed?.attempts ?? 1;
-      if (failed !== undefined && err === failed && attempts > 1) {
-        failed.message += ` (gave up after ${attempts} attempts)`;
-        if (failed.stack !== undefined)
-          failed.stack = failed.stack.replace(/^([^\n]*)/, `$1 (gave up after ${attempts} attempts)`);
-      }
+      if (failed !== undefined && err === failed) noteGaveUp(failed);
       throw err;
     }
+  }
+
+  /**
+   * One attempt of a request: scheduled, sent, decoded and recorded. A failure of a request that
+   * was made goes through `failedWith` (which returns what to throw); closing and aborts do not.
+   */
+  async #attempt<T>(
+    endpoint: EndpointKind,
+    attempt: number,
+    build: (trace: string) => RequestSpec,
+    decode: (res: StampedResponse, spec: RequestSpec) => T,
+    options: CallOptions,
+    failedWith: (err: QuoteflowError) => QuoteflowError,
+  ): Promise<T> {
+    const signal = options.signal;
+    if (this.#closed) throw new ClientClosedError(endpoint);
+    if (signal?.aborted === true) throw new AbortedError(endpoint);
+    const queuedAtMs = this.clock.now();
+    let sentAtMs: number | undefined;
+    try {
+      const spec = build(newTrace());
+      const res = await this.scheduler.schedule(
+        {
+          endpoint,
+          priority: options.priority ?? 'live',
+          ...(options.sourceId === undefined ? {} : { sourceId: options.sourceId }),
+          ...(signal === undefined ? {} : { signal }),
+        },
+        () => {
+          // Read here, when the scheduler lets the request go, not when it was queued: the
+          // service computes its answer at or after this instant.
+          sentAtMs = this.clock.now();
+          return this.#exchange(endpoint, spec, signal, sentAtMs);
+        },
+      );
+      this.#logger.debug?.('response', {
+        endpoint,
+        trace: spec.trace,
+        status: res.status,
+        bytes: res.text.length,
+        attempt,
+      });
+      const decoded = decode(res, spec);
+      this.#recordRequest(endpoint, attempt, queuedAtMs, sentAtMs, 'ok');
+      return decoded;
+    } catch (err) {
+      const outcome = err instanceof QuoteflowError ? err.code : 'error';
+      this.#recordRequest(endpoint, attempt, queuedAtMs, sentAtMs, outcome);
+      if (isAborted(signal)) throw err instanceof AbortedError ? err : new AbortedError(endpoint);
+      if (!(err instanceof QuoteflowError)) throw err;
+      throw failedWith(this.#failureOf(endpoint, attempt, err));
+    }
+  }
+
+  /** The HTTP exchange of a request the scheduler let go at `readAtMs`, stamped with when it arrived. */
+  async #exchange(
+    endpoint: EndpointKind,
+    spec: RequestSpec,
+    signal: AbortSignal | undefined,
+    readAtMs: number,
+  ): Promise<StampedResponse> {
+    // Real time, not `this.clock`: the timeout guards a socket, not market time (on a 30x clock a
+    // 10 s timeout would otherwise give the service 0.3 s to answer). undici arms it.
+    const timeoutMs = endpoint === 'suspension' ? this.#timeouts.suspensionMs : this.#timeouts.requestMs;
+    const answer = await httpExchange({
+      endpoint,
+      url: this.#urlOf(spec),
+      method: spec.method,
+      headers: spec.method === 'POST' ? POST_JSON : ACCEPT_JSON,
+      body: spec.body,
+      timeoutMs,
+      dispatcher: this.#dispatcher,
+      token: this.#token,
+      signal,
+    });
+    this.#answered = true;
+    return { ...answer, readAtMs, receivedAtMs: this.#nextReceivedAtMs() };
   }
 
   /**
@@ -818,6 +709,15 @@ const codeOf = (err: unknown): string => {
   return typeof code === 'string' ? code : '';
 };
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** Says in a failure that retries ran out, and after how many attempts. */
+function noteGaveUp(failed: QuoteflowError): void {
+  const attempts = failed.attempts;
+  if (attempts <= 1) return;
+  failed.message += ` (gave up after ${attempts} attempts)`;
+  if (failed.stack !== undefined)
+    failed.stack = failed.stack.replace(/^([^\n]*)/, `$1 (gave up after ${attempts} attempts)`);
+}
 
 /** An HTTP answer with the instants its request left and it arrived. */
 type StampedResponse = HttpResponse & ReadStamps;

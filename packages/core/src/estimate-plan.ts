@@ -170,7 +170,34 @@ export function estimatePlan(
     (timing.marginMs ?? PLAN_TIMING_DEFAULTS.marginMs) +
     (timing.roundTripMs ?? PLAN_TIMING_DEFAULTS.roundTripMs);
   const series = universe.codes.length * universe.klineTypes.length;
+  const backfill = estimateBackfill(limits, universe);
+  const live = estimateLive(limits, universe, series, overheadMs);
+  const reasons: string[] = [];
+  const shortestBarMs = Math.min(...universe.klineTypes.map((k) => KLINE_PERIOD_MS[k] ?? DAY_MS));
+  if (series > 0 && live.refreshPeriodMs > shortestBarMs) {
+    reasons.push(
+      `a refresh every ${formatDuration(live.refreshPeriodMs)} is slower than the ${formatDuration(shortestBarMs)} bars: closed bars would be skipped`,
+    );
+  }
+  if (backfill.requests > limits.perDay)
+    reasons.push(
+      `the backfill needs ${backfill.requests} requests, more than the ${limits.perDay} a day allows`,
+    );
+  return {
+    plan,
+    series,
+    backfill,
+    live,
+    dailyShare: live.requestsPerDay / limits.perDay,
+    dailyShareByCalendar: live.requestsPerDayByCalendar / limits.perDay,
+    backfillDailyShare: backfill.requests / limits.perDay,
+    fits: reasons.length === 0,
+    reasons,
+  };
+}
 
+/** The backfill's `/kline` requests, the shortest time they can take, and the series it cannot complete. */
+function estimateBackfill(limits: PlanLimits, universe: Universe): BackfillEstimate {
   let requests = 0;
   let shortSeries = 0;
   for (const code of universe.codes) {
@@ -178,13 +205,24 @@ export function estimatePlan(
     if (!canPageBackwards(classifyCode(code)) && universe.bars > MAX_KLINE_PER_REQUEST - 1)
       shortSeries += universe.klineTypes.length;
   }
-  const backfill: BackfillEstimate = {
+  return {
     requests,
     durationMs: minDurationMs(limits, 'kline', requests),
     shortSeries,
     maxBarsWithoutPaging: MAX_KLINE_PER_REQUEST - 1,
   };
+}
 
+/**
+ * Live polling: the refresh period of the series (`/batch-kline` cycles) and of depth polls, each
+ * paced by its own rule, then slowed together to stay within the combined rate and the day.
+ */
+function estimateLive(
+  limits: PlanLimits,
+  universe: Universe,
+  series: number,
+  overheadMs: number,
+): LiveEstimate {
   const batchIntervalMs = limits.rules.find((r) => r.id === 'batch-kline-interval')?.windowMs ?? 1_000;
   const batchRequestsPerCycle = Math.ceil(series / limits.batchKlineGroups);
   const depthCodes = universe.depthCodes ?? [];
@@ -223,8 +261,6 @@ export function estimatePlan(
       if (depthPeriodMs !== undefined) depthPeriodMs *= factor;
     }
   }
-  // Whole milliseconds, up; rounded to the microsecond first so float error adds no millisecond.
-  const ceilMs = (ms: number): number => Math.ceil(Math.round(ms * 1000) / 1000);
   refreshPeriodMs = ceilMs(refreshPeriodMs);
   if (depthPeriodMs !== undefined) depthPeriodMs = ceilMs(depthPeriodMs);
   const requestsPerDay = Math.round(load() * DAY_MS);
@@ -235,7 +271,7 @@ export function estimatePlan(
     series === 0
       ? refreshPeriodMs
       : ceilMs(Math.max(refreshPeriodMs, batchRequestsPerCycle / Math.max(1e-12, batchBudgetPerMs)));
-  const live: LiveEstimate = {
+  return {
     groups: series,
     batchRequestsPerCycle,
     refreshPeriodMs,
@@ -247,27 +283,11 @@ export function estimatePlan(
     requestsSavedPerDay: requestsPerDay - requestsPerDayByCalendar,
     markets: week.byMarket(refreshPeriodMs / Math.max(1, batchRequestsPerCycle)),
   };
+}
 
-  const reasons: string[] = [];
-  const shortestBarMs = Math.min(...universe.klineTypes.map((k) => KLINE_PERIOD_MS[k] ?? DAY_MS));
-  if (series > 0 && refreshPeriodMs > shortestBarMs) {
-    reasons.push(
-      `a refresh every ${formatDuration(refreshPeriodMs)} is slower than the ${formatDuration(shortestBarMs)} bars: closed bars would be skipped`,
-    );
-  }
-  if (requests > limits.perDay)
-    reasons.push(`the backfill needs ${requests} requests, more than the ${limits.perDay} a day allows`);
-  return {
-    plan,
-    series,
-    backfill,
-    live,
-    dailyShare: requestsPerDay / limits.perDay,
-    dailyShareByCalendar: requestsPerDayByCalendar / limits.perDay,
-    backfillDailyShare: requests / limits.perDay,
-    fits: reasons.length === 0,
-    reasons,
-  };
+/** Whole milliseconds, up; rounded to the microsecond first so float error adds no millisecond. */
+function ceilMs(ms: number): number {
+  return Math.ceil(Math.round(ms * 1000) / 1000);
 }
 
 /** The first plan (in ascending capacity) whose estimate fits `universe`, or `undefined` if none does. */

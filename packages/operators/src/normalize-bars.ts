@@ -142,88 +142,46 @@ function slowNormalize(row: BarInput, onReport?: (r: BarReport) => void): Bar | 
     onReport === undefined
       ? ''
       : `bar ${String(row?.code)} type ${String(row?.klineType)} at ${String(row?.tsMs)}`;
-  if (typeof row !== 'object' || row === null) {
-    report(onReport, 'bad-code', 'dropped', {}, undefined, `bar row is not an object: ${String(row)}`);
-    return undefined;
-  }
-  if (typeof row.code !== 'string' || row.code === '') {
-    report(onReport, 'bad-code', 'dropped', row, undefined, `${where}: "code" must be a non-empty string`);
-    return undefined;
-  }
-  if (!isKlineType(row.klineType)) {
-    report(
+  if (typeof row !== 'object' || row === null)
+    return drop(onReport, 'bad-code', {}, undefined, `bar row is not an object: ${String(row)}`);
+  if (typeof row.code !== 'string' || row.code === '')
+    return drop(onReport, 'bad-code', row, undefined, `${where}: "code" must be a non-empty string`);
+  if (!isKlineType(row.klineType))
+    return drop(
       onReport,
       'bad-kline-type',
-      'dropped',
       row,
       undefined,
       `${where}: "klineType" must be an integer from 1 to 10`,
     );
-    return undefined;
-  }
-  let tsMs = toNumber(row.tsMs);
-  if (!Number.isFinite(tsMs) || tsMs <= 0 || !Number.isInteger(tsMs)) {
-    report(
-      onReport,
-      'bad-timestamp',
-      'dropped',
-      row,
-      undefined,
-      `${where}: timestamp is not a positive integer`,
-    );
-    return undefined;
-  }
-  if (tsMs < SECONDS_THRESHOLD) {
-    // provider-facts.md: K-line timestamps are Unix seconds on the wire.
-    tsMs *= 1000;
-    report(
-      onReport,
-      'timestamp-in-seconds',
-      'repaired',
-      row,
-      tsMs,
-      `${where}: timestamp read as seconds, multiplied by 1000`,
-    );
-  }
+  const tsMs = timestampOf(row, onReport, where);
+  if (tsMs === undefined) return undefined;
   const open = toNumber(row.open);
   const high = toNumber(row.high);
   const low = toNumber(row.low);
   const close = toNumber(row.close);
-  if (!Number.isFinite(open) || !Number.isFinite(high) || !Number.isFinite(low) || !Number.isFinite(close)) {
-    report(
-      onReport,
-      'bad-price',
-      'dropped',
-      row,
-      tsMs,
-      `${where}: open/high/low/close must be finite numbers`,
-    );
-    return undefined;
-  }
+  if (!Number.isFinite(open) || !Number.isFinite(high) || !Number.isFinite(low) || !Number.isFinite(close))
+    return drop(onReport, 'bad-price', row, tsMs, `${where}: open/high/low/close must be finite numbers`);
   if (low > open || low > close || high < open || high < close) {
-    report(
+    const got = `got O ${open} H ${high} L ${low} C ${close}`;
+    return drop(
       onReport,
       'inconsistent-ohlc',
-      'dropped',
       row,
       tsMs,
-      `${where}: needs low <= open, close <= high, got O ${open} H ${high} L ${low} C ${close}`,
+      `${where}: needs low <= open, close <= high, ${got}`,
     );
-    return undefined;
   }
   const volume = toVolume(row.volume);
   const turnover = toVolume(row.turnover);
-  if (volume === undefined || turnover === undefined) {
-    report(
+  if (volume === undefined || turnover === undefined)
+    return drop(
       onReport,
       'bad-volume',
-      'dropped',
       row,
       tsMs,
       `${where}: volume/turnover must be empty or a number >= 0`,
     );
-    return undefined;
-  }
   if (volume === null || turnover === null) {
     // provider-facts.md: an empty `volume`/`turnover` string is a known upstream defect.
     report(onReport, 'missing-volume', 'repaired', row, tsMs, `${where}: empty volume/turnover kept as null`);
@@ -239,10 +197,43 @@ function slowNormalize(row: BarInput, onReport?: (r: BarReport) => void): Bar | 
     close,
     volume,
     turnover,
-    readAtMs: typeof row.readAtMs === 'number' && Number.isFinite(row.readAtMs) ? row.readAtMs : 0,
-    receivedAtMs:
-      typeof row.receivedAtMs === 'number' && Number.isFinite(row.receivedAtMs) ? row.receivedAtMs : 0,
+    readAtMs: stampOf(row.readAtMs),
+    receivedAtMs: stampOf(row.receivedAtMs),
   };
+}
+
+/** The row's start in epoch ms (a timestamp in seconds repaired), or `undefined` once reported. */
+function timestampOf(
+  row: BarInput,
+  onReport: ((r: BarReport) => void) | undefined,
+  where: string,
+): number | undefined {
+  const tsMs = toNumber(row.tsMs);
+  if (!Number.isFinite(tsMs) || tsMs <= 0 || !Number.isInteger(tsMs))
+    return drop(onReport, 'bad-timestamp', row, undefined, `${where}: timestamp is not a positive integer`);
+  if (tsMs >= SECONDS_THRESHOLD) return tsMs;
+  // provider-facts.md: K-line timestamps are Unix seconds on the wire.
+  const repaired = tsMs * 1000;
+  const message = `${where}: timestamp read as seconds, multiplied by 1000`;
+  report(onReport, 'timestamp-in-seconds', 'repaired', row, repaired, message);
+  return repaired;
+}
+
+/** Reports a row that is not used; `undefined`, so a check can return it. */
+function drop(
+  onReport: ((r: BarReport) => void) | undefined,
+  problem: BarProblem,
+  row: Partial<BarInput>,
+  tsMs: number | undefined,
+  message: string,
+): undefined {
+  report(onReport, problem, 'dropped', row, tsMs, message);
+  return undefined;
+}
+
+/** A read or receive stamp, 0 when the row has none. */
+function stampOf(ms: number | undefined): number {
+  return typeof ms === 'number' && Number.isFinite(ms) ? ms : 0;
 }
 
 /** The result of {@link normalizeBarList}. */

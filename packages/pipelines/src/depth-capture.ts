@@ -1,15 +1,13 @@
-import { clockScheduler, pollDepth, type Clock, type DepthTick, type QuoteflowClient } from '@quoteflow/core';
+import { pollDepth, type Clock, type DepthTick, type QuoteflowClient } from '@quoteflow/core';
 import { estimatePlan, limitOverridesOf } from '@quoteflow/core/internal';
 import { dedupeBySeq, type DedupeBySeqOptions } from '@quoteflow/operators';
 import type { KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
-import { takeUntil, tap } from 'rxjs';
-import { drainToSinks } from './internal/drain-to-sinks.js';
-import { fromAbortSignal } from './internal/from-abort-signal.js';
+import { tap } from 'rxjs';
+import { checkIntervalMs, pollPipeline } from './internal/poll-pipeline.js';
 import { retryTransient } from './internal/retry-transient.js';
 import type { PipelineHandle } from './pipeline-handle.js';
-import { StopControl } from './internal/stop-control.js';
 import { PipelineError } from './pipeline-error.js';
-import { tableWriterOptions, type PipelineFilesOptions } from './pipeline-files-options.js';
+import type { PipelineFilesOptions } from './pipeline-files-options.js';
 
 /** Options of {@link depthCapture}. */
 export interface DepthCaptureOptions {
@@ -67,19 +65,7 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
   if (options.files === undefined && options.kafka === undefined && options.onTick === undefined) {
     throw new PipelineError('QF_PIPELINE_CONFIG', 'depthCapture: give "files", "kafka" or "onTick"');
   }
-  if (
-    options.intervalMs !== undefined &&
-    (typeof options.intervalMs !== 'number' ||
-      !Number.isFinite(options.intervalMs) ||
-      options.intervalMs <= 0)
-  ) {
-    throw new PipelineError(
-      'QF_PIPELINE_CONFIG',
-      `depthCapture: "intervalMs" must be a positive number of ms, got ${JSON.stringify(options.intervalMs)}`,
-    );
-  }
-  const clock = options.clock ?? client.clock;
-  const scheduler = clockScheduler(clock);
+  checkIntervalMs('depthCapture', options.intervalMs);
   const planned =
     estimatePlan(
       client.plan,
@@ -87,66 +73,33 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
       limitOverridesOf(client.limits),
     ).live.depthPeriodMs ?? 1_000;
   const intervalMs = Math.max(options.intervalMs ?? planned, planned);
-  const warn = (message: string, error: unknown): void => {
-    try {
-      options.onWarning?.(message, error);
-    } catch {
-      // A listener's failure must not stop the data.
-    }
-  };
-
-  const control = new StopControl(options.signal);
-  const signal = control.signal;
-
-  let polls = 0;
-  let received = 0;
-  let ticks = 0;
-  // Each poll yields one tick per code (client.depth answers every code asked, in order), so the
-  // ticks of the first code count the polls.
-  const firstCode = codes[0]!;
-  const ticks$ = pollDepth(client, { codes, intervalMs, sourceId: 'depth-capture', scheduler }).pipe(
-    retryTransient({
-      delayMs: intervalMs,
-      clock,
-      onRetry: (err) => warn('depth poll failed; retrying at the next interval', err),
-    }),
-    // A stop completes the source (aborting the request in flight), so the sinks flush and end.
-    takeUntil(fromAbortSignal(signal)),
-    tap((tick) => {
-      received++;
-      if (tick.code === firstCode) polls++;
-    }),
-    dedupeBySeq(options.dedupe),
-    tap((tick) => {
-      ticks++;
-      try {
-        options.onTick?.(tick);
-      } catch (err) {
-        warn('onTick threw', err);
-      }
-    }),
-  );
-
-  const run = async (): Promise<DepthCaptureSummary> => {
-    try {
-      const files = await drainToSinks(ticks$, {
-        pipeline: 'depthCapture',
-        files:
-          options.files === undefined
-            ? undefined
-            : {
-                ...tableWriterOptions(options.files, signal, warn),
-                format: options.files.format ?? 'parquet',
-                clock,
-                series: { depth: codes },
-              },
-        kafka: options.kafka,
-        stop: (reason) => control.stop(reason),
-      });
-      return { polls, ticks, repeated: received - ticks, files };
-    } finally {
-      control.release();
-    }
-  };
-  return control.handle(run());
+  return pollPipeline('depthCapture', options, { depth: codes }, (kit) => {
+    let polls = 0;
+    let received = 0;
+    let ticks = 0;
+    // Each poll yields one tick per code (client.depth answers every code asked, in order), so the
+    // ticks of the first code count the polls.
+    const firstCode = codes[0]!;
+    const records$ = pollDepth(client, {
+      codes,
+      intervalMs,
+      sourceId: 'depth-capture',
+      scheduler: kit.scheduler,
+    }).pipe(
+      retryTransient({
+        delayMs: intervalMs,
+        clock: kit.clock,
+        onRetry: (err) => kit.warn('depth poll failed; retrying at the next interval', err),
+      }),
+      kit.untilStopped(),
+      tap((tick) => {
+        received++;
+        if (tick.code === firstCode) polls++;
+      }),
+      dedupeBySeq(options.dedupe),
+      tap(() => ticks++),
+      kit.toListener('onTick', options.onTick),
+    );
+    return { records$, summary: (files) => ({ polls, ticks, repeated: received - ticks, files }) };
+  });
 }

@@ -1,21 +1,13 @@
-import {
-  clockScheduler,
-  pollSuspensions,
-  type Clock,
-  type Exchange,
-  type QuoteflowClient,
-} from '@quoteflow/core';
+import { pollSuspensions, type Clock, type Exchange, type QuoteflowClient } from '@quoteflow/core';
 import { POLL_SUSPENSIONS_DEFAULTS } from '@quoteflow/core/internal';
 import { suspensionChanges, type SuspensionChange } from '@quoteflow/operators';
 import type { KafkaSinkOptions, WrittenFile } from '@quoteflow/sinks';
-import { filter, map, merge, takeUntil, tap } from 'rxjs';
-import { drainToSinks } from './internal/drain-to-sinks.js';
-import { fromAbortSignal } from './internal/from-abort-signal.js';
+import { filter, map, merge, tap } from 'rxjs';
+import { checkIntervalMs, pollPipeline } from './internal/poll-pipeline.js';
 import { retryTransient } from './internal/retry-transient.js';
 import type { PipelineHandle } from './pipeline-handle.js';
-import { StopControl } from './internal/stop-control.js';
 import { PipelineError } from './pipeline-error.js';
-import { tableWriterOptions, type PipelineFilesOptions } from './pipeline-files-options.js';
+import type { PipelineFilesOptions } from './pipeline-files-options.js';
 
 /** Options of {@link suspensionWatch}. */
 export interface SuspensionWatchOptions {
@@ -78,93 +70,44 @@ export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle
   const exchanges = [...new Set(options.exchanges)];
   if (exchanges.length === 0)
     throw new PipelineError('QF_PIPELINE_CONFIG', 'suspensionWatch: "exchanges" must not be empty');
-  if (
-    options.intervalMs !== undefined &&
-    (typeof options.intervalMs !== 'number' ||
-      !Number.isFinite(options.intervalMs) ||
-      options.intervalMs <= 0)
-  ) {
-    throw new PipelineError(
-      'QF_PIPELINE_CONFIG',
-      `suspensionWatch: "intervalMs" must be a positive number of ms, got ${JSON.stringify(options.intervalMs)}`,
-    );
-  }
+  checkIntervalMs('suspensionWatch', options.intervalMs);
   const intervalMs = Math.max(
     options.intervalMs ?? SUSPENSION_WATCH_DEFAULTS.intervalMs,
     POLL_SUSPENSIONS_DEFAULTS.minIntervalMs,
   );
-  const clock = options.clock ?? client.clock;
-  const scheduler = clockScheduler(clock);
   const emitInitial = options.emitInitial ?? true;
-  const warn = (message: string, error: unknown): void => {
-    try {
-      options.onWarning?.(message, error);
-    } catch {
-      // A listener's failure must not stop the data.
-    }
-  };
-
-  const control = new StopControl(options.signal);
-  const signal = control.signal;
-
-  let polls = 0;
-  let changes = 0;
-  const changes$ = merge(
-    ...exchanges.map((exchange) =>
-      pollSuspensions(client, {
-        exchange,
-        intervalMs,
-        sourceId: `suspension-watch:${exchange}`,
-        scheduler,
-      }).pipe(
-        // Before suspensionChanges, so a retry keeps what the exchange's differ already knows.
-        retryTransient({
-          delayMs: intervalMs,
-          clock,
-          onRetry: (err) => warn(`suspension poll of ${exchange} failed; retrying at the next poll`, err),
-        }),
-        tap(() => polls++),
-        suspensionChanges({ emitInitial }),
+  return pollPipeline('suspensionWatch', options, { suspension: exchanges }, (kit) => {
+    let polls = 0;
+    let changes = 0;
+    const changes$ = merge(
+      ...exchanges.map((exchange) =>
+        pollSuspensions(client, {
+          exchange,
+          intervalMs,
+          sourceId: `suspension-watch:${exchange}`,
+          scheduler: kit.scheduler,
+        }).pipe(
+          // Before suspensionChanges, so a retry keeps what the exchange's differ already knows.
+          retryTransient({
+            delayMs: intervalMs,
+            clock: kit.clock,
+            onRetry: (err) =>
+              kit.warn(`suspension poll of ${exchange} failed; retrying at the next poll`, err),
+          }),
+          tap(() => polls++),
+          suspensionChanges({ emitInitial }),
+        ),
       ),
-    ),
-  ).pipe(
-    // A stop completes the sources (aborting the queries in flight), so the sinks flush and end.
-    takeUntil(fromAbortSignal(signal)),
-    tap((change) => {
-      changes++;
-      try {
-        options.onChange?.(change);
-      } catch (err) {
-        warn('onChange threw', err);
-      }
-    }),
-  );
-  // A removed record only left the service's one-year window: the sinks keep what they had.
-  const records$ = changes$.pipe(
-    filter((c) => c.change !== 'removed'),
-    map((c) => c.record),
-  );
-
-  const run = async (): Promise<SuspensionWatchSummary> => {
-    try {
-      const files = await drainToSinks(records$, {
-        pipeline: 'suspensionWatch',
-        files:
-          options.files === undefined
-            ? undefined
-            : {
-                ...tableWriterOptions(options.files, signal, warn),
-                format: options.files.format ?? 'parquet',
-                clock,
-                series: { suspension: exchanges },
-              },
-        kafka: options.kafka,
-        stop: (reason) => control.stop(reason),
-      });
-      return { polls, changes, files };
-    } finally {
-      control.release();
-    }
-  };
-  return control.handle(run());
+    ).pipe(
+      kit.untilStopped(),
+      tap(() => changes++),
+      kit.toListener('onChange', options.onChange),
+    );
+    // A removed record only left the service's one-year window: the sinks keep what they had.
+    const records$ = changes$.pipe(
+      filter((c) => c.change !== 'removed'),
+      map((c) => c.record),
+    );
+    return { records$, summary: (files) => ({ polls, changes, files }) };
+  });
 }

@@ -173,7 +173,27 @@ export class KlineScan {
     // The power sums of a slice's starts stay below 3 (width / p)^4: BIGINT while a slice holds
     // fewer than 40,000 periods of the shortest fixed bar (28 days of 1-minute bars).
     const number = width / SHORTEST_PERIOD_MS < 40_000 ? 'BIGINT' : 'HUGEINT';
-    const slice = (t: string) => `(${t} - ${from}) // ${width}`;
+    const grid: SliceGrid = { from, width, number };
+    await this.#aggregateSlices(grid);
+    const totals = await this.connection.runAndReadAll(
+      `SELECT code, kt, any_value(p)::DOUBLE, sum(n)::DOUBLE, min(lo)::DOUBLE, max(hi)::DOUBLE, max(r)::DOUBLE
+       FROM b GROUP BY code, kt ORDER BY code, kt`,
+    );
+    await this.#findMissingRuns();
+    const pairs = await this.#breaks(grid);
+    const haltsOf = new Map<string, DatasetHalt[]>();
+    for (const h of halts) haltsOf.set(h.code, [...(haltsOf.get(h.code) ?? []), h]);
+    const scanGrid = { fromMs: from, bucketMs: Math.trunc(bucketMs), buckets: Math.max(1, buckets) };
+    const out = scannedSeriesOf(totals, pairs, haltsOf, (klineType) => gridOf?.(klineType) ?? scanGrid);
+    return this.#withEdgeGaps(out, haltsOf);
+  }
+
+  /**
+   * Tables `a` (per batch of files) and `b` (merged): per series and slice, its rows' count,
+   * first and last start, newest read, phases, power sums, and whether it holds one bar per period.
+   */
+  async #aggregateSlices({ from, width, number }: SliceGrid): Promise<void> {
+    const slice = (t: string) => sliceSql(t, from, width);
     // One pass over the rows: per series and slice the count, first and last start, newest read,
     // the phases (start mod period) and the first three power sums of y, the start in periods
     // after the slice's own start (y < width / p). Then, per slice, y0 (the first start's y), the
@@ -202,10 +222,10 @@ export class KlineScan {
                      sum(s2)::${number} AS s2, sum(s3)::${number} AS s3
                    FROM a GROUP BY code, kt, i))`,
     );
-    const totals = await this.connection.runAndReadAll(
-      `SELECT code, kt, any_value(p)::DOUBLE, sum(n)::DOUBLE, min(lo)::DOUBLE, max(hi)::DOUBLE, max(r)::DOUBLE
-       FROM b GROUP BY code, kt ORDER BY code, kt`,
-    );
+  }
+
+  /** Table `v`: the slices that are not whole, each with the one run of missing bars it holds, if that is all. */
+  async #findMissingRuns(): Promise<void> {
     // A slice that is not whole holds one run of k missing bars and nothing else when its starts
     // share a phase, span n + k periods, and what the full span's sums exceed theirs by are the
     // sums of k consecutive periods strictly inside (its first and last start are held); certain
@@ -226,6 +246,11 @@ export class KlineScan {
              UNION ALL BY NAME
              SELECT * FROM b WHERE n > 1 AND NOT coalesce(whole, false) AND (p IS NULL OR NOT one_phase))`,
     );
+  }
+
+  /** Per series, in order, the consecutive starts that are not one period apart (a == z: a duplicate). */
+  async #breaks({ from, width }: SliceGrid): Promise<DuckDBResultReader> {
+    const slice = (t: string) => sliceSql(t, from, width);
     // Consecutive starts not one period apart: across slices from the aggregates, inside a slice
     // from its single missing run, else from its rows (read only for those slices and the span of
     // time they cover, so a time-ordered dataset skips most of its row groups).
@@ -240,7 +265,7 @@ export class KlineScan {
         : `UNION ALL SELECT code, kt, p, lag(t) OVER (PARTITION BY code, kt, i ORDER BY t) AS a, t AS z
            FROM (SELECT code, kt, p, ${slice('t')} AS i, t FROM k WHERE t >= ${scanFrom} AND t <= ${scanTo}) x
            SEMI JOIN (SELECT * FROM v WHERE gap_at IS NULL) w ON x.code = w.code AND x.kt = w.kt AND x.i = w.i`;
-    const pairs = await this.connection.runAndReadAll(
+    return this.connection.runAndReadAll(
       `SELECT code, kt, a::DOUBLE, z::DOUBLE FROM (
          SELECT code, kt, p, lag(hi) OVER (PARTITION BY code, kt ORDER BY i) AS a, lo AS z FROM b
          UNION ALL SELECT code, kt, p, lo + (gap_at - 1) * p, lo + (gap_at + k) * p FROM v WHERE gap_at IS NOT NULL
@@ -248,52 +273,6 @@ export class KlineScan {
        WHERE a IS NOT NULL AND (p IS NULL OR z - a <> p)
        ORDER BY code, kt, z, a`,
     );
-    const [codes, types, periods, rows, firsts, lasts, reads] = columnsOf(totals) as TotalsColumns;
-    const [pairCodes, pairTypes, pairFrom, pairTo] = columnsOf(pairs) as PairColumns;
-    const haltsOf = new Map<string, DatasetHalt[]>();
-    for (const h of halts) haltsOf.set(h.code, [...(haltsOf.get(h.code) ?? []), h]);
-    const scanGrid = { fromMs: from, bucketMs: Math.trunc(bucketMs), buckets: Math.max(1, buckets) };
-    const out: ScannedSeries[] = [];
-    let p = 0; // cursor into the pairs, in the same order as the series
-    for (let s = 0; s < codes.length; s++) {
-      const code = codes[s]!;
-      const klineType = types[s]!;
-      if (!isKlineType(klineType)) continue;
-      const gaps: SeriesGap[] = [];
-      const breaks: [number, number][] = [];
-      let duplicates = 0;
-      const calendar = calendarOf(code);
-      const codeHalts = haltsOf.get(code) ?? [];
-      for (; p < pairCodes.length && pairCodes[p] === code && pairTypes[p] === klineType; p++) {
-        const a = pairFrom[p]!;
-        const z = pairTo[p]!;
-        if (a === z) duplicates++;
-        else {
-          breaks.push([a, z]);
-          const gap = unexplainedGap(code, klineType, a, z, codeHalts, calendar);
-          if (gap !== undefined) gaps.push(gap);
-        }
-      }
-      out.push({
-        code,
-        klineType,
-        rows: rows[s]!,
-        firstMs: firsts[s]!,
-        lastMs: lasts[s]!,
-        lastReadMs: reads[s] ?? undefined,
-        duplicates,
-        gaps,
-        heldBuckets: heldBucketsOf(
-          klineType,
-          firsts[s]!,
-          lasts[s]!,
-          periods[s] ?? undefined,
-          breaks,
-          gridOf?.(klineType) ?? scanGrid,
-        ),
-      });
-    }
-    return this.#withEdgeGaps(out, haltsOf);
   }
 
   /** The series with the gaps that cross the window's edges, cut to the window, added. */
@@ -387,6 +366,70 @@ export class KlineScan {
   close(): void {
     this.close$();
   }
+}
+
+/** The scanned series from the totals and the break pairs (both in series order). */
+function scannedSeriesOf(
+  totals: DuckDBResultReader,
+  pairs: DuckDBResultReader,
+  haltsOf: ReadonlyMap<string, readonly DatasetHalt[]>,
+  gridOf: (klineType: KlineType) => HeatmapGrid,
+): ScannedSeries[] {
+  const [codes, types, periods, rows, firsts, lasts, reads] = columnsOf(totals) as TotalsColumns;
+  const [pairCodes, pairTypes, pairFrom, pairTo] = columnsOf(pairs) as PairColumns;
+  const out: ScannedSeries[] = [];
+  let p = 0; // cursor into the pairs, in the same order as the series
+  for (let s = 0; s < codes.length; s++) {
+    const code = codes[s]!;
+    const klineType = types[s]!;
+    if (!isKlineType(klineType)) continue;
+    const gaps: SeriesGap[] = [];
+    const breaks: [number, number][] = [];
+    let duplicates = 0;
+    const calendar = calendarOf(code);
+    const codeHalts = haltsOf.get(code) ?? [];
+    for (; p < pairCodes.length && pairCodes[p] === code && pairTypes[p] === klineType; p++) {
+      const a = pairFrom[p]!;
+      const z = pairTo[p]!;
+      if (a === z) duplicates++;
+      else {
+        breaks.push([a, z]);
+        const gap = unexplainedGap(code, klineType, a, z, codeHalts, calendar);
+        if (gap !== undefined) gaps.push(gap);
+      }
+    }
+    out.push({
+      code,
+      klineType,
+      rows: rows[s]!,
+      firstMs: firsts[s]!,
+      lastMs: lasts[s]!,
+      lastReadMs: reads[s] ?? undefined,
+      duplicates,
+      gaps,
+      heldBuckets: heldBucketsOf(
+        klineType,
+        firsts[s]!,
+        lasts[s]!,
+        periods[s] ?? undefined,
+        breaks,
+        gridOf(klineType),
+      ),
+    });
+  }
+  return out;
+}
+
+/** A slice of the scan: rows are aggregated per `width` ms from `from`, power sums in `number`. */
+interface SliceGrid {
+  readonly from: number;
+  readonly width: number;
+  readonly number: 'BIGINT' | 'HUGEINT';
+}
+
+/** The SQL of the slice index of start `t`. */
+function sliceSql(t: string, from: number, width: number): string {
+  return `(${t} - ${from}) // ${width}`;
 }
 
 /**

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { ReportData } from './report-data.js';
-import { heatmapView, quotaView, reportPage } from './report-page.js';
+import { candlesView, heatmapView, quotaView, reportPage, summaryView } from './report-page.js';
 
 /** lightweight-charts' standalone build (it defines the global `LightweightCharts`), to inline. */
 async function chartsScript(): Promise<string> {
@@ -67,6 +67,8 @@ tr.has-gaps td:nth-child(6) { color: #d32f2f; font-weight: 600; } tbody tr { cur
 <script>${await chartsScript()}</script>
 <script>${heatmapView.toString()}</script>
 <script>${quotaView.toString()}</script>
+<script>${summaryView.toString()}</script>
+<script>${candlesView.toString()}</script>
 <script>(${reportPage.toString()})(${scriptJson(data)}, LightweightCharts);</script>
 </body>
 </html>

@@ -65,18 +65,41 @@ export interface ReportPageState {
 
 /**
  * Runs in the browser, inlined into the page by `Function.prototype.toString` (so it may use
- * nothing from its module but {@link heatmapView} and {@link quotaView}, inlined before it): draws
- * the heatmap, the summary table, the quota view, and the candlesticks of the series a click (or
- * the first one) opens.
+ * nothing from its module but {@link heatmapView}, {@link summaryView}, {@link candlesView} and
+ * {@link quotaView}, inlined before it): draws the heatmap, the summary table, the quota view, and
+ * the candlesticks of the series a click (or the first one) opens.
  */
 export function reportPage(data: ReportData, charts: Charts): void {
+  const panels = heatmapView(data, (i) => state.open(i));
+  summaryView(data, (i) => state.open(i));
+  const openCandles = candlesView(data, charts, (chart) => {
+    state.chart = chart;
+  });
+  const state: ReportPageState = {
+    heatmapRows: panels.reduce((n, p) => n + p.rows, 0),
+    heatmapBuckets: panels[0]?.buckets ?? 0,
+    heatmapFromMs: panels[0]?.fromMs ?? 0,
+    heatmapBucketMs: panels[0]?.bucketMs ?? 0,
+    missingCells: panels.reduce((n, p) => n + p.missingCells, 0),
+    haltedCells: panels.reduce((n, p) => n + p.haltedCells, 0),
+    panels,
+    chart: undefined,
+    quota: quotaView(data.quota, charts),
+    open: openCandles,
+  };
+
+  (window as unknown as { quoteflowReport: ReportPageState }).quoteflowReport = state;
+  state.open(0);
+}
+
+/**
+ * The summary table: a row per series (the first 2,000), a click on one opens it. Runs in the
+ * browser beside {@link reportPage} (inlined by `toString()` before it), using nothing from its module.
+ */
+export function summaryView(data: ReportData, open: (row: number) => void): void {
   const iso = (ms: number | undefined) =>
     ms === undefined ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 16);
-  const el = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-  const panels = heatmapView(data, (i) => state.open(i));
-
-  // Summary table.
-  const body = el<HTMLTableSectionElement>('summary-body');
+  const body = document.getElementById('summary-body') as HTMLTableSectionElement;
   const freshness = (ms: number | undefined) =>
     ms === undefined ? '-' : ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
   data.summary.slice(0, 2_000).forEach((s, i) => {
@@ -94,84 +117,80 @@ export function reportPage(data: ReportData, charts: Charts): void {
     ])
       tr.insertCell().textContent = v;
     if (s.gaps > 0) tr.className = 'has-gaps';
-    tr.addEventListener('click', () => state.open(i));
+    tr.addEventListener('click', () => open(i));
   });
+}
 
-  // Candlesticks with volume, gaps marked.
+/**
+ * The candlesticks of one series with volume, gaps marked: returns the `open(row)` of the page,
+ * which draws the series at `row` of the summary and tells `shown` what it drew (`undefined` when
+ * its bars are not in the page). Runs in the browser beside {@link reportPage} (inlined by
+ * `toString()` before it), using nothing from its module.
+ */
+export function candlesView(
+  data: ReportData,
+  charts: Charts,
+  shown: (chart: ReportPageState['chart']) => void,
+): (row: number) => void {
   let chart: Chart | undefined;
-  const state: ReportPageState = {
-    heatmapRows: panels.reduce((n, p) => n + p.rows, 0),
-    heatmapBuckets: panels[0]?.buckets ?? 0,
-    heatmapFromMs: panels[0]?.fromMs ?? 0,
-    heatmapBucketMs: panels[0]?.bucketMs ?? 0,
-    missingCells: panels.reduce((n, p) => n + p.missingCells, 0),
-    haltedCells: panels.reduce((n, p) => n + p.haltedCells, 0),
-    panels,
-    chart: undefined,
-    quota: quotaView(data.quota, charts),
-    open(row: number) {
-      const wanted = data.summary[row];
-      const title = el('chart-title');
-      if (wanted === undefined) return;
-      const series = data.candles.find((c) => c.code === wanted.code && c.klineType === wanted.klineType);
-      chart?.remove();
-      chart = undefined;
-      if (series === undefined) {
-        title.textContent = `${wanted.code} type ${wanted.klineType}: its bars are not in this page (report it with --codes ${wanted.code})`;
-        state.chart = undefined;
-        return;
-      }
-      const length =
-        series.candleMs >= 86_400_000 ? 'one bar' : `${Math.round(series.candleMs / 60_000)} min`;
-      title.textContent =
-        `${series.code} type ${series.klineType}, ${series.candles.length} candles of ${length}` +
-        (series.bars > series.candles.length
-          ? `: the newest ${series.candles.length} of ${series.bars} bars (--from/--to show others)`
-          : '');
-      // The library's logo would sit over the lowest bars' marks: its attribution stands as text
-      // below the page instead (the licence allows either).
-      chart = charts.createChart(el('chart'), {
-        height: 360,
-        timeScale: { timeVisible: true },
-        layout: { attributionLogo: false },
-      });
-      const candles = chart.addSeries(charts.CandlestickSeries);
-      candles.setData(
-        series.candles.map(([time, open, high, low, close]) => ({ time, open, high, low, close })),
-      );
-      const volume = chart.addSeries(charts.HistogramSeries, {
-        priceScaleId: 'volume',
-        color: '#90a4ae',
-        lastValueVisible: false,
-        priceLineVisible: false,
-      });
-      chart.priceScale('volume').applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
-      volume.setData(series.candles.map(([time, , , , , v]) => ({ time, value: v })));
-      const firstCandle = series.candles[0]?.[0] ?? 0;
-      const shownGaps = series.gaps.filter(([, to]) => to >= firstCandle);
-      charts.createSeriesMarkers(
-        candles,
-        shownGaps.map(([from, to]) => ({
-          time: series.candles.findLast(([t]) => t <= from)?.[0] ?? from,
-          position: 'aboveBar',
-          color: '#d32f2f',
-          shape: 'arrowDown',
-          text: `gap to ${new Date(to * 1000).toISOString().slice(0, 16)}`,
-        })),
-      );
-      chart.timeScale().fitContent();
-      state.chart = {
-        code: series.code,
-        klineType: series.klineType,
-        candles: series.candles.length,
-        candleMs: series.candleMs,
-        gaps: shownGaps.length,
-      };
-    },
+  return (row) => {
+    const wanted = data.summary[row];
+    const title = document.getElementById('chart-title')!;
+    if (wanted === undefined) return;
+    const series = data.candles.find((c) => c.code === wanted.code && c.klineType === wanted.klineType);
+    chart?.remove();
+    chart = undefined;
+    if (series === undefined) {
+      title.textContent = `${wanted.code} type ${wanted.klineType}: its bars are not in this page (report it with --codes ${wanted.code})`;
+      shown(undefined);
+      return;
+    }
+    const length = series.candleMs >= 86_400_000 ? 'one bar' : `${Math.round(series.candleMs / 60_000)} min`;
+    title.textContent =
+      `${series.code} type ${series.klineType}, ${series.candles.length} candles of ${length}` +
+      (series.bars > series.candles.length
+        ? `: the newest ${series.candles.length} of ${series.bars} bars (--from/--to show others)`
+        : '');
+    // The library's logo would sit over the lowest bars' marks: its attribution stands as text
+    // below the page instead (the licence allows either).
+    chart = charts.createChart(document.getElementById('chart')!, {
+      height: 360,
+      timeScale: { timeVisible: true },
+      layout: { attributionLogo: false },
+    });
+    const candles = chart.addSeries(charts.CandlestickSeries);
+    candles.setData(
+      series.candles.map(([time, open, high, low, close]) => ({ time, open, high, low, close })),
+    );
+    const volume = chart.addSeries(charts.HistogramSeries, {
+      priceScaleId: 'volume',
+      color: '#90a4ae',
+      lastValueVisible: false,
+      priceLineVisible: false,
+    });
+    chart.priceScale('volume').applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
+    volume.setData(series.candles.map(([time, , , , , v]) => ({ time, value: v })));
+    const firstCandle = series.candles[0]?.[0] ?? 0;
+    const shownGaps = series.gaps.filter(([, to]) => to >= firstCandle);
+    charts.createSeriesMarkers(
+      candles,
+      shownGaps.map(([from, to]) => ({
+        time: series.candles.findLast(([t]) => t <= from)?.[0] ?? from,
+        position: 'aboveBar',
+        color: '#d32f2f',
+        shape: 'arrowDown',
+        text: `gap to ${new Date(to * 1000).toISOString().slice(0, 16)}`,
+      })),
+    );
+    chart.timeScale().fitContent();
+    shown({
+      code: series.code,
+      klineType: series.klineType,
+      candles: series.candles.length,
+      candleMs: series.candleMs,
+      gaps: shownGaps.length,
+    });
   };
-
-  (window as unknown as { quoteflowReport: ReportPageState }).quoteflowReport = state;
-  state.open(0);
 }
 
 /**

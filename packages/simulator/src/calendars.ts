@@ -160,44 +160,65 @@ export function simBarPeriodAt(
 ): SimBarPeriod | undefined {
   const periodMs = SIM_KLINE_PERIOD_MS[klineType];
   const local = toLocal(tMs, cal.timeZone);
+  return periodMs !== undefined
+    ? intradayPeriodAt(tMs, periodMs, cal, labelling, local)
+    : multiDayPeriodAt(klineType, cal, labelling, local);
+}
+
+/** The intraday period (fixed length) holding `tMs`: see {@link simBarPeriodAt}. */
+function intradayPeriodAt(
+  tMs: number,
+  periodMs: number,
+  cal: SimCalendar,
+  labelling: SimLabelling,
+  local: LocalTime,
+): SimBarPeriod | undefined {
   const tz = cal.timeZone;
-  if (periodMs !== undefined) {
-    if (cal.segments.length === 0) {
-      const startMs = Math.floor(tMs / periodMs) * periodMs;
-      return { startMs, tradesFromMs: startMs, endMs: startMs + periodMs };
-    }
-    const day = local.dayNumber;
-    const segments = segmentsOfDay(cal, day);
-    const segment = segments.find(([s, e]) => local.msOfDay >= s && local.msOfDay < e);
-    if (segment === undefined) return undefined;
-    if (labelling.intraday === 'session') {
-      const [s, e] = segment;
-      const startLocal = s + Math.floor((local.msOfDay - s) / periodMs) * periodMs;
-      const startMs = fromLocalDay(day, startLocal, tz);
-      return {
-        startMs,
-        tradesFromMs: startMs,
-        endMs: fromLocalDay(day, Math.min(startLocal + periodMs, e), tz),
-      };
-    }
-    // 'clock': the local clock period, holding only the session time inside it.
-    const startLocal = Math.floor(local.msOfDay / periodMs) * periodMs;
-    const endLocal = startLocal + periodMs;
-    let from = Number.NaN;
-    let to = Number.NaN;
-    for (const [s, e] of segments) {
-      const a = Math.max(s, startLocal);
-      const b = Math.min(e, endLocal);
-      if (a >= b) continue;
-      if (Number.isNaN(from)) from = a;
-      to = b;
-    }
+  if (cal.segments.length === 0) {
+    const startMs = Math.floor(tMs / periodMs) * periodMs;
+    return { startMs, tradesFromMs: startMs, endMs: startMs + periodMs };
+  }
+  const day = local.dayNumber;
+  const segments = segmentsOfDay(cal, day);
+  const segment = segments.find(([s, e]) => local.msOfDay >= s && local.msOfDay < e);
+  if (segment === undefined) return undefined;
+  if (labelling.intraday === 'session') {
+    const [s, e] = segment;
+    const startLocal = s + Math.floor((local.msOfDay - s) / periodMs) * periodMs;
+    const startMs = fromLocalDay(day, startLocal, tz);
     return {
-      startMs: fromLocalDay(day, startLocal, tz),
-      tradesFromMs: fromLocalDay(day, from, tz),
-      endMs: fromLocalDay(day, to, tz),
+      startMs,
+      tradesFromMs: startMs,
+      endMs: fromLocalDay(day, Math.min(startLocal + periodMs, e), tz),
     };
   }
+  // 'clock': the local clock period, holding only the session time inside it.
+  const startLocal = Math.floor(local.msOfDay / periodMs) * periodMs;
+  const endLocal = startLocal + periodMs;
+  let from = Number.NaN;
+  let to = Number.NaN;
+  for (const [s, e] of segments) {
+    const a = Math.max(s, startLocal);
+    const b = Math.min(e, endLocal);
+    if (a >= b) continue;
+    if (Number.isNaN(from)) from = a;
+    to = b;
+  }
+  return {
+    startMs: fromLocalDay(day, startLocal, tz),
+    tradesFromMs: fromLocalDay(day, from, tz),
+    endMs: fromLocalDay(day, to, tz),
+  };
+}
+
+/** The daily, weekly or monthly period of the local date `local`: see {@link simBarPeriodAt}. */
+function multiDayPeriodAt(
+  klineType: number,
+  cal: SimCalendar,
+  labelling: SimLabelling,
+  local: LocalTime,
+): SimBarPeriod | undefined {
+  const tz = cal.timeZone;
   let startDay: number;
   let endDay: number; // exclusive
   if (klineType === 8) {
@@ -236,6 +257,8 @@ export function simBarPeriodAt(
     endMs: fromLocalDay(lastDay, lastCloseOfPeriod, tz),
   };
 }
+
+type LocalTime = ReturnType<typeof toLocal>;
 
 /** How long after local midnight of `day` a daily-type label of a stock lies, under a local reading. */
 function dailyLabelMsOfDay(cal: SimCalendar, day: number, daily: SimLabelling['daily']): number {

@@ -91,16 +91,9 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
   const metrics = flags.metricsPort === undefined ? undefined : new CliMetrics(metricsHost(ctx.io.env));
   const client = createClient(service, ctx.logger, metrics, undefined, undefined, metrics?.startOnAnswer);
   if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
-  const stop = commandStopper(ctx, flags.duration);
+  const stop = commandStopper(ctx, flags.duration, describeSinks({ out: flags.out, kafka }));
   const stopper = stop.controller;
   let ticks = 0;
-  const flushing = ctx.stopWaits.duringStop(
-    stopper.signal,
-    describeSinks({
-      out: flags.out,
-      kafka,
-    }),
-  );
   const ticker = new StatusTicker(ctx.status, statusEveryMs, () => ({ ticks }));
   const { commandBudgetWatch } = await import('../internal/daily-budget-watch.js');
   let budget: { stop(): void; rethrow(): void } | undefined;
@@ -138,7 +131,6 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
   } finally {
     budget?.stop();
     ticker.stop();
-    flushing();
     stop.dispose();
     await client.close();
     await metrics?.close();

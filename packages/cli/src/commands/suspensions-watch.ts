@@ -44,15 +44,8 @@ export async function watchSuspensions(
     metrics?.startOnAnswer(r);
   });
   if (metrics !== undefined) await serveMetrics(metrics, client, flags.metricsPort ?? 0, ctx.logger);
-  const stop = commandStopper(ctx, flags.duration);
+  const stop = commandStopper(ctx, flags.duration, describeSinks({ out: flags.out, kafka }));
   const stopper = stop.controller;
-  const flushing = ctx.stopWaits.duringStop(
-    stopper.signal,
-    describeSinks({
-      out: flags.out,
-      kafka,
-    }),
-  );
   const table = new StreamingTable(suspensionColumns());
   let budget: { stop(): void; rethrow(): void } | undefined;
   try {
@@ -91,7 +84,6 @@ export async function watchSuspensions(
     budget?.stop();
     notice.stop();
     await metrics?.close();
-    flushing();
     stop.dispose();
     await client.close();
   }

@@ -23,6 +23,7 @@ import type { CommandContext } from '../command-context.js';
 import { checkCodesKnown } from './check-codes-known.js';
 import { checkKafka, cliKafkaSinkOptions, type CliKafkaOptions } from './check-kafka.js';
 import { CliMetrics, metricsHost, serveMetrics } from './cli-metrics.js';
+import { commandStopper, type CommandStop } from './command-stopper.js';
 import { createClient } from './create-client.js';
 import { DailyBudgetSpentError } from './daily-budget-spent-error.js';
 import { watchDailyBudget } from './daily-budget-watch.js';
@@ -122,11 +123,11 @@ export class CommandRun {
   readonly client: QuoteflowClient;
   readonly metrics: CliMetrics | undefined;
   readonly worker: ClusterWorker | undefined;
-  readonly #stopper = new AbortController();
+  readonly #stop: CommandStop;
+  readonly #stopper: AbortController;
   readonly #requestLog: RequestLog | undefined;
   readonly #cleanups: (() => void)[] = [];
   readonly #requestListeners: ((record: RequestRecord) => void)[] = [];
-  #stoppedByDuration = false;
   readonly #budget: { stop(): void };
 
   private constructor(
@@ -152,7 +153,10 @@ export class CommandRun {
       },
       spec.retryBudgetS === undefined ? undefined : { budgetMs: spec.retryBudgetS * 1_000 },
     );
-    this.#watchStop();
+    // Stops are SIGINT/SIGTERM and `--duration`; while stopping, the sinks are what the stop waits for.
+    this.#stop = commandStopper(ctx, spec.durationS, spec.sinks);
+    this.#stopper = this.#stop.controller;
+    this.#cleanups.push(() => this.#stop.dispose());
     this.#budget = watchDailyBudget(this.client.scheduler, {
       logger: ctx.logger,
       exitWhenSpent: spec.service.exitWhenBudgetSpent === true,
@@ -225,7 +229,7 @@ export class CommandRun {
 
   /** Whether `--duration` stopped the command (not a signal, nor a failure before it). */
   get stoppedByDuration(): boolean {
-    return this.#stoppedByDuration;
+    return this.#stop.stoppedByDuration;
   }
 
   /** Aborted on SIGINT/SIGTERM, at `--duration`, or when a pipeline fails: every pipeline's signal. */
@@ -394,26 +398,5 @@ export class CommandRun {
     await this.#requestLog?.close();
     await this.worker?.close();
     await this.metrics?.close();
-  }
-
-  /** Stops are SIGINT/SIGTERM and `--duration`; while stopping, the sinks are what the stop waits for. */
-  #watchStop(): void {
-    const { ctx, spec } = this;
-    const onStop = (): void => this.#stopper.abort(ctx.signal.reason);
-    if (ctx.signal.aborted) onStop();
-    ctx.signal.addEventListener('abort', onStop, { once: true });
-    const timer =
-      spec.durationS === undefined
-        ? undefined
-        : setTimeout(() => {
-            this.#stoppedByDuration = !this.#stopper.signal.aborted;
-            this.#stopper.abort(new Error('duration reached'));
-          }, spec.durationS * 1000);
-    const flushing = ctx.stopWaits.duringStop(this.#stopper.signal, spec.sinks);
-    this.#cleanups.push(() => {
-      flushing();
-      if (timer !== undefined) clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onStop);
-    });
   }
 }

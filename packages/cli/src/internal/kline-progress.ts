@@ -70,6 +70,40 @@ export class KlineProgress {
       : `ETA ${formatDuration((remaining / this.plan.ratePerSecond) * 1000)}`;
   }
 
+  /** A page of a series read: its own bar (up to `MAX_SERIES_BARS` of them) and the overall one move. */
+  #onBackfillProgress(e: Extract<KlineSyncEvent, { type: 'backfill-progress' }>): void {
+    const key = `${e.code}:${e.klineType}`;
+    let bar = this.#seriesBars.get(key);
+    if (bar === undefined && this.#multi !== undefined && this.#seriesBars.size < MAX_SERIES_BARS) {
+      bar = this.#multi.create(e.wanted > 1e6 ? e.bars : e.wanted, 0, {
+        name: key.slice(0, 16).padEnd(16),
+        unit: 'bars',
+        eta_plan: '',
+      });
+      this.#seriesBars.set(key, bar);
+    }
+    bar?.update(Math.min(e.bars, bar.getTotal()));
+    this.#updateOverall();
+    this.logger.debug({ code: e.code, klineType: e.klineType, bars: e.bars }, 'backfill page');
+  }
+
+  /** A series backfilled: its bar leaves the display. */
+  #onSeriesBackfilled(e: Extract<KlineSyncEvent, { type: 'backfill-series-done' }>): void {
+    const key = `${e.code}:${e.klineType}`;
+    this.#backfilled.add(key);
+    const bar = this.#seriesBars.get(key);
+    if (bar !== undefined) {
+      this.#multi?.remove(bar);
+      this.#seriesBars.delete(key);
+    }
+    this.#updateOverall();
+    // A short series was reported by its gap event and is listed again at the end.
+    this.logger.debug(
+      { code: e.code, klineType: e.klineType, bars: e.bars, truncated: e.truncated },
+      'series backfilled',
+    );
+  }
+
   handle(e: KlineSyncEvent): void {
     switch (e.type) {
       case 'backfill-start':
@@ -81,38 +115,12 @@ export class KlineProgress {
         });
         this.logger.info({ series: e.series, requests: this.plan.requests }, 'backfill started');
         break;
-      case 'backfill-progress': {
-        const key = `${e.code}:${e.klineType}`;
-        let bar = this.#seriesBars.get(key);
-        if (bar === undefined && this.#multi !== undefined && this.#seriesBars.size < MAX_SERIES_BARS) {
-          bar = this.#multi.create(e.wanted > 1e6 ? e.bars : e.wanted, 0, {
-            name: key.slice(0, 16).padEnd(16),
-            unit: 'bars',
-            eta_plan: '',
-          });
-          this.#seriesBars.set(key, bar);
-        }
-        bar?.update(Math.min(e.bars, bar.getTotal()));
-        this.#updateOverall();
-        this.logger.debug({ code: e.code, klineType: e.klineType, bars: e.bars }, 'backfill page');
+      case 'backfill-progress':
+        this.#onBackfillProgress(e);
         break;
-      }
-      case 'backfill-series-done': {
-        const key = `${e.code}:${e.klineType}`;
-        this.#backfilled.add(key);
-        const bar = this.#seriesBars.get(key);
-        if (bar !== undefined) {
-          this.#multi?.remove(bar);
-          this.#seriesBars.delete(key);
-        }
-        this.#updateOverall();
-        // A short series was reported by its gap event and is listed again at the end.
-        this.logger.debug(
-          { code: e.code, klineType: e.klineType, bars: e.bars, truncated: e.truncated },
-          'series backfilled',
-        );
+      case 'backfill-series-done':
+        this.#onSeriesBackfilled(e);
         break;
-      }
       case 'backfill-done':
         this.#backfillDone = true;
         // Series the run had nothing to read for are backfilled too.

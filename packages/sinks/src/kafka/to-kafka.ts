@@ -1,6 +1,7 @@
 import { InvalidOptionError, type GapMarker } from '@quoteflow/core';
 import { BufferOverflowError } from '@quoteflow/core/internal';
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { AckedInOrder } from './internal/acked-in-order.js';
+import { Observable, type MonoTypeOperatorFunction, type Subscriber, type TeardownLogic } from 'rxjs';
 import type { KafkaSink } from './kafka-sink.js';
 import type { KafkaRecord } from './to-kafka-message.js';
 
@@ -17,11 +18,6 @@ export interface ToKafkaOptions {
 
 /** Defaults of {@link ToKafkaOptions}. */
 export const TO_KAFKA_DEFAULTS = { maxBuffered: 100_000 } as const;
-
-interface Entry<T> {
-  readonly value: T;
-  acked: boolean;
-}
 
 /**
  * Produces every record to Kafka through `sink` and emits it downstream only once the broker
@@ -55,78 +51,70 @@ export function toKafka<T extends KafkaRecord | GapMarker>(
       `toKafka: "maxBuffered" must be an integer >= 1, got ${JSON.stringify(maxBuffered)}`,
     );
   }
-  return (source) =>
-    new Observable<T>((subscriber) => {
-      let entries: (Entry<T> | undefined)[] = [];
-      let head = 0;
-      let sourceDone = false;
-      let sourceError: { err: unknown } | undefined;
-      let stopped = false;
+  return (source) => new Observable<T>((subscriber) => produceInOrder(source, subscriber, sink, maxBuffered));
+}
 
-      const finishIfDone = (): void => {
-        if (stopped || !sourceDone || head !== entries.length) return;
-        stopped = true;
-        if (sourceError !== undefined) subscriber.error(sourceError.err);
-        else subscriber.complete();
-      };
+/**
+ * One subscription of {@link toKafka}: writes each record, holds it until acknowledged and emits
+ * in arrival order; ends after the last acknowledgement once the source has.
+ */
+function produceInOrder<T extends KafkaRecord | GapMarker>(
+  source: Observable<T>,
+  subscriber: Subscriber<T>,
+  sink: KafkaSink,
+  maxBuffered: number,
+): TeardownLogic {
+  const held = new AckedInOrder<T>();
+  let sourceDone = false;
+  let sourceError: { err: unknown } | undefined;
+  let stopped = false;
+  const isStopped = () => stopped;
+  const emit = (value: T) => subscriber.next(value);
 
-      const drain = (): void => {
-        while (!stopped && head < entries.length && entries[head]!.acked) {
-          const { value } = entries[head]!;
-          entries[head] = undefined;
-          head++;
-          subscriber.next(value);
-        }
-        if (head === entries.length) {
-          entries = [];
-          head = 0;
-        } else if (head > 4096 && head * 2 > entries.length) {
-          entries = entries.slice(head);
-          head = 0;
-        }
-        finishIfDone();
-      };
+  const finishIfDone = (): void => {
+    if (stopped || !sourceDone || held.size !== 0) return;
+    stopped = true;
+    if (sourceError !== undefined) subscriber.error(sourceError.err);
+    else subscriber.complete();
+  };
 
-      const fail = (err: unknown): void => {
-        if (stopped) return;
-        stopped = true;
-        subscriber.error(err);
-      };
+  const drain = (): void => {
+    held.release(emit, isStopped);
+    finishIfDone();
+  };
 
-      const subscription = source.subscribe({
-        next: (value) => {
-          if (stopped) return;
-          if (entries.length - head >= maxBuffered) {
-            fail(new BufferOverflowError(maxBuffered));
-            return;
-          }
-          const entry: Entry<T> = { value, acked: value.type === 'gap' };
-          entries.push(entry);
-          if (entry.acked) {
-            drain();
-            return;
-          }
-          sink.write(value as KafkaRecord).then(() => {
-            entry.acked = true;
-            drain();
-          }, fail);
-        },
-        error: (err: unknown) => {
-          sourceDone = true;
-          sourceError = { err };
-          sink.flush().catch(() => undefined);
-          finishIfDone();
-        },
-        complete: () => {
-          sourceDone = true;
-          // Skip the linger: nothing more is coming. Failures surface through the writes.
-          sink.flush().catch(() => undefined);
-          finishIfDone();
-        },
-      });
-      return () => {
-        stopped = true;
-        subscription.unsubscribe();
-      };
-    });
+  const fail = (err: unknown): void => {
+    if (stopped) return;
+    stopped = true;
+    subscriber.error(err);
+  };
+
+  const sourceEnded = (): void => {
+    sourceDone = true;
+    // Skip the linger: nothing more is coming. Failures surface through the writes.
+    sink.flush().catch(() => undefined);
+    finishIfDone();
+  };
+
+  const subscription = source.subscribe({
+    next: (value) => {
+      if (stopped) return;
+      if (held.size >= maxBuffered) return fail(new BufferOverflowError(maxBuffered));
+      const entry = held.push(value, value.type === 'gap');
+      if (entry.acked) return drain();
+      sink.write(value as KafkaRecord).then(() => {
+        entry.acked = true;
+        drain();
+      }, fail);
+    },
+    error: (err: unknown) => {
+      sourceError = { err };
+      sourceEnded();
+    },
+    complete: sourceEnded,
+  });
+  return () => {
+    stopped = true;
+    subscription.unsubscribe();
+  };
 }
