@@ -35,7 +35,10 @@ describe('writeDataset', () => {
       ...Array.from({ length: 5 }, (_, i) => bar('AAPL.US', T0 + i * 60_000)),
       suspension('XYZ'),
     ];
-    const out = await lastValueFrom(from(records).pipe(writeDataset({ dir, maxRowsPerFile: 2 }), toArray()));
+    // The files as written: no upkeep (January 2026 is a closed month, merged whole in the background).
+    const out = await lastValueFrom(
+      from(records).pipe(writeDataset({ dir, maxRowsPerFile: 2, upkeep: false }), toArray()),
+    );
     expect(out.map((f) => `${f.kind}:${f.rows}`).sort()).toEqual([
       'kline:1',
       'kline:2',
