@@ -22,10 +22,11 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-// Runs in a child process: writes 1-minute bars forever, one file per ROWS_PER_FILE rows.
+// Runs in a child process: writes 1-minute bars forever, one file per ROWS_PER_FILE rows, kept as
+// written (no upkeep: the test checks each file it printed).
 const CHILD = `
 import { DatasetWriter } from ${JSON.stringify(join(REPO_ROOT, 'packages/sinks/src/files/dataset-writer.ts'))};
-const w = new DatasetWriter({ dir: process.argv[2], maxRowsPerFile: ${ROWS_PER_FILE}, onFile: (f) => console.log('file', f.relativePath) });
+const w = new DatasetWriter({ dir: process.argv[2], maxRowsPerFile: ${ROWS_PER_FILE}, upkeep: false, onFile: (f) => console.log('file', f.relativePath) });
 const t0 = Date.UTC(2026, 0, 5);
 for (let i = 0; ; i += 1000) {
   const batch = [];
@@ -109,7 +110,7 @@ it('leaves only complete files after SIGKILL mid-write, and the next writer clea
   const leftovers = await readdir(join(dir, '.staging'));
   expect(leftovers).toContain(killedWriting);
 
-  await using next = new DatasetWriter({ dir, encoderThreads: 0 });
+  await using next = new DatasetWriter({ dir, encoderThreads: 0, upkeep: false });
   await next.write({
     type: 'bar',
     code: 'X',

@@ -1,4 +1,10 @@
-import type { DatasetFormat, IfOwned, WriteDatasetOptions } from '@quoteflow/sinks';
+import type {
+  DatasetFormat,
+  IfOwned,
+  TableUpkeepOptions,
+  UpkeepEvent,
+  WriteDatasetOptions,
+} from '@quoteflow/sinks';
 
 /** Where a depth capture or a suspension watch writes its dataset, and how it shares the table. */
 export interface PipelineFilesOptions {
@@ -20,6 +26,14 @@ export interface PipelineFilesOptions {
   readonly leaseMs?: number;
   /** What the pipeline is (`quoteflow depth`), shown to another writer that meets its claims. */
   readonly command?: string;
+  /**
+   * The table kept healthy while the pipeline writes it (the dataset writer's `upkeep`: small
+   * files merged in the background, Delta checkpoints, log retention, vacuum); `false` turns it
+   * off. @defaultValue on, with `TABLE_UPKEEP_DEFAULTS`
+   */
+  readonly upkeep?: false | TableUpkeepOptions;
+  /** Everything the table's upkeep reports (compactions, checkpoints, failures, falling behind). */
+  readonly onUpkeep?: (event: UpkeepEvent) => void;
 }
 
 /** A pipeline's files options as the dataset writer's table-writer options. */
@@ -29,7 +43,7 @@ export function tableWriterOptions(
   warn: (message: string, error: unknown) => void,
 ): Pick<
   WriteDatasetOptions,
-  'dir' | 'maxFileAgeMs' | 'ifOwned' | 'leaseMs' | 'command' | 'signal' | 'onWaiting'
+  'dir' | 'maxFileAgeMs' | 'ifOwned' | 'leaseMs' | 'command' | 'signal' | 'onWaiting' | 'upkeep' | 'onUpkeep'
 > {
   return {
     dir: files.dir,
@@ -37,6 +51,8 @@ export function tableWriterOptions(
     ...(files.ifOwned === undefined ? {} : { ifOwned: files.ifOwned }),
     ...(files.leaseMs === undefined ? {} : { leaseMs: files.leaseMs }),
     ...(files.command === undefined ? {} : { command: files.command }),
+    ...(files.upkeep === undefined ? {} : { upkeep: files.upkeep }),
+    ...(files.onUpkeep === undefined ? {} : { onUpkeep: files.onUpkeep }),
     signal,
     onWaiting: (message) => warn(message, undefined),
   };

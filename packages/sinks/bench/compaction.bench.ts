@@ -20,8 +20,8 @@ try {
   const small = join(work, 'checkpoints');
   const single = join(work, 'single');
   const compacted = join(work, 'compacted');
-  // One file per minute: what a day of checkpoints leaves.
-  const w = new DatasetWriter({ dir: small, encoderThreads: 0 });
+  // One file per minute: what a day of checkpoints leaves without upkeep.
+  const w = new DatasetWriter({ dir: small, encoderThreads: 0, upkeep: false });
   for (let m = 0; m < MINUTES; m++) {
     for (let s = 0; s < series; s++) w.append(bar(s, m));
     await w.flush();

@@ -13,13 +13,16 @@ import { SCHEMA_REGISTRY_HELP, schemaRegistryFlag } from '../internal/schema-reg
 import { StatusTicker, statusIntervalMs } from '../internal/status-ticker.js';
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
+import { addUpkeepOptions, resolveUpkeep, type UpkeepFlags } from '../internal/upkeep-options.js';
+import { writerUpkeepOf } from '../internal/upkeep-log.js';
+import type { CliMetrics } from '../internal/cli-metrics.js';
 import {
   addKafkaConnectionOptions,
   resolveKafkaConnection,
   type KafkaConnectionFlags,
 } from '../internal/kafka-options.js';
 
-interface DepthFlags extends KafkaConnectionFlags {
+interface DepthFlags extends KafkaConnectionFlags, UpkeepFlags {
   codes?: string[];
   codesFile?: string;
   intervalMs?: number;
@@ -63,6 +66,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
       intAtLeast(0),
     )
     .option('--wait-for-writer', WAIT_FOR_WRITER_HELP);
+  addUpkeepOptions(cmd);
   addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action((flags: DepthFlags) => runDepth(ctx, flags));
 }
@@ -71,6 +75,7 @@ export function registerDepthCommand(program: Command, ctx: CommandContext): voi
 async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
   const service = await resolveServiceOptions(flags, ctx.io.env);
   const codes = await resolveCodes(flags, ctx.io.cwd);
+  const upkeep = resolveUpkeep(flags);
   const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
   const schemaRegistry = schemaRegistryFlag(flags, connection, ['depth'], ctx.io.env);
   const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
@@ -111,7 +116,7 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
       signal: stopper.signal,
       onTick: () => void ticks++,
       ...(flags.intervalMs === undefined ? {} : { intervalMs: flags.intervalMs }),
-      ...filesOf(ctx, flags),
+      ...filesOf(ctx, flags, upkeep, metrics),
       ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
       onWarning: (message, error) =>
         ctx.logger.warn({ err: error instanceof Error ? error.message : error }, message),
@@ -138,7 +143,12 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
 }
 
 /** The capture's files sink: the depth table under `--out`, its codes claimed there first. */
-function filesOf(ctx: CommandContext, flags: DepthFlags) {
+function filesOf(
+  ctx: CommandContext,
+  flags: DepthFlags,
+  upkeep: ReturnType<typeof resolveUpkeep>,
+  metrics: CliMetrics | undefined,
+) {
   if (flags.out === undefined) return {};
   return {
     files: {
@@ -146,6 +156,7 @@ function filesOf(ctx: CommandContext, flags: DepthFlags) {
       format: flags.format,
       ifOwned: flags.waitForWriter === true ? ('wait' as const) : ('fail' as const),
       command: 'quoteflow depth',
+      ...writerUpkeepOf(upkeep, ctx.logger, metrics),
     },
   };
 }

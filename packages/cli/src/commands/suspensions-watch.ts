@@ -16,6 +16,8 @@ import { resolveKafkaConnection, type KafkaConnectionFlags } from '../internal/k
 import { sinkConnectTimeoutMs } from '../internal/sink-connect-timeout.js';
 import { describeSinks } from '../internal/stop-waits.js';
 import { StreamingTable } from '../internal/streaming-table.js';
+import type { resolveUpkeep } from '../internal/upkeep-options.js';
+import { writerUpkeepOf } from '../internal/upkeep-log.js';
 import { suspensionColumns } from './suspensions.js';
 
 /** `quoteflow suspensions --watch`: new and changed records to stdout, files and/or Kafka. */
@@ -32,6 +34,8 @@ export async function watchSuspensions(
     metricsPort?: number;
     waitForWriter?: boolean;
   },
+  /** `--no-upkeep`, `--upkeep-*`: the suspension table's upkeep. */
+  upkeep: ReturnType<typeof resolveUpkeep>,
 ): Promise<void> {
   const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
   const schemaRegistry = schemaRegistryFlag(flags, connection, ['suspension'], ctx.io.env);
@@ -60,7 +64,14 @@ export async function watchSuspensions(
       client,
       exchanges: [flags.exchange],
       signal: stopper.signal,
-      ...(flags.out === undefined ? {} : { files: filesOf(ctx, flags.out, flags.waitForWriter) }),
+      ...(flags.out === undefined
+        ? {}
+        : {
+            files: {
+              ...filesOf(ctx, flags.out, flags.waitForWriter),
+              ...writerUpkeepOf(upkeep, ctx.logger, metrics),
+            },
+          }),
       ...(kafka === undefined ? {} : { kafka: cliKafkaSinkOptions(kafka, ctx.io.env) }),
       onChange: (c) => {
         if (c.change === 'removed') {

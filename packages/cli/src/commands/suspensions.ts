@@ -10,8 +10,9 @@ import { SCHEMA_REGISTRY_HELP } from '../internal/schema-registry-option.js';
 import { addKafkaConnectionOptions, type KafkaConnectionFlags } from '../internal/kafka-options.js';
 import { UsageError } from '../internal/usage-error.js';
 import { WAIT_FOR_WRITER_HELP } from '../internal/wait-for-writer-option.js';
+import { addUpkeepOptions, resolveUpkeep, type UpkeepFlags } from '../internal/upkeep-options.js';
 
-interface SuspensionsFlags extends KafkaConnectionFlags {
+interface SuspensionsFlags extends KafkaConnectionFlags, UpkeepFlags {
   exchange: Exchange;
   format: 'table' | 'json' | 'ndjson';
   watch?: boolean;
@@ -58,6 +59,7 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
       intAtLeast(0),
     )
     .option('--wait-for-writer', `with --watch --out, ${WAIT_FOR_WRITER_HELP}`);
+  addUpkeepOptions(cmd);
   addKafkaConnectionOptions(cmd);
   addServiceOptions(cmd).action(async (flags: SuspensionsFlags) => {
     const service = await resolveServiceOptions(flags, ctx.io.env);
@@ -71,13 +73,17 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
         ['duration', '--duration'],
         ['metricsPort', '--metrics-port'],
         ['waitForWriter', '--wait-for-writer'],
+        ['upkeepRowsPerFile', '--upkeep-rows-per-file'],
+        ['upkeepRetention', '--upkeep-retention'],
       ] as const) {
         if (flags[key] !== undefined) throw new UsageError(`${flag} needs --watch`);
       }
+      if (!flags.upkeep) throw new UsageError('--no-upkeep needs --watch');
     }
+    const upkeep = resolveUpkeep(flags);
     if (flags.watch === true) {
       const { watchSuspensions } = await import('./suspensions-watch.js');
-      await watchSuspensions(ctx, service, flags);
+      await watchSuspensions(ctx, service, flags, upkeep);
       return;
     }
     const [{ openClient }, { suspensionSlotNotice }] = await Promise.all([

@@ -36,12 +36,11 @@ const FilesSinkSchema = z.strictObject({
    * stops or its lease runs out (`--wait-for-writer`), instead of failing (exit 1) before any request.
    */
   waitForWriter: z.boolean().default(false),
-});
-/**
- * A kline pipeline's files keep their table healthy while it runs (as `sync`): `upkeep: false`
- * turns it off, or `{ rowsPerFile, retention }` tunes it (`--upkeep-rows-per-file`, `--upkeep-retention`).
- */
-const KlineFilesSinkSchema = FilesSinkSchema.extend({
+  /**
+   * A pipeline's files keep their table healthy while it runs (as `sync`, `depth`,
+   * `suspensions --watch`): `upkeep: false` turns it off, or `{ rowsPerFile, retention }` tunes
+   * it (`--upkeep-rows-per-file`, `--upkeep-retention`).
+   */
   upkeep: z
     .union([
       z.boolean(),
@@ -158,7 +157,7 @@ const KlineStepSchema = z.strictObject({
       bars: z.number().int().min(0).default(100),
     }),
   }),
-  sinks: sinksSchema(KlineStdoutSinkSchema, KlineFilesSinkSchema),
+  sinks: sinksSchema(KlineStdoutSinkSchema, FilesSinkSchema),
   operators: z.array(z.unknown()).optional(),
   state: z.string().min(1).optional(),
 });

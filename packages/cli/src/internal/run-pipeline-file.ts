@@ -24,7 +24,7 @@ import type { ServiceOptions } from './service-options.js';
 import { StatusTicker, statusIntervalMs } from './status-ticker.js';
 import { describeSinks } from './stop-waits.js';
 import { toJson } from './to-json.js';
-import { UpkeepLog } from './upkeep-log.js';
+import { UpkeepLog, writerUpkeepOf } from './upkeep-log.js';
 import { UsageError } from './usage-error.js';
 import { ifOwnedOf, klineSeriesOf, type TableToWrite } from './table-writers.js';
 
@@ -209,7 +209,7 @@ function klineStepOf(s: KlinePipelineStep): KlineStep {
   };
 }
 
-/** `sinks.files.upkeep` of a kline pipeline as the sink's option (`true` or absent: the defaults). */
+/** `sinks.files.upkeep` of a pipeline as its writer's option (`true` or absent: the defaults). */
 function upkeepOf(
   upkeep: boolean | { rowsPerFile?: number | undefined; retention?: number | undefined } | undefined,
 ): false | TableUpkeepOptions | undefined {
@@ -286,7 +286,7 @@ function startDepth(
       codes,
       ...(s.source.depth.intervalMs === undefined ? {} : { intervalMs: s.source.depth.intervalMs }),
       ...(dedupe === undefined ? {} : { dedupe: dedupeOptions(dedupe) }),
-      ...filesOf(ctx, s, ifOwnedOf(waitForWriter, command.worker !== undefined)),
+      ...filesOf(ctx, command, name, s, ifOwnedOf(waitForWriter, command.worker !== undefined)),
       ...kafkaOf(s, ctx.io.env),
       signal: command.signal,
       ...(s.sinks.stdout === undefined
@@ -309,7 +309,7 @@ function startSuspensions(
     suspensionWatch({
       client: command.client,
       exchanges: exchanges as Exchange[],
-      ...filesOf(ctx, s, ifOwnedOf(waitForWriter, command.worker !== undefined)),
+      ...filesOf(ctx, command, name, s, ifOwnedOf(waitForWriter, command.worker !== undefined)),
       ...kafkaOf(s, ctx.io.env),
       signal: command.signal,
       // A stdout sink gets whole records (the Kafka value and the change); else a summary line.
@@ -332,7 +332,8 @@ function startSuspensions(
   );
 }
 
-function filesOf(ctx: CommandContext, s: PipelineStep, ifOwned: IfOwned) {
+/** A depth or suspension pipeline's files sink: its table, claims and upkeep (logged and counted per pipeline). */
+function filesOf(ctx: CommandContext, command: CommandRun, name: string, s: PipelineStep, ifOwned: IfOwned) {
   const files = s.sinks?.files;
   return files === undefined
     ? {}
@@ -342,6 +343,7 @@ function filesOf(ctx: CommandContext, s: PipelineStep, ifOwned: IfOwned) {
           format: files.format,
           ifOwned,
           command: 'quoteflow run',
+          ...writerUpkeepOf(upkeepOf(files.upkeep), ctx.logger, command.metrics, { pipeline: name }),
         },
       };
 }

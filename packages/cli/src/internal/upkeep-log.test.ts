@@ -5,9 +5,9 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ManualClock, type BarUpdate } from '@quoteflow/core';
-import { DatasetLog, DatasetSink, TableUpkeep } from '@quoteflow/sinks';
+import { DatasetLog, DatasetSink, DatasetWriter, TableUpkeep } from '@quoteflow/sinks';
 import { CliMetrics } from './cli-metrics.js';
-import { UpkeepLog } from './upkeep-log.js';
+import { UpkeepLog, writerUpkeepOf } from './upkeep-log.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -101,4 +101,33 @@ it('upkeep that keeps failing falls behind: quoteflow_upkeep_behind 1 and one wa
       /^table upkeep of kline is behind: work has been due for 600 s \(1 merge\(s\) of small files, \d+ version\(s\) since the last Delta checkpoint\)/,
     ),
   ]);
+});
+
+it('a depth capture\'s upkeep is in the metrics under its table: quoteflow_upkeep_*{dataset="depth"}', async () => {
+  const metrics = new CliMetrics();
+  const writer = new DatasetWriter({
+    dir,
+    encoderThreads: 0,
+    clock: new ManualClock(T0),
+    ...writerUpkeepOf(undefined, pino({ level: 'silent' }), metrics),
+  });
+  for (let i = 0; i < 4; i++) {
+    await writer.write({
+      type: 'depth',
+      code: 'BTCUSDT',
+      seq: BigInt(i),
+      tickTimeMs: T0 + i,
+      bids: [],
+      asks: [],
+    });
+    await writer.flush();
+  }
+  await writer.upkeepIdle();
+  await writer.close();
+  const scrape = await metrics.registry.metrics();
+  // Four files of one tick: one merge, nothing due after it.
+  expect(sample(scrape, 'quoteflow_upkeep_compactions_total{dataset="depth",outcome="committed"}')).toBe(1);
+  expect(sample(scrape, 'quoteflow_upkeep_pending_seconds{dataset="depth"}')).toBe(0);
+  expect(sample(scrape, 'quoteflow_upkeep_behind{dataset="depth"}')).toBe(0);
+  expect((await DatasetLog.open(dir, 'depth')).files.size).toBe(1);
 });

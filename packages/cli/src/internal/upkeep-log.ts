@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { UpkeepEvent } from '@quoteflow/sinks';
+import type { TableUpkeepOptions, UpkeepEvent } from '@quoteflow/sinks';
+import type { UpkeepMetrics } from './upkeep-metrics.js';
 
 /**
  * Says what a dataset's table upkeep reports, to people: falling behind is a warning (and catching
@@ -60,4 +61,25 @@ export class UpkeepLog {
         log.debug({ ...this.fields, ...e }, `table upkeep: ${e.type}`);
     }
   }
+}
+
+/**
+ * A files sink's upkeep as `DatasetWriter` takes it (`depth`, `suspensions --watch`, `run`): the
+ * options of the flags or the pipeline file, and its events said to people ({@link UpkeepLog})
+ * and, when metrics are served, counted.
+ */
+export function writerUpkeepOf(
+  upkeep: false | TableUpkeepOptions | undefined,
+  logger: Logger,
+  metrics: { readonly upkeep: UpkeepMetrics } | undefined,
+  fields: Record<string, unknown> = {},
+): { upkeep?: false | TableUpkeepOptions; onUpkeep: (e: UpkeepEvent) => void } {
+  const log = new UpkeepLog(logger, fields);
+  return {
+    ...(upkeep === undefined ? {} : { upkeep }),
+    onUpkeep: (e) => {
+      log.event(e);
+      metrics?.upkeep.onEvent(e);
+    },
+  };
 }

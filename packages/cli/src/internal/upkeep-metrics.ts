@@ -4,7 +4,7 @@ import type { UpkeepEvent } from '@quoteflow/sinks';
 /**
  * What a dataset table's upkeep reports (`TableUpkeep`'s events), as metrics: whether it is behind
  * and for how long work has been due, the merges due, the log versions since the newest Delta
- * checkpoint, merges committed or void, failed steps. By `dataset` (`kline` today).
+ * checkpoint, merges committed or void, failed steps. By `dataset` (`kline`, `depth`, `suspension`).
  */
 export class UpkeepMetrics {
   readonly behind: Gauge<'dataset'>;

@@ -81,16 +81,19 @@ describe('pipeline files: sinks.files.upkeep', () => {
     );
   });
 
-  it('is for kline pipelines: a depth pipeline refuses it, naming the key', () => {
-    const depth = `version: 1
+  it('is for every pipeline: a depth and a suspensions pipeline take it as a kline one', () => {
+    const sinkOf = (source: string) =>
+      parsePipelineFile(
+        `version: 1
 pipelines:
   - source:
-      depth: { codes: [BTCUSDT] }
+      ${source}
     sinks:
-      files: { out: ./d, upkeep: false }
-`;
-    expect(() => parsePipelineFile(depth, 'p.yaml')).toThrow(
-      /p\.yaml:6: pipelines\[0\]\.sinks\.files\.upkeep: Unrecognized key/,
-    );
+      files: { out: ./d, upkeep: { rowsPerFile: 500, retention: 1h } }
+`,
+        'p.yaml',
+      ).pipelines[0]!.sinks?.files;
+    for (const source of ['depth: { codes: [BTCUSDT] }', 'suspensions: { exchanges: [nyse] }'])
+      expect(sinkOf(source)).toMatchObject({ upkeep: { rowsPerFile: 500, retention: 3_600_000 } });
   });
 });

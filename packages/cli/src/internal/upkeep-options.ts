@@ -12,7 +12,7 @@ export interface UpkeepFlags {
   upkeepRetention?: string;
 }
 
-/** `--no-upkeep`, `--upkeep-rows-per-file`, `--upkeep-retention` (sync). */
+/** `--no-upkeep`, `--upkeep-rows-per-file`, `--upkeep-retention` (sync, depth, suspensions --watch). */
 export function addUpkeepOptions(cmd: Command): Command {
   return cmd
     .option(

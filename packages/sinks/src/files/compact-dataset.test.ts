@@ -27,7 +27,8 @@ async function writeSmallFiles(
   perFile: number,
   format: DatasetFormat = 'parquet',
 ): Promise<void> {
-  const writer = new DatasetWriter({ dir, format, encoderThreads: 0 });
+  // Small files left as written, for the manual compaction to merge (no upkeep in the background).
+  const writer = new DatasetWriter({ dir, format, encoderThreads: 0, upkeep: false });
   for (let f = 0; f < files; f++) {
     for (let i = 0; i < perFile; i++) {
       const n = f * perFile + i;
@@ -143,7 +144,7 @@ describe('compactDataset', () => {
   });
 
   it('compacts depth ticks with seq above 2^63 and empty book sides exactly', async () => {
-    const writer = new DatasetWriter({ dir, encoderThreads: 0 });
+    const writer = new DatasetWriter({ dir, encoderThreads: 0, upkeep: false });
     for (let i = 0; i < 5; i++) {
       await writer.write(depth('D.US', 18446744073709551615n - BigInt(i), T0 + i, [level(1.5, 2)], []));
       await writer.flush();

@@ -12,7 +12,9 @@ import { summarizeKlineFile } from './read-dataset-rows.js';
 import { openStore, type OpenedStore } from './storage/open-store.js';
 import {
   checkUpkeepOptions,
-  TableUpkeep,
+  openWriterUpkeep,
+  upkeepLogOptions,
+  type TableUpkeep,
   type TableUpkeepOptions,
   type UpkeepEvent,
   type UpkeepStatus,
@@ -154,11 +156,7 @@ export class DatasetSink implements CommittingSink {
     try {
       const log = await DatasetLog.open(opened.root, 'kline', {
         summarize: (rel) => summarizeKlineFile(dir, rel),
-        ...(options.upkeep === undefined ||
-        options.upkeep === false ||
-        options.upkeep.retentionMs === undefined
-          ? {}
-          : { tombstoneRetentionMs: options.upkeep.retentionMs }),
+        ...upkeepLogOptions(options.upkeep),
         ...(opened.store === undefined ? {} : { store: opened.store }),
         ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
         ...(options.command === undefined ? {} : { command: options.command }),
@@ -167,7 +165,14 @@ export class DatasetSink implements CommittingSink {
       if (!log.remote) await log.transaction(async () => undefined, { adoptOrphans: true });
       // Claimed before the watermarks are read: the sink resumes where the previous owner ended.
       if ((options.series ?? []).length > 0) await log.claim(options.series!, claimOptionsOf(options));
-      upkeep = options.upkeep === false ? undefined : await openUpkeep(log, options);
+      upkeep = await openWriterUpkeep(log, {
+        upkeep: options.upkeep,
+        clock: options.clock,
+        onEvent: (e) => {
+          if (e.type === 'compacted') options.onCompacted?.(e.result);
+          options.onUpkeep?.(e);
+        },
+      });
       const sink = new DatasetSink(log, options, opened, upkeep);
       // What a restart finds due (a kill -9 mid-merge, a month closed meanwhile) is done at once.
       upkeep?.nudge();
@@ -373,22 +378,6 @@ export class DatasetSink implements CommittingSink {
       `${this.name}: ${files.length} file(s) not committed: this writer may no longer write its series (its lease lapsed)`,
     );
   }
-}
-
-/** The sink's table upkeep: on its table (a log of its own), reporting to the sink's listeners. */
-function openUpkeep(log: DatasetLog, options: DatasetSinkOptions): Promise<TableUpkeep> {
-  const upkeep = options.upkeep === false ? {} : (options.upkeep ?? {});
-  return TableUpkeep.open({
-    ...upkeep,
-    root: log.root,
-    dataset: log.dataset,
-    ...(log.remote ? { store: log.store } : {}),
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-    onEvent: (e) => {
-      if (e.type === 'compacted') options.onCompacted?.(e.result);
-      options.onUpkeep?.(e);
-    },
-  });
 }
 
 /** The claim options of a sink's options. */

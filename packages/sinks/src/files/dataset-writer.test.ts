@@ -48,8 +48,9 @@ const T0 = Date.UTC(2026, 0, 5, 1, 30);
 const minute = (i: number): number => T0 + i * 60_000;
 
 describe.each([0, 1, 2])('DatasetWriter (encoderThreads %i)', (encoderThreads) => {
+  // The files as written are this file's subject: upkeep (which merges them) has tests of its own.
   const make = (o: Partial<DatasetWriterOptions> = {}): DatasetWriter =>
-    new DatasetWriter({ dir, encoderThreads, ...o });
+    new DatasetWriter({ dir, encoderThreads, upkeep: false, ...o });
 
   it('fails with QF_FILE_WRITE instead of hanging where directories cannot be made (/proc)', async () => {
     const w = new DatasetWriter({ dir: '/proc/quoteflow-cannot-exist', encoderThreads });

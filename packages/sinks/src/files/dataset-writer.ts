@@ -28,6 +28,14 @@ import { DatasetLog } from './dataset-log.js';
 import { addWatermark, type LogFile, type SeriesWatermark } from './dataset-log-format.js';
 import type { DeltaStats } from './delta/delta-actions.js';
 import { summarizeKlineFile } from './read-dataset-rows.js';
+import {
+  checkUpkeepOptions,
+  openWriterUpkeep,
+  upkeepLogOptions,
+  type TableUpkeep,
+  type TableUpkeepOptions,
+  type UpkeepEvent,
+} from './table-upkeep.js';
 import { ifOwnedOf, TABLE_WRITER_DEFAULTS, type TableWriterOptions } from './table-writer.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 
@@ -93,6 +101,18 @@ export interface DatasetWriterOptions extends TableWriterOptions {
    * committer's to ask. @defaultValue `'immediate'`
    */
   readonly publish?: 'immediate' | 'on-commit';
+  /**
+   * Each table it commits to kept healthy while it is written, in the background, as
+   * `DatasetSink` does ({@link TableUpkeep}): small files merged as they accumulate (tiered in a
+   * partition still written, whole in a closed one: a depth `date=` from the next UTC day on the
+   * pipeline's clock; a suspension `exchange=` is never closed), a Delta checkpoint of the newest
+   * version, log versions and removed files deleted after the retention. `false` turns it off;
+   * not with `publish: 'on-commit'` (the committer keeps its table).
+   * @defaultValue on, with `TABLE_UPKEEP_DEFAULTS`
+   */
+  readonly upkeep?: false | TableUpkeepOptions;
+  /** Everything upkeep reports, per table: compactions, checkpoints, failures, where it stands, falling behind. */
+  readonly onUpkeep?: (event: UpkeepEvent) => void;
   /** Called for every finished file, after it was committed and renamed into place. */
   readonly onFile?: (file: WrittenFile) => void;
   /** Called once when a file fails in the background; the error is also raised by the next call. */
@@ -217,7 +237,13 @@ export class DatasetWriter implements AsyncDisposable {
   private readonly cleaned: Promise<void>;
   /** Unless publishing on commit: the store (once open) and the tables' logs, one commit at a time. */
   private tables:
-    | { opened: OpenedStore; logs: Map<DatasetKind, Promise<DatasetLog>>; serial: Promise<unknown> }
+    | {
+        opened: OpenedStore;
+        logs: Map<DatasetKind, Promise<DatasetLog>>;
+        /** Each table's upkeep, once its log is open (none when turned off). */
+        upkeeps: Map<DatasetKind, TableUpkeep>;
+        serial: Promise<unknown>;
+      }
     | undefined;
   /** Settles when the start claims (`series`) are committed; rejects with their failure. */
   private readonly claimed: Promise<void>;
@@ -246,6 +272,7 @@ export class DatasetWriter implements AsyncDisposable {
         `DatasetWriter: "klineSubPartition" must be one of ${KLINE_SUB_PARTITIONS.join(', ')}, got ${String(o.klineSubPartition)}`,
       );
     }
+    if (o.upkeep !== undefined && o.upkeep !== false) checkUpkeepOptions(o.upkeep, 'DatasetWriter: "upkeep"');
     requirePackagesOf('datasets');
     const remote = isS3Url(o.dir) && o.publish !== 'on-commit';
     this.location = remote ? o.dir : resolve(o.dir);
@@ -269,7 +296,7 @@ export class DatasetWriter implements AsyncDisposable {
     const opening = this.publishOnCommit
       ? Promise.resolve()
       : openStore(remote ? o.dir : this.dir).then((opened) => {
-          this.tables = { opened, logs: new Map(), serial: Promise.resolve() };
+          this.tables = { opened, logs: new Map(), upkeeps: new Map(), serial: Promise.resolve() };
         });
     this.cleaned = opening
       .then(() => cleanStaging(this.dir, this.staleMs, Date.now()))
@@ -392,11 +419,12 @@ export class DatasetWriter implements AsyncDisposable {
         while (this.pending.size > 0) await Promise.all(this.pending);
         await this.cleaned;
         await this.claimed.catch(() => undefined);
-        await this.releaseClaims();
+        await this.releaseTables();
         if (this.location === this.dir) await removeEmptyStaging(this.dir);
         if (this.failure !== undefined) throw this.failure;
       } finally {
         this.open.clear();
+        await this.closeUpkeeps();
         this.pool.close();
         await this.tables?.opened.close();
         if (this.location !== this.dir) await rm(this.dir, { recursive: true, force: true });
@@ -409,11 +437,34 @@ export class DatasetWriter implements AsyncDisposable {
     await this.close();
   }
 
-  /** Gives up the claims of every table (a last commit each); a failure is the writer's, unless it failed before. */
-  private async releaseClaims(): Promise<void> {
+  /**
+   * Resolves once the upkeep of no table runs a round (what the commits made due is done, or
+   * failed): for a run that wants its tables compacted before it closes the writer (a test, a script).
+   */
+  async upkeepIdle(): Promise<void> {
+    const tables = this.tables;
+    if (tables === undefined) return;
+    await Promise.all([...tables.logs.values()].map((log) => log.catch(() => undefined)));
+    await Promise.all([...tables.upkeeps.values()].map((upkeep) => upkeep.idle()));
+  }
+
+  /** Stops each table's upkeep (a merge being built is dropped, nothing of it committed). Idempotent. */
+  private async closeUpkeeps(): Promise<void> {
+    const tables = this.tables;
+    if (tables === undefined) return;
+    await Promise.all([...tables.logs.values()].map((log) => log.catch(() => undefined)));
+    await Promise.all([...tables.upkeeps.values()].map((upkeep) => upkeep.close()));
+  }
+
+  /**
+   * Stops each table's upkeep, then gives up the claims of every table (a last commit each); a
+   * failure is the writer's, unless it failed before.
+   */
+  private async releaseTables(): Promise<void> {
     const tables = this.tables;
     if (tables === undefined) return;
     await tables.serial;
+    await this.closeUpkeeps();
     for (const opening of tables.logs.values()) {
       const log = await opening.catch(() => undefined);
       try {
@@ -521,6 +572,8 @@ export class DatasetWriter implements AsyncDisposable {
     this.tables!.serial = next.catch(() => undefined);
     try {
       await next;
+      // Upkeep runs in the background: the writer never waits for it.
+      this.tables!.upkeeps.get(file.kind)?.nudge();
     } catch (err) {
       // Kept when the log names it (committed, the rename failed): the table's next writer publishes it.
       const log = await this.tables!.logs.get(file.kind)?.catch(() => undefined);
@@ -571,6 +624,7 @@ export class DatasetWriter implements AsyncDisposable {
       const { leaseMs, command } = this.claimOptions;
       log = (async () => {
         const opened = await DatasetLog.open(dir, kind, {
+          ...upkeepLogOptions(this.upkeepOptions),
           ...(tables.opened.store === undefined ? {} : { store: tables.opened.store }),
           ...(kind === 'kline' ? { summarize: (rel: string) => summarizeKlineFile(dir, rel) } : {}),
           ...(leaseMs === undefined ? {} : { leaseMs }),
@@ -578,11 +632,30 @@ export class DatasetWriter implements AsyncDisposable {
         });
         // On object storage an object no commit names is an uncommitted upload, never adopted.
         if (!opened.remote) await opened.transaction(async () => undefined, { adoptOrphans: true });
+        await this.startUpkeep(opened);
         return opened;
       })();
       tables.logs.set(kind, log);
     }
     return log;
+  }
+
+  /** The writer's upkeep options: none when its committer keeps the table (`publish: 'on-commit'`). */
+  private get upkeepOptions(): false | TableUpkeepOptions | undefined {
+    return this.publishOnCommit ? false : this.claimOptions.upkeep;
+  }
+
+  /** Opens the upkeep of a table just opened and starts what a restart finds due. */
+  private async startUpkeep(log: DatasetLog): Promise<void> {
+    const upkeep = await openWriterUpkeep(log, {
+      upkeep: this.upkeepOptions,
+      clock: this.clock,
+      ...(this.claimOptions.onUpkeep === undefined ? {} : { onEvent: this.claimOptions.onUpkeep }),
+    });
+    if (upkeep === undefined) return;
+    this.tables!.upkeeps.set(log.dataset, upkeep);
+    // What a restart finds due (a kill -9 mid-merge, a day closed meanwhile) is done at once.
+    upkeep.nudge();
   }
 
   private finish(key: string, file: OpenFile): void {

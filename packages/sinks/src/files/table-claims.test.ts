@@ -296,7 +296,8 @@ describe('DatasetWriter as a writer of its tables', () => {
   });
 
   it('commits each finished file to its Delta log (one version a file), and takes a directory of an older quoteflow into the log once', async () => {
-    const w = new DatasetWriter({ dir, encoderThreads: 0, maxRowsPerFile: 2 });
+    // One version a file as written: no upkeep merging them in the background.
+    const w = new DatasetWriter({ dir, encoderThreads: 0, maxRowsPerFile: 2, upkeep: false });
     for (let i = 1n; i <= 5n; i++) w.append(tick('BTCUSDT', i));
     const files = await w.flush();
     await w.close();
@@ -308,11 +309,11 @@ describe('DatasetWriter as a writer of its tables', () => {
 
     // The same files as an older quoteflow left them: no log. The next writer adopts them once.
     await rm(join(dir, 'depth', '_delta_log'), { recursive: true });
-    const next = new DatasetWriter({ dir, encoderThreads: 0 });
+    const next = new DatasetWriter({ dir, encoderThreads: 0, upkeep: false });
     next.append(tick('BTCUSDT', 6n));
     await next.flush();
     await next.close();
-    const again = new DatasetWriter({ dir, encoderThreads: 0 });
+    const again = new DatasetWriter({ dir, encoderThreads: 0, upkeep: false });
     again.append(tick('BTCUSDT', 7n));
     await again.flush();
     await again.close();

@@ -379,6 +379,44 @@ export class TableUpkeep {
   }
 }
 
+/** What a table writer passes to {@link openWriterUpkeep}: its options and listeners. */
+export interface WriterUpkeepOptions {
+  /** `false`: none; `undefined`: the defaults. */
+  readonly upkeep?: false | TableUpkeepOptions | undefined;
+  readonly clock?: Clock | undefined;
+  readonly onEvent?: (event: UpkeepEvent) => void;
+}
+
+/**
+ * The upkeep of the table a writer commits to (`DatasetSink`, `DatasetWriter`): on the table of
+ * the writer's log (a log of its own, on the same store), reporting to the writer's listener;
+ * `undefined` when turned off.
+ */
+export async function openWriterUpkeep(
+  log: DatasetLog,
+  options: WriterUpkeepOptions,
+): Promise<TableUpkeep | undefined> {
+  if (options.upkeep === false) return undefined;
+  const onEvent = options.onEvent;
+  return TableUpkeep.open({
+    ...options.upkeep,
+    root: log.root,
+    dataset: log.dataset,
+    ...(log.remote ? { store: log.store } : {}),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(onEvent === undefined ? {} : { onEvent }),
+  });
+}
+
+/** The `DatasetLog.open` options a writer's upkeep asks for: removed files remembered as long as it keeps them. */
+export function upkeepLogOptions(upkeep: false | TableUpkeepOptions | undefined): {
+  tombstoneRetentionMs?: number;
+} {
+  return upkeep === undefined || upkeep === false || upkeep.retentionMs === undefined
+    ? {}
+    : { tombstoneRetentionMs: upkeep.retentionMs };
+}
+
 /** The version `_last_checkpoint` names (-1: none yet). */
 async function lastCheckpointOf(log: DatasetLog): Promise<number> {
   const bytes = await log.store.read(`${log.dataset}/_delta_log/_last_checkpoint`).catch(() => undefined);

@@ -16,6 +16,9 @@ describe('isPartitionClosed', () => {
   });
   it('never closes a partition without a period', () => {
     expect(isPartitionClosed('kline/kline_type=1', at('2100-01-01T00:00:00Z'))).toBe(false);
+    // depth is partitioned by its ticks' UTC date: a day is closed from the next UTC midnight.
+    expect(isPartitionClosed('depth/date=2026-01-05', at('2026-01-05T23:59:59.999Z'))).toBe(false);
+    expect(isPartitionClosed('depth/date=2026-01-05', at('2026-01-06T00:00:00.000Z'))).toBe(true);
     expect(isPartitionClosed('suspension/exchange=nyse', at('2100-01-01T00:00:00Z'))).toBe(false);
   });
 });
