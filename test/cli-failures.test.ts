@@ -378,10 +378,10 @@ describe('a Kafka broker that goes away during a run', () => {
     // It ended by the 2 s delivery timeout (the message below says so), not the 30 s default nor
     // never: the bound only catches a hang, since load stretches the CLI's own start and stop.
     expect(result.elapsedMs).toBeLessThan(10_000 + 30_000);
-    // Exactly once (the default), the checkpoint's commit or a batch gives up first, whichever
-    // meets the timeout first: both name the delivery timeout.
+    // Exactly once (the default), a batch, the checkpoint's commit or the transaction gives up
+    // first, whichever meets the timeout first: each names the delivery timeout.
     expect(result.stderr).toMatch(
-      /not acknowledged by the broker: no acknowledgement within deliveryTimeoutMs = 2000 ms|the commit got no answer: .*\(deliveryTimeoutMs = 2000 ms\)/,
+      /not acknowledged by the broker: no acknowledgement within deliveryTimeoutMs = 2000 ms|the commit got no answer: .*\(deliveryTimeoutMs = 2000 ms\)|the transaction was not committed: .*\(deliveryTimeoutMs = 2000 ms\)/,
     );
     expect(result.stderr).toContain(broker!.brokers);
   }, 180_000);

@@ -91,7 +91,9 @@ const EXAMPLES: [WriterSpec[]][] = [
         ifOwned: 'fail',
         after: undefined,
         killAfter: undefined,
-        pauseMs: 10,
+        // Slow enough that the stall lands before its last checkpoint on a loaded machine (at
+        // 10 ms a CI-like run saw it write all four before the SIGSTOP: no commit was refused).
+        pauseMs: 500,
         stall: { afterCommits: 1, until: 1 },
       },
       {
