@@ -21,16 +21,19 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['source'] } },
   test: {
-    // Measured on the two-core CI box (see README, Development): the test files mostly wait (on
-    // processes, brokers, the simulator's clock), so more workers than cores. Forks: threads were no
+    // Measured on the two-core CI box (see README, Development): many test files wait (on processes,
+    // brokers, the simulator's clock), so more workers than cores: with 4, two cores stood idle 16 %
+    // of a 554 s run (CPU sampled every 5 s); with 5, 6 % of 503 s (QF_CPU_LOG shows each file's
+    // CPU; past that the run is CPU-bound and more workers only slow each file). Forks: threads were no
     // faster (the same CPU with isolation off) and break vi.mock without isolation; several files
     // start child processes and load native modules (DuckDB, SQLite).
     pool: 'forks',
-    maxWorkers: Number(process.env['QF_TEST_WORKERS'] ?? 4),
+    maxWorkers: Number(process.env['QF_TEST_WORKERS'] ?? 5),
     // The longest files first, also on a fresh clone (no durations of earlier runs).
     sequence: { sequencer: SlowFirstSequencer },
-    // QF_ASSERT_LOG=FILE counts each test's assertions into FILE (a no-op unless set).
-    setupFiles: ['test/support/count-assertions.ts'],
+    // QF_ASSERT_LOG=FILE counts each test's assertions into FILE, QF_CPU_LOG=FILE each file's CPU
+    // (both no-ops unless set).
+    setupFiles: ['test/support/count-assertions.ts', 'test/support/record-cpu.ts'],
     projects: [
       {
         extends: true,
