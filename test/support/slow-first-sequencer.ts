@@ -1,52 +1,40 @@
 /**
- * Vitest's order of the test files, with the files known to take longest first: with more workers
- * than cores, a long file that starts last makes the whole run wait for it. Vitest orders by the
- * durations of earlier runs when it has them, and by file size on a fresh clone (CI), where these
- * long files would start late; this list puts them first either way. Refresh it from the 15 slowest
- * files scripts/test.sh prints at the end of a run.
+ * Vitest's order of the test files: longest first, by each file's time in a full run on the CI box
+ * (file-seconds.json, written by scripts/test-durations.mjs), across all projects. With more
+ * workers than cores, a long file that starts last makes the whole run wait for it; vitest's own
+ * order runs project by project (the unit files after every integration file) and, on a fresh
+ * clone (CI), by file size. Longest first lets the many short files fill the gaps at the end.
+ * A file not in the list yet (new) starts first, as vitest runs unknown files first.
  */
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+/** Seconds each file took in the last recorded full run, by path from the repository's root. */
+export const FILE_SECONDS: Readonly<Record<string, number>> = JSON.parse(
+  readFileSync(new URL('./file-seconds.json', import.meta.url), 'utf8'),
+) as Record<string, number>;
+
 /**
- * Longest first: seconds each took in the last full CI run on the two-core CI box (before the
- * changes noted), for reference.
+ * Files that take much longer on a fresh machine (CI) than in the run recorded: a recorded run on a
+ * machine that had run the suite before would start them late.
  */
-export const KNOWN_SLOW_FILES = [
-  'test/cluster-sync.test.ts', // 140: three worker processes, a kill, a Redis restart, a pause
-  'test/cluster-cli.test.ts', // ~150 (measured alone): three CLI workers at real speed, a kill, a minute closing after it
-  'test/container-image.test.ts', // ~130 on a fresh machine (the image's build; ~30 when it is built)
-  'test/calendar-week-sync.test.ts', // 90: a simulated week at 7,200x
-  'test/s3-datasets.test.ts', // 149 (loaded run): CLI runs on S3Proxy read back by four Delta readers
-  'test/delta-checkpoint-s3.test.ts', // ~105: 103 versions on S3, four readers at three versions
-  'test/s3-crash.test.ts', // 88: kill -9 of a writer and a compactor on S3, six rounds
-  'test/upkeep-crash.test.ts', // new: kill -9 of a sync's writer during its upkeep, local and on S3, at once
-  'test/s3-log-compaction.test.ts', // ~85
-  'test/cli-kline.test.ts', // 70
-  'test/format-versions.test.ts', // ~55 on a loaded machine: the fixture continued, three refusals
-  'test/table-writers.property.test.ts', // ~50 (loaded): writer processes on a disk and S3Proxy, every version read
-  'test/cli-table-writers.test.ts', // ~45 (loaded): syncs and captures meeting at one table
-  'test/quota-processes.test.ts', // 65: a plan's one-a-minute rule at real speed
-  'test/cli-failures.test.ts', // 94 while its 30 s connect-timeout wait did not overlap its other tests
-  'test/kafka-security.test.ts', // 59
-  'test/sync-kafka-crash.test.ts', // 58
-  'examples/compose-exactly-once/compose-exactly-once.test.ts', // 56
-  'test/cli-commands.test.ts', // 76 while its depth, run and demo tests ran one after another
-  'test/cli-backfill-stop.test.ts', // 49
-  'test/cluster-quota.test.ts', // 47
-  'test/cluster-quota-recovery.test.ts', // 45
-  'test/cli-schema-registry.test.ts', // 44
-  'test/dataset-compaction-crash.test.ts', // 43
-  'test/cli-terminal.test.ts', // 44 while its tests ran one after another (about a third now)
-];
+const FRESH_MACHINE_SECONDS: Readonly<Record<string, number>> = {
+  'test/container-image.test.ts': 130, // builds the image (about 5 s once podman has it)
+};
+
+/** A file's recorded seconds; Infinity for a file the list does not know. */
+export function recordedSeconds(moduleId: string): number {
+  const file = relative(ROOT, moduleId);
+  return FRESH_MACHINE_SECONDS[file] ?? FILE_SECONDS[file] ?? Number.POSITIVE_INFINITY;
+}
 
 export default class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const rank = (spec: TestSpecification): number => {
-      const i = KNOWN_SLOW_FILES.findIndex((f) => spec.moduleId.endsWith(`/${f}`));
-      return i < 0 ? KNOWN_SLOW_FILES.length : i;
-    };
-    // Array.prototype.sort is stable: the rest keep vitest's order.
-    return sorted.sort((a, b) => rank(a) - rank(b));
+    // Array.prototype.sort is stable: files of equal time keep vitest's order.
+    return sorted.sort((a, b) => recordedSeconds(b.moduleId) - recordedSeconds(a.moduleId));
   }
 }
