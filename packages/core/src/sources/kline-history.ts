@@ -22,7 +22,7 @@ export interface KlineHistoryOptions {
 /** Why history stops short of what was asked (the `reason` of the {@link GapMarker}). */
 export const HISTORY_GAP_REASONS = {
   cannotPage:
-    'only forex, precious-metal and crypto codes page backwards through /kline (for stocks, indices, energy and other commodities kline_timestamp_end must be 0): only the latest page of up to 500 bars is reachable',
+    'codes other than forex, precious metals and crypto cannot page backwards through /kline (kline_timestamp_end must be 0): only the latest page of up to 500 bars is reachable',
   exhausted: 'the service returned no older bars',
 } as const;
 
