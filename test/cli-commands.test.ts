@@ -257,34 +257,42 @@ describe('quoteflow one-shot queries', () => {
     for (const row of rows) expectYesterdayClose(sim, row);
   });
 
-  it.each(['700.HK', '600416.SH'])(
-    'yesterday-close names the same trading date of %s under every daily bar labelling',
-    async (code) => {
-      const dates: string[] = [];
-      const labels = new Set<string>();
-      for (const daily of SIM_DAILY_LABELLINGS) {
-        await using other = await startSimulator({
-          port: 0,
-          tokens: { [TOKEN]: 'professional' },
-          seed: 5,
-          labelling: { daily },
-        });
-        const r = await quoteflow(['yesterday-close', '--codes', code, '--format', 'json'], {
-          ...env(),
-          QUOTEFLOW_BASE_URL: other.url,
-        });
-        expect(r.code, r.stderr).toBe(0);
-        const [row] = JSON.parse(r.stdout) as YesterdayCloseRow[];
-        expect(row?.code).toBe(code);
-        expectYesterdayClose(other, row!, daily);
-        dates.push(row!.prev_date);
-        labels.add(row!.prev_ts);
-        expect(other.log.refused()).toEqual([]);
+  // One run per labelling asks for both codes: a run per code asked the same simulator again.
+  it('yesterday-close names the same trading date of 700.HK and of 600416.SH under every daily bar labelling', async () => {
+    const codes = ['700.HK', '600416.SH'];
+    const dates = new Map<string, string[]>(codes.map((code) => [code, []]));
+    const labels = new Map<string, Set<string>>(codes.map((code) => [code, new Set()]));
+    for (const daily of SIM_DAILY_LABELLINGS) {
+      await using other = await startSimulator({
+        port: 0,
+        tokens: { [TOKEN]: 'professional' },
+        seed: 5,
+        labelling: { daily },
+      });
+      const r = await quoteflow(['yesterday-close', '--codes', codes.join(','), '--format', 'json'], {
+        ...env(),
+        QUOTEFLOW_BASE_URL: other.url,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const rows = JSON.parse(r.stdout) as YesterdayCloseRow[];
+      expect(rows.map((row) => row.code)).toEqual(codes);
+      for (const row of rows) {
+        expectYesterdayClose(other, row, daily);
+        dates.get(row.code)!.push(row.prev_date);
+        labels.get(row.code)!.add(row.prev_ts);
       }
-      expect(labels.size, 'each labelling labels the bar differently').toBe(SIM_DAILY_LABELLINGS.length);
-      expect(new Set(dates).size, `one date under ${SIM_DAILY_LABELLINGS.join(', ')}`).toBe(1);
-    },
-  );
+      expect(other.log.refused()).toEqual([]);
+    }
+    for (const code of codes) {
+      expect(labels.get(code)!.size, `${code}: each labelling labels the bar differently`).toBe(
+        SIM_DAILY_LABELLINGS.length,
+      );
+      expect(
+        new Set(dates.get(code)).size,
+        `${code}: one date under ${SIM_DAILY_LABELLINGS.join(', ')}`,
+      ).toBe(1);
+    }
+  });
 
   it.each([
     ['700.HK', 'Asia/Hong_Kong'],

@@ -104,6 +104,51 @@ describe('package exports', () => {
     ]);
   });
 
+  it('@quoteflow/core/errors loads alone from dist', () => {
+    const run = importInNode(
+      `const m = await import('@quoteflow/core/errors'); console.log(JSON.stringify(typeof m.QuoteflowError === 'function' && typeof m.isQuoteflowError === 'function'));`,
+    );
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toBe(true);
+  });
+
+  // Loading core's entry costs ~0.25 s of CPU (RxJS, undici, zod: ~750 modules), the sinks' more:
+  // paid by every `--help`, `--version` and mistyped flag, and by each of the many CLI runs of the
+  // tests. Registering the commands needs commander, the logger and the error classes only.
+  it('the CLI lists its commands and its version loading no library entry point, RxJS, undici or zod', () => {
+    const hook = join(mkdtempSync(join(tmpdir(), 'qf-hook-')), 'resolved-hook.mjs');
+    writeFileSync(
+      hook,
+      [
+        "import { registerHooks } from 'node:module';",
+        'registerHooks({',
+        '  resolve(specifier, context, next) {',
+        '    const r = next(specifier, context);',
+        '    process.stderr.write(`[resolved ${r.url}]\\n`);',
+        '    return r;',
+        '  },',
+        '});',
+      ].join('\n'),
+    );
+    const heavy =
+      /\/node_modules\/(rxjs|undici|zod|bottleneck|temporal-polyfill|apache-arrow|parquet-wasm|ioredis|prom-client)\//;
+    for (const args of [['--help'], ['--version'], ['sync', '--help'], ['depth', '--no-such-flag']]) {
+      const run = spawnSync(
+        process.execPath,
+        [`--import=${pathToFileURL(hook).href}`, `${root}/packages/cli/dist/main.js`, ...args],
+        { cwd: root, encoding: 'utf8' },
+      );
+      expect(run.status, run.stderr).toBe(args.includes('--no-such-flag') ? 2 : 0);
+      const resolved = [...new Set([...run.stderr.matchAll(/^\[resolved (.*)\]$/gm)].map((m) => m[1]!))];
+      expect(
+        resolved
+          .filter((url) => /\/packages\/(?!cli\/)[^/]+\/dist\//.test(url))
+          .map((url) => url.replace(/.*\/packages\//, '')),
+      ).toEqual(['core/dist/errors.js']);
+      expect(resolved.filter((url) => heavy.test(url))).toEqual([]);
+    }
+  });
+
   // @platformatic/kafka compiles JSON schemas as it loads (~0.4 s of CPU): every command and
   // embedding paid it at start, Kafka or not.
   it('the Kafka client libraries load when a driver is made, not when @quoteflow/sinks or the CLI starts', () => {
@@ -153,10 +198,11 @@ describe('package exports', () => {
       exports: Record<string, { types?: string } | string>;
       engines: { node: string };
     };
-    // Core's durable write has an entry point of its own, for threads that need only it (the
-    // dataset writer's encoders); its names are core's too, so the API report covers them. A
+    // Core's durable write and its error classes have entry points of their own, for code that needs
+    // only them (the dataset writer's encoders; the CLI's start); their names are core's too, so
+    // the API report covers them. A
     // package whose names other packages need and users do not has `./internal` (ARCHITECTURE.md).
-    const extra = name === '@quoteflow/core' ? ['./write-file-durably'] : [];
+    const extra = name === '@quoteflow/core' ? ['./errors', './write-file-durably'] : [];
     if (existsSync(`${root}/packages/${name.split('/')[1]}/src/internal.ts`)) extra.push('./internal');
     expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json', ...extra].sort());
     expect((pkg.exports['.'] as { types: string }).types).toBe('./dist/index.d.ts');

@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { isQuoteflowError } from '@quoteflow/core/internal';
+import { isQuoteflowError } from '@quoteflow/core/errors';
 import type { CliIo, CommandContext } from './command-context.js';
 import { createProgram } from './create-program.js';
 import { createLogging } from './internal/create-logger.js';

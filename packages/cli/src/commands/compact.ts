@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { isQuoteflowError } from '@quoteflow/core/internal';
+import { isQuoteflowError } from '@quoteflow/core/errors';
 import type { CommandContext } from '../command-context.js';
 import { parseDuration } from '../internal/duration.js';
 import { renderTable } from '../internal/render-table.js';

@@ -77,7 +77,7 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
   const codes = await resolveCodes(flags, ctx.io.cwd);
   const upkeep = resolveUpkeep(flags);
   const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
-  const schemaRegistry = schemaRegistryFlag(flags, connection, ['depth'], ctx.io.env);
+  const schemaRegistry = await schemaRegistryFlag(flags, connection, ['depth'], ctx.io.env);
   const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
   if (flags.out === undefined && kafka === undefined) throw new UsageError('--out or --kafka is required');
   if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd, '--out', ['depth']);

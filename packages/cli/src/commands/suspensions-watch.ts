@@ -38,7 +38,7 @@ export async function watchSuspensions(
   upkeep: ReturnType<typeof resolveUpkeep>,
 ): Promise<void> {
   const connection = await resolveKafkaConnection(flags, ctx.io, ctx.redactor);
-  const schemaRegistry = schemaRegistryFlag(flags, connection, ['suspension'], ctx.io.env);
+  const schemaRegistry = await schemaRegistryFlag(flags, connection, ['suspension'], ctx.io.env);
   const kafka = connection === undefined ? undefined : { ...connection, schemaRegistry };
   if (flags.out !== undefined) await checkOutDir(flags.out, ctx.io.cwd, '--out', ['suspension']);
   const notice = suspensionSlotNotice(ctx.logger);

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
-import { KAFKA_DELIVERIES, type DatasetFormat, type KafkaDelivery } from '@quoteflow/sinks';
-import { DATASET_FORMAT_CHOICES } from '../internal/choices.js';
+import type { DatasetFormat, KafkaDelivery } from '@quoteflow/sinks';
+import { DATASET_FORMAT_CHOICES, KAFKA_DELIVERY_CHOICES } from '../internal/choices.js';
 import type { CommandContext } from '../command-context.js';
 import { addCodesOptions, resolveCodes } from '../internal/codes-options.js';
 import { intAtLeast } from '../internal/parse-args.js';
@@ -130,7 +130,7 @@ async function syncKafkaOf(flags: SyncFlags, ctx: CommandContext) {
     throw new UsageError(
       '--kafka-transactional-id must be 1 to 200 printable ASCII characters without spaces',
     );
-  const schemaRegistry = schemaRegistryFlag(flags, kafka, ['kline'], ctx.io.env);
+  const schemaRegistry = await schemaRegistryFlag(flags, kafka, ['kline'], ctx.io.env);
   return kafka === undefined
     ? undefined
     : {
@@ -148,7 +148,7 @@ function addKafkaDeliveryOptions(cmd: Command): void {
       new Option(
         '--kafka-delivery <mode>',
         'exactly-once: each checkpoint (every second) one Kafka transaction, a read_committed consumer sees every final bar once, across kill -9; at-least-once: the idempotent producer, a final bar may repeat after a crash (dedupe on key + kline_type + ts) (default: exactly-once where the brokers run transactions)',
-      ).choices(KAFKA_DELIVERIES),
+      ).choices(KAFKA_DELIVERY_CHOICES),
     )
     .option(
       '--kafka-transactional-id <id>',

@@ -1,5 +1,5 @@
 import type { Exchange, KlineType, Plan } from '@quoteflow/core';
-import type { DatasetFormat } from '@quoteflow/sinks';
+import type { DatasetFormat, KafkaDelivery } from '@quoteflow/sinks';
 
 // The value lists commander needs to register options (choices, argument checks). They are copies
 // of core's PLANS/EXCHANGES/KLINE_TYPES and sinks' DATASET_FORMATS, because importing those packages
@@ -26,6 +26,12 @@ export const DATASET_FORMAT_CHOICES = [
   'arrow',
   'ndjson',
 ] as const satisfies readonly DatasetFormat[];
+
+/** Sinks' `KAFKA_DELIVERIES`, for `--kafka-delivery`. */
+export const KAFKA_DELIVERY_CHOICES = [
+  'exactly-once',
+  'at-least-once',
+] as const satisfies readonly KafkaDelivery[];
 
 /** What each kline type is (spec: the K-line type table), for help texts. */
 export const KLINE_TYPE_HELP =

@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
-import { type ErrorCode } from '@quoteflow/core';
-import { isQuoteflowError } from '@quoteflow/core/internal';
+import type { ErrorCode } from '@quoteflow/core';
+import { isQuoteflowError } from '@quoteflow/core/errors';
 import { EXIT, type ExitCode } from './exit-codes.js';
 
 /**

@@ -177,7 +177,7 @@ async function resolveKafkaBlocks(ctx: CommandContext, spec: PipelineFile): Prom
     const field = `pipelines[${i}].sinks.kafka`;
     kafkaOfStep.set(step, {
       ...(await pipelineKafkaOptions(block, field, ctx.io, ctx.redactor)),
-      schemaRegistry: resolveSchemaRegistry(
+      schemaRegistry: await resolveSchemaRegistry(
         block.schemaRegistry,
         [kind],
         ctx.io.env,

@@ -1,5 +1,6 @@
-import { SchemaRegistrySerializer, type KafkaTopicKind, type KafkaValueSerializer } from '@quoteflow/sinks';
-import { checkRegistryUrl } from '@quoteflow/sinks/internal';
+// Sinks is loaded where a registry is used, not here: the commands import this module (for the
+// help text) when they are registered, and listing commands must not load the sinks (choices.ts).
+import type { KafkaTopicKind, KafkaValueSerializer, SchemaRegistrySerializer } from '@quoteflow/sinks';
 import { UsageError } from './usage-error.js';
 
 /** Basic auth of the schema registry: from the environment only (never a flag or a file). */
@@ -21,13 +22,14 @@ export interface CliSchemaRegistry {
  * Checks a registry URL (http(s), no credentials in it: exit 2 naming `flag`, the URL not echoed
  * since it may hold a password) and takes the credentials from the environment (both or neither).
  */
-export function resolveSchemaRegistry(
+export async function resolveSchemaRegistry(
   url: string | undefined,
   kinds: readonly KafkaTopicKind[],
   env: Readonly<Record<string, string | undefined>>,
   flag = '--schema-registry',
-): CliSchemaRegistry | undefined {
+): Promise<CliSchemaRegistry | undefined> {
   if (url === undefined) return undefined;
+  const { checkRegistryUrl } = await import('@quoteflow/sinks/internal');
   let checked: string;
   try {
     checked = checkRegistryUrl(url);
@@ -61,6 +63,7 @@ export async function openSchemaRegistry(
 ): Promise<void> {
   const key = keyOf(registry, topicPrefix);
   if (opened.has(key)) return;
+  const { SchemaRegistrySerializer } = await import('@quoteflow/sinks');
   const serializer = await SchemaRegistrySerializer.open({
     url: registry.url,
     topicPrefix,
@@ -86,12 +89,12 @@ export const SCHEMA_REGISTRY_HELP =
   `${SCHEMA_REGISTRY_PASSWORD_ENV}. Without it values are JSON`;
 
 /** A command's `--schema-registry` (needs a Kafka sink, `--kafka` or `bootstrap.servers`: exit 2 otherwise). */
-export function schemaRegistryFlag(
+export async function schemaRegistryFlag(
   flags: { readonly schemaRegistry?: string | undefined },
   kafka: object | undefined,
   kinds: readonly KafkaTopicKind[],
   env: Readonly<Record<string, string | undefined>>,
-): CliSchemaRegistry | undefined {
+): Promise<CliSchemaRegistry | undefined> {
   if (flags.schemaRegistry !== undefined && kafka === undefined)
     throw new UsageError('--schema-registry needs --kafka');
   return resolveSchemaRegistry(flags.schemaRegistry, kinds, env);

@@ -1,4 +1,4 @@
-import { QuoteflowError } from '@quoteflow/core';
+import { QuoteflowError } from '@quoteflow/core/errors';
 
 /**
  * Bad usage or configuration (`QF_USAGE`): exit code 2. The message names the flag or field at
