@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import { startSimulator, type SimBar, type Simulator } from '../packages/simulator/src/index.js';
 import { DELTA_READERS } from './support/delta-tables.js';
 import { ensurePython, readDatasets, type ReadBack } from './support/python.js';
 import { runQuoteflow } from './support/quoteflow-process.js';
@@ -51,15 +51,28 @@ const backfill = (out: string, bars: number): string[] => [
 function checkedRows(back: ReadBack): string[] {
   const seen = new Set<string>();
   const rows: string[] = [];
+  // The market's closed bars by code and start, once per code (3,000 bars are tens of ms to make).
+  const closed = new Map<string, Map<number, SimBar>>();
+  const closedOf = (code: string): Map<number, SimBar> => {
+    let bars = closed.get(code);
+    if (bars === undefined) {
+      bars = new Map(
+        sim.market
+          .bars(code, 1, sim.marketNow(), 3_000)
+          .filter((b) => !b.forming)
+          .map((b) => [b.startMs, b]),
+      );
+      closed.set(code, bars);
+    }
+    return bars;
+  };
   for (const r of back.rows) {
     const code = String(r.code);
     const ts = Number(r.ts);
     const key = `${code} ${ts}`;
     expect(seen.has(key), `${back.reader}: ${key} twice`).toBe(false);
     seen.add(key);
-    const market = sim.market
-      .bars(code, 1, sim.marketNow(), 3_000)
-      .find((b) => b.startMs === ts && !b.forming);
+    const market = closedOf(code).get(ts);
     expect(market, `${back.reader}: ${key} is a bar of the market`).toBeDefined();
     const decimals = sim.market.product(code)!.priceDecimals;
     expect(Number(r.close), `${back.reader}: ${key} close`).toBe(Number(market!.close.toFixed(decimals)));
