@@ -267,7 +267,10 @@ describe('quoteflow backfill (e2e)', () => {
     expect(starts.length).toBeLessThanOrEqual(Math.min(500, reachable.length) + 1);
     // A shortfall is said only when the page truly lacks one of the 500.
     if (reachable.length >= 500) expect(second.stderr).not.toMatch(/cannot (page|go) back/);
-    else expect(second.stderr).toMatch(/AAPL\.US kline_type 1: stock codes cannot page backwards/);
+    else
+      expect(second.stderr).toMatch(
+        /AAPL\.US kline_type 1: codes other than forex, precious metals and crypto cannot page backwards/,
+      );
   });
 
   it('says on stderr, with the code and the counts, when the service has fewer bars than --bars', async () => {

@@ -135,8 +135,9 @@ it('a backfill of several pages, stopped in its middle and restarted: each key i
 it('live polls that skip bars: no update of a key ahead of the bars missing before it, and every bar final once', async () => {
   // The market runs 300 times real speed from two days ago: between two polls (one a second, the
   // plan's /batch-kline interval) 5 minutes pass, so each answer's latest 2 bars leave 3 out and
-  // the merger waits for them (missing-bars, read again from /kline). From the CLI's clock those
-  // bars are long closed, so each one is final once read: the holes are what this run is about.
+  // the merger waits for them (read again from /kline: a debug line with -v, and no missing-bars
+  // warning, since the re-read finds them). From the CLI's clock those bars are long closed, so each
+  // one is final once read: the holes are what this run is about.
   const past = await startSimulator({
     port: 0,
     tokens: { [TOKEN]: 'professional' },
@@ -146,24 +147,27 @@ it('live polls that skip bars: no update of a key ahead of the bars missing befo
   try {
     const brokers = await kafkaBrokers();
     const prefix = uniquePrefix('sync-order-holes');
-    const run = startQuoteflow(syncArgs(20, join(work, 'holes'), brokers, prefix), {
+    const run = startQuoteflow([...syncArgs(20, join(work, 'holes'), brokers, prefix), '-v'], {
       ...env(),
       QUOTEFLOW_BASE_URL: past.url,
       QUOTEFLOW_STATE_DIR: join(work, 'holes-state'),
     });
     let ended = false;
     void run.done.then(() => (ended = true));
-    // Each code's missing-bars warnings (one per hole) on stderr.
-    const holes = (code: string): number =>
+    // Each code's holes (one line per hole) on stderr.
+    const lines = (msg: string, code: string): number =>
       run
         .stderr()
         .split('\n')
-        .filter((l) => l.includes('"msg":"missing-bars"') && l.includes(`"code":"${code}"`)).length;
+        .filter((l) => l.includes(`"msg":"${msg}"`) && l.includes(`"code":"${code}"`)).length;
+    const holes = (code: string): number => lines('bars awaited: reading history again', code);
     await waitUntil(() => CODES.every((c) => holes(c) >= 3) || ended, 'bars missing between polls', 90_000);
     expect(ended, run.stderr()).toBe(false);
     run.child.kill('SIGINT');
     const stopped = await run.done;
     expect(stopped.code, stopped.stderr).toBe(0);
+    // The re-reads found every bar: no hole was a missing-bars warning.
+    for (const code of CODES) expect(lines('missing-bars', code), code).toBe(0);
 
     const records = await consumeWithKcat(brokers, `${prefix}.kline`, 30_000, 'read_committed');
     expectTimeOrderPerKey('polls with holes', records);

@@ -182,6 +182,20 @@ export type KlineSyncEvent =
       readonly reason: string;
     }
   | {
+      /**
+       * Bars the calendar expects were missing when a newer bar of the series arrived (a restart's
+       * first poll ahead of its history, polls that skip bars): the series' history is read again
+       * from `fromMs`, and a `gap` follows only for what that read still lacks.
+       */
+      readonly type: 'bars-awaited';
+      readonly code: string;
+      readonly klineType: KlineType;
+      /** The newest bar held before them (epoch ms). */
+      readonly fromMs: number;
+      /** The bar that arrived after them (epoch ms). */
+      readonly toMs: number;
+    }
+  | {
       readonly type: 'checkpoint';
       /** The sink that committed (`files DIR`, `kafka P.kline`, `state FILE`). */
       readonly sink: string;

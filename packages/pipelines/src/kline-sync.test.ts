@@ -364,7 +364,7 @@ describe('klineSync', () => {
     expect(gaps[0]).toMatchObject({
       code: 'AAPL.US',
       reason: expect.stringMatching(
-        /^AAPL\.US kline_type 1: stock codes cannot page backwards.*; got \d+ of the 595 bars older than the 5 held/,
+        /^AAPL\.US kline_type 1: codes other than forex, precious metals and crypto cannot page backwards.*; got \d+ of the 595 bars older than the 5 held/,
       ),
     });
     // With a page's worth held, the latest page cannot reach further back: a restart says so

@@ -36,8 +36,8 @@ export function registerBackfillCommand(program: Command, ctx: CommandContext): 
     .summary('history through /kline into the kline dataset, then exit')
     .description(
       'Writes the N most recent closed bars per code (the forming bar is not counted or written) into DIR/kline/, ' +
-        'paging backwards where the product class allows it (forex, metals, crypto). Stock codes reach one page ' +
-        '(499 closed bars): the command writes what exists, says so on stderr, and exits 0. Pages are committed as they ' +
+        'paging backwards where the product class allows it (forex, metals, crypto). The other codes (stocks, indices, ' +
+        'energy, commodities) reach one page (499 closed bars): the command writes what exists, says so on stderr, and exits 0. Pages are committed as they ' +
         'arrive; the unexplained gaps of the dataset (a lost file) are refetched first where the service still serves them.',
     );
   addCodesOptions(cmd);

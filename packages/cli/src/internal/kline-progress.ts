@@ -158,6 +158,18 @@ export class KlineProgress {
       case 'gap':
         this.logger.warn(gapWarningFields(e), e.reason);
         break;
+      case 'bars-awaited':
+        // A warning only if the re-read still lacks them (then a `gap`).
+        this.logger.debug(
+          {
+            code: e.code,
+            klineType: e.klineType,
+            after: new Date(e.fromMs).toISOString(),
+            before: new Date(e.toMs).toISOString(),
+          },
+          'bars awaited: reading history again',
+        );
+        break;
       case 'upkeep':
         this.#upkeep.event(e.event);
         break;

@@ -43,7 +43,7 @@ export function renderPlanReport(
   if (e.backfill.shortSeries > 0) {
     rows.push([
       'note',
-      `${e.backfill.shortSeries} stock series cannot page back: at most ${e.backfill.maxBarsWithoutPaging} closed bars each`,
+      `${e.backfill.shortSeries} series cannot page back (only forex, precious metals and crypto can): at most ${e.backfill.maxBarsWithoutPaging} closed bars each`,
     ]);
   }
   for (const reason of e.reasons) rows.push(['why not', reason]);

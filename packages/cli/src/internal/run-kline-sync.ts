@@ -189,7 +189,7 @@ function reportSummary(
   if (summary.truncatedSeries.length > 0) {
     ctx.logger.warn(
       { series: summary.truncatedSeries.slice(0, 20), count: summary.truncatedSeries.length },
-      `the service cannot go back ${run.bars} bars for ${summary.truncatedSeries.length} series (stock codes reach only the latest page of 500; for others it has no older bars): wrote what exists`,
+      `the service cannot go back ${run.bars} bars for ${summary.truncatedSeries.length} series (codes other than forex, precious metals and crypto reach only the latest page of 500; for those it has no older bars): wrote what exists`,
     );
   }
 }

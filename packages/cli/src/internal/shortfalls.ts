@@ -39,7 +39,7 @@ export class Shortfalls {
           series: short.slice(0, NAMED).map((r) => `${r.code}:${r.klineType} lacks ${r.lacking}`),
           count: short.length,
         },
-        `${short.reduce((n, r) => n + r.lacking, 0)} bars of ${short.length} series cannot be repaired: the service no longer serves them (stock codes reach only their latest page of 500)`,
+        `${short.reduce((n, r) => n + r.lacking, 0)} bars of ${short.length} series cannot be repaired: the service no longer serves them (codes other than forex, precious metals and crypto reach only their latest page of 500)`,
       );
   }
 

@@ -22,7 +22,7 @@ export interface KlineHistoryOptions {
 /** Why history stops short of what was asked (the `reason` of the {@link GapMarker}). */
 export const HISTORY_GAP_REASONS = {
   cannotPage:
-    'stock codes cannot page backwards through /kline (kline_timestamp_end must be 0): only the latest page of up to 500 bars is reachable',
+    'codes other than forex, precious metals and crypto cannot page backwards through /kline (kline_timestamp_end must be 0): only the latest page of up to 500 bars is reachable',
   exhausted: 'the service returned no older bars',
 } as const;
 
@@ -32,8 +32,8 @@ export const HISTORY_GAP_REASONS = {
  * deduplicated and the bars are emitted oldest first once paging is done, then the observable
  * completes. All bars of one call are stamped as one answer: `readAtMs` of the first page (every
  * page was read at or after it) and `receivedAtMs` of the last, so `mergeBars` can tell that they
- * leave nothing out between the oldest and the newest. When the service cannot reach back that far (stock codes accept only the latest
- * page; or it has no older bars) a {@link GapMarker} saying so is emitted first, never a silent
+ * leave nothing out between the oldest and the newest. When the service cannot reach back that far (only forex, precious-metal and crypto codes
+ * page back: the others accept only the latest page; or it has no older bars) a {@link GapMarker} saying so is emitted first, never a silent
  * shortfall. The newest bar may still be forming: which bars are final is `mergeBars`' decision
  * (operators), never the pager's. Cold; unsubscribing aborts the request in flight; failures error the stream.
  *
@@ -91,7 +91,7 @@ async function collectHistory(
   if (options.endMs !== undefined && options.endMs !== 0 && !canPage) {
     throw new InvalidOptionError(
       'endMs',
-      `klineHistory: ${code} cannot page backwards, so "endMs" is not accepted (stock codes accept only the latest page)`,
+      `klineHistory: ${code} cannot page backwards, so "endMs" is not accepted (only forex, precious-metal and crypto codes page back: the others accept only the latest page)`,
     );
   }
   const want = options.bars ?? Number.POSITIVE_INFINITY;

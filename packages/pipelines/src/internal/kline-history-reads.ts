@@ -5,7 +5,7 @@ import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { collect } from './collect.js';
 import { isFatal } from './error-kinds.js';
 import { gapEvent } from './gap-event.js';
-import type { KlineSeriesState } from './kline-series-state.js';
+import type { KlineSeriesState, RereadWaiter } from './kline-series-state.js';
 import { readOlderHistory } from './older-history.js';
 import { pageBackwards } from './page-backwards.js';
 import type { ResumePoint } from './resume-points.js';
@@ -145,21 +145,29 @@ export class KlineHistoryReads {
     return older.got;
   }
 
-  /** The merger asks for the history of `s` from `fromMs` again (a bar unproven, bars missing). */
-  reread(s: KlineSeriesState, fromMs: number): void {
+  /**
+   * The merger asks for the history of `s` from `fromMs` again (a bar unproven, bars missing);
+   * `done`, if given, hears what the read that covers `fromMs` found (undefined if it failed).
+   */
+  reread(s: KlineSeriesState, fromMs: number, done?: RereadWaiter['done']): void {
     s.rereadFromMs = Math.min(s.rereadFromMs ?? fromMs, fromMs);
+    if (done !== undefined) s.rereadWaiters.push({ fromMs, done });
     if (s.rereading) return;
     s.rereading = true;
     const p = this.#rereadLoop(s)
       .catch((err: unknown) => {
         if (this.ctx.signal.aborted) return;
-        if (isFatal(err)) this.ctx.fail(err);
-        else
-          this.ctx.emitEvent({
-            type: 'warning',
-            message: `re-reading ${s.code}:${s.klineType} failed; retried on the next gap`,
-            error: err,
-          });
+        const waiting = s.rereadWaiters.splice(0);
+        if (isFatal(err)) {
+          this.ctx.fail(err);
+          return;
+        }
+        this.ctx.emitEvent({
+          type: 'warning',
+          message: `re-reading ${s.code}:${s.klineType} failed; retried on the next gap`,
+          error: err,
+        });
+        for (const w of waiting) w.done(undefined);
       })
       .finally(() => {
         s.rereading = false;
@@ -172,7 +180,11 @@ export class KlineHistoryReads {
     while (s.rereadFromMs !== undefined && !this.ctx.signal.aborted && this.ctx.isCurrent(s)) {
       const from = s.rereadFromMs;
       s.rereadFromMs = undefined;
-      await this.read(s, { startMs: from });
+      const covered = s.rereadWaiters.filter((w) => w.fromMs >= from);
+      const bars = await this.read(s, { startMs: from });
+      s.rereadWaiters = s.rereadWaiters.filter((w) => !covered.includes(w));
+      // A series that left the run meanwhile has nobody to tell.
+      if (this.ctx.isCurrent(s)) for (const w of covered) w.done(bars);
     }
   }
 

@@ -1,5 +1,11 @@
 import type { Bar, BarUpdate, KlineType } from '@quoteflow/core';
 
+/** Someone waiting on a re-read of history from `fromMs`: called with its bars, or undefined when it failed. */
+export interface RereadWaiter {
+  readonly fromMs: number;
+  readonly done: (bars: readonly Bar[] | undefined) => void;
+}
+
 /**
  * What a K-line sync knows of one series beyond `mergeBars`: its newest bar not yet final (for the
  * settle step), re-reads asked for, and, on a first backfill of N bars (read as N + 1, since the
@@ -14,6 +20,8 @@ export class KlineSeriesState {
   /** A re-read of history from this start is wanted (the earliest asked), or in flight. */
   rereadFromMs: number | undefined;
   rereading = false;
+  /** Told what the next re-read from at or before their start found (undefined: it failed). */
+  rereadWaiters: RereadWaiter[] = [];
   #oldestOfBackfill: number | undefined;
   #newestOfBackfill: number | undefined;
   #newestOfBackfillFinal = false;

@@ -19,6 +19,7 @@ import { CalendarDisagreements } from '../calendar-disagreements.js';
 import type { KlineSyncEvent } from '../kline-sync-options.js';
 import { gapEvent } from './gap-event.js';
 import { HistoryBrackets } from './history-brackets.js';
+import { holesLeft } from './holes-left.js';
 import { isPagerGap, KlineHistoryReads, type FirstRead } from './kline-history-reads.js';
 import type { KlineSeriesState } from './kline-series-state.js';
 import { LiveSeriesPoll, type JoinAnswer } from './live-series-poll.js';
@@ -323,10 +324,32 @@ export class KlineSource {
 
   #onGap(gap: GapMarker): void {
     const s = gap.klineType === undefined ? undefined : this.series.get(seriesKey(gap.code, gap.klineType));
-    const ours = gap.reason === MERGE_GAP_REASONS.unconfirmed || gap.reason === MERGE_GAP_REASONS.missingBars;
-    if (ours && s !== undefined && gap.fromMs !== undefined) this.reads.reread(s, gap.fromMs);
+    const { fromMs, toMs } = gap;
+    if (
+      gap.reason === MERGE_GAP_REASONS.missingBars &&
+      s !== undefined &&
+      fromMs !== undefined &&
+      toMs !== undefined
+    ) {
+      // Most such holes are history not landed yet: reported only where the re-read finds none.
+      this.o.emitEvent({ type: 'bars-awaited', code: gap.code, klineType: s.klineType, fromMs, toMs });
+      this.reads.reread(s, fromMs, (bars) => {
+        const left =
+          bars === undefined
+            ? [gap]
+            : holesLeft({ ...gap, fromMs, toMs }, s.klineType, bars, this.o.isHalted);
+        for (const hole of left) this.#report(s, hole);
+      });
+      return;
+    }
+    if (gap.reason === MERGE_GAP_REASONS.unconfirmed && s !== undefined && fromMs !== undefined)
+      this.reads.reread(s, fromMs);
     // The pager's own markers were reported when read: once is enough.
     if (gap.reason === MERGE_GAP_REASONS.unconfirmed || isPagerGap(gap) || s === undefined) return;
+    this.#report(s, gap);
+  }
+
+  #report(s: KlineSeriesState, gap: GapMarker): void {
     this.o.emitEvent(gapEvent(gap.code, s.klineType, gap));
     this.o.emit(gap);
   }
