@@ -62,6 +62,12 @@ it('syncs a week of every class without a false gap, and polls no stock while it
     // each exchange once a minute while its market trades) would be the run's main load, and the
     // calendar's gaps are under test here, not halts (those: pipelines' kline-sync-halts.test.ts).
     serviceHalts: false,
+    // A poll every 2 minutes of the clock (17 ms real): every hour's close seen within minutes,
+    // every market's open, lunch and close crossed as before (close-aware: the planner still picks
+    // the open markets). At the plan's pace (1.1 s of the clock, 0.16 ms real) the polls came as
+    // fast as the machine answered them, so the week's CPU was set by the round trips, not by the
+    // calendar under test, and the cadence in market time by the machine's load.
+    refreshPeriodMs: 120_000,
     onEvent: (e) => {
       events.push(e);
       // The week runs at full speed once every code is current: no session rolls over a code

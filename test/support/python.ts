@@ -5,6 +5,7 @@
  * which answers JSON: the readers are imported and Spark's JVM started once per run.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -14,16 +15,27 @@ import { sharedFixture } from './shared-fixtures.js';
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const VENV_PYTHON = join(REPO_ROOT, '.venv', 'bin', 'python');
 
+/**
+ * Set by the integration project's global set-up (shared-fixtures-setup.ts), one file per run: once
+ * it exists, `.venv` was checked in this run. The check imports every reader (about a CPU-second);
+ * without the file each test file's worker made it again.
+ */
+export const PYTHON_READY_FILE_ENV = 'QF_PYTHON_READY_FILE';
+
 let ready = false;
 
-/** Creates or refreshes `.venv` (pyarrow, polars, duckdb, pyspark); throws with pip's output if it fails. */
+/** Creates or refreshes `.venv` (pyarrow, polars, duckdb, pyspark) once per run; throws with pip's output if it fails. */
 export function ensurePython(): string {
   if (ready) return VENV_PYTHON;
-  const res = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'python', 'setup.sh')], {
-    encoding: 'utf8',
-    timeout: 600_000,
-  });
-  if (res.status !== 0) throw new Error(`scripts/python/setup.sh failed (${res.status}):\n${res.stderr}`);
+  const readyFile = process.env[PYTHON_READY_FILE_ENV];
+  if (readyFile === undefined || !existsSync(readyFile)) {
+    const res = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'python', 'setup.sh')], {
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
+    if (res.status !== 0) throw new Error(`scripts/python/setup.sh failed (${res.status}):\n${res.stderr}`);
+    if (readyFile !== undefined) writeFileSync(readyFile, '');
+  }
   ready = true;
   return VENV_PYTHON;
 }

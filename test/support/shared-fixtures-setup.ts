@@ -14,11 +14,14 @@
  * restarts is the test's own (`startRedisServer()`, `privateBroker()`), never one of these.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { REPO_ROOT } from './kafka-global-setup.js';
+import { PYTHON_READY_FILE_ENV } from './python.js';
 import { SHARED_FIXTURES, type SharedFixtureName, type SharedFixtures } from './shared-fixture-names.js';
 
 declare module 'vitest' {
@@ -121,6 +124,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   project.provide('sharedFixturesUrl', `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  // The run's own directory for ensurePython()'s "checked" file (python.ts): the workers, forked
+  // after this, inherit the variable, so the venv is checked once per run, not once per test file.
+  const runDir = await mkdtemp(join(tmpdir(), 'qf-test-run-'));
+  process.env[PYTHON_READY_FILE_ENV] = join(runDir, 'python-ready');
   return async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
@@ -131,5 +138,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
       ),
     );
     await Promise.all(stops);
+    await rm(runDir, { recursive: true, force: true });
   };
 }

@@ -31,6 +31,8 @@ interface QuarterStart {
 }
 /** Temporal results per zone and quarter hour (keyed by the quarter's start, epoch ms). */
 const quarterCache = new Map<string, Map<number, QuarterStart>>();
+/** Instants of wall-clock times, keyed by zone and fields (what {@link zonedToUtcMs} was given). */
+const instantCache = new Map<string, number>();
 
 /** The wall-clock fields of instant `ms` in `timeZone`. */
 export function utcToZoned(ms: number, timeZone: string): ZonedFields {
@@ -81,8 +83,17 @@ export function zonedToUtcMs(
   minute = 0,
   second = 0,
 ): number {
-  const date = Temporal.PlainDate.from({ year, month, day: 1 }).add({ days: day - 1 });
-  return date.toZonedDateTime({ timeZone, plainTime: { hour, minute, second } }).epochMilliseconds;
+  // Calendars ask for the same few instants (a session's open, a day's start) at every poll of
+  // every series, and a Temporal conversion costs tens of microseconds: remember each answer.
+  const key = `${timeZone} ${year} ${month} ${day} ${hour} ${minute} ${second}`;
+  let ms = instantCache.get(key);
+  if (ms === undefined) {
+    const date = Temporal.PlainDate.from({ year, month, day: 1 }).add({ days: day - 1 });
+    ms = date.toZonedDateTime({ timeZone, plainTime: { hour, minute, second } }).epochMilliseconds;
+    if (instantCache.size > 20_000) instantCache.clear();
+    instantCache.set(key, ms);
+  }
+  return ms;
 }
 
 /**
