@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DELTA_READERS } from './support/delta-tables.js';
-import { ensurePython, readDatasets, REPO_ROOT } from './support/python.js';
+import { builtModule } from './support/built-module.js';
+import { ensurePython, readDatasets } from './support/python.js';
 import { freshBucket, type TestBucket } from './support/s3.js';
 import { barScript, crashRowOf, crashRowsOf, expectNoneTwice } from './support/crash-bars.js';
 import { startTsxChild, type TsxChild } from './support/tsx-child.js';
@@ -34,7 +35,7 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-const src = (path: string): string => JSON.stringify(join(REPO_ROOT, 'packages/sinks/src/files', path));
+const src = (path: string): string => JSON.stringify(builtModule(`sinks/src/files/${path}`));
 
 const BARS = { t0: T0, codes: CODES };
 const BAR = barScript(BARS);
@@ -74,8 +75,8 @@ const start = (script: string, args: string[]): Promise<TsxChild> =>
 const rowOf = (n: number): string => crashRowOf(BARS, n);
 
 it('kill -9 of a writer and a compactor at random moments, round after round: every bar once, each version whole', async () => {
-  const writer = join(work, 'writer.mts');
-  const compactor = join(work, 'compactor.mts');
+  const writer = join(work, 'writer.mjs');
+  const compactor = join(work, 'compactor.mjs');
   await writeFile(writer, WRITER);
   await writeFile(compactor, COMPACTOR);
   const table = bucket.url('crash/kline');

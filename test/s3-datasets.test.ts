@@ -7,24 +7,32 @@
  * not enforce `If-None-Match` is refused (exit 1) before any request to the service; a bad URL is
  * exit 2; the AWS SDK is not loaded by a local run; no secret is printed.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
+import { startSimulator, type SimBar, type Simulator } from '../packages/simulator/src/index.js';
 import { DELTA_READERS } from './support/delta-tables.js';
 import { ensurePython, readDatasets, type ReadBack } from './support/python.js';
 import { runQuoteflow } from './support/quoteflow-process.js';
 import { freshBucket, s3Env, startNonEnforcingProxy, type TestBucket } from './support/s3.js';
 
-const TOKEN = 'tok-s3-datasets';
+// The tests run at once, each on a token of its own: the simulator keeps each token's limits and
+// requests apart (the refused runs check that theirs sent none).
+const TOKENS = ['sync', 'compact', 'run', 'non-enforcing', 'bad-url'].map((t) => `tok-s3-datasets-${t}`);
+const [SYNC, COMPACT, RUN, NON_ENFORCING, BAD_URL] = TOKENS as [string, string, string, string, string];
 let sim: Simulator;
 let work: string;
 
-const env = (bucket: TestBucket, extra: Record<string, string> = {}): Record<string, string> => ({
+const env = (
+  bucket: TestBucket,
+  token: string,
+  extra: Record<string, string> = {},
+): Record<string, string> => ({
   QUOTEFLOW_BASE_URL: sim.url,
-  QUOTEFLOW_TOKEN: TOKEN,
+  QUOTEFLOW_TOKEN: token,
   QUOTEFLOW_PLAN: 'basic',
   ...bucket.env(),
   ...extra,
@@ -32,7 +40,11 @@ const env = (bucket: TestBucket, extra: Record<string, string> = {}): Record<str
 
 beforeAll(async () => {
   ensurePython();
-  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'professional' }, seed: 23 });
+  sim = await startSimulator({
+    port: 0,
+    tokens: Object.fromEntries(TOKENS.map((t) => [t, 'professional'])),
+    seed: 23,
+  });
   work = await mkdtemp(join(tmpdir(), 'qf-s3-datasets-'));
 }, 600_000);
 afterAll(async () => {
@@ -47,19 +59,38 @@ const backfill = (out: string, bars: number): string[] => [
   String(bars),
 ];
 
+/** The requests the simulator saw with `token` (its log names a token by its hash's first 6 hex). */
+const requestsWith = (token: string): number => {
+  const label = `professional#${createHash('sha256').update(token).digest('hex').slice(0, 6)}`;
+  return sim.log.count((e) => e.token === label);
+};
+
 /** Each reader's rows as `code ts close`, checked: no (code, ts) twice, every close the market's. */
-function checkedRows(back: ReadBack): string[] {
+function checkedRows(back: ReadBack, expect: ExpectStatic): string[] {
   const seen = new Set<string>();
   const rows: string[] = [];
+  // The market's closed bars by code and start, once per code (3,000 bars are tens of ms to make).
+  const closed = new Map<string, Map<number, SimBar>>();
+  const closedOf = (code: string): Map<number, SimBar> => {
+    let bars = closed.get(code);
+    if (bars === undefined) {
+      bars = new Map(
+        sim.market
+          .bars(code, 1, sim.marketNow(), 3_000)
+          .filter((b) => !b.forming)
+          .map((b) => [b.startMs, b]),
+      );
+      closed.set(code, bars);
+    }
+    return bars;
+  };
   for (const r of back.rows) {
     const code = String(r.code);
     const ts = Number(r.ts);
     const key = `${code} ${ts}`;
     expect(seen.has(key), `${back.reader}: ${key} twice`).toBe(false);
     seen.add(key);
-    const market = sim.market
-      .bars(code, 1, sim.marketNow(), 3_000)
-      .find((b) => b.startMs === ts && !b.forming);
+    const market = closedOf(code).get(ts);
     expect(market, `${back.reader}: ${key} is a bar of the market`).toBeDefined();
     const decimals = sim.market.product(code)!.priceDecimals;
     expect(Number(r.close), `${back.reader}: ${key} close`).toBe(Number(market!.close.toFixed(decimals)));
@@ -82,7 +113,12 @@ async function operationsOf(bucket: TestBucket, prefix: string): Promise<string[
 }
 
 /** Reads `table` with every Delta reader at the newest version and at `versions`; rows per request. */
-async function readAll(bucket: TestBucket, table: string, versions: number[]): Promise<string[][]> {
+async function readAll(
+  bucket: TestBucket,
+  table: string,
+  versions: number[],
+  expect: ExpectStatic,
+): Promise<string[][]> {
   const requests = [undefined, ...versions].flatMap((version) =>
     DELTA_READERS.map((reader) => ({
       reader,
@@ -91,20 +127,23 @@ async function readAll(bucket: TestBucket, table: string, versions: number[]): P
       ...(version === undefined ? {} : { version }),
     })),
   );
-  return (await readDatasets(requests)).map(checkedRows);
+  return (await readDatasets(requests)).map((back) => checkedRows(back, expect));
 }
 
-describe('quoteflow with --out s3://', () => {
-  it('backfill then sync commit versions that delta-rs, Polars, Spark and DuckDB read exactly, time travel included; inspect reads the bucket', async () => {
+// At once: each test's CLI runs and reads wait on their own; one after another they took 135 s.
+describe.concurrent('quoteflow with --out s3://', () => {
+  it('backfill then sync commit versions that delta-rs, Polars, Spark and DuckDB read exactly, time travel included; inspect reads the bucket', async ({
+    expect,
+  }) => {
     const bucket = await freshBucket('cli-s3');
     const out = bucket.url('research/bars');
-    const first = await runQuoteflow(backfill(out, 40), env(bucket));
+    const first = await runQuoteflow(backfill(out, 40), env(bucket, SYNC));
     expect(first.code, first.stderr).toBe(0);
     // Long enough for the history of both codes on a loaded machine (a CI run at 3 s stopped after
     // one code's history); a minute may close meanwhile, so one more bar per code at most.
     const second = await runQuoteflow(
       [...'sync --codes BTCUSDT,ETHUSDT --kline-types 1 --bars 90 --duration 12 --out'.split(' '), out],
-      env(bucket),
+      env(bucket, SYNC),
     );
     expect(second.code, second.stderr).toBe(0);
     for (const r of [first, second]) {
@@ -120,7 +159,7 @@ describe('quoteflow with --out s3://', () => {
     // The first backfill's data: the version of its checkpoint (its claim and release around it).
     const firstData = (await operationsOf(bucket, 'research/bars/kline')).indexOf('WRITE');
     expect(firstData).toBeGreaterThan(0);
-    const all = await readAll(bucket, `${out}/kline`, [firstData]);
+    const all = await readAll(bucket, `${out}/kline`, [firstData], expect);
     const newest = all.slice(0, DELTA_READERS.length);
     const v0 = all.slice(DELTA_READERS.length);
     for (const rows of newest) expect(rows).toEqual(newest[0]);
@@ -131,7 +170,7 @@ describe('quoteflow with --out s3://', () => {
     expect(newest[0]!.length).toBeLessThanOrEqual(184);
     for (const row of v0[0]!) expect(newest[0]).toContain(row);
 
-    const inspect = await runQuoteflow(['inspect', '--out', out, '--format', 'json'], env(bucket));
+    const inspect = await runQuoteflow(['inspect', '--out', out, '--format', 'json'], env(bucket, SYNC));
     expect(inspect.code, inspect.stderr).toBe(0);
     const series = (
       JSON.parse(inspect.stdout) as {
@@ -143,11 +182,13 @@ describe('quoteflow with --out s3://', () => {
     expect(series.every((s) => s.duplicates === 0)).toBe(true);
   }, 600_000);
 
-  it('compact commits new files and remove in one version; the vacuum deletes the removed files only after the retention', async () => {
+  it('compact commits new files and remove in one version; the vacuum deletes the removed files only after the retention', async ({
+    expect,
+  }) => {
     const bucket = await freshBucket('compact-s3');
     const out = bucket.url('bars');
     for (const bars of [20, 40, 60]) {
-      const r = await runQuoteflow(backfill(out, bars), env(bucket));
+      const r = await runQuoteflow(backfill(out, bars), env(bucket, COMPACT));
       expect(r.code, r.stderr).toBe(0);
     }
     const parquet = async (): Promise<string[]> =>
@@ -157,7 +198,7 @@ describe('quoteflow with --out s3://', () => {
 
     const compact = await runQuoteflow(
       ['compact', '--out', out, '--vacuum-retention', '168h', '--format', 'json'],
-      env(bucket),
+      env(bucket, COMPACT),
     );
     expect(compact.code, compact.stderr).toBe(0);
     const done = JSON.parse(compact.stdout) as {
@@ -184,13 +225,13 @@ describe('quoteflow with --out s3://', () => {
       .map((l) => Object.keys(JSON.parse(l) as object)[0]);
     expect(actions.filter((a) => a === 'remove')).toHaveLength(before.length);
     expect(actions.filter((a) => a === 'add').length).toBeGreaterThanOrEqual(1);
-    const all = await readAll(bucket, `${out}/kline`, [compactedVersion - 1]);
+    const all = await readAll(bucket, `${out}/kline`, [compactedVersion - 1], expect);
     for (const rows of all) expect(rows).toEqual(all[0]);
     expect(all[0]).toHaveLength(compacted);
 
     const vacuum = await runQuoteflow(
       ['compact', '--out', out, '--vacuum-retention', '0s', '--format', 'json'],
-      env(bucket),
+      env(bucket, COMPACT),
     );
     expect(vacuum.code, vacuum.stderr).toBe(0);
     const v = (JSON.parse(vacuum.stdout) as { vacuum: { dataset: string; deleted: string[] }[] }).vacuum;
@@ -202,11 +243,13 @@ describe('quoteflow with --out s3://', () => {
     ).toEqual(before);
     const after = await parquet();
     expect(after.filter((k) => before.includes(k))).toEqual([]);
-    const newest = await readAll(bucket, `${out}/kline`, []);
+    const newest = await readAll(bucket, `${out}/kline`, [], expect);
     for (const rows of newest) expect(rows).toEqual(all[0]);
   }, 600_000);
 
-  it('run (a pipeline file with kline and depth), suspensions --watch and report on the same s3:// root', async () => {
+  it('run (a pipeline file with kline and depth), suspensions --watch and report on the same s3:// root', async ({
+    expect,
+  }) => {
     const bucket = await freshBucket('run-s3');
     const out = bucket.url('all');
     const yaml = join(work, 'pipeline.yaml');
@@ -225,11 +268,11 @@ describe('quoteflow with --out s3://', () => {
         '',
       ].join('\n'),
     );
-    const run = await runQuoteflow(['run', yaml], env(bucket));
+    const run = await runQuoteflow(['run', yaml], env(bucket, RUN));
     expect(run.code, run.stderr).toBe(0);
     const watch = await runQuoteflow(
       ['suspensions', '--watch', '--exchange', 'nyse', '--out', out, '--duration', '3'],
-      env(bucket),
+      env(bucket, RUN),
     );
     expect(watch.code, watch.stderr).toBe(0);
     const [kline, depth, suspension] = await readDatasets(
@@ -240,7 +283,7 @@ describe('quoteflow with --out s3://', () => {
       })),
     );
     // The 7 newest closed bars, and the one that closed during the 12 s run if a minute ended then.
-    const bars = checkedRows(kline!).length;
+    const bars = checkedRows(kline!, expect).length;
     expect(bars).toBeGreaterThanOrEqual(7);
     expect(bars).toBeLessThanOrEqual(8);
     expect(depth!.rows.length).toBeGreaterThan(0);
@@ -248,24 +291,26 @@ describe('quoteflow with --out s3://', () => {
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(suspension!.rows.length).toBeGreaterThan(0);
     const html = join(work, 'report.html');
-    const report = await runQuoteflow(['report', '--out', out, '--html', html], env(bucket));
+    const report = await runQuoteflow(['report', '--out', out, '--html', html], env(bucket, RUN));
     expect(report.code, report.stderr).toBe(0);
     expect(report.stdout).toContain('1 series');
     expect(await readFile(html, 'utf8')).toContain('BTCUSDT');
   }, 300_000);
 
-  it('a server that does not enforce If-None-Match is refused, exit 1 naming endpoint, bucket and If-None-Match, before any request to the service', async () => {
+  it('a server that does not enforce If-None-Match is refused, exit 1 naming endpoint, bucket and If-None-Match, before any request to the service', async ({
+    expect,
+  }) => {
     const bucket = await freshBucket('non-enforcing');
     const proxy = await startNonEnforcingProxy(bucket.server);
     try {
-      const before = sim.log.count();
+      const before = requestsWith(NON_ENFORCING);
       const proxied = { ...s3Env(bucket.server, proxy.url) };
       for (const args of [
         backfill(bucket.url('ds'), 10),
         [...'sync --codes BTCUSDT --kline-types 1 --bars 5 --duration 5 --out'.split(' '), bucket.url('ds')],
         ['depth', '--codes', 'BTCUSDT', '--out', bucket.url('ds'), '--duration', '5'],
       ]) {
-        const r = await runQuoteflow(args, env(bucket, proxied));
+        const r = await runQuoteflow(args, env(bucket, NON_ENFORCING, proxied));
         expect(r.code, `${args[0]!}: ${r.stderr}`).toBe(1);
         expect(r.stderr).toContain('If-None-Match');
         expect(r.stderr).toContain(bucket.name);
@@ -273,22 +318,24 @@ describe('quoteflow with --out s3://', () => {
         expect(r.stderr).not.toContain(bucket.server.secretAccessKey);
       }
       expect(proxy.stripped).toBeGreaterThan(0);
-      expect(sim.log.count()).toBe(before);
+      expect(requestsWith(NON_ENFORCING)).toBe(before);
       expect(await bucket.keys('ds/')).toEqual([]);
     } finally {
       await proxy.stop();
     }
   }, 300_000);
 
-  it('a bad s3:// URL is exit 2 naming --out; a local run does not load the AWS SDK, an s3:// one does', async () => {
+  it('a bad s3:// URL is exit 2 naming --out; a local run does not load the AWS SDK, an s3:// one does', async ({
+    expect,
+  }) => {
     const bucket = await freshBucket('sdk-load');
-    const before = sim.log.count();
+    const before = requestsWith(BAD_URL);
     for (const out of ['s3://', 's3:///prefix', 's3://UPPER_case/x', 's3://ab']) {
-      const r = await runQuoteflow(backfill(out, 5), env(bucket));
+      const r = await runQuoteflow(backfill(out, 5), env(bucket, BAD_URL));
       expect(r.code, out).toBe(2);
       expect(r.stderr).toContain(`--out "${out}"`);
     }
-    expect(sim.log.count()).toBe(before);
+    expect(requestsWith(BAD_URL)).toBe(before);
 
     // A module hook that says so on stderr when anything of @aws-sdk/ is resolved.
     const hook = join(work, 'aws-sdk-hook.mjs');
@@ -304,12 +351,14 @@ describe('quoteflow with --out s3://', () => {
         '});',
       ].join('\n'),
     );
-    const hooked = env(bucket, { NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` });
+    const hooked = env(bucket, BAD_URL, { NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` });
     const local = await runQuoteflow(backfill(join(work, 'local'), 10), hooked);
     expect(local.code, local.stderr).toBe(0);
     expect(local.stderr).not.toContain('[aws-sdk resolved');
     const remote = await runQuoteflow(backfill(bucket.url('x'), 10), hooked);
     expect(remote.code, remote.stderr).toBe(0);
     expect(remote.stderr).toContain('[aws-sdk resolved: @aws-sdk/client-s3]');
+    // The count above sees this token's requests: the good runs' are there.
+    expect(requestsWith(BAD_URL)).toBeGreaterThan(before);
   }, 300_000);
 });

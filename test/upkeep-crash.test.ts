@@ -17,7 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readKlineBars } from '../packages/pipelines/src/index.js';
 import { DatasetLog } from '../packages/sinks/src/index.js';
 import { DELTA_READERS } from './support/delta-tables.js';
-import { ensurePython, readDatasets, REPO_ROOT, type ReadBack, type ReadRequest } from './support/python.js';
+import { builtModule } from './support/built-module.js';
+import { ensurePython, readDatasets, type ReadBack, type ReadRequest } from './support/python.js';
 import { freshBucket, type TestBucket } from './support/s3.js';
 import { barScript, crashRowOf, crashRowsOf, expectNoneTwice } from './support/crash-bars.js';
 import { startTsxChild } from './support/tsx-child.js';
@@ -41,11 +42,11 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-const src = (path: string): string => JSON.stringify(join(REPO_ROOT, 'packages', path));
+const src = (path: string): string => JSON.stringify(builtModule(path));
 
 // Sends bars [from, to) in checkpoints of 30 bars, saying after each commit how far it got and
-// what its upkeep did. It imports the modules themselves, not the packages (whose Kafka clients
-// would slow every start).
+// what its upkeep did. It imports the modules themselves, built (built-module.ts), not the
+// packages (whose Kafka clients would slow every start).
 const WRITER = `
 import { ManualClock } from ${src('core/src/clock.ts')};
 import { DatasetSink } from ${src('sinks/src/files/dataset-sink.ts')};
@@ -182,7 +183,7 @@ async function killedWriter(backend: Backend, name: string, tally: Tally, round:
   await mkdir(scratch, { recursive: true });
   tally.sent = tally.acked + PER_ROUND;
   const child = await startTsxChild(
-    join(work, `writer-${name}.mts`),
+    join(work, `writer-${name}.mjs`),
     [backend.dir, String(tally.acked), String(tally.sent)],
     {
       ...backend.env,
@@ -240,7 +241,7 @@ async function checkRound(backend: Backend, name: string, tally: Tally, round: n
 
 /** Rounds of a killed writer, checked after each; then a last writer to the end and every reader. */
 async function killRounds(backend: Backend, name: string, rounds: number): Promise<void> {
-  const script = join(work, `writer-${name}.mts`);
+  const script = join(work, `writer-${name}.mjs`);
   await writeFile(script, WRITER);
   const tally: Tally = {
     acked: 0,
@@ -255,6 +256,11 @@ async function killRounds(backend: Backend, name: string, rounds: number): Promi
     await killedWriter(backend, name, tally, round);
     await checkRound(backend, name, tally, round);
   }
+  // Log expiry and vacuum act on what is older than the retention (real time): the last writer
+  // starts once everything the rounds wrote is, so its upkeep's first round has that work
+  // however fast the rounds went (on an idle machine they take less than the retention).
+  const retained = Date.now() + RETENTION_MS;
+  while (Date.now() < retained) await new Promise((r) => setTimeout(r, retained - Date.now()));
   // A last writer sends everything up to where the rounds got, to its end, and lets upkeep finish.
   const last = await startTsxChild(
     script,

@@ -1,6 +1,7 @@
 /**
  * A TypeScript child process (`node --import tsx SCRIPT ARGS`, run from the repository root) for
  * the crash tests: started, then waited for until it prints `ready`; killed with SIGKILL at will.
+ * A `.mjs` script (importing the built modules, built-module.ts) runs on `node` alone.
  */
 import { spawn } from 'node:child_process';
 import { REPO_ROOT } from './python.js';
@@ -24,7 +25,8 @@ export async function startTsxChild(
   args: readonly string[],
   env: Record<string, string> = {},
 ): Promise<TsxChild> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const loader = script.endsWith('.mjs') ? [] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...loader, script, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
