@@ -201,12 +201,17 @@ describe('quoteflow sync: a gap', () => {
       env(),
     );
     await until(port, '/ready', 200);
-    const text = (await get(port, '/metrics')).text;
+    // The reported gap (and the short history it comes from) counted, once its history was read
+    // (ready comes before that).
+    const gaps = async (): Promise<number> =>
+      sample((await get(port, '/metrics')).text, 'quoteflow_gaps_total{kline_type="1"}') ?? 0;
+    await vi.waitFor(async () => expect(await gaps()).toBeGreaterThanOrEqual(1), {
+      timeout: 25_000,
+      interval: 100,
+    });
     run.child.kill('SIGTERM');
     const done = await run.done;
     expect(done.code, done.stderr).toBe(0);
-    // The reported gap (and the short history it comes from) counted.
-    expect(sample(text, 'quoteflow_gaps_total{kline_type="1"}')).toBeGreaterThanOrEqual(1);
     // The hole by the simulator's own calendar: its bars after the old newest one and before the
     // oldest one the sync could read.
     const heldAfter = (await heldStarts(out)).find((t) => t > heldBefore)!;
