@@ -162,24 +162,13 @@ describe('quoteflow --schema-registry', () => {
       `suspension records printed; stderr: ${runs[2]!.stderr}`,
     ).toBeGreaterThan(0);
 
-    // One Avro reader for the four topics (a Python start each cost more than the read).
-    const topics = {
-      kline: `${p.sync}.kline`,
-      depth: `${p.depth}.depth`,
-      susp: `${p.susp}.suspension`,
-      runKline: `${p.run}.kline`,
-    };
-    const [avro, suspJson] = await Promise.all([
-      read(Object.values(topics), true),
+    const [kline, depth, susp, suspJson, runKline] = await Promise.all([
+      read(`${p.sync}.kline`, true),
+      read(`${p.depth}.depth`, true),
+      read(`${p.susp}.suspension`, true),
       read(`${p.suspJson}.suspension`, false),
+      read(`${p.run}.kline`, true),
     ]);
-    const of = (topic: string): ConfluentPythonRecord[] => avro.filter((r) => r.topic === topic);
-    const [kline, depth, susp, runKline] = [
-      of(topics.kline),
-      of(topics.depth),
-      of(topics.susp),
-      of(topics.runKline),
-    ];
     for (const [records, kind, what] of [
       [kline, 'kline', 'sync'],
       [runKline, 'kline', 'run'],
