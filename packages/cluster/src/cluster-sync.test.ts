@@ -397,8 +397,8 @@ describe('clusterSync', () => {
     expect(assignments(events).at(-1)).toMatchObject({ held: [], lost: ITEMS, pending: [] });
     await advance(FENCED_REMINDER_MS * 2);
     expect(warnings(events).map((w) => w.message)).toEqual([
-      'Redis unreachable for 5 s: this worker holds no series until it answers',
-      'Redis unreachable for 10 s: this worker holds no series until it answers',
+      'fenced for 5 s (Redis unreachable, or this worker was paused past its lease): it holds no series until a heartbeat gets through',
+      'fenced for 10 s (Redis unreachable, or this worker was paused past its lease): it holds no series until a heartbeat gets through',
     ]);
     expect(warnings(events)[0]).not.toHaveProperty('error');
     // Back: the claim does not wait for another settle, and the reminders end.
@@ -473,6 +473,26 @@ describe('clusterSync', () => {
     expect(warnings(events).map((w) => w.message)).toEqual([
       'the lease lapsed; uncommitted work dropped, rejoining',
     ]);
+    await expect(handle.stop()).resolves.toEqual(['run#2']);
+  });
+
+  it('goes on changing the next run when a run ended with an add it never finished', async () => {
+    // Seen with a worker paused past its lease while it read a takeover's history: its run ended
+    // fenced with the add pending for good, and every later change waited behind that add.
+    const { membership, log, works, handle, advance } = setup({ startSettleMs: 0 });
+    membership.view(PAIR);
+    await advance();
+    works[0]!.addStep = () => new Promise<void>(() => undefined);
+    membership.view([ME]);
+    await advance();
+    expect(log.at(-1)).toBe(`add#1 ${theirs.join(',')}`);
+    works[0]!.fail(new Error('commit refused', { cause: new QuoteflowError('QF_FENCED', 'fenced') }));
+    await advance();
+    expect(log.at(-1)).toBe(`start#2 ${ITEMS.join(',')}`);
+    log.length = 0;
+    membership.view(PAIR);
+    await advance();
+    expect(log).toEqual([`remove#2 ${theirs.join(',')}`, 'removed#2', `release ${theirs.join(',')}`]);
     await expect(handle.stop()).resolves.toEqual(['run#2']);
   });
 
@@ -552,6 +572,8 @@ describe('clusterSync', () => {
     await advance();
     const adding = gate();
     works[0]!.addStep = () => adding.promise;
+    // The run flushes the add before it ends (a run's pending changes settle by its end).
+    works[0]!.stopStep = () => adding.promise;
     membership.view([ME]);
     await advance();
     log.length = 0;

@@ -508,6 +508,29 @@ describe('klineSync', () => {
     expect(sim.log.refused()).toEqual([]);
   }, 40_000);
 
+  it('refuses an add or a remove it could not apply once the run ended, instead of leaving it pending', async () => {
+    // A run that fails before its stream starts (its dataset directory is a file): a change asked
+    // of it then settles with the run's end (a cluster worker waits for it before its next change).
+    const notADir = join(dir, 'a-file');
+    await writeFile(notADir, 'not a directory');
+    const sync = klineSync({ client, codes: ['BTCUSDT'], klineTypes: [1], bars: 5, files: { dir: notADir } });
+    const adding = sync.add(['ETHUSDT']);
+    const removing = sync.remove(['BTCUSDT']);
+    const failure = await sync.done.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    await expect(adding).rejects.toMatchObject({
+      code: 'QF_PIPELINE',
+      message: 'klineSync: the run ended before the codes were added',
+      cause: failure,
+    });
+    await expect(removing).rejects.toMatchObject({
+      message: 'klineSync: the run ended before the codes were removed',
+    });
+  });
+
   it('stops promptly on its signal and flushes what it has', async () => {
     const stop = new AbortController();
     const events: KlineSyncEvent[] = [];

@@ -64,22 +64,44 @@ export function klineSync(options: KlineSyncOptions): KlineSyncHandle {
   const control = new StopControl(options.signal);
   const run = new SyncRun(options, control.signal);
   const handle = control.handle(run.run().finally(() => control.release()));
+  const untilEnded = settledByEnd(handle.done);
   return {
     ...handle,
     add: (more) => {
       checkUniverse(more, options.klineTypes);
       if (control.signal.aborted)
         return Promise.reject(new PipelineError('QF_PIPELINE', 'klineSync: stopped, no codes can be added'));
-      return run.add(more);
+      return untilEnded(run.add(more), 'added');
     },
     remove: (less) => {
       if (control.signal.aborted)
         return Promise.reject(
           new PipelineError('QF_PIPELINE', 'klineSync: not running, no codes can be removed'),
         );
-      return run.remove(less);
+      return untilEnded(run.remove(less), 'removed');
     },
   };
+}
+
+/**
+ * A change of the universe settles by the time the run ends: one the run did not apply before it
+ * ended (it failed, was fenced or stopped meanwhile, or never started its stream) is refused then,
+ * not left pending for ever (a cluster worker waits for it before its next change).
+ */
+function settledByEnd(done: Promise<unknown>) {
+  const ended = done.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  return <T>(change: Promise<T>, what: string): Promise<T> =>
+    Promise.race([
+      change,
+      ended.then((cause) => {
+        throw new PipelineError('QF_PIPELINE', `klineSync: the run ended before the codes were ${what}`, {
+          cause,
+        });
+      }),
+    ]);
 }
 
 /** One run of {@link klineSync}: its sinks, its halts, its counts. */

@@ -16,6 +16,21 @@ function isFenced(error: unknown): boolean {
 }
 
 /**
+ * `change` of the run `current`, settled at the latest when the run ends: a run that ended (fenced,
+ * failed, stopped) applies no more changes, and one it left pending must not hold up the changes
+ * after it (they wait in line), which would leave this worker's reconciles stuck for good.
+ */
+function whileRunning(current: ShareableRun<unknown>, change: Promise<void>): Promise<void> {
+  return Promise.race([
+    change,
+    current.done.then(
+      () => Promise.reject(new Error('the run ended before the change was applied')),
+      (cause: unknown) => Promise.reject(new Error('the run ended before the change was applied', { cause })),
+    ),
+  ]);
+}
+
+/**
  * One worker's part in a `clusterSync` (see there for the behaviour): it follows the membership's
  * views, claims and releases its share of the items, and keeps one run of the work over the items
  * it holds, changed in place when the run can and restarted otherwise. Reconciles run one after
@@ -204,7 +219,7 @@ export class ClusterSyncRun<S> {
   ): Promise<boolean> {
     try {
       if (lost.length > 0) {
-        const removing = this.changes.then(() => current.remove!(lost));
+        const removing = this.changes.then(() => whileRunning(current, current.remove!(lost)));
         this.changes = removing.catch(() => undefined);
         await removing;
         this.held = new Set([...this.held].filter((item) => wanted.has(item)));
@@ -218,7 +233,8 @@ export class ClusterSyncRun<S> {
       // wait for the history of these.
       if (gained.length > 0) this.changes = this.changes.then(() => this.addInPlace(current, gained));
     } catch (error) {
-      this.warn('changing the running work failed; restarting it', error);
+      // A run that ended meanwhile is not worth a warning: its end is handled where it is seen.
+      if (this.work === current) this.warn('changing the running work failed; restarting it', error);
       return false;
     }
     return true;
@@ -228,7 +244,7 @@ export class ClusterSyncRun<S> {
   private async addInPlace(current: ShareableRun<S>, gained: string[]): Promise<void> {
     if (this.work !== current || this.stopped) return;
     try {
-      await current.add!(gained);
+      await whileRunning(current, current.add!(gained));
     } catch (error) {
       if (this.work !== current || this.stopped) return; // stopped or restarted meanwhile: nothing to mend
       this.warn('adding items to the running work failed; restarting it', error);

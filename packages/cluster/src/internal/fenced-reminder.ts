@@ -1,10 +1,10 @@
 import type { Clock } from '@quoteflow/core';
 
-/** While a worker is fenced (Redis away), a `warning` event repeats this often, in ms. */
+/** While a worker is fenced (Redis away, or its lease lapsed), a `warning` event repeats this often, in ms. */
 export const FENCED_REMINDER_MS = 5_000;
 
 /**
- * A fenced worker does nothing until Redis returns: says so every {@link FENCED_REMINDER_MS}, not
+ * A fenced worker does nothing until a heartbeat gets through again: says so every {@link FENCED_REMINDER_MS}, not
  * once, with how long it has lasted on the membership's monotonic clock.
  */
 export class FencedReminder {
@@ -24,7 +24,7 @@ export class FencedReminder {
     const remind = (): void => {
       this.timer = this.clock.setTimeout(remind, FENCED_REMINDER_MS);
       this.say(
-        `Redis unreachable for ${Math.round((this.clock.now() - since) / 1000)} s: this worker holds no series until it answers`,
+        `fenced for ${Math.round((this.clock.now() - since) / 1000)} s (Redis unreachable, or this worker was paused past its lease): it holds no series until a heartbeat gets through`,
       );
     };
     this.timer = this.clock.setTimeout(remind, FENCED_REMINDER_MS);
