@@ -75,6 +75,7 @@ export function registerSuspensionsCommand(program: Command, ctx: CommandContext
         ['waitForWriter', '--wait-for-writer'],
         ['upkeepRowsPerFile', '--upkeep-rows-per-file'],
         ['upkeepRetention', '--upkeep-retention'],
+        ['upkeepLogRetention', '--upkeep-log-retention'],
       ] as const) {
         if (flags[key] !== undefined) throw new UsageError(`${flag} needs --watch`);
       }

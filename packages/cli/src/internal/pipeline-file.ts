@@ -38,8 +38,9 @@ const FilesSinkSchema = z.strictObject({
   waitForWriter: z.boolean().default(false),
   /**
    * A pipeline's files keep their table healthy while it runs (as `sync`, `depth`,
-   * `suspensions --watch`): `upkeep: false` turns it off, or `{ rowsPerFile, retention }` tunes
-   * it (`--upkeep-rows-per-file`, `--upkeep-retention`).
+   * `suspensions --watch`): `upkeep: false` turns it off, or `{ rowsPerFile, retention,
+   * logRetention }` tunes it (`--upkeep-rows-per-file`, `--upkeep-retention`,
+   * `--upkeep-log-retention`).
    */
   upkeep: z
     .union([
@@ -49,6 +50,11 @@ const FilesSinkSchema = z.strictObject({
         retention: z
           .string()
           .regex(DURATION_PATTERN, 'a duration such as 168h, 7d, 30m or 0s')
+          .transform((d) => parseDuration(d)!)
+          .optional(),
+        logRetention: z
+          .string()
+          .regex(DURATION_PATTERN, 'a duration such as 1h, 7d, 30m or 0s')
           .transform((d) => parseDuration(d)!)
           .optional(),
       }),

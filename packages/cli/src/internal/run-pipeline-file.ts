@@ -211,13 +211,17 @@ function klineStepOf(s: KlinePipelineStep): KlineStep {
 
 /** `sinks.files.upkeep` of a pipeline as its writer's option (`true` or absent: the defaults). */
 function upkeepOf(
-  upkeep: boolean | { rowsPerFile?: number | undefined; retention?: number | undefined } | undefined,
+  upkeep:
+    | boolean
+    | { rowsPerFile?: number | undefined; retention?: number | undefined; logRetention?: number | undefined }
+    | undefined,
 ): false | TableUpkeepOptions | undefined {
   if (upkeep === undefined || upkeep === true) return undefined;
   if (upkeep === false) return false;
   return {
     ...(upkeep.rowsPerFile === undefined ? {} : { rowsPerFile: upkeep.rowsPerFile }),
     ...(upkeep.retention === undefined ? {} : { retentionMs: upkeep.retention }),
+    ...(upkeep.logRetention === undefined ? {} : { logRetentionMs: upkeep.logRetention }),
   };
 }
 

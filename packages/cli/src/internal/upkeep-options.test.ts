@@ -45,6 +45,17 @@ describe('sync: the table upkeep flags', () => {
     expect(both.code).toBe(2);
     expect(both.err).toContain('--upkeep-retention sets what --no-upkeep turns off: drop one of them');
   });
+
+  it('refuses a log retention that is no duration, and beside --no-upkeep, naming the flag (exit 2)', async () => {
+    const bad = await sync('--upkeep-log-retention', 'an hour');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain(
+      '--upkeep-log-retention must be a duration such as 168h, 7d, 30m or 0s, got "an hour"',
+    );
+    const both = await sync('--no-upkeep', '--upkeep-log-retention', '1h');
+    expect(both.code).toBe(2);
+    expect(both.err).toContain('--upkeep-log-retention sets what --no-upkeep turns off: drop one of them');
+  });
 });
 
 const FILE = (files: string) => `version: 1
@@ -67,6 +78,7 @@ describe('pipeline files: sinks.files.upkeep', () => {
       rowsPerFile: 1000,
       retention: 36 * 3_600_000,
     });
+    expect(upkeepOf('{ out: ./d, upkeep: { logRetention: 30m } }')).toEqual({ logRetention: 30 * 60_000 });
   });
 
   it('names the line and the field of a bad retention, rows per file or key', () => {

@@ -10,9 +10,10 @@ export interface UpkeepFlags {
   upkeep: boolean;
   upkeepRowsPerFile?: number;
   upkeepRetention?: string;
+  upkeepLogRetention?: string;
 }
 
-/** `--no-upkeep`, `--upkeep-rows-per-file`, `--upkeep-retention` (sync, depth, suspensions --watch). */
+/** `--no-upkeep`, `--upkeep-rows-per-file`, `--upkeep-retention`, `--upkeep-log-retention` (sync, depth, suspensions --watch). */
 export function addUpkeepOptions(cmd: Command): Command {
   return cmd
     .option(
@@ -27,8 +28,30 @@ export function addUpkeepOptions(cmd: Command): Command {
     )
     .option(
       '--upkeep-retention <duration>',
-      "how long upkeep keeps files compaction removed (on s3://) and the log's older versions (time travel reaches back this far), e.g. 168h (default), 7d, 30m",
+      'how long upkeep keeps files compaction removed (on s3://), e.g. 168h (default), 7d, 30m',
+    )
+    .option(
+      '--upkeep-log-retention <duration>',
+      "how long upkeep keeps the log's older versions (time travel reaches back this far): default 1h on a local disk, where every reader lists the whole log, and --upkeep-retention on s3://",
     );
+}
+
+/** The upkeep flags that tune it, by their option name. */
+const TUNING_FLAGS = [
+  ['upkeepRowsPerFile', '--upkeep-rows-per-file'],
+  ['upkeepRetention', '--upkeep-retention'],
+  ['upkeepLogRetention', '--upkeep-log-retention'],
+] as const;
+
+/** A duration flag's value in ms (exit 2 naming the flag when it is not one). */
+function durationFlag(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseDuration(text);
+  if (ms === undefined)
+    throw new UsageError(
+      `${flag} must be a duration such as 168h, 7d, 30m or 0s, got ${JSON.stringify(text)}`,
+    );
+  return ms;
 }
 
 /**
@@ -36,22 +59,18 @@ export function addUpkeepOptions(cmd: Command): Command {
  * `--upkeep-*` flag), the options given, or `undefined` for the defaults.
  */
 export function resolveUpkeep(flags: UpkeepFlags): false | TableUpkeepOptions | undefined {
-  const tuned = flags.upkeepRowsPerFile !== undefined || flags.upkeepRetention !== undefined;
+  const tuning = TUNING_FLAGS.find(([key]) => flags[key] !== undefined);
   if (!flags.upkeep) {
-    if (tuned)
-      throw new UsageError(
-        `${flags.upkeepRowsPerFile !== undefined ? '--upkeep-rows-per-file' : '--upkeep-retention'} sets what --no-upkeep turns off: drop one of them`,
-      );
+    if (tuning !== undefined)
+      throw new UsageError(`${tuning[1]} sets what --no-upkeep turns off: drop one of them`);
     return false;
   }
-  if (!tuned) return undefined;
-  const retentionMs = flags.upkeepRetention === undefined ? undefined : parseDuration(flags.upkeepRetention);
-  if (flags.upkeepRetention !== undefined && retentionMs === undefined)
-    throw new UsageError(
-      `--upkeep-retention must be a duration such as 168h, 7d, 30m or 0s, got ${JSON.stringify(flags.upkeepRetention)}`,
-    );
+  if (tuning === undefined) return undefined;
+  const retentionMs = durationFlag('--upkeep-retention', flags.upkeepRetention);
+  const logRetentionMs = durationFlag('--upkeep-log-retention', flags.upkeepLogRetention);
   return {
     ...(flags.upkeepRowsPerFile === undefined ? {} : { rowsPerFile: flags.upkeepRowsPerFile }),
     ...(retentionMs === undefined ? {} : { retentionMs }),
+    ...(logRetentionMs === undefined ? {} : { logRetentionMs }),
   };
 }

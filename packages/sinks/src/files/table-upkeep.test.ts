@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -8,7 +8,7 @@ import { compactDataset } from './compact-dataset.js';
 import { DatasetLog } from './dataset-log.js';
 import { DatasetSink } from './dataset-sink.js';
 import { readKlineStarts } from './read-dataset-rows.js';
-import { TableUpkeep, type UpkeepEvent } from './table-upkeep.js';
+import { TableUpkeep, logRetentionOf, type UpkeepEvent } from './table-upkeep.js';
 import type * as MergeFilesModule from './internal/merge-files.js';
 
 // Merges wait at this gate while a test holds it closed (a merge as slow as the test wants).
@@ -163,6 +163,7 @@ describe('TableUpkeep', () => {
     for (const [upkeep, message] of [
       [{ rowsPerFile: 0 }, /"rowsPerFile" must be an integer >= 1, got 0/],
       [{ retentionMs: -1 }, /"retentionMs" must be a number of ms >= 0, got -1/],
+      [{ logRetentionMs: Number.NaN }, /"logRetentionMs" must be a number of ms >= 0, got NaN/],
       [{ checkpointEvery: 1.5 }, /"checkpointEvery" must be an integer >= 0, got 1.5/],
     ] as const)
       await expect(DatasetSink.open({ dir: join(dir, 'never'), upkeep })).rejects.toMatchObject({
@@ -305,6 +306,58 @@ describe('TableUpkeep', () => {
     expect(after.files.size).toBe(1);
     expect(await committedBars()).toEqual(expected(['AAPL.US'], 8));
   });
+  it('keeps an hour of a local log by default (not the 7 days of removed files), or the log retention given', async () => {
+    // A table whose log (three commits and a checkpoint of the third) was written two hours ago.
+    const logDir = join(dir, 'kline', '_delta_log');
+    const ageLog = async (): Promise<void> => {
+      const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+      for (const name of await readdir(logDir)) await utimes(join(logDir, name), twoHoursAgo, twoHoursAgo);
+    };
+    await tableOf(3);
+    const first = await TableUpkeep.open({ root: dir, dataset: 'kline', clock: january() });
+    first.nudge();
+    await first.idle();
+    await first.close();
+    const aged = (await DatasetLog.open(dir, 'kline')).version;
+    await ageLog();
+    const sink = await DatasetSink.open({ dir, clock: january(), upkeep: false });
+    await checkpointMinute(sink, ['AAPL.US'], 3);
+    await sink.close();
+    const commits = async (): Promise<number[]> =>
+      (await readdir(logDir))
+        .filter((n) => /^\d{20}\.json$/.test(n))
+        .map((n) => Number(n.slice(0, 20)))
+        .sort((a, b) => a - b);
+    const all = await commits();
+    // Those of the versions above (upkeep may commit merges after them).
+    const upTo = async (): Promise<number[]> => (await commits()).filter((v) => v <= all.at(-1)!);
+    // Three hours of log kept: nothing of the two-hour-old log goes.
+    const kept = await TableUpkeep.open({ root: dir, dataset: 'kline', logRetentionMs: 3 * 3_600_000 });
+    kept.nudge();
+    await kept.idle();
+    await kept.close();
+    expect(await upTo()).toEqual(all);
+    // The default: the commits before the two-hour-old checkpoint go, the table reads the same.
+    const events: UpkeepEvent[] = [];
+    const byDefault = await TableUpkeep.open({ root: dir, dataset: 'kline', onEvent: (e) => events.push(e) });
+    byDefault.nudge();
+    await byDefault.idle();
+    await byDefault.close();
+    expect(aged).toBeGreaterThan(0);
+    expect(await upTo()).toEqual(all.filter((v) => v >= aged));
+    expect(events).toContainEqual(expect.objectContaining({ type: 'log-expired', dataset: 'kline' }));
+    expect(await committedBars()).toEqual(expected(['AAPL.US'], 4));
+  });
+
+  it('keeps the log as long as the removed files on object storage by default, and never longer than a shorter retention locally', () => {
+    const hour = 3_600_000;
+    expect(logRetentionOf({}, false)).toBe(hour);
+    expect(logRetentionOf({}, true)).toBe(7 * 24 * hour);
+    expect(logRetentionOf({ retentionMs: 60_000 }, false)).toBe(60_000);
+    expect(logRetentionOf({ retentionMs: 2 * 24 * hour }, true)).toBe(2 * 24 * hour);
+    expect(logRetentionOf({ retentionMs: 0, logRetentionMs: 5 * hour }, false)).toBe(5 * hour);
+  });
+
   it("keeps a live writer's claims through checkpoints and log retention: its claim commit gone, the owner stays", async () => {
     const writer = await DatasetSink.open({ dir, clock: january(), upkeep: false, series: ['AAPL.US|1'] });
     const upkeep = await TableUpkeep.open({

@@ -25,12 +25,24 @@ export interface TableUpkeepOptions {
    */
   readonly rowsPerFile?: number;
   /**
-   * Files a compaction removed are deleted (on object storage; locally the partition swap removes
-   * them at once) and log versions before a Delta checkpoint expire this long after: time travel
-   * reaches back this far. It must exceed the longest a writer takes from uploading a file to
-   * committing it.
+   * Files a compaction removed are deleted this long after (on object storage; locally the
+   * partition swap removes them at once). It must exceed the longest a writer takes from uploading
+   * a file to committing it. Also the log's retention on object storage (see `logRetentionMs`).
    */
   readonly retentionMs?: number;
+  /**
+   * Log versions before a Delta checkpoint expire this long after it was written: time travel
+   * reaches back this far. A sync commits every 30 s (2,880 versions a day) and every reader
+   * lists the whole local log directory: DuckDB takes about 1.8 ms more per 1,000 files, so a
+   * week of it (some 25,000 files) would triple a day's read (BENCHMARKS.md, table upkeep). So
+   * locally the default is an hour (or `retentionMs` if shorter): there time travel reaches no
+   * further than the partition's last compaction anyway, whose swap deleted the files before it.
+   * On object storage readers list the log from their checkpoint on (S3's start-after), so its
+   * length costs them little, and the removed files stay for `retentionMs`: the default is
+   * `retentionMs`, time travel as far as vacuum allows.
+   * @defaultValue locally min(1 hour, `retentionMs`); on object storage `retentionMs`
+   */
+  readonly logRetentionMs?: number;
   /**
    * A Delta checkpoint of the version a round of upkeep ends at once the log is this many
    * versions past the newest checkpoint (Delta's `checkpointInterval`, whose default is 10). The
@@ -48,13 +60,24 @@ export interface TableUpkeepOptions {
   readonly behindAfterMs?: number;
 }
 
-/** Defaults of {@link TableUpkeepOptions}. */
+/** Defaults of {@link TableUpkeepOptions} (`logRetentionMs`: see there). */
 export const TABLE_UPKEEP_DEFAULTS = {
   rowsPerFile: COMPACTED_FILE_MAX_ROWS,
   retentionMs: VACUUM_DEFAULT_RETENTION_MS,
+  /** The local log's retention, unless `retentionMs` is shorter. */
+  localLogRetentionMs: 3_600_000,
   checkpointEvery: 1,
   behindAfterMs: 600_000,
-} as const satisfies Required<TableUpkeepOptions>;
+} as const satisfies Required<Omit<TableUpkeepOptions, 'logRetentionMs'>> & {
+  readonly localLogRetentionMs: number;
+};
+
+/** The log's retention of a table upkeep keeps (see {@link TableUpkeepOptions.logRetentionMs}). */
+export function logRetentionOf(options: TableUpkeepOptions, remote: boolean): number {
+  const retentionMs = options.retentionMs ?? TABLE_UPKEEP_DEFAULTS.retentionMs;
+  if (options.logRetentionMs !== undefined) return options.logRetentionMs;
+  return remote ? retentionMs : Math.min(TABLE_UPKEEP_DEFAULTS.localLogRetentionMs, retentionMs);
+}
 
 /** Options of {@link TableUpkeep.open}. */
 export interface TableUpkeepOpenOptions extends TableUpkeepOptions {
@@ -68,6 +91,11 @@ export interface TableUpkeepOpenOptions extends TableUpkeepOptions {
   readonly clock?: Clock;
   /** The clock of how long work has been due and of the retention's rounds. @defaultValue core's `monotonicClock` */
   readonly monotonic?: Clock;
+  /**
+   * The wall clock the files' stamps (their modification times) are judged against for the log's
+   * retention and vacuum: a bench ages a table its simulated day wrote in minutes. @defaultValue the system clock
+   */
+  readonly wall?: Clock;
   /** What upkeep did and where it stands (never throws into it). */
   readonly onEvent?: (event: UpkeepEvent) => void;
 }
@@ -98,7 +126,7 @@ export type UpkeepEvent =
   /** Another writer compacted one of the files first: this build was dropped, nothing of it committed. */
   | { readonly type: 'compaction-void'; readonly dataset: DatasetKind; readonly partition: string }
   | { readonly type: 'checkpointed'; readonly dataset: DatasetKind; readonly version: number }
-  /** Log files (commits, checkpoints) of versions before a checkpoint older than the retention, deleted. */
+  /** Log files (commits, checkpoints) of versions before a checkpoint older than the log's retention, deleted. */
   | { readonly type: 'log-expired'; readonly dataset: DatasetKind; readonly deleted: number }
   /** Data files removed (or never committed) longer ago than the retention, deleted. */
   | { readonly type: 'vacuumed'; readonly dataset: DatasetKind; readonly deleted: number }
@@ -144,9 +172,10 @@ interface DueMerge {
  *   a reader opens the table from it and at most the commits since (between merges, one every 10
  *   versions at least);
  * - at most every half retention (and hourly): deletes the log files of versions before the
- *   newest checkpoint older than the retention (Delta's log retention: a JSON log compaction is
- *   not enough, delta-rs, Polars and DuckDB do not read one) and, on object storage, the files
- *   removed longer ago than the retention (vacuum).
+ *   newest checkpoint older than the log's retention (Delta's log retention: a JSON log
+ *   compaction is not enough, delta-rs, Polars and DuckDB do not read one; an hour locally by
+ *   default, see `logRetentionMs`) and, on object storage, the files removed longer ago than the
+ *   retention (vacuum).
  *
  * Work due longer than `behindAfterMs` is reported (`upkeep-behind`), and once done again
  * (`upkeep-caught-up`); {@link status} says where it stands at any moment.
@@ -156,8 +185,10 @@ export class TableUpkeep {
   readonly #options: TableUpkeepOpenOptions;
   readonly #clock: Clock;
   readonly #monotonic: Clock;
+  readonly #wall: Clock;
   readonly #rowsPerFile: number;
   readonly #retentionMs: number;
+  readonly #logRetentionMs: number;
   readonly #checkpointEvery: number;
   readonly #behindAfterMs: number;
   readonly #abort = new AbortController();
@@ -176,8 +207,10 @@ export class TableUpkeep {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#monotonic = options.monotonic ?? monotonicClock;
+    this.#wall = options.wall ?? systemClock;
     this.#rowsPerFile = options.rowsPerFile ?? TABLE_UPKEEP_DEFAULTS.rowsPerFile;
     this.#retentionMs = options.retentionMs ?? TABLE_UPKEEP_DEFAULTS.retentionMs;
+    this.#logRetentionMs = logRetentionOf(options, log.remote);
     this.#checkpointEvery = options.checkpointEvery ?? TABLE_UPKEEP_DEFAULTS.checkpointEvery;
     this.#behindAfterMs = options.behindAfterMs ?? TABLE_UPKEEP_DEFAULTS.behindAfterMs;
     this.#lastCheckpoint = lastCheckpoint;
@@ -288,15 +321,15 @@ export class TableUpkeep {
     this.#emit({ type: 'checkpointed', dataset: this.#log.dataset, version: this.#lastCheckpoint });
   }
 
-  /** Log expiry and vacuum, at most every half retention (and at least hourly). */
+  /** Log expiry and vacuum, at most every half of the shorter retention (and at least hourly). */
   async #retention(): Promise<void> {
     const nowMs = this.#monotonic.now();
-    const everyMs = Math.min(3_600_000, this.#retentionMs / 2);
+    const everyMs = Math.min(3_600_000, this.#retentionMs / 2, this.#logRetentionMs / 2);
     if (this.#lastRetentionMs !== undefined && nowMs - this.#lastRetentionMs < everyMs) return;
     this.#lastRetentionMs = nowMs;
     const dataset = this.#log.dataset;
     await this.#step('expire', async () => {
-      const gone = await expireDeltaLog(this.#log.store, dataset, this.#retentionMs, Date.now(), {
+      const gone = await expireDeltaLog(this.#log.store, dataset, this.#logRetentionMs, this.#wall.now(), {
         keepEvery: CHECKPOINT_GRID,
         supersededForMs: SUPERSEDED_CHECKPOINT_MS,
       });
@@ -304,7 +337,7 @@ export class TableUpkeep {
     });
     if (this.#log.remote && !this.#closed)
       await this.#step('vacuum', async () => {
-        const { deleted } = await vacuumLog(this.#log, this.#retentionMs, Date.now());
+        const { deleted } = await vacuumLog(this.#log, this.#retentionMs, this.#wall.now());
         if (deleted.length > 0) this.#emit({ type: 'vacuumed', dataset, deleted: deleted.length });
       });
   }
@@ -437,11 +470,13 @@ export function checkUpkeepOptions(options: TableUpkeepOptions, where: string): 
   const bad = (name: string, want: string, got: unknown): never => {
     throw new FileSinkError('QF_INVALID_OPTION', `${where}: "${name}" must be ${want}, got ${String(got)}`);
   };
-  const { rowsPerFile, retentionMs, checkpointEvery, behindAfterMs } = options;
+  const { rowsPerFile, retentionMs, logRetentionMs, checkpointEvery, behindAfterMs } = options;
   if (rowsPerFile !== undefined && (!Number.isInteger(rowsPerFile) || rowsPerFile < 1))
     bad('rowsPerFile', 'an integer >= 1', rowsPerFile);
   if (retentionMs !== undefined && (!Number.isFinite(retentionMs) || retentionMs < 0))
     bad('retentionMs', 'a number of ms >= 0', retentionMs);
+  if (logRetentionMs !== undefined && (!Number.isFinite(logRetentionMs) || logRetentionMs < 0))
+    bad('logRetentionMs', 'a number of ms >= 0', logRetentionMs);
   if (checkpointEvery !== undefined && (!Number.isInteger(checkpointEvery) || checkpointEvery < 0))
     bad('checkpointEvery', 'an integer >= 0', checkpointEvery);
   if (behindAfterMs !== undefined && (!Number.isFinite(behindAfterMs) || behindAfterMs < 0))
