@@ -208,13 +208,18 @@ describe('shared quota in Redis', () => {
     const own = await startRedisServer(); // this test stops Redis, so it never uses REDIS_URL
     const events: RedisQuotaEvent[] = [];
     const holdMs = 1_500;
+    /** Acquire replies lost before the re-seed (while Redis was down, none reached it). */
+    let lostAtReset = 0;
     const scheduler = new SharedPlanScheduler({
       redis: own.url,
       token: `tok-${randomUUID()}`,
       limits: planLimits('premium'),
       lostStateHoldMs: holdMs,
       commandTimeoutMs: 300,
-      onEvent: (e) => events.push(e),
+      onEvent: (e) => {
+        events.push(e);
+        if (e.type === 'state-reset') lostAtReset = scheduler.store.stats().lostReplies;
+      },
     });
     try {
       const starts: number[] = [];
@@ -257,7 +262,10 @@ describe('shared quota in Redis', () => {
       const dayKeys = ((await probe.keys('*:quota:day:*')) as string[]).filter((k) => !k.endsWith(':base'));
       const dayCount = Number(await probe.get(dayKeys[0]!));
       await probe.quit();
-      expect(dayCount).toBe(starts.length);
+      // Every start counted; beyond them, at most the starts whose acquire reply was lost since
+      // the re-seed (under load a reply may time out after the script recorded the start).
+      expect(dayCount).toBeGreaterThanOrEqual(starts.length);
+      expect(dayCount - starts.length).toBeLessThanOrEqual(scheduler.store.stats().lostReplies - lostAtReset);
     } finally {
       await scheduler.close();
       await own.close();

@@ -128,6 +128,11 @@ export interface RedisWindowStoreStats {
   /** Periods in which Redis could not be reached, and their total length in ms. */
   readonly outages: number;
   readonly outageMs: number;
+  /**
+   * Acquire replies lost (a command timeout, a dropped connection): the script may have recorded
+   * the start, which then counts against the plan though it never left (the safe direction).
+   */
+  readonly lostReplies: number;
   readonly epoch: string | undefined;
 }
 

@@ -119,6 +119,8 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
   private readonly blocked = new Map<string, { untilMs: number; inFlight: boolean }>();
   /** No attempt before this while Redis does not answer (for ever once closed). */
   private unavailableUntilMs = Number.NEGATIVE_INFINITY;
+  /** Acquire replies lost (see {@link RedisWindowStoreStats.lostReplies}). */
+  private lostReplies = 0;
   /** The latest instant seen on our side: waits are measured from it (a wall clock may step back). */
   private lastNowMs = Number.NEGATIVE_INFINITY;
   /** Starts whose settle (or whose lost acquire reply) still has to reach Redis. */
@@ -250,6 +252,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
         reply = await this.acquire(id, shared, boundMs);
       } catch (error) {
         // The reply may be lost after the script recorded the start: settle it once Redis is back.
+        this.lostReplies++;
         if (this.epoch !== '') this.orphans.set(id, { slidingKeys, epoch: this.epoch });
         return this.unavailable(error);
       }
@@ -337,6 +340,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
       redisAvailable: this.outages.available,
       outages: this.outages.count,
       outageMs: this.outages.totalMs(now),
+      lostReplies: this.lostReplies,
       epoch: this.epoch === '' ? undefined : this.epoch,
     };
   }
