@@ -2,7 +2,8 @@
 // upkeep (no manual command): `DatasetSink` with its defaults, a checkpoint every 30 s of the
 // sync's clock (each with the bars of the half of the series read in those 30 s: 2,880 versions),
 // upkeep running in the background between checkpoints as it does at real speed (each checkpoint
-// waits until upkeep is idle, as 30 s of real time would let it be). Once on the local disk, once
+// waits until upkeep is idle, as 30 s of real time would let it be), and its log as the hourly
+// rounds of log retention leave it by the day's end (`ageAsRunningUpkeep`). Once on the local disk, once
 // into S3 (a real S3Proxy, test/support/s3.ts: started here). Each table is then read by delta-rs,
 // Polars' scan_delta and DuckDB's delta extension (a group-by: code, count, max close; the table
 // opened anew each time, best of 5) against the same rows as one Parquet file on the same storage
@@ -13,11 +14,11 @@
 // Run: `pnpm bench upkeep` (needs scripts/python/setup.sh and scripts/s3proxy/setup.sh).
 // BENCH_UPKEEP_SERIES (1000), BENCH_UPKEEP_MINUTES (1440), BENCH_UPKEEP_S3=0 (skip S3),
 // BENCH_UPKEEP_WEEK_SERIES (100; 0 skips the week) set the size.
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '@quoteflow/core';
-import { DatasetLog, DatasetSink, DatasetWriter, type UpkeepEvent } from '@quoteflow/sinks';
+import { DatasetLog, DatasetSink, DatasetWriter, TableUpkeep, type UpkeepEvent } from '@quoteflow/sinks';
 import { openStore } from '@quoteflow/sinks/internal';
 import { BENCH_DAY_START, benchBar, benchUpdate } from './bench-bars.js';
 import { readDeltaTables, timingCell, type DeltaReadTiming } from './bench-delta-read.js';
@@ -35,6 +36,9 @@ interface SyncDay {
   readonly files: number;
   readonly compactions: number;
   readonly checkpoints: number;
+  /** Files in `_delta_log/` at the day's end, and those its last round of log retention deleted. */
+  readonly logFiles: number;
+  readonly expired: number;
 }
 
 /**
@@ -57,6 +61,7 @@ async function syncDay(dir: string): Promise<SyncDay> {
   await sink.close();
   const failed = events.find((e) => e.type === 'upkeep-failed');
   if (failed !== undefined) throw new Error(`upkeep failed: ${JSON.stringify(failed)}`);
+  const aged = await ageAsRunningUpkeep(dir, BENCH_DAY_START, clock.now());
   const opened = await openStore(dir);
   try {
     const log = await DatasetLog.open(
@@ -69,7 +74,62 @@ async function syncDay(dir: string): Promise<SyncDay> {
       files: log.files.size,
       compactions: events.filter((e) => e.type === 'compacted').length,
       checkpoints: events.filter((e) => e.type === 'checkpointed').length,
+      ...aged,
     };
+  } finally {
+    await opened.close();
+  }
+}
+
+/**
+ * The table's log as the running upkeep's hourly rounds leave it by `endMs`: the bench writes its
+ * simulated time in minutes of real time, so no log version is old enough to expire, nor any
+ * superseded checkpoint to go, by the wall clock. Locally each log file is stamped with the
+ * simulated time of its version (versions come at a steady pace from `startMs`) and one more round
+ * runs at `endMs` on that clock: what a real day or week leaves (an hour of log by default). On S3
+ * the stamps are the server's: the round runs 10 minutes after them, so every superseded
+ * checkpoint goes as it would have (the log itself stays: its default retention is 7 days there).
+ */
+async function ageAsRunningUpkeep(
+  table: string,
+  startMs: number,
+  endMs: number,
+): Promise<{ logFiles: number; expired: number }> {
+  const opened = await openStore(table);
+  try {
+    const events: UpkeepEvent[] = [];
+    const local = opened.store === undefined;
+    if (local) {
+      const logDir = join(table, 'kline', '_delta_log');
+      const names = await readdir(logDir);
+      const versions = names.map((n) => Number(/^(\d{20})\./.exec(n)?.[1] ?? NaN));
+      const newest = Math.max(...versions.filter((v) => Number.isFinite(v)));
+      for (const [i, name] of names.entries()) {
+        const v = versions[i]!;
+        if (!Number.isFinite(v)) continue;
+        const at = new Date(startMs + ((endMs - startMs) * (v + 1)) / (newest + 1));
+        await utimes(join(logDir, name), at, at);
+      }
+    }
+    const upkeep = await TableUpkeep.open({
+      root: opened.root,
+      dataset: 'kline',
+      ...(opened.store === undefined ? {} : { store: opened.store }),
+      clock: new ManualClock(endMs),
+      wall: new ManualClock(local ? endMs : Date.now() + 601_000),
+      onEvent: (e) => events.push(e),
+    });
+    upkeep.nudge();
+    await upkeep.idle();
+    await upkeep.close();
+    const failed = events.find((e) => e.type === 'upkeep-failed');
+    if (failed !== undefined) throw new Error(`upkeep failed: ${JSON.stringify(failed)}`);
+    const logKey = 'kline/_delta_log/';
+    const logFiles = local
+      ? (await readdir(join(table, logKey))).length
+      : (await opened.store!.list(logKey, undefined, true)).length;
+    const expired = events.reduce((n, e) => n + (e.type === 'log-expired' ? e.deleted : 0), 0);
+    return { logFiles, expired };
   } finally {
     await opened.close();
   }
@@ -107,6 +167,7 @@ async function week(dir: string): Promise<string[]> {
     }
     most = Math.max(most, ...perPartition.values());
     if ((m + 1) % 1440 === 0) {
+      await ageAsRunningUpkeep(dir, start, clock.now());
       const logDir = join(dir, 'kline', '_delta_log');
       const names = await readdir(logDir);
       let bytes = 0;
@@ -114,7 +175,7 @@ async function week(dir: string): Promise<string[]> {
       const parts = [...perPartition].map(([p, n]) => `${p.slice(p.lastIndexOf('/') + 1)}: ${n}`).join(', ');
       lines.push(
         `| ${new Date(clock.now()).toISOString().slice(0, 10)} | ${parts} | ${most} | ${log.version + 1} | ` +
-          `${names.filter((n) => n.endsWith('.checkpoint.parquet')).length} | ${(bytes / 1e6).toFixed(1)} |`,
+          `${names.filter((n) => n.endsWith('.checkpoint.parquet')).length} | ${names.length} | ${(bytes / 1e6).toFixed(1)} |`,
       );
       most = 0;
     }
@@ -131,7 +192,8 @@ try {
   const day = await syncDay(local);
   console.log(
     `local sync: ${minutes * 2} checkpoints in ${secs(t0)} s, version ${day.version}, ` +
-      `${day.compactions} compactions, ${day.checkpoints} Delta checkpoints, ${day.files} files`,
+      `${day.compactions} compactions, ${day.checkpoints} Delta checkpoints, ${day.files} files, ` +
+      `${day.logFiles} log files (${day.expired} expired by the day's last round)`,
   );
   const file = await oneFile(join(work, 'single'));
   const tables: Record<string, string> = { local: join(local, 'kline') };
@@ -145,7 +207,8 @@ try {
     s3Day = await syncDay(bucket.url('sync'));
     console.log(
       `s3 sync: ${minutes * 2} checkpoints in ${secs(t0)} s, version ${s3Day.version}, ` +
-        `${s3Day.compactions} compactions, ${s3Day.checkpoints} Delta checkpoints, ${s3Day.files} files`,
+        `${s3Day.compactions} compactions, ${s3Day.checkpoints} Delta checkpoints, ${s3Day.files} files, ` +
+        `${s3Day.logFiles} log files (${s3Day.expired} expired by the day's last round)`,
     );
     tables['s3'] = bucket.url('sync/kline');
     await bucket.upload(join(work, 'single'), 'single');
@@ -162,8 +225,10 @@ try {
   console.log(
     `\n${(series * minutes).toLocaleString('en')} rows (${series} series × ${minutes} one-minute bars)\n`,
   );
-  console.log('| table | versions | files | delta-rs (s) | Polars scan_delta (s) | DuckDB delta (s) |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  console.log(
+    '| table | versions | files | log files | delta-rs (s) | Polars scan_delta (s) | DuckDB delta (s) |',
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   const rows: [string, string, SyncDay, DeltaReadTiming][] = [
     ['local', 'local disk: a day as a sync leaves it', day, out['file']!],
   ];
@@ -173,12 +238,12 @@ try {
     if (r.rows !== series * minutes)
       throw new Error(`${name}: read ${r.rows} rows, wrote ${series * minutes}`);
     console.log(
-      `| ${label} | ${d.version + 1} | ${d.files} | ${cell(r.deltalake!, base.pyarrow!)} | ` +
+      `| ${label} | ${d.version + 1} | ${d.files} | ${d.logFiles} | ${cell(r.deltalake!, base.pyarrow!)} | ` +
         `${cell(r.polars, base.polars)} | ${cell(r.duckdb, base.duckdb)} |`,
     );
     const where = name === 'local' ? 'a local file' : 'one object on the S3 server';
     console.log(
-      `| the same rows as ${where} (baseline: pyarrow, Polars scan_parquet, DuckDB read_parquet) | – | 1 | ` +
+      `| the same rows as ${where} (baseline: pyarrow, Polars scan_parquet, DuckDB read_parquet) | – | 1 | – | ` +
         `${cell(base.pyarrow!, base.pyarrow!)} | ${cell(base.polars, base.polars)} | ${cell(base.duckdb, base.duckdb)} |`,
     );
   }
@@ -189,9 +254,9 @@ try {
       `\nA week of 1-minute checkpoints of ${weekSeries} series (${7 * 1440} checkpoints, in ${secs(t0)} s):\n`,
     );
     console.log(
-      '| day (UTC, end) | files per partition | most in a partition that day | log versions | checkpoints | log MB |',
+      '| day (UTC, end) | files per partition | most in a partition that day | log versions | checkpoints | log files | log MB |',
     );
-    console.log('| --- | --- | ---: | ---: | ---: | ---: |');
+    console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
     for (const l of lines) console.log(l);
   }
 } finally {
