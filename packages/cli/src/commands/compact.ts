@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { isQuoteflowError } from '@quoteflow/core/errors';
 import type { CommandContext } from '../command-context.js';
-import { parseDuration } from '../internal/duration.js';
+import { durationFlag } from '../internal/duration.js';
 import { renderTable } from '../internal/render-table.js';
 import { snakeCaseJson } from '../internal/snake-case-json.js';
 import { toJson } from '../internal/to-json.js';
@@ -113,7 +113,10 @@ async function compactTarget(
   const { checkOutDir, checkOutScheme } = await import('../internal/check-out-dir.js');
   const remote = (await checkOutScheme(flags.out)) === 's3';
   const dir = remote ? flags.out : resolve(cwd, flags.out);
-  const retentionMs = flags.vacuumRetention === undefined ? undefined : durationFlag(flags.vacuumRetention);
+  const retentionMs =
+    flags.vacuumRetention === undefined
+      ? undefined
+      : durationFlag('--vacuum-retention', flags.vacuumRetention);
   if (retentionMs !== undefined && !remote)
     throw new UsageError(
       '--vacuum-retention is for s3:// destinations: on a local disk compaction swaps the files away, leaving nothing to vacuum',
@@ -122,16 +125,6 @@ async function compactTarget(
   else if ((await stat(dir).catch(() => undefined))?.isDirectory() !== true)
     throw new UsageError(`--out ${flags.out}: no such directory`);
   return retentionMs === undefined ? { dir } : { dir, retentionMs };
-}
-
-/** `--vacuum-retention`: `<n>s|m|h|d` as milliseconds (exit 2 otherwise). */
-function durationFlag(text: string): number {
-  const ms = parseDuration(text);
-  if (ms === undefined)
-    throw new UsageError(
-      `--vacuum-retention must be a duration such as 168h, 30m, 7d or 0s, got ${JSON.stringify(text)}`,
-    );
-  return ms;
 }
 
 async function vacuumAll(

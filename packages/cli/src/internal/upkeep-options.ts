@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { TableUpkeepOptions } from '@quoteflow/sinks';
-import { parseDuration } from './duration.js';
+import { durationFlag } from './duration.js';
 import { intAtLeast } from './parse-args.js';
 import { UsageError } from './usage-error.js';
 
@@ -43,17 +43,6 @@ const TUNING_FLAGS = [
   ['upkeepLogRetention', '--upkeep-log-retention'],
 ] as const;
 
-/** A duration flag's value in ms (exit 2 naming the flag when it is not one). */
-function durationFlag(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const ms = parseDuration(text);
-  if (ms === undefined)
-    throw new UsageError(
-      `${flag} must be a duration such as 168h, 7d, 30m or 0s, got ${JSON.stringify(text)}`,
-    );
-  return ms;
-}
-
 /**
  * The upkeep of a command's dataset from its flags: `false` with `--no-upkeep` (exit 2 beside an
  * `--upkeep-*` flag), the options given, or `undefined` for the defaults.
@@ -66,8 +55,14 @@ export function resolveUpkeep(flags: UpkeepFlags): false | TableUpkeepOptions | 
     return false;
   }
   if (tuning === undefined) return undefined;
-  const retentionMs = durationFlag('--upkeep-retention', flags.upkeepRetention);
-  const logRetentionMs = durationFlag('--upkeep-log-retention', flags.upkeepLogRetention);
+  const retentionMs =
+    flags.upkeepRetention === undefined
+      ? undefined
+      : durationFlag('--upkeep-retention', flags.upkeepRetention);
+  const logRetentionMs =
+    flags.upkeepLogRetention === undefined
+      ? undefined
+      : durationFlag('--upkeep-log-retention', flags.upkeepLogRetention);
   return {
     ...(flags.upkeepRowsPerFile === undefined ? {} : { rowsPerFile: flags.upkeepRowsPerFile }),
     ...(retentionMs === undefined ? {} : { retentionMs }),
