@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DatasetLog } from './dataset-log.js';
 import { acquirePublishLock } from './internal/publish-lock.js';
 
@@ -52,6 +52,40 @@ describe('DatasetLog', () => {
     expect(other.version).toBe(2);
     expect([...other.files.keys()]).toEqual([...log.files.keys()]);
     expect(other.series.get('A.US|1')).toEqual({ first: 0, last: 120_000, rows: 3 });
+  });
+
+  it('refreshes a local log it read by the names of the next commits, without listing the directory', async () => {
+    const reader = await DatasetLog.open(dir, 'kline');
+    const writer = await DatasetLog.open(dir, 'kline');
+    await commitMany(writer, 3);
+    await reader.refresh();
+    const listed = vi.spyOn(reader.store, 'list');
+    await commitMany(writer, 2, 3);
+    await reader.refresh();
+    expect(reader.version).toBe(4);
+    expect(reader.series.get('A.US|1')).toEqual({ first: 0, last: 240_000, rows: 5 });
+    await reader.refresh(); // nothing new
+    expect(reader.version).toBe(4);
+    expect(listed).not.toHaveBeenCalled();
+    // Further behind than a probe goes: listed.
+    await commitMany(writer, 70, 5);
+    await reader.refresh();
+    expect(reader.version).toBe(74);
+    expect(listed).toHaveBeenCalled();
+  });
+
+  it('reads a local log whose commits after its version expired from the newest checkpoint', async () => {
+    const reader = await DatasetLog.open(dir, 'kline');
+    const writer = await DatasetLog.open(dir, 'kline');
+    await commitMany(writer, 2);
+    await reader.refresh();
+    await commitMany(writer, 3, 2);
+    expect(await writer.checkpoint()).toBe(4);
+    for (const v of [0, 1, 2, 3]) await rm(join(dir, 'kline', '_delta_log', commitName(v)));
+    await reader.refresh();
+    expect(reader.version).toBe(4);
+    expect([...reader.files.keys()]).toEqual([...writer.files.keys()]);
+    expect(reader.series.get('A.US|1')).toEqual({ first: 0, last: 240_000, rows: 5 });
   });
 
   it('writes Delta commits: protocol and metaData first, add with partition values and stats, watermarks as domainMetadata', async () => {

@@ -140,6 +140,8 @@ const CHECKPOINT_NAME = /^(\d{20})\.checkpoint\.parquet$/;
 /** Delta's default `deletedFileRetentionDuration`. */
 const TOMBSTONE_RETENTION_MS = 7 * 86_400_000;
 const APPLIED = '.quoteflow-applied';
+/** A local refresh further behind than this many commits lists the log (see `#nextLocalCommits`). */
+const PROBED_COMMITS_AT_MOST = 64;
 
 /** What a listing of the log found: commits, log compactions and Delta checkpoints, by version. */
 interface ListedLog {
@@ -337,11 +339,11 @@ export class DatasetLog {
    * The versions a refresh may read. On object storage a table's log only grows (a LIST returns
    * 1,000 keys a request, and a day of 1-minute commits is 1,440), so it lists only what is new:
    * after the version held, or on a first read from the newest log compaction on (the compactions
-   * sort before every commit, and all but the newest two are deleted). Locally the directory is
-   * read whole either way.
+   * sort before every commit, and all but the newest two are deleted). Locally a log already read
+   * is not listed (see {@link #nextLocalCommits}).
    */
   async #listNew(): Promise<ListedLog> {
-    if (!this.remote) return this.#list();
+    if (!this.remote) return (await this.#nextLocalCommits()) ?? this.#list();
     if (this.#state.version >= 0) return this.#list(versionName(this.#state.version));
     const compactions = await this.#listCompactions();
     const newest = compactions.at(-1);
@@ -349,6 +351,35 @@ export class DatasetLog {
     const listed = await this.#list(versionName(newest - 1));
     // A compaction without its commit (never written by quoteflow) is no starting point.
     return listed.commits.has(newest) ? { ...listed, compactions } : this.#list();
+  }
+
+  /**
+   * The commits after the version held, found by name: a directory listing grows with the log's
+   * retention and a writer refreshes at every checkpoint (its upkeep and claims too), so listing
+   * made each checkpoint cost in proportion to the log's length. Undefined when the directory must
+   * be listed: a first read, or the commit after the version held is gone while a newer Delta
+   * checkpoint exists (log retention expired it: the refresh starts from that checkpoint), or more
+   * than {@link PROBED_COMMITS_AT_MOST} commits came meanwhile (a log compaction is nearer).
+   */
+  async #nextLocalCommits(): Promise<ListedLog | undefined> {
+    const held = this.#state.version;
+    if (held < 0) return undefined;
+    const commits = new Set<number>();
+    const exists = (v: number) =>
+      stat(join(this.logDir, versionName(v))).then(
+        () => true,
+        () => false,
+      );
+    for (let v = held + 1; await exists(v); v++) {
+      // Far behind: the listing finds a log compaction to start from instead.
+      if (commits.size === PROBED_COMMITS_AT_MOST) return undefined;
+      commits.add(v);
+    }
+    if (commits.size === 0) {
+      const pointer = await this.store.read(this.#logKey + LAST_CHECKPOINT).catch(() => undefined);
+      if (pointer !== undefined && lastCheckpointVersion(pointer) > held) return undefined;
+    }
+    return { commits, compactions: [], checkpoints: [] };
   }
 
   async #listCompactions(): Promise<number[]> {
