@@ -101,10 +101,14 @@ const env = {
   QUOTEFLOW_STATE_DIR: join(work, 'state'),
 };
 const kafka = ['--kafka', broker.brokers, '--topic-prefix', prefix];
+// Upkeep judges the log's age by its files' modification times, on the machine's clock: the week
+// runs in 1/speed of real time, so the log's retention (an hour locally by default) is given as
+// the real time of one simulated hour, or no log would ever expire (what a real week keeps).
+const upkeep = ['--upkeep-log-retention', `${(3_600 / config.speed).toFixed(1)}s`];
 const now = (): number => shared.clock.now();
 /** One of the soak's commands, as users run it (with its own --metrics-port). */
 const command = async (name: string, args: readonly string[]): Promise<SoakProcess> =>
-  new SoakProcess(name, [...args, '--out', out, ...kafka], env, await freePort(), now, logs);
+  new SoakProcess(name, [...args, '--out', out, ...kafka, ...upkeep], env, await freePort(), now, logs);
 const sync = await command('sync', [
   'sync',
   ...['--codes', codes.join(','), '--kline-types', SOAK_KLINE_TYPES.join(','), '--bars', String(SOAK_BARS)],
