@@ -68,7 +68,9 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  for (const name of containers) await podman(['rm', '-f', name]).catch(() => undefined);
+  // Newest first: the sync shares the simulator's network, and podman keeps a container others
+  // depend on (removing the simulator first left it running after every run).
+  for (const name of containers.reverse()) await podman(['rm', '-f', name]).catch(() => undefined);
   await rm(work, { recursive: true, force: true });
 });
 
