@@ -3,7 +3,8 @@
  * (librdkafka) as a read_committed consumer: a zombie (two sinks with one transactional id) fails
  * loudly and shows nothing of its open transaction; fence() takes a dead worker's id and ends its
  * transaction at once; open() waits for a transaction open on the watermark topic, boundedly, and
- * reads only committed watermarks however many transactions a producer aborted; a transaction
+ * reads only committed watermarks however many transactions a producer aborted, and of each series
+ * only the newest (as compaction keeps them; the topic it creates rolls hourly); a transaction
  * whose answers were lost (a send's, a commit's that landed or not) is redone with a new producer
  * and each bar is committed once; at least once takes every bar, so a replay repeats bars that
  * key + kline_type + ts tell apart.
@@ -127,6 +128,43 @@ function losingAnswers(
   };
 }
 
+/** A plain client's options on the test broker (a kafkajs producer of the test's own). */
+function rawOptions() {
+  return {
+    brokers: brokers.split(','),
+    clientId: 'qft-raw',
+    compression: 'none' as const,
+    requestTimeoutMs: 30_000,
+    retryMaxDelayMs: 500,
+    connectTimeoutMs: 5_000,
+    deliveryTimeoutMs: 30_000,
+  };
+}
+
+/** A connected kafkajs producer with `transactionalId`, as another worker's sink would hold it. */
+async function transactionalProducer(transactionalId: string): Promise<kafkajs.Producer> {
+  const options = rawOptions();
+  const producer = new kafkajs.Kafka(kafkajsClientConfig(options)).producer(
+    kafkajsProducerConfig({ ...options, transactionalId, transactionTimeoutMs: 60_000 }),
+  );
+  await producer.connect();
+  return producer;
+}
+
+/** A watermark record of `code|1` on `topic`, as the sink of `transactionalId` writes it. */
+function watermarkOf(topic: string, transactionalId: string) {
+  return (code: string, last: number, rows: number) => {
+    const m = klineWatermarkMessage(
+      topic,
+      `${code}|1`,
+      { first: BARS_T0, last, rows },
+      transactionalId,
+      Date.now(),
+    );
+    return { key: m.key, value: m.value };
+  };
+}
+
 describe.each(KAFKA_DRIVERS)('KafkaKlineSink transactions (%s)', (driver) => {
   it('redoes a transaction whose answers were lost with a new producer: a send’s, a commit’s that landed, one’s that did not; each bar once', async () => {
     const prefix = uniquePrefix(`eos-redo-${driver}`);
@@ -229,23 +267,8 @@ describe.each(KAFKA_DRIVERS)('KafkaKlineSink transactions (%s)', (driver) => {
     const first = await openSink(driver, prefix); // creates the topics
     await first.close();
     const other = `${prefix}-other`;
-    const options = {
-      brokers: brokers.split(','),
-      clientId: 'qft-raw',
-      compression: 'none' as const,
-      requestTimeoutMs: 30_000,
-      retryMaxDelayMs: 500,
-      connectTimeoutMs: 5_000,
-      deliveryTimeoutMs: 30_000,
-    };
-    const producer = new kafkajs.Kafka(kafkajsClientConfig(options)).producer(
-      kafkajsProducerConfig({ ...options, transactionalId: other, transactionTimeoutMs: 60_000 }),
-    );
-    await producer.connect();
-    const mark = (code: string, last: number, rows: number) => {
-      const m = klineWatermarkMessage(topic, `${code}|1`, { first: BARS_T0, last, rows }, other, Date.now());
-      return { key: m.key, value: m.value };
-    };
+    const producer = await transactionalProducer(other);
+    const mark = watermarkOf(topic, other);
     // One producer, two transactions aborted between committed ones.
     for (const [n, commit] of [true, false, false, true, false].entries()) {
       const t = await producer.transaction();
@@ -269,6 +292,68 @@ describe.each(KAFKA_DRIVERS)('KafkaKlineSink transactions (%s)', (driver) => {
       'BTCUSDT|1': { first: BARS_T0, last: BARS_T0, rows: 1 },
     });
     await Promise.all([sink.close(), producer.disconnect()]);
+  });
+
+  it('reads its watermark topic as compaction keeps it (the newest committed record of each key, a tombstone too), a topic it creates rolling hourly', async () => {
+    const prefix = uniquePrefix(`eos-newest-${driver}`);
+    const topic = `${prefix}.kline.watermarks`;
+    await (await openSink(driver, prefix)).close(); // creates the topics
+    const admin = new kafkajs.Kafka(kafkajsClientConfig(rawOptions())).admin();
+    await admin.connect();
+    const described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [
+        {
+          type: kafkajs.ConfigResourceTypes.TOPIC,
+          name: topic,
+          configNames: ['segment.ms', 'cleanup.policy'],
+        },
+      ],
+    });
+    await admin.disconnect();
+    const configs = Object.fromEntries(
+      described.resources[0]!.configEntries.map((e) => [e.configName, e.configValue]),
+    );
+    // Compaction never touches the active segment, which the broker's default rolls after 7 days.
+    expect(configs).toEqual({ 'segment.ms': '3600000', 'cleanup.policy': 'compact' });
+
+    const other = `${prefix}-other`;
+    const producer = await transactionalProducer(other);
+    const mark = watermarkOf(topic, other);
+    const transactions: [messages: kafkajs.Message[], commit: boolean][] = [
+      [[mark('EURUSD', BARS_T0, 1), mark('BTCUSDT', BARS_T0, 1)], true],
+      [[mark('EURUSD', BARS_T0 + BAR_MS, 2)], true],
+      [[{ key: 'BTCUSDT|1', value: null }], true],
+      [[mark('ETHUSDT', BARS_T0, 1)], true],
+      [[mark('EURUSD', BARS_T0 + 9 * BAR_MS, 10)], false],
+    ];
+    for (const [messages, commit] of transactions) {
+      const t = await producer.transaction();
+      await t.send({ topic, messages });
+      await (commit ? t.commit() : t.abort());
+    }
+    await producer.disconnect();
+    const options = { ...rawOptions(), clientId: `${prefix}-reader` };
+    const reader = driver === 'kafkajs' ? new KafkajsDriver(options) : new PlatformaticKafkaDriver(options);
+    const records = await reader.readCommitted(topic, 20_000);
+    await reader.close();
+    // One record a key, in the order of their offsets; the aborted EURUSD is not one of them.
+    expect(
+      records.map((r) => [
+        r.key,
+        r.value === undefined ? null : (JSON.parse(r.value) as { rows: number }).rows,
+      ]),
+    ).toEqual([
+      ['EURUSD|1', 2],
+      ['BTCUSDT|1', null],
+      ['ETHUSDT|1', 1],
+    ]);
+    const sink = await openSink(driver, prefix);
+    expect(Object.fromEntries(sink.watermarks() ?? [])).toEqual({
+      'EURUSD|1': { first: BARS_T0, last: BARS_T0 + BAR_MS, rows: 2 },
+      'ETHUSDT|1': { first: BARS_T0, last: BARS_T0, rows: 1 },
+    });
+    await sink.close();
   });
 
   it('at least once: no watermarks, every final bar taken, so a replay repeats bars (consumers dedupe on key + kline_type + ts)', async () => {

@@ -23,7 +23,7 @@ export interface KlineWatermarksFormatCheck extends Pick<
 /**
  * Reads the committed records of the watermark topic up to its last stable offset (without
  * waiting for a transaction a killed sink left open: the sink fences it at open, and reads the
- * rest then) and rejects with a `FormatVersionError` naming the record, its format version and
+ * rest then; the newest of each series, as the sink reads them) and rejects with a `FormatVersionError` naming the record, its format version and
  * this release's when one is newer. A topic that does not exist yet holds nothing to refuse.
  * Other failures reject as the cluster check's or the watermark read's do.
  *
@@ -67,7 +67,7 @@ export async function checkKlineWatermarksFormat(check: KlineWatermarksFormatChe
     },
     check.topic,
     check.timeoutMs,
-    true,
+    { stableNow: true, newestPerKey: true },
   );
   klineWatermarkCommitsOf(check.topic, records);
 }

@@ -73,6 +73,9 @@ export interface KafkaKlineSinkOptions extends Omit<KafkaSinkOptions, 'driver'> 
   readonly fence?: () => boolean;
 }
 
+/** `segment.ms` of a watermark topic created here (unless the topic configs say otherwise): an hour. */
+const WATERMARK_SEGMENT_MS = 3_600_000;
+
 /** Defaults of {@link KafkaKlineSinkOptions} beyond those of `KAFKA_SINK_DEFAULTS`, units in the names. */
 export const KAFKA_KLINE_SINK_DEFAULTS = {
   delivery: 'exactly-once',
@@ -152,7 +155,9 @@ export function resolveKlineSinkOptions(options: KafkaKlineSinkOptions): Resolve
       partitions: 1,
       replicationFactor,
       // The caller's configs (min.insync.replicas, …) too, but it is compacted whatever they say.
-      configs: { ...configs, 'cleanup.policy': 'compact' },
+      // Compaction skips the active segment, which Kafka rolls after 7 days by default: a sync's
+      // week of checkpoints (a record per series each) would stay whole, read at every start.
+      configs: { 'segment.ms': String(WATERMARK_SEGMENT_MS), ...configs, 'cleanup.policy': 'compact' },
     });
   return {
     delivery,

@@ -21,7 +21,7 @@ describe('KafkaKlineSink, exactly once', () => {
         topic: 'md.kline.watermarks',
         partitions: 1,
         replicationFactor: 3,
-        configs: { 'cleanup.policy': 'compact' },
+        configs: { 'segment.ms': '3600000', 'cleanup.policy': 'compact' },
       },
     ]);
     expect(sink.name).toBe('kafka md.kline (exactly-once)');

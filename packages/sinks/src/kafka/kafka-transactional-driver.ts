@@ -55,7 +55,9 @@ export interface KafkaTransactionalDriver extends KafkaProducerDriver {
    * Reads `topic` from its start to its end as a `read_committed` consumer would: records of
    * aborted transactions are left out, and "the end" is where every transaction open at the call
    * has ended (waiting for them at most `waitMs`, else rejecting with a `QF_KAFKA_WATERMARKS` error).
-   * Per partition in offset order.
+   * Per partition in offset order. A driver may return only the newest record of each key (what
+   * compaction keeps; the built-in drivers do, so the sink's memory at a start is one record per
+   * series however long its watermark topic grew since its last compaction).
    */
   readCommitted(topic: string, waitMs: number): Promise<KafkaCommittedRecord[]>;
 }

@@ -39,17 +39,30 @@ function pollUntilDeadline<T>(read: TopicRead, attempt: () => Promise<T>): Promi
   });
 }
 
+/** How {@link readCommittedTopic} reads. */
+export interface CommittedTopicRead {
+  /** Read up to each partition's last stable offset at the call, not waiting for open transactions. */
+  readonly stableNow?: boolean;
+  /**
+   * Keep only the newest record of each key per partition (a tombstone included), as compaction
+   * would: the read then holds one record per key however long the topic grew since its last
+   * compaction (a compacted topic's active segment is never compacted).
+   */
+  readonly newestPerKey?: boolean;
+}
+
 /**
- * Every committed record of `topic`, per partition in offset order. Waits at most `waitMs` for
- * the transactions open at the call to end (with `stableNow`, reads up to each partition's last
- * stable offset at the call instead, the records of no open transaction); rejects with `QF_KAFKA_WATERMARKS` naming the
- * brokers, the partition and its offsets when one stays open, or when the brokers do not answer.
+ * Every committed record of `topic` (or the newest of each key), per partition in offset order.
+ * Waits at most `waitMs` for the transactions open at the call to end (with `stableNow`, reads up
+ * to each partition's last stable offset at the call instead, the records of no open transaction);
+ * rejects with `QF_KAFKA_WATERMARKS` naming the brokers, the partition and its offsets when one
+ * stays open, or when the brokers do not answer.
  */
 export async function readCommittedTopic(
   options: KafkaDriverOptions,
   topic: string,
   waitMs: number,
-  stableNow = false,
+  { stableNow = false, newestPerKey = false }: CommittedTopicRead = {},
 ): Promise<KafkaCommittedRecord[]> {
   const brokers = options.brokers.join(',');
   const { FetchIsolationLevels, ListOffsetTimestamps } = platformaticKafka();
@@ -84,15 +97,25 @@ export async function readCommittedTopic(
     const records: KafkaCommittedRecord[] = [];
     for (const [partition, end] of stable.entries()) {
       const leader = described.partitions[partition]?.leader ?? -1;
+      // Re-inserted on each newer record, so the newest records come out in their offsets' order.
+      const newest = new Map<string, KafkaCommittedRecord>();
       let offset = start[partition] ?? 0n;
       while (offset < end) {
         const from = offset;
         const fetched = await pollUntilDeadline(read, () =>
           fetchFrom(read, described.id, leader, partition, from),
         );
-        for (const r of fetched.records) if (r.offset < end) records.push(r);
+        for (const r of fetched.records) {
+          if (r.offset >= end) continue;
+          if (!newestPerKey) records.push(r);
+          else {
+            newest.delete(r.key);
+            newest.set(r.key, r);
+          }
+        }
         offset = fetched.nextOffset;
       }
+      records.push(...newest.values());
     }
     return records;
   } catch (err) {
