@@ -105,6 +105,9 @@ const kafka = ['--kafka', broker.brokers, '--topic-prefix', prefix];
 // runs in 1/speed of real time, so the log's retention (an hour locally by default) is given as
 // the real time of one simulated hour, or no log would ever expire (what a real week keeps).
 const upkeep = ['--upkeep-log-retention', `${(3_600 / config.speed).toFixed(1)}s`];
+// Kafka's compaction is on the broker's clock too: the watermark topic rolls (and so compacts) its
+// segments after the real time of the simulated hour a topic created by the sink rolls after.
+kafka.push('--kafka-topic-config', `segment.ms=${Math.round(3_600_000 / config.speed)}`);
 const now = (): number => shared.clock.now();
 /** One of the soak's commands, as users run it (with its own --metrics-port). */
 const command = async (name: string, args: readonly string[]): Promise<SoakProcess> =>
