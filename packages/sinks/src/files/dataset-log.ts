@@ -205,7 +205,7 @@ export class DatasetLog {
     this.#logKey = `${dataset}/${DATASET_LOG_DIR}/`;
     this.#now = options.now ?? Date.now;
     this.#options = options;
-    this.#state = new DeltaState(dataset);
+    this.#state = new DeltaState(dataset, this.remote);
   }
 
   /** Reads the log of `dataset` under `root` (an empty log where none exists yet). */
@@ -229,7 +229,10 @@ export class DatasetLog {
     return this.#state.files;
   }
 
-  /** Files removed (by a compaction) and not added again, with their removal time (epoch ms). */
+  /**
+   * Files removed (by a compaction) and not added again, with their removal time (epoch ms): on
+   * object storage, where vacuum deletes them after the retention; a local log keeps none.
+   */
   get removed(): ReadonlyMap<string, number> {
     return new Map([...this.#state.tombstones].map(([path, r]) => [path, r.deletionTimestamp]));
   }
@@ -312,7 +315,7 @@ export class DatasetLog {
     const expired = held >= 0 && !commits.has(held + 1) && [...commits].some((v) => v > held);
     const fromCheckpoint = (held < 0 || expired) && checkpoint > Math.max(newest, held);
     if (fromCheckpoint || newest > held + 1) {
-      const state = new DeltaState(this.dataset);
+      const state = new DeltaState(this.dataset, this.remote);
       if (fromCheckpoint) {
         const { checkpointName, readCheckpointParquet } = await checkpointCodec();
         state.fold(checkpoint, readCheckpointParquet(await this.#readObject(checkpointName(checkpoint))));

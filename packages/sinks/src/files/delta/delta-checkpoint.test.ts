@@ -188,3 +188,26 @@ it('a log whose commits before a checkpoint expired is read from it: files, tomb
   expect(compaction).toContain('"size":10');
   expect((await DatasetLog.open(dir, 'kline', { store })).version).toBe(6);
 });
+
+it('a local log remembers no removed file (its compaction deleted them at once); one on object storage keeps them for vacuum', async () => {
+  const removed = async (root: string, store?: ObjectStore): Promise<string[]> => {
+    const log = await DatasetLog.open(root, 'kline', store === undefined ? {} : { store });
+    await commitThree(log);
+    await log.transaction((tx) =>
+      tx.commit({
+        operation: 'compact',
+        add: [],
+        remove: ['kline/kline_type=1/month=2026-01/part-0.parquet'],
+      }),
+    );
+    const again = await DatasetLog.open(root, 'kline', store === undefined ? {} : { store });
+    expect([...again.files.keys()]).toEqual([...log.files.keys()]);
+    expect([...again.files.keys()]).not.toContain('kline/kline_type=1/month=2026-01/part-0.parquet');
+    return [...log.removed.keys(), ...again.removed.keys()];
+  };
+  expect(await removed(join(dir, 'local'))).toEqual([]);
+  expect(await removed(join(dir, 'remote'), remoteStore(join(dir, 'remote')))).toEqual([
+    'kline/kline_type=1/month=2026-01/part-0.parquet',
+    'kline/kline_type=1/month=2026-01/part-0.parquet',
+  ]);
+});

@@ -54,7 +54,19 @@ export class DeltaState {
   /** The writers with claims, by id. */
   readonly writers = new Map<string, TableWriter>();
 
-  constructor(readonly dataset: DatasetKind) {}
+  /**
+   * @param keepTombstones whether removed files are remembered (object storage: vacuum and the
+   * checkpoints need them for the retention); a local table's compaction deletes what it replaced
+   * at once, so a writer running for months would only pile up a week of them.
+   */
+  constructor(
+    readonly dataset: DatasetKind,
+    keepTombstones = true,
+  ) {
+    this.#keepTombstones = keepTombstones;
+  }
+
+  readonly #keepTombstones: boolean;
 
   /** Forgets tombstones of files removed before `cutoffMs` (epoch ms), as Delta's checkpoints do. */
   expireTombstones(cutoffMs: number): void {
@@ -84,7 +96,7 @@ export class DeltaState {
         const path = this.dirPath((action.remove as { path: string }).path);
         this.files.delete(path);
         this.adds.delete(path);
-        this.tombstones.set(path, action.remove as DeltaRemove);
+        if (this.#keepTombstones) this.tombstones.set(path, action.remove as DeltaRemove);
         remove.push(path);
       } else if (action.domainMetadata !== undefined) {
         const f = this.#domain(action.domainMetadata as Json, info);
