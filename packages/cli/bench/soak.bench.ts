@@ -33,7 +33,6 @@ import {
   takeoverTarget,
   targetsTable,
 } from './soak/soak-report.js';
-import { claimCommits } from './soak/soak-tables.js';
 import { SoakRun } from './soak/soak-run.js';
 import { SoakSim } from './soak/soak-sim-client.js';
 import {
@@ -188,7 +187,7 @@ try {
     crashes,
     realLimitS: (3_600 * config.days) / 7,
   });
-  targets.push(takeoverTarget(record.kills, await claimCommits(out, 'kline'), config.speed));
+  targets.push(takeoverTarget(record.kills, config.speed));
   const realDayS = record.realS / config.days;
   console.log(
     `\nRan ${(record.realS / 60).toFixed(1)} min real for ${config.days} simulated day(s): ` +

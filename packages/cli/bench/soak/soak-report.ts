@@ -2,7 +2,6 @@
 import type { SoakConfig } from './soak-config.js';
 import type { FreshnessCell } from './soak-freshness.js';
 import type { PollDay } from './soak-polls.js';
-import type { ClaimCommit } from './soak-tables.js';
 import { median, type SoakKill, type SoakRecord } from './soak-run.js';
 import type { SoakDayCount } from './soak-sim-protocol.js';
 import type { OnceCheck } from './soak-verify.js';
@@ -311,19 +310,14 @@ const LEASE_S = 300;
 
 /**
  * How long after each kill -9 the restarted sync claimed the kline table's series again (the
- * first claim commit after the kill, real seconds): at once when it sees that the claim's writer
+ * first claim commit after the kill, real seconds, as read during the run): at once when it sees that the claim's writer
  * was a process of this machine that is gone, a lease (300 s real) when it cannot tell. Timed:
  * a wait costs freshness, and the once-checks say what it cost the data.
  */
-export function takeoverTarget(
-  kills: readonly SoakKill[],
-  claims: readonly ClaimCommit[],
-  speed: number,
-): SoakTarget {
-  const delays = kills.map((k) => {
-    const claim = claims.find((c) => c.timestampMs >= k.atRealMs);
-    return claim === undefined ? undefined : (claim.timestampMs - k.atRealMs) / 1000;
-  });
+export function takeoverTarget(kills: readonly SoakKill[], speed: number): SoakTarget {
+  const delays = kills.map((k) =>
+    k.claimedAtRealMs === undefined ? undefined : (k.claimedAtRealMs - k.atRealMs) / 1000,
+  );
   return {
     target: `after each kill -9 the restarted sync takes its dead claim over at once (same host, its pid gone), not after the ${LEASE_S} s lease`,
     measured:

@@ -9,7 +9,7 @@ import type { Clock } from '@quoteflow/core';
 import { DAY_MS, type SoakConfig } from './soak-config.js';
 import type { SoakProcess, ProcessSample } from './soak-process.js';
 import { settle, type Settled } from './soak-settle.js';
-import { tableFigures, type TableFigures } from './soak-tables.js';
+import { claimCommits, tableFigures, type TableFigures } from './soak-tables.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -44,6 +44,12 @@ export interface SoakKill {
   readonly atRealMs: number;
   /** When the restarted sync said /ready (its backfill done), market ms. */
   readyAtMs: number | undefined;
+  /**
+   * When the restarted sync's first claim commit after the kill was made (the commit's own time,
+   * real ms), read while the run goes on: the log's retention expires it within the real time
+   * of a simulated hour, long before the week's end.
+   */
+  claimedAtRealMs: number | undefined;
 }
 
 export interface SoakRecord {
@@ -89,6 +95,17 @@ const emptyDay = (): ProcessDay => ({
   eventLoopP99MaxS: 0,
   cpuS: 0,
 });
+
+/** Waits for the first claim commit of the kline table under `out` made at or after `sinceRealMs`; its time. */
+async function claimedAt(out: string, sinceRealMs: number, giveUpMs: number): Promise<number | undefined> {
+  const deadline = Date.now() + giveUpMs;
+  while (Date.now() < deadline) {
+    const claim = (await claimCommits(out, 'kline')).find((c) => c.timestampMs >= sinceRealMs);
+    if (claim !== undefined) return claim.timestampMs;
+    await sleep(100);
+  }
+  return undefined;
+}
 
 /** Waits until the process answers /ready with 200; the market instant it did. */
 async function readyAt(p: SoakProcess, clock: Clock, giveUpMs: number): Promise<number | undefined> {
@@ -186,10 +203,13 @@ export class SoakRun {
     const atMs = this.clock.now();
     const atRealMs = Date.now();
     await this.sync.kill9();
-    const kill: SoakKill = { day, atMs, atRealMs, readyAtMs: undefined };
+    const kill: SoakKill = { day, atMs, atRealMs, readyAtMs: undefined, claimedAtRealMs: undefined };
     this.record.kills.push(kill);
     this.sync.start();
-    kill.readyAtMs = await readyAt(this.sync, this.clock, 600_000);
+    [kill.readyAtMs, kill.claimedAtRealMs] = await Promise.all([
+      readyAt(this.sync, this.clock, 600_000),
+      claimedAt(this.out, atRealMs, 600_000),
+    ]);
     this.log(
       `kill -9 of the sync at ${new Date(atMs).toISOString()}, ready again at ${kill.readyAtMs === undefined ? 'never' : new Date(kill.readyAtMs).toISOString()}`,
     );
