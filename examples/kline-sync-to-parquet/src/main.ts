@@ -59,5 +59,5 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     plan: (process.env['QUOTEFLOW_PLAN'] ?? 'professional') as Plan,
     out: process.env['OUT'] ?? './kline-data',
   });
-  console.log(`${summary.closedBars} closed bars in ${summary.files.length} files`);
+  console.log(`${summary.closedBars} closed bars in ${summary.fileCount} files`);
 }

@@ -107,6 +107,7 @@ describe('depthCapture', () => {
 
     const written = await rows();
     expect(summary.files.length).toBeGreaterThan(0);
+    expect(summary.fileCount).toBe(summary.files.length);
     expect(summary.ticks).toBe(seen.length);
     expect(written).toHaveLength(summary.ticks);
     expect(new Set(written.map((r) => `${r.code}#${r.seq}`)).size).toBe(written.length);
@@ -245,7 +246,7 @@ describe('depthCapture', () => {
       onTick: () => undefined,
       signal: controller.signal,
     }).done;
-    expect(summary).toEqual({ polls: 0, ticks: 0, repeated: 0, files: [] });
+    expect(summary).toEqual({ polls: 0, ticks: 0, repeated: 0, files: [], fileCount: 0 });
   });
 
   it('refuses bad options when it is built', () => {

@@ -36,7 +36,10 @@ export interface DepthCaptureSummary {
   readonly ticks: number;
   /** Ticks dropped because their `seq` did not advance. */
   readonly repeated: number;
+  /** Files written by this run: the newest 1,000. */
   readonly files: readonly WrittenFile[];
+  /** Every file written by this run. */
+  readonly fileCount: number;
 }
 
 /**
@@ -100,6 +103,15 @@ export function depthCapture(options: DepthCaptureOptions): PipelineHandle<Depth
       tap(() => ticks++),
       kit.toListener('onTick', options.onTick),
     );
-    return { records$, summary: (files) => ({ polls, ticks, repeated: received - ticks, files }) };
+    return {
+      records$,
+      summary: (files) => ({
+        polls,
+        ticks,
+        repeated: received - ticks,
+        files: files.newest,
+        fileCount: files.count,
+      }),
+    };
   });
 }

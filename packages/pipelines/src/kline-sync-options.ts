@@ -276,8 +276,10 @@ export interface KlineSyncSummary {
   readonly closedBars: number;
   /** Forming-bar updates emitted. */
   readonly formingUpdates: number;
-  /** Dataset files committed by this run (relative to the dataset directory). */
+  /** Dataset files committed by this run (relative to the dataset directory): the newest 1,000. */
   readonly files: readonly string[];
+  /** Every dataset file committed by this run. */
+  readonly fileCount: number;
   /** Series whose history is shorter than asked because the class cannot page back (stocks). */
   readonly truncatedSeries: readonly string[];
   /** Series whose backfill the run's end (a stop, `--duration`) cut short: what they hold of what was asked. */

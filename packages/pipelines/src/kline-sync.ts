@@ -18,6 +18,7 @@ import { healDataset } from './internal/heal-dataset.js';
 import { HeldRowsSink } from './internal/held-rows-sink.js';
 import { checkUniverse } from './internal/kline-universe.js';
 import { missingCommittedFiles } from './missing-committed-files.js';
+import { NewestFiles } from './internal/newest-files.js';
 import { resumePointOf } from './internal/resume-points.js';
 import { ServiceHalts } from './internal/service-halts.js';
 import { StateFileSink } from './internal/state-file-sink.js';
@@ -117,7 +118,7 @@ class SyncRun {
   #incomplete: IncompleteSeries[] = [];
   readonly #dropped: string[] = [];
   #repairs: readonly DatasetRepair[] = [];
-  readonly #files: string[] = [];
+  readonly #files = new NewestFiles<string>();
   #sinks: CommittingSink[] = [];
   #kafka: KafkaKlineSink | undefined;
   /** The files sink: it claims the series it takes over and gives up those it hands on. */
@@ -354,7 +355,7 @@ class SyncRun {
   }
 
   #onCheckpoint(c: SinkCheckpoint): void {
-    this.#files.push(...c.files);
+    this.#files.add(c.files);
     this.#event({
       type: 'checkpoint',
       sink: c.sink,
@@ -405,7 +406,8 @@ class SyncRun {
       series: this.#universe.length * this.o.klineTypes.length,
       closedBars: this.#closedBars,
       formingUpdates: this.#formingUpdates,
-      files: this.#files,
+      files: this.#files.newest,
+      fileCount: this.#files.count,
       truncatedSeries: [...this.#truncated],
       incompleteSeries: this.#incomplete,
       droppedCodes: [...this.#dropped],

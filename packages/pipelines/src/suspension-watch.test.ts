@@ -168,7 +168,7 @@ describe('suspensionWatch', () => {
         expectedChanges(exchange, answered - 1, false),
       ]).toContainEqual(changes.filter((c) => c.record.exchange === exchange));
     }
-    expect(summary).toMatchObject({ changes: changes.length, files: [] });
+    expect(summary).toMatchObject({ changes: changes.length, files: [], fileCount: 0 });
     const arrivals = sim!.log
       .entries()
       .filter((e) => e.endpoint === 'suspension')

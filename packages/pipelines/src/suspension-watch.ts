@@ -41,7 +41,10 @@ export interface SuspensionWatchOptions {
 export interface SuspensionWatchSummary {
   readonly polls: number;
   readonly changes: number;
+  /** Files written by this run: the newest 1,000. */
   readonly files: readonly WrittenFile[];
+  /** Every file written by this run. */
+  readonly fileCount: number;
 }
 
 /** Defaults of {@link SuspensionWatchOptions}. */
@@ -108,6 +111,9 @@ export function suspensionWatch(options: SuspensionWatchOptions): PipelineHandle
       filter((c) => c.change !== 'removed'),
       map((c) => c.record),
     );
-    return { records$, summary: (files) => ({ polls, changes, files }) };
+    return {
+      records$,
+      summary: (files) => ({ polls, changes, files: files.newest, fileCount: files.count }),
+    };
   });
 }

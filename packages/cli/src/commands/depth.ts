@@ -129,7 +129,7 @@ async function runDepth(ctx: CommandContext, flags: DepthFlags): Promise<void> {
         polls: summary.polls,
         ticks: summary.ticks,
         repeated: summary.repeated,
-        files: summary.files.length,
+        files: summary.fileCount,
       },
       'depth capture stopped: sinks flushed',
     );

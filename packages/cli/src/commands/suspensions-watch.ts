@@ -88,7 +88,7 @@ export async function watchSuspensions(
     const summary = await watch.done;
     budget.rethrow();
     ctx.logger.info(
-      { polls: summary.polls, changes: summary.changes, files: summary.files.length },
+      { polls: summary.polls, changes: summary.changes, files: summary.fileCount },
       'watch stopped',
     );
   } finally {

@@ -177,7 +177,7 @@ function reportSummary(
     {
       series: summary.series,
       closedBars: summary.closedBars,
-      files: summary.files.length,
+      files: summary.fileCount,
       liveCycles: summary.liveCycles,
     },
     cutShort
@@ -201,6 +201,7 @@ function mergeSummaries(runs: readonly KlineSyncSummary[]): KlineSyncSummary {
     closedBars: runs.reduce((n, r) => n + r.closedBars, 0),
     formingUpdates: runs.reduce((n, r) => n + r.formingUpdates, 0),
     files: runs.flatMap((r) => r.files),
+    fileCount: runs.reduce((n, r) => n + r.fileCount, 0),
     truncatedSeries: [...new Set(runs.flatMap((r) => r.truncatedSeries))],
     // A worker's earlier run handed its series on: only the last run's shortfalls are still open.
     incompleteSeries: runs.at(-1)?.incompleteSeries ?? [],

@@ -10,6 +10,7 @@ import {
 } from '@quoteflow/sinks';
 import { Subject, connectable, defer, tap, type Observable } from 'rxjs';
 import { PipelineError } from '../pipeline-error.js';
+import { NewestFiles } from './newest-files.js';
 
 /** Options of {@link drainToSinks}. */
 export interface DrainToSinksOptions {
@@ -27,7 +28,7 @@ export interface DrainToSinksOptions {
  * Runs `records$` into the sinks until it ends: each sink is one subscriber of a single shared run
  * of the source, connected once all of them have subscribed. Resolves when the source completed
  * and every sink flushed (files renamed into place, records acknowledged, the Kafka sink closed),
- * with the files written. Rejects with the source's error once the sinks flushed what came before
+ * with the files written (the newest, and their count). Rejects with the source's error once the sinks flushed what came before
  * it, or with a `QF_PIPELINE` error naming the sink that failed; a sink failure first stops the
  * source, so the other sinks still flush. Without sinks it just runs the source. With files, the
  * source is connected once their writer claimed its series (a refused claim rejects before any
@@ -36,7 +37,7 @@ export interface DrainToSinksOptions {
 export async function drainToSinks<T extends DatasetRecord & KafkaRecord>(
   records$: Observable<T>,
   options: DrainToSinksOptions,
-): Promise<WrittenFile[]> {
+): Promise<NewestFiles<WrittenFile>> {
   const kafka = options.kafka === undefined ? undefined : new KafkaSink(options.kafka);
   let sourceError: { error: unknown } | undefined;
   let failure: { error: unknown } | undefined;
@@ -61,7 +62,7 @@ export async function drainToSinks<T extends DatasetRecord & KafkaRecord>(
     ),
     { connector: () => new Subject<T>(), resetOnDisconnect: false },
   );
-  const files: WrittenFile[] = [];
+  const files = new NewestFiles<WrittenFile>();
   // The files branch subscribes once its writer claimed its series in their tables (see
   // writeDataset): the source is connected only then, so no request goes out before the table
   // accepted this writer, and no record is missed.
@@ -88,7 +89,7 @@ export async function drainToSinks<T extends DatasetRecord & KafkaRecord>(
         return shared$;
       }).pipe(
         writeDataset(options.files),
-        tap((file) => files.push(file)),
+        tap((file) => files.add([file])),
       ),
     );
     branches.push(filesBranch);

@@ -12,6 +12,7 @@ import { tableWriterOptions, type PipelineFilesOptions } from '../pipeline-files
 import type { PipelineHandle } from '../pipeline-handle.js';
 import { drainToSinks } from './drain-to-sinks.js';
 import { fromAbortSignal } from './from-abort-signal.js';
+import type { NewestFiles } from './newest-files.js';
 import { StopControl } from './stop-control.js';
 
 /** The options every polling pipeline takes. */
@@ -40,7 +41,7 @@ export interface PollPipelineKit {
 /** A polling pipeline's records and the summary of its run. */
 export interface PollPipelineRun<T, S> {
   readonly records$: Observable<T>;
-  summary(files: readonly WrittenFile[]): S;
+  summary(files: NewestFiles<WrittenFile>): S;
 }
 
 /** Refuses an `intervalMs` that is not a positive number of ms. */
