@@ -28,11 +28,11 @@ export interface DrainToSinksOptions {
  * Runs `records$` into the sinks until it ends: each sink is one subscriber of a single shared run
  * of the source, connected once all of them have subscribed. Resolves when the source completed
  * and every sink flushed (files renamed into place, records acknowledged, the Kafka sink closed),
- * with the files written (the newest, and their count). Rejects with the source's error once the sinks flushed what came before
- * it, or with a `QF_PIPELINE` error naming the sink that failed; a sink failure first stops the
- * source, so the other sinks still flush. Without sinks it just runs the source. With files, the
- * source is connected once their writer claimed its series (a refused claim rejects before any
- * record is read).
+ * with the files written (the newest, and their count). Rejects with the source's error once the
+ * sinks flushed what came before it, or with a `QF_PIPELINE` error naming the sink that failed; a
+ * sink failure first stops the source, so the other sinks still flush. Without sinks it just runs
+ * the source. With files, the source is connected once their writer claimed its series (a refused
+ * claim rejects before any record is read).
  */
 export async function drainToSinks<T extends DatasetRecord & KafkaRecord>(
   records$: Observable<T>,
