@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../packages/core/src/index.js';
-import { DatasetLog, DatasetWriter, type UpkeepEvent } from '../packages/sinks/src/index.js';
+import { DatasetLog, DatasetWriter, TableUpkeep, type UpkeepEvent } from '../packages/sinks/src/index.js';
 import { openStore } from '../packages/sinks/src/internal.js';
 import { depth, suspension } from '../packages/sinks/test-support/test-records.js';
 import { expectNoneTwice } from './support/crash-bars.js';
@@ -156,5 +156,68 @@ describe('DatasetWriter keeps its tables healthy while it writes', () => {
       seen = rows.length;
     }
     expect(seen).toBe(symbols.length);
+  });
+  it('keeps an hour of log on S3 by default: the versions before a checkpoint written two hours ago go, the table reads the same', async () => {
+    const dir = bucket.url('susp-log');
+    const writer = new DatasetWriter({ dir, encoderThreads: 0, upkeep: false });
+    const symbols = Array.from({ length: 6 }, (_, i) => `L${i}`);
+    for (const symbol of symbols) {
+      await writer.write([suspension(symbol)]);
+      await writer.flush();
+    }
+    await writer.close();
+    const logKey = 'susp-log/suspension/_delta_log/';
+    const commits = async (): Promise<number[]> =>
+      (await bucket.keys(logKey)).flatMap((k) => {
+        const m = /(\d{20})\.json$/.exec(k);
+        return m === null ? [] : [Number(m[1])];
+      });
+    const before = await commits();
+    expect(before.length).toBeGreaterThanOrEqual(symbols.length);
+    // Upkeep rounds as if two hours had passed since the log was written (object stamps are the
+    // server's, so upkeep's wall clock moves instead): the first writes the checkpoint, the second
+    // judges the log against it.
+    const upkeepAt = async (
+      aheadMs: number,
+      options: { logRetentionMs?: number } = {},
+    ): Promise<UpkeepEvent[]> => {
+      const events: UpkeepEvent[] = [];
+      const opened = await openStore(dir);
+      try {
+        const upkeep = await TableUpkeep.open({
+          root: opened.root,
+          dataset: 'suspension',
+          store: opened.store!,
+          wall: new ManualClock(Date.now() + aheadMs),
+          onEvent: (e) => events.push(e),
+          ...options,
+        });
+        upkeep.nudge();
+        await upkeep.idle();
+        await upkeep.close();
+      } finally {
+        await opened.close();
+      }
+      return events;
+    };
+    await upkeepAt(0);
+    const checkpointed = await commits();
+    // Three hours of log asked for: nothing goes.
+    await upkeepAt(2 * 3_600_000, { logRetentionMs: 3 * 3_600_000 });
+    expect(await commits()).toEqual(checkpointed);
+    // The default (an hour, not the removed files' 7 days): everything before the checkpoint goes.
+    const events = await upkeepAt(2 * 3_600_000);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'log-expired', dataset: 'suspension' }));
+    const left = await commits();
+    const checkpoints = (await bucket.keys(logKey)).filter((k) => k.endsWith('.checkpoint.parquet'));
+    const newestCheckpoint = Math.max(...checkpoints.map((k) => Number(/(\d{20})\.checkpoint/.exec(k)![1])));
+    expect(Math.min(...left)).toBe(newestCheckpoint);
+    const [rows] = await deltaRows(
+      bucket.url('susp-log/suspension'),
+      (r) => String(r.symbol),
+      [undefined],
+      bucket.server,
+    );
+    expect(sorted(rows!)).toEqual(sorted(symbols));
   });
 });

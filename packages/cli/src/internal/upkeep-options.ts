@@ -32,7 +32,7 @@ export function addUpkeepOptions(cmd: Command): Command {
     )
     .option(
       '--upkeep-log-retention <duration>',
-      "how long upkeep keeps the log's older versions (time travel reaches back this far): default 1h on a local disk, where every reader lists the whole log, and --upkeep-retention on s3://",
+      "how long upkeep keeps the log's older versions (time travel reaches back this far; readers list the log on every read): default 1h, or --upkeep-retention if shorter",
     );
 }
 

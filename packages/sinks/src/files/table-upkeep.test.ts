@@ -349,13 +349,12 @@ describe('TableUpkeep', () => {
     expect(await committedBars()).toEqual(expected(['AAPL.US'], 4));
   });
 
-  it('keeps the log as long as the removed files on object storage by default, and never longer than a shorter retention locally', () => {
+  it('keeps an hour of log by default, never longer than a shorter retention of removed files', () => {
     const hour = 3_600_000;
-    expect(logRetentionOf({}, false)).toBe(hour);
-    expect(logRetentionOf({}, true)).toBe(7 * 24 * hour);
-    expect(logRetentionOf({ retentionMs: 60_000 }, false)).toBe(60_000);
-    expect(logRetentionOf({ retentionMs: 2 * 24 * hour }, true)).toBe(2 * 24 * hour);
-    expect(logRetentionOf({ retentionMs: 0, logRetentionMs: 5 * hour }, false)).toBe(5 * hour);
+    expect(logRetentionOf({})).toBe(hour);
+    expect(logRetentionOf({ retentionMs: 60_000 })).toBe(60_000);
+    expect(logRetentionOf({ retentionMs: 2 * 24 * hour })).toBe(hour);
+    expect(logRetentionOf({ retentionMs: 0, logRetentionMs: 5 * hour })).toBe(5 * hour);
   });
 
   it("keeps a live writer's claims through checkpoints and log retention: its claim commit gone, the owner stays", async () => {
