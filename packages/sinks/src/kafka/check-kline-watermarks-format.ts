@@ -67,7 +67,7 @@ export async function checkKlineWatermarksFormat(check: KlineWatermarksFormatChe
     },
     check.topic,
     check.timeoutMs,
-    { stableNow: true, newestPerKey: true },
+    { stableNow: true },
   );
   klineWatermarkCommitsOf(check.topic, records);
 }

@@ -81,7 +81,7 @@ export class PlatformaticKafkaDriver implements KafkaTransactionalDriver {
   }
 
   readCommitted(topic: string, waitMs: number): Promise<KafkaCommittedRecord[]> {
-    return readCommittedTopic(this.#options, topic, waitMs, { newestPerKey: true });
+    return readCommittedTopic(this.#options, topic, waitMs);
   }
 
   async ensureTopics(topics: readonly KafkaTopicSpec[]): Promise<void> {

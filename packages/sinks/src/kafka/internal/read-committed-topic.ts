@@ -43,16 +43,12 @@ function pollUntilDeadline<T>(read: TopicRead, attempt: () => Promise<T>): Promi
 export interface CommittedTopicRead {
   /** Read up to each partition's last stable offset at the call, not waiting for open transactions. */
   readonly stableNow?: boolean;
-  /**
-   * Keep only the newest record of each key per partition (a tombstone included), as compaction
-   * would: the read then holds one record per key however long the topic grew since its last
-   * compaction (a compacted topic's active segment is never compacted).
-   */
-  readonly newestPerKey?: boolean;
 }
 
 /**
- * Every committed record of `topic` (or the newest of each key), per partition in offset order.
+ * The newest committed record of each key of `topic` (a tombstone included), per partition in
+ * offset order, as compaction would leave it: the read holds one record per key however long the
+ * topic grew since its last compaction (a compacted topic's active segment is never compacted).
  * Waits at most `waitMs` for the transactions open at the call to end (with `stableNow`, reads up
  * to each partition's last stable offset at the call instead, the records of no open transaction);
  * rejects with `QF_KAFKA_WATERMARKS` naming the brokers, the partition and its offsets when one
@@ -62,7 +58,7 @@ export async function readCommittedTopic(
   options: KafkaDriverOptions,
   topic: string,
   waitMs: number,
-  { stableNow = false, newestPerKey = false }: CommittedTopicRead = {},
+  { stableNow = false }: CommittedTopicRead = {},
 ): Promise<KafkaCommittedRecord[]> {
   const brokers = options.brokers.join(',');
   const { FetchIsolationLevels, ListOffsetTimestamps } = platformaticKafka();
@@ -107,11 +103,8 @@ export async function readCommittedTopic(
         );
         for (const r of fetched.records) {
           if (r.offset >= end) continue;
-          if (!newestPerKey) records.push(r);
-          else {
-            newest.delete(r.key);
-            newest.set(r.key, r);
-          }
+          newest.delete(r.key);
+          newest.set(r.key, r);
         }
         offset = fetched.nextOffset;
       }
