@@ -9,7 +9,8 @@ s3:// is read from the S3-compatible server `s3` (plain HTTP, path-style). The t
 Each read is the same group-by (code: count, max close), the table opened anew each time (its log
 read too). "fileS3" (optional): the same rows as one object on the server, read as "file" is (pyarrow's
 S3 file system, Polars' storage_options, DuckDB's S3 secret). Prints JSON: {NAME: {"deltalake": s,
-"polars": s, "duckdb": s, "rows": n}, "file": {...}, "fileS3": {...}}.
+"polars": s, "duckdb": s, "rows": n}, "file": {...}, "fileS3": {...}}; what is read from S3 over plain
+HTTP also has "duckdbWithoutCaRoots": DuckDB's time when its process finds no CA certificates.
 """
 import json
 import os
@@ -49,16 +50,28 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TEST_PYTHON = os.path.join(HERE, "..", "..", "test", "python")
 
 
-def duckdb_best(path, s3, repeat):
-    """DuckDB's best time (its own process and venv: scripts/python/duckdb-delta.sh)."""
+def duckdb_best(path, s3, repeat, without_ca_roots=False):
+    """DuckDB's best time (its own process and venv: scripts/python/duckdb-delta.sh). With
+    `without_ca_roots` (a plain-HTTP server only), its process finds no CA certificates: the delta
+    extension builds an HTTP client at every scan, loading the system's CA roots each time, which
+    on S3 costs more than reading the whole object (BENCHMARKS.md, table upkeep)."""
     python = os.path.join(HERE, "..", "..", ".cache", "duckdb-delta", "bin", "python")
     req = json.dumps({"path": path, "s3": s3 if path.startswith("s3://") else None, "bench": repeat})
+    env = dict(os.environ)
+    if without_ca_roots:
+        env["SSL_CERT_FILE"] = os.devnull
+        env["SSL_CERT_DIR"] = os.path.join(os.devnull, "none")
     run = subprocess.run(
-        [python, os.path.join(TEST_PYTHON, "read_duckdb_delta.py")], input=req, capture_output=True, text=True
+        [python, os.path.join(TEST_PYTHON, "read_duckdb_delta.py")], input=req, capture_output=True, text=True, env=env
     )
     if run.returncode != 0:
         raise SystemExit(f"read_duckdb_delta.py: {run.stderr.strip()[-2000:]}")
     return json.loads(run.stdout)
+
+
+def without_ca_roots(path, s3):
+    """Whether to time DuckDB also without the system's CA roots: S3 over plain HTTP only."""
+    return path.startswith("s3://") and s3["endpoint"].startswith("http://")
 
 
 def bench_table(path, s3, repeat):
@@ -69,7 +82,10 @@ def bench_table(path, s3, repeat):
     rows = int(sum(g.column("close_count").to_pylist()))
     if rows != int(p["len"].sum()) or rows != duck["rows"]:
         raise SystemExit(f"{path}: delta-rs read {rows} rows, Polars {int(p['len'].sum())}, DuckDB {duck['rows']}")
-    return {"deltalake": t_rs, "polars": t_pl, "duckdb": duck["duckdb"], "rows": rows}
+    out = {"deltalake": t_rs, "polars": t_pl, "duckdb": duck["duckdb"], "rows": rows}
+    if without_ca_roots(path, s3):
+        out["duckdbWithoutCaRoots"] = duckdb_best(path, s3, repeat, without_ca_roots=True)["duckdb"]
+    return out
 
 def arrow_fs(s3):
     """pyarrow's S3 file system for the server `s3` (plain HTTP, path-style)."""
@@ -101,7 +117,10 @@ def bench_file(path, repeat, s3=None):
     t_pa, g = best(lambda: group_arrow(read()), repeat)
     t_pl, p = best(lambda: group_polars(scan()), repeat)
     duck = duckdb_best(path, s3 if remote else None, repeat)
-    return {"pyarrow": t_pa, "polars": t_pl, "duckdb": duck["duckdb"], "rows": int(sum(g.column("close_count").to_pylist()))}
+    out = {"pyarrow": t_pa, "polars": t_pl, "duckdb": duck["duckdb"], "rows": int(sum(g.column("close_count").to_pylist()))}
+    if remote and without_ca_roots(path, s3):
+        out["duckdbWithoutCaRoots"] = duckdb_best(path, s3, repeat, without_ca_roots=True)["duckdb"]
+    return out
 
 def main():
     spec = json.load(sys.stdin)

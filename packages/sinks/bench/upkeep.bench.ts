@@ -8,17 +8,27 @@
 // Polars' scan_delta and DuckDB's delta extension (a group-by: code, count, max close; the table
 // opened anew each time, best of 5) against the same rows as one Parquet file on the same storage
 // (a local file; one object on the same S3 server), read by pyarrow (for delta-rs, which hands
-// out pyarrow tables), Polars' scan_parquet and DuckDB's read_parquet. Then the file count over a
+// out pyarrow tables), Polars' scan_parquet and DuckDB's read_parquet, and against the readers'
+// floor on that storage: the same rows as the simplest table delta-rs itself leaves (one file, one
+// JSON commit, partitioned the same: scripts/python/write_reference_delta.py). Then the file count over a
 // simulated week (a sync of BENCH_UPKEEP_WEEK_SERIES series, a checkpoint a minute of its clock,
 // from a Monday across a month's end), per day: the most files any partition held, and the log.
 // Run: `pnpm bench upkeep` (needs scripts/python/setup.sh and scripts/s3proxy/setup.sh).
 // BENCH_UPKEEP_SERIES (1000), BENCH_UPKEEP_MINUTES (1440), BENCH_UPKEEP_S3=0 (skip S3),
 // BENCH_UPKEEP_WEEK_SERIES (100; 0 skips the week) set the size.
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '@quoteflow/core';
-import { DatasetLog, DatasetSink, DatasetWriter, TableUpkeep, type UpkeepEvent } from '@quoteflow/sinks';
+import {
+  DatasetLog,
+  DatasetSink,
+  DatasetWriter,
+  TABLE_UPKEEP_DEFAULTS,
+  TableUpkeep,
+  type UpkeepEvent,
+} from '@quoteflow/sinks';
 import { openStore } from '@quoteflow/sinks/internal';
 import { BENCH_DAY_START, benchBar, benchUpdate } from './bench-bars.js';
 import { readDeltaTables, timingCell, type DeltaReadTiming } from './bench-delta-read.js';
@@ -51,6 +61,7 @@ async function syncDay(dir: string): Promise<SyncDay> {
   const events: UpkeepEvent[] = [];
   const sink = await DatasetSink.open({ dir, clock, onUpkeep: (e) => events.push(e) });
   const half = Math.ceil(series / 2);
+  const realStart = Date.now();
   for (let m = 0; m < minutes; m++)
     for (const part of [0, 1]) {
       await clock.advance(30_000);
@@ -61,7 +72,10 @@ async function syncDay(dir: string): Promise<SyncDay> {
   await sink.close();
   const failed = events.find((e) => e.type === 'upkeep-failed');
   if (failed !== undefined) throw new Error(`upkeep failed: ${JSON.stringify(failed)}`);
-  const aged = await ageAsRunningUpkeep(dir, BENCH_DAY_START, clock.now());
+  const aged = await ageAsRunningUpkeep(dir, BENCH_DAY_START, clock.now(), {
+    start: realStart,
+    end: Date.now(),
+  });
   const opened = await openStore(dir);
   try {
     const log = await DatasetLog.open(
@@ -87,14 +101,19 @@ async function syncDay(dir: string): Promise<SyncDay> {
  * superseded checkpoint to go, by the wall clock. Locally each log file is stamped with the
  * simulated time of its version (versions come at a steady pace from `startMs`) and one more round
  * runs at `endMs` on that clock: what a real day or week leaves (an hour of log by default). On S3
- * the stamps are the server's: the round runs 10 minutes after them, so every superseded
- * checkpoint goes as it would have (the log itself stays: its default retention is 7 days there).
+ * the stamps are the server's, made between `real.start` and `real.end` (real time): the round runs on a wall
+ * clock an hour (the default log retention) past the real moment of the simulated day's last hour,
+ * so the log before it goes and the last hour's stays, as a real day leaves it.
  */
 async function ageAsRunningUpkeep(
   table: string,
   startMs: number,
   endMs: number,
+  real?: { readonly start: number; readonly end: number },
 ): Promise<{ logFiles: number; expired: number }> {
+  const retention = TABLE_UPKEEP_DEFAULTS.logRetentionMs;
+  const [from, to] = real === undefined ? [Date.now(), Date.now()] : [real.start, real.end];
+  const lastHourReal = from + (to - from) * Math.max(0, 1 - retention / (endMs - startMs));
   const opened = await openStore(table);
   try {
     const events: UpkeepEvent[] = [];
@@ -116,7 +135,7 @@ async function ageAsRunningUpkeep(
       dataset: 'kline',
       ...(opened.store === undefined ? {} : { store: opened.store }),
       clock: new ManualClock(endMs),
-      wall: new ManualClock(local ? endMs : Date.now() + 601_000),
+      wall: new ManualClock(local ? endMs : lastHourReal + retention),
       onEvent: (e) => events.push(e),
     });
     upkeep.nudge();
@@ -142,6 +161,17 @@ async function oneFile(dir: string): Promise<string> {
   await one.close();
   const file = (await readdir(dir, { recursive: true })).find((f) => f.endsWith('.parquet'));
   return join(dir, file!);
+}
+
+const repoRoot = new URL('../../..', import.meta.url).pathname;
+
+/** The rows of `file` as a one-file Delta table written by delta-rs at `table` (the readers' floor). */
+function referenceTable(file: string, table: string): void {
+  execFileSync(join(repoRoot, '.venv', 'bin', 'python'), [
+    join(repoRoot, 'scripts/python/write_reference_delta.py'),
+    file,
+    table,
+  ]);
 }
 
 /** Per simulated day of a week of 1-minute checkpoints: the most files a partition held, and the log. */
@@ -196,7 +226,9 @@ try {
       `${day.logFiles} log files (${day.expired} expired by the day's last round)`,
   );
   const file = await oneFile(join(work, 'single'));
-  const tables: Record<string, string> = { local: join(local, 'kline') };
+  const floor = join(work, 'floor', 'kline');
+  referenceTable(file, floor);
+  const tables: Record<string, string> = { local: join(local, 'kline'), floorLocal: floor };
   let bucket: TestBucket | undefined;
   let s3Day: SyncDay | undefined;
   let fileS3: string | undefined;
@@ -212,6 +244,8 @@ try {
     );
     tables['s3'] = bucket.url('sync/kline');
     await bucket.upload(join(work, 'single'), 'single');
+    await bucket.upload(join(work, 'floor'), 'floor');
+    tables['floorS3'] = bucket.url('floor/kline');
     fileS3 = bucket.url(`single/${file.slice(join(work, 'single').length + 1)}`);
   }
   const out = readDeltaTables({
@@ -229,11 +263,12 @@ try {
     '| table | versions | files | log files | delta-rs (s) | Polars scan_delta (s) | DuckDB delta (s) |',
   );
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-  const rows: [string, string, SyncDay, DeltaReadTiming][] = [
-    ['local', 'local disk: a day as a sync leaves it', day, out['file']!],
+  const rows: [string, string, string, SyncDay, DeltaReadTiming][] = [
+    ['local', 'floorLocal', 'local disk: a day as a sync leaves it', day, out['file']!],
   ];
-  if (s3Day !== undefined) rows.push(['s3', 'S3: a day as a sync leaves it', s3Day, out['fileS3']!]);
-  for (const [name, label, d, base] of rows) {
+  if (s3Day !== undefined)
+    rows.push(['s3', 'floorS3', 'S3: a day as a sync leaves it', s3Day, out['fileS3']!]);
+  for (const [name, floorName, label, d, base] of rows) {
     const r = out[name]!;
     if (r.rows !== series * minutes)
       throw new Error(`${name}: read ${r.rows} rows, wrote ${series * minutes}`);
@@ -241,11 +276,22 @@ try {
       `| ${label} | ${d.version + 1} | ${d.files} | ${d.logFiles} | ${cell(r.deltalake!, base.pyarrow!)} | ` +
         `${cell(r.polars, base.polars)} | ${cell(r.duckdb, base.duckdb)} |`,
     );
+    const f = out[floorName]!;
+    const noCa = [r, f, base].map((t) => t.duckdbWithoutCaRoots);
+    console.log(
+      `| the same rows as a one-file table written by delta-rs (the readers' floor) | 1 | 1 | 1 | ` +
+        `${cell(f.deltalake!, base.pyarrow!)} | ${cell(f.polars, base.polars)} | ${cell(f.duckdb, base.duckdb)} |`,
+    );
     const where = name === 'local' ? 'a local file' : 'one object on the S3 server';
     console.log(
       `| the same rows as ${where} (baseline: pyarrow, Polars scan_parquet, DuckDB read_parquet) | – | 1 | – | ` +
         `${cell(base.pyarrow!, base.pyarrow!)} | ${cell(base.polars, base.polars)} | ${cell(base.duckdb, base.duckdb)} |`,
     );
+    if (noCa.every((t) => t !== undefined))
+      console.log(
+        `\nDuckDB, its process finding no CA certificates (the delta extension loads the system's at every scan): ` +
+          `the table ${cell(noCa[0]!, noCa[2]!)}, the floor ${cell(noCa[1]!, noCa[2]!)}, the one object ${noCa[2]!.toFixed(3)} s\n`,
+      );
   }
   if (weekSeries > 0) {
     t0 = performance.now();
