@@ -24,7 +24,7 @@ export { DATASET_KINDS, SUSPENSION_RAW_COLUMNS, KLINE_SUB_PARTITIONS } from './f
 export type { DatasetKind, DatasetRecord, KlineSubPartition } from './files/dataset-columns.js';
 export { DatasetLog } from './files/dataset-log.js';
 export type { DeltaStats } from './files/delta/delta-actions.js';
-export type { DatasetLogOptions, DatasetTransaction, FileSummary, LogChange } from './files/dataset-log.js';
+export type { DatasetLogOptions, DatasetTransaction, FileSummary, LogChange } from './files/dataset-log-options.js';
 // One table, several writers: each claims its series in the log; a second one meets a refusal.
 export { IF_OWNED, TABLE_WRITER_DEFAULTS } from './files/table-writer.js';
 export type { IfOwned, TableClaimOptions, TableWriter, TableWriterOptions } from './files/table-writer.js';

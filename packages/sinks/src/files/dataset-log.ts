@@ -9,123 +9,27 @@ import {
   normalizeSeriesKey,
   type LogEntry,
   type LogFile,
-  type LogOperation,
   type SeriesWatermark,
 } from './dataset-log-format.js';
-import {
-  DELTA_PROTOCOL,
-  FILE_DOMAIN,
-  newMetaData,
-  partitionValuesOf,
-  withPartitionColumns,
-  SERIES_DOMAIN,
-  toDeltaPath,
-  type DeltaAction,
-} from './delta/delta-actions.js';
-import { readFileStats } from './delta/file-stats.js';
-import { checkTableFormat, raisedMetaData } from './delta/table-format.js';
-import { DeltaState, type QuoteflowCommitInfo } from './delta/delta-state.js';
+import type { DeltaAction } from './delta/delta-actions.js';
+import { checkTableFormat } from './delta/table-format.js';
+import { DeltaState } from './delta/delta-state.js';
 import { readLegacyLog, removeLegacyLog } from './delta/legacy-log.js';
 import { FileSinkError } from './file-sink-error.js';
 import { applyLogEntry } from './internal/apply-log-entry.js';
-import { acquirePublishLock, type PublishLockOptions } from './internal/publish-lock.js';
+import { acquirePublishLock } from './internal/publish-lock.js';
 import { LocalStore } from './storage/local-store.js';
 import type { ObjectStore } from './storage/object-store.js';
-import { checkWrites, claimActions, ownerDomain, writerDomain } from './internal/claim-actions.js';
+import { checkWrites } from './internal/claim-actions.js';
+import type { DatasetLogOptions, DatasetTransaction, FileSummary, LogChange } from './dataset-log-options.js';
 import { claimSeries, releaseSeries, renewClaims } from './table-claims.js';
 import { TABLE_WRITER_DEFAULTS, type TableClaimOptions, type TableWriter } from './table-writer.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 import type * as DeltaCheckpoint from './delta/delta-checkpoint.js';
+import { changeActions, stateActions } from './delta/change-actions.js';
 
 /** The Delta log of a dataset: `DIR/<dataset>/_delta_log/`. */
 export const DATASET_LOG_DIR = '_delta_log';
-
-/** What a file on disk that no commit named holds (for `adopt`): its rows, and per series what they add. */
-export interface FileSummary {
-  readonly rows: number;
-  readonly series?: Readonly<Record<string, SeriesWatermark>>;
-}
-
-/** Options of {@link DatasetLog.open}. */
-export interface DatasetLogOptions {
-  /** Wall-clock time (epoch ms) for commit times and the publish lock, shared by every process. */
-  readonly now?: () => number;
-  readonly lock?: PublishLockOptions;
-  /** A log compaction (`0.<v>.compacted.json`, the whole state) is written every this many versions. @defaultValue 100 */
-  readonly snapshotEvery?: number;
-  /** Reads a file found on disk that no commit named. @defaultValue rows unknown (-1), no series */
-  readonly summarize?: (relativePath: string) => Promise<FileSummary>;
-  /**
-   * Where the table lives when not under `root` on this disk: an S3 bucket and prefix
-   * (`openS3Store`). `root` is then a local scratch directory holding the staged files a commit
-   * uploads. @defaultValue the local directory `root`
-   */
-  readonly store?: ObjectStore;
-  /**
-   * On object storage: told when a Delta checkpoint (written with each log compaction) could not
-   * be written; the commit stands and readers read the commits. @defaultValue a process warning
-   */
-  readonly onCheckpointError?: (error: Error) => void;
-  /**
-   * On object storage: removed files are kept in log compactions and checkpoints this long after
-   * their removal (Delta's `deletedFileRetentionDuration`), so that a vacuum can tell their age;
-   * older ones are only forgotten (a vacuum still finds the files by their age). @defaultValue 7 days
-   */
-  readonly tombstoneRetentionMs?: number;
-  /**
-   * How long this writer's claims stay its own without a renewal, for writers on other machines
-   * (see {@link DatasetLog.claim}). @defaultValue 300,000 ms
-   */
-  readonly leaseMs?: number;
-  /** What this writer is (`quoteflow sync`), shown to another writer that meets its claims. */
-  readonly command?: string;
-}
-
-/** What a transaction commits (the log fills in version, time and writer). */
-export interface LogChange {
-  readonly operation: LogOperation;
-  readonly add: readonly LogFile[];
-  readonly remove?: readonly string[];
-  readonly series?: Readonly<Record<string, SeriesWatermark>>;
-  readonly swap?: { readonly partition: string; readonly staged: string };
-  /**
-   * On object storage: asked right before each conditional PUT of the version (after the upload);
-   * false refuses the commit with `QF_FENCED` (a cluster worker whose lease lapsed).
-   */
-  readonly fence?: () => boolean;
-  /**
-   * On object storage: the version whose watermarks the change's series build on (when the writer
-   * last read them). A version after it in which another writer committed one of these series
-   * refuses the commit (`QF_FENCED`): that writer took the series over, so this one's bars may
-   * repeat its. The log refuses it, whatever the writer's lease says. @defaultValue the version
-   * the transaction started from
-   */
-  readonly since?: number;
-  /**
-   * Series this commit claims for this writer (`operation: 'claim'`; see {@link DatasetLog.claim}):
-   * each `quoteflow.owner.<series>` names it from this version on.
-   */
-  readonly claim?: readonly string[];
-  /** This writer's claims the commit gives up; `'all'` also removes its writer record. */
-  readonly release?: readonly string[] | 'all';
-  /**
-   * Series a checkpoint adds rows of besides those of `series` (depth: codes; suspension:
-   * exchanges). A checkpoint writing a series another writer owns, or one this writer claimed and
-   * no longer owns (taken over), is refused (`QF_FENCED`).
-   */
-  readonly writes?: readonly string[];
-  /**
-   * Asked against the log the commit builds on (locally holding the publish lock; on object
-   * storage before the upload and again after each version taken meanwhile): a throw refuses it.
-   */
-  readonly precondition?: () => void;
-}
-
-/** Inside {@link DatasetLog.transaction}: the publish lock is held and the log is current. */
-export interface DatasetTransaction {
-  /** Commits the change as the next version, then publishes it (renames, partition swap). */
-  commit(change: LogChange): Promise<LogEntry>;
-}
 
 const WRITER = `${hostname().replaceAll('~', '_')}~${process.pid}~${randomBytes(4).toString('hex')}`;
 let logs = 0;
@@ -133,7 +37,6 @@ let logs = 0;
 const HISTORY = 10_000;
 const COMMIT_NAME = /^(\d{20})\.json$/;
 /** Delta's `commitInfo.operation` of quoteflow's operations (other than `compact`). */
-const OPERATION_NAMES: Partial<Record<LogOperation, string>> = { convert: 'CONVERT', claim: 'CLAIM' };
 const LAST_CHECKPOINT = '_last_checkpoint';
 const COMPACTION_NAME = /^0{20}\.(\d{20})\.compacted\.json$/;
 const CHECKPOINT_NAME = /^(\d{20})\.checkpoint\.parquet$/;
@@ -574,128 +477,14 @@ export class DatasetLog {
       );
   }
 
-  /** The Delta actions of a change: commitInfo, (protocol and metaData first), adds, removes, domains. */
-  async #actionsOf(change: LogChange, version: number): Promise<DeltaAction[]> {
-    const nowMs = this.#now();
-    const staged: Record<string, string> = {};
-    // On object storage the files are at their final keys before the commit: nothing to publish.
-    if (!this.remote) for (const f of change.add) if (f.staged !== undefined) staged[f.path] = f.staged;
-    const info: QuoteflowCommitInfo = {
-      operation: change.operation,
+  /** The Delta actions of a change committed as `version` now, by this writer. */
+  #actionsOf(change: LogChange, version: number): Promise<DeltaAction[]> {
+    return changeActions(this, change, version, {
+      state: this.#state,
       writer: this.#writer,
-      ...(Object.keys(staged).length === 0 ? {} : { staged }),
-      ...(change.swap === undefined ? {} : { swap: change.swap }),
-      ...(change.series === undefined ? {} : { series: change.series }),
-    };
-    const compact = change.operation === 'compact';
-    const actions: DeltaAction[] = [
-      {
-        commitInfo: {
-          timestamp: nowMs,
-          operation: compact ? 'OPTIMIZE' : (OPERATION_NAMES[change.operation] ?? 'WRITE'),
-          operationParameters: compact || change.operation === 'claim' ? {} : { mode: 'Append' },
-          isBlindAppend: !compact,
-          engineInfo: 'quoteflow',
-          quoteflow: info,
-        },
-      },
-    ];
-    let meta = this.#state.metaData;
-    const first = change.add.find((f) => f.path.endsWith('.parquet')) ?? change.add[0];
-    const columns =
-      first === undefined ? undefined : partitionValuesOf(this.#tablePath(first.path)).map(([k]) => k);
-    if (version === 0 || meta === undefined) {
-      meta = newMetaData(this.dataset, columns ?? [], nowMs);
-      actions.push({ protocol: DELTA_PROTOCOL }, { metaData: meta });
-    } else {
-      // This release's first commit to a table of an older format raises its format version.
-      let next = raisedMetaData(meta);
-      // No file yet (the first versions only claimed series): the first file's layout is the table's.
-      if (
-        columns !== undefined &&
-        this.#state.files.size === 0 &&
-        `${columns}` !== `${meta.partitionColumns}`
-      )
-        next = withPartitionColumns(next ?? meta, this.dataset, columns);
-      if (next !== undefined) actions.push({ metaData: (meta = next) });
-    }
-    for (const f of change.add)
-      actions.push(await this.#addAction(f, meta.partitionColumns, nowMs, !compact));
-    for (const path of change.remove ?? []) actions.push(this.#removeAction(path, nowMs, !compact));
-    const totals = new Map<string, SeriesWatermark>();
-    for (const [raw, gained] of Object.entries(change.series ?? {})) {
-      const key = normalizeSeriesKey(raw);
-      totals.set(key, addWatermark(totals.get(key) ?? this.#state.series.get(key), gained));
-    }
-    for (const [key, total] of totals) {
-      actions.push({
-        domainMetadata: {
-          domain: `${SERIES_DOMAIN}${key}`,
-          configuration: JSON.stringify(total),
-          removed: false,
-        },
-      });
-    }
-    actions.push(
-      ...claimActions(this, change, nowMs, { command: this.#options.command, leaseMs: this.leaseMs }),
-    );
-    return actions;
-  }
-
-  #tablePath(dirPath: string): string {
-    const prefix = `${this.dataset}/`;
-    if (!dirPath.startsWith(prefix))
-      throw new FileSinkError(
-        'QF_DATASET_LOG',
-        `${dirPath} is not under ${prefix} (the ${this.dataset} table)`,
-      );
-    return dirPath.slice(prefix.length);
-  }
-
-  async #addAction(
-    f: LogFile,
-    partitionColumns: readonly string[],
-    nowMs: number,
-    dataChange: boolean,
-  ): Promise<DeltaAction> {
-    const tablePath = this.#tablePath(f.path);
-    if (!f.path.endsWith('.parquet')) {
-      const configuration = JSON.stringify({ rows: f.rows, bytes: f.bytes });
-      return { domainMetadata: { domain: `${FILE_DOMAIN}${f.path}`, configuration, removed: false } };
-    }
-    const values = partitionValuesOf(tablePath);
-    if (values.map(([k]) => k).join('/') !== partitionColumns.join('/'))
-      throw new FileSinkError(
-        'QF_DATASET_LOG',
-        `${f.path} is partitioned by ${values.map(([k]) => k).join(', ') || 'nothing'}, the ${this.dataset} table by ${partitionColumns.join(', ') || 'nothing'}: one table has one layout`,
-      );
-    const stats = f.stats ?? (await readFileStats(this.root, f.staged ?? f.path, this.dataset));
-    return {
-      add: {
-        path: toDeltaPath(tablePath),
-        partitionValues: Object.fromEntries(values),
-        size: f.bytes,
-        modificationTime: nowMs,
-        dataChange,
-        stats: JSON.stringify(stats),
-      },
-    };
-  }
-
-  #removeAction(path: string, nowMs: number, dataChange: boolean): DeltaAction {
-    const add = this.#state.adds.get(path);
-    if (add === undefined)
-      return { domainMetadata: { domain: `${FILE_DOMAIN}${path}`, configuration: '{}', removed: true } };
-    return {
-      remove: {
-        path: add.path,
-        deletionTimestamp: nowMs,
-        dataChange,
-        extendedFileMetadata: true,
-        partitionValues: add.partitionValues,
-        size: add.size,
-      },
-    };
+      nowMs: this.#now(),
+      command: this.#options.command,
+    });
   }
 
   /** Publishes versions committed but not yet published (their writer died in between). */
@@ -764,32 +553,12 @@ export class DatasetLog {
       await this.writeCompaction(every);
   }
 
-  /** The whole state as Delta actions: protocol, metaData, live adds, tombstones (remote), domains. */
+  /** The whole state as Delta actions (tombstones past their retention forgotten first). */
   #stateActions(): DeltaAction[] {
-    const s = this.#state;
-    const lines: DeltaAction[] = [{ protocol: DELTA_PROTOCOL }];
-    if (s.metaData !== undefined) lines.push({ metaData: s.metaData });
-    for (const add of s.adds.values()) lines.push({ add: { ...add, dataChange: false } });
-    // On object storage removed files stay until `vacuumDataset`, which needs their removal times
-    // (for the tombstone retention; older ones it finds by their age, so the state stays bounded).
-    s.expireTombstones(this.#now() - (this.#options.tombstoneRetentionMs ?? TOMBSTONE_RETENTION_MS));
-    if (this.remote) for (const remove of s.tombstones.values()) lines.push({ remove });
-    for (const f of s.files.values()) {
-      if (s.adds.has(f.path)) continue;
-      const configuration = JSON.stringify({ rows: f.rows, bytes: f.bytes });
-      lines.push({ domainMetadata: { domain: `${FILE_DOMAIN}${f.path}`, configuration, removed: false } });
-    }
-    for (const [key, w] of s.series)
-      lines.push({
-        domainMetadata: {
-          domain: `${SERIES_DOMAIN}${key}`,
-          configuration: JSON.stringify(w),
-          removed: false,
-        },
-      });
-    for (const [key, writer] of s.owners) lines.push(ownerDomain(key, writer));
-    for (const [id, w] of s.writers) lines.push(writerDomain(id, w));
-    return lines;
+    this.#state.expireTombstones(
+      this.#now() - (this.#options.tombstoneRetentionMs ?? TOMBSTONE_RETENTION_MS),
+    );
+    return stateActions(this.#state, this.remote);
   }
 
   /** Writes the whole state as a Delta log compaction of versions 0..v; drops all but the previous one. */

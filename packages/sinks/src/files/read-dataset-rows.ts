@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isKlineType, seriesKey } from '@quoteflow/core';
 import { requirePackagesOf } from '../internal/optional-packages.js';
-import type { FileSummary } from './dataset-log.js';
+import type { FileSummary } from './dataset-log-options.js';
 import type { SeriesWatermark } from './dataset-log-format.js';
 import { FileSinkError } from './file-sink-error.js';
 

@@ -1,5 +1,6 @@
 import { normalizeSeriesKey } from '../dataset-log-format.js';
-import type { DatasetLog, LogChange } from '../dataset-log.js';
+import type { DatasetLog } from '../dataset-log.js';
+import type { LogChange } from '../dataset-log-options.js';
 import { OWNER_DOMAIN, WRITER_DOMAIN, type DeltaAction } from '../delta/delta-actions.js';
 import { FileSinkError } from '../file-sink-error.js';
 import { describeWriter, nameSeries } from '../table-claims.js';
