@@ -10,10 +10,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { planLimits } from '../packages/core/src/index.js';
 import { PLAN_SCHEDULER_DEFAULTS, PlanWindows, SqliteWindowStore } from '../packages/core/src/internal.js';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
-import { filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
-import { freePort } from './support/redis-server.js';
+import { RedisWindowStore } from '../packages/cluster/src/index.js';
+import { dataFilesUnder, filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
+import { StoreClient } from './support/redis-store-client.js';
+import { freePort, testRedis } from './support/redis-server.js';
 
 const TOKEN = 'cli-daily-budget-token-41c7';
+/** A token whose day is spent in Redis (`sync --redis`), not in this machine's state directory. */
+const REDIS_TOKEN = 'cli-daily-budget-redis-token-9e2a';
 /** What the commands say of a spent budget: Free's 1,000 requests, all used. */
 const SPENT = "the plan's daily budget is spent (1,000 of 1,000 requests); it resets at ";
 
@@ -46,7 +50,7 @@ function spendToday(count: number): void {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'free' }, seed: 17 });
+  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'free', [REDIS_TOKEN]: 'professional' }, seed: 17 });
   work = await mkdtemp(join(tmpdir(), 'qf-daily-budget-'));
   stateDir = join(work, 'state');
   spendToday(1_000);
@@ -137,4 +141,48 @@ describe('a token whose daily budget is spent', () => {
       today: { used: 1_000, limit: 1_000, spent: true, resets_at: expect.stringMatching(/^\d{4}-.*Z$/) },
     });
   });
+});
+
+describe('a token whose daily budget is spent in Redis (sync --redis)', () => {
+  it("--exit-when-budget-spent: exits 75 naming the token's use, limit and reset, before any request or data file", async () => {
+    const redis = await testRedis();
+    // Another worker of the token spent the day (three requests: --limit per-day=3) in Redis.
+    const limits = { ...planLimits('professional'), perDay: 3 };
+    const other = new StoreClient(
+      new RedisWindowStore({ redis: redis.url, token: REDIS_TOKEN, limits }),
+      limits,
+    );
+    try {
+      for (let i = 0; i < 3; i++) await other.acquire('kline');
+    } finally {
+      await other.store.close();
+    }
+    const before = sim.log.count();
+    const out = join(work, 'redis-exit');
+    const run = await runQuoteflow(
+      [
+        'sync',
+        '--codes',
+        'BTCUSDT',
+        '--kline-types',
+        '1',
+        '--bars',
+        '10',
+        '--out',
+        out,
+        '--redis',
+        redis.url,
+        '--limit',
+        'per-day=3',
+        '--exit-when-budget-spent',
+      ],
+      { ...env(), QUOTEFLOW_TOKEN: REDIS_TOKEN, QUOTEFLOW_PLAN: 'professional' },
+    );
+    expect(run.code, run.stderr).toBe(75);
+    expect(run.stderr).toContain("the plan's daily budget is spent (3 of 3 requests); it resets at ");
+    expect(run.stderr).toContain('exiting (--exit-when-budget-spent)');
+    expect(sim.log.count()).toBe(before);
+    expect(await dataFilesUnder(out)).toEqual([]);
+    await redis.close();
+  }, 90_000);
 });

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock, planLimits, type EndpointKind, type Plan } from '@quoteflow/core';
 import { PlanWindows } from '@quoteflow/core/internal';
 import {
@@ -311,6 +311,43 @@ describe('shared quota in Redis', () => {
     expect(ttl).toBeLessThanOrEqual(midnight - now + 60_000);
     await probe.quit();
     await Promise.all([a.store.close(), b.store.close()]);
+  });
+
+  it("reports the token's daily budget as every worker used it: one that sent nothing says it is spent, until the zone's midnight", async () => {
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const limits = { ...planLimits('professional'), perDay: 3 };
+    const options = {
+      redis: redis.url,
+      token: 'tok-day-budget',
+      limits,
+      keyPrefix: prefix,
+      dailyResetTimeZone: 'UTC',
+    };
+    const a = new StoreClient(new RedisWindowStore(options), limits, { dailyResetTimeZone: 'UTC' });
+    const b = new StoreClient(new RedisWindowStore(options), limits, { dailyResetTimeZone: 'UTC' });
+    // A worker of the token that has not started a request (no state generation joined yet).
+    const idle = new SharedPlanScheduler(options);
+    try {
+      expect(idle.dailyBudget()).toEqual({ used: 0, limit: 3, spent: false, resetsAtMs: undefined });
+      await a.acquire('kline');
+      await b.acquire('depth-tick');
+      const wait = { timeout: 10_000, interval: 50 };
+      await vi.waitFor(
+        () => expect(idle.dailyBudget()).toEqual({ used: 2, limit: 3, spent: false, resetsAtMs: undefined }),
+        wait,
+      );
+      await a.acquire('batch-kline');
+      const now = new Date();
+      const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+      await vi.waitFor(
+        () => expect(idle.dailyBudget()).toEqual({ used: 3, limit: 3, spent: true, resetsAtMs: midnight }),
+        wait,
+      );
+      // Its metrics' source says the same: the day's starts are the token's, not its own none.
+      expect(idle.stats().local.day).toMatchObject({ starts: 3, limit: 3 });
+    } finally {
+      await Promise.all([a.store.close(), b.store.close(), idle.close()]);
+    }
   });
 
   it('keeps the token out of every Redis key and value', async () => {

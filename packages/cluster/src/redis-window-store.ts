@@ -198,6 +198,7 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
     });
     this.watchTimer = setInterval(() => void this.watch(), resolved.watchIntervalMs);
     this.watchTimer.unref();
+    void this.watch(); // the day's use, known before the first start
   }
 
   /** True once {@link close} was called. */
@@ -221,7 +222,29 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
       this.blocked.delete(signature); // past: keys of past days would pile up otherwise
       blocked = nowMs;
     }
-    return Math.max(this.own.earliestStart(specs, nowMs, extraStarts), blocked, this.unavailableUntilMs);
+    return Math.max(
+      this.own.earliestStart(specs, nowMs, extraStarts),
+      blocked,
+      this.unavailableUntilMs,
+      this.daySpentUntil(specs, nowMs),
+    );
+  }
+
+  /**
+   * When the day counters among `specs` allow a start again, as every worker used them (last read
+   * plus this process's own since): the day's end once its count reached the limit, else `nowMs`.
+   * Redis decides each start anyway; this lets the scheduler (and its daily budget) know it. The
+   * rolling 24 hours are left to Redis: they are read summed per hour, too coarse to wait on.
+   */
+  private daySpentUntil(specs: readonly WindowSpec[], nowMs: number): number {
+    let until = nowMs;
+    for (const spec of specs) {
+      if (spec.kind !== 'bucket') continue;
+      const [day] = this.windows.shared([spec]).buckets;
+      const used = this.recovery.sharedCount(day!, nowMs);
+      if (used !== undefined && used >= spec.limit) until = Math.max(until, spec.endsAtMs);
+    }
+    return until;
   }
 
   /**
@@ -306,9 +329,17 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
     return done;
   }
 
-  /** This process's starts under `spec.key` (the store does not read the others' counts). */
+  /**
+   * Starts under `spec` at `nowMs`: under a sliding rule, this process's own; under a day counter
+   * or the rolling 24 hours, every worker's of the token as last read from Redis (at most a watch
+   * interval old) plus this process's own since (the daily budget a worker reports is the token's).
+   */
   count(spec: WindowSpec, nowMs: number): number {
-    return this.own.count(spec, nowMs);
+    const own = this.own.count(spec, nowMs);
+    if (spec.kind === 'sliding') return own;
+    const { buckets, rolling } = this.windows.shared([spec]);
+    const shared = this.recovery.sharedCount((buckets[0] ?? rolling[0])!, nowMs);
+    return Math.max(own, shared ?? 0);
   }
 
   /** Forgets what this process knows; the shared state in Redis stays. */
@@ -506,9 +537,11 @@ export class RedisWindowStore implements WindowStore, AsyncDisposable {
    * nothing to send. Redis being away is the acquisitions' business: a failed look is skipped.
    */
   private async watch(): Promise<void> {
-    if (this.watching || this.closed || this.epoch === '') return;
+    if (this.watching || this.closed) return;
     this.watching = true;
     try {
+      // No generation joined yet (no start so far): the day's use is still worth knowing.
+      if (this.epoch === '') return await this.recovery.readDaily(this.clock.now());
       const epoch = await this.recovery.watch(this.epoch, this.clock.now());
       this.redisAvailable(); // it answered: say so before a re-seed reports the lost state
       if (epoch !== this.epoch) await this.reseed(epoch);

@@ -1,5 +1,6 @@
 import {
   PlanScheduler,
+  type DailyBudget,
   type EndpointKind,
   type PlanSchedulerOptions,
   type PlanSchedulerStats,
@@ -85,6 +86,15 @@ export class SharedPlanScheduler implements RequestScheduler, AsyncDisposable {
     const until = stats.pausedUntilMs;
     const pauseMs = until === undefined ? this.local.options.rateLimitBackoffMs : until - stats.atMs;
     void this.store.reportRateLimited(pauseMs);
+  }
+
+  /**
+   * The token's daily budget as every worker used it (the shared day counter as last read from
+   * Redis, at most a watch interval old, plus this process's starts since): used, limit, and once
+   * the day's count reached the limit, when the day resets. Redis still decides every start.
+   */
+  dailyBudget(): DailyBudget {
+    return this.local.dailyBudget();
   }
 
   stats(): SharedPlanSchedulerStats {

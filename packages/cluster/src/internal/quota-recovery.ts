@@ -203,6 +203,52 @@ export class QuotaRecovery {
     return (await client.qfQuotaReseed(keys.length, ...keys, ...args)) === 1;
   }
 
+  /**
+   * The token's starts under a day counter or the rolling 24 hours (their Redis keys) at `nowMs`:
+   * every worker's as last read from Redis, plus this worker's own since; `undefined` before the
+   * first read. A rolling window is read summed per hour, so a start counts up to an hour longer.
+   */
+  sharedCount(spec: BucketSpec | RollingWindowSpec, nowMs: number): number | undefined {
+    if (spec.kind === 'bucket') {
+      const view = this.buckets.get(spec.key);
+      return view === undefined ? undefined : view.observed + view.ownSince;
+    }
+    const view = this.rolling.get(spec.key);
+    if (view === undefined) return undefined;
+    const from = nowMs - spec.windowMs;
+    let n = 0;
+    for (const [end, count] of view.observed) if (Number(end) > from) n += count;
+    for (const [end, count] of view.ownSince) if (end > from) n += count;
+    return n;
+  }
+
+  /**
+   * Reads the day counters and the rolling 24 hours of `nowMs` with plain reads (no generation
+   * needed), as the watch does: a worker that has not started a request yet knows the token's use.
+   */
+  async readDaily(nowMs: number): Promise<void> {
+    const specs = this.options.windows.at('kline', nowMs);
+    const client = this.options.client;
+    const days = await Promise.all(specs.buckets.map((b) => client.get(b.key)));
+    const rolling = await Promise.all(specs.rolling.map((r) => client.hgetall(`${r.key}:n`)));
+    specs.buckets.forEach((spec, i) => {
+      const view = this.bucketView(spec);
+      view.observed = Number(days[i] ?? 0);
+      view.ownSince = 0;
+    });
+    specs.rolling.forEach((spec, i) => {
+      const sums = new Map<number, number>();
+      for (const [slotEnd, count] of Object.entries(rolling[i] ?? {})) {
+        if (slotEnd === 'total') continue;
+        const end = Math.ceil(Number(slotEnd) / ROLLING_AGGREGATE_MS) * ROLLING_AGGREGATE_MS;
+        sums.set(end, (sums.get(end) ?? 0) + Number(count));
+      }
+      const view = this.rollingView(spec);
+      view.observed = [...sums].map(([end, count]) => [String(end), count]);
+      view.ownSince.clear();
+    });
+  }
+
   private bucketView(spec: BucketSpec): BucketView {
     let view = this.buckets.get(spec.key);
     if (view === undefined) this.buckets.set(spec.key, (view = { spec, observed: 0, ownSince: 0 }));
