@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { planLimits } from '../packages/core/src/index.js';
 import { PLAN_SCHEDULER_DEFAULTS, PlanWindows, SqliteWindowStore } from '../packages/core/src/internal.js';
 import { startSimulator, type Simulator } from '../packages/simulator/src/index.js';
-import { RedisWindowStore } from '../packages/cluster/src/index.js';
+import { RedisWindowStore } from '@quoteflow/cluster';
 import { dataFilesUnder, filesUnder, runQuoteflow, startQuoteflow } from './support/quoteflow-process.js';
 import { StoreClient } from './support/redis-store-client.js';
 import { freePort, testRedis } from './support/redis-server.js';
@@ -50,7 +50,11 @@ function spendToday(count: number): void {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, tokens: { [TOKEN]: 'free', [REDIS_TOKEN]: 'professional' }, seed: 17 });
+  sim = await startSimulator({
+    port: 0,
+    tokens: { [TOKEN]: 'free', [REDIS_TOKEN]: 'professional' },
+    seed: 17,
+  });
   work = await mkdtemp(join(tmpdir(), 'qf-daily-budget-'));
   stateDir = join(work, 'state');
   spendToday(1_000);
