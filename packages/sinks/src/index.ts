@@ -16,15 +16,21 @@ export type {
   UpkeepStatus,
 } from './files/table-upkeep.js';
 // Files: Hive-partitioned Parquet / Arrow IPC / NDJSON datasets (contract.md "Datasets on disk").
-export { DatasetWriter, DATASET_FORMATS, DATASET_WRITER_DEFAULTS } from './files/dataset-writer.js';
-export type { DatasetFormat, DatasetWriterOptions, WrittenFile } from './files/dataset-writer.js';
+export { DatasetWriter } from './files/dataset-writer.js';
+export { DATASET_FORMATS, DATASET_WRITER_DEFAULTS } from './files/dataset-writer-options.js';
+export type { DatasetFormat, DatasetWriterOptions, WrittenFile } from './files/dataset-writer-options.js';
 export { writeDataset } from './files/write-dataset.js';
 export type { WriteDatasetOptions } from './files/write-dataset.js';
 export { DATASET_KINDS, SUSPENSION_RAW_COLUMNS, KLINE_SUB_PARTITIONS } from './files/dataset-columns.js';
 export type { DatasetKind, DatasetRecord, KlineSubPartition } from './files/dataset-columns.js';
 export { DatasetLog } from './files/dataset-log.js';
 export type { DeltaStats } from './files/delta/delta-actions.js';
-export type { DatasetLogOptions, DatasetTransaction, FileSummary, LogChange } from './files/dataset-log-options.js';
+export type {
+  DatasetLogOptions,
+  DatasetTransaction,
+  FileSummary,
+  LogChange,
+} from './files/dataset-log-options.js';
 // One table, several writers: each claims its series in the log; a second one meets a refusal.
 export { IF_OWNED, TABLE_WRITER_DEFAULTS } from './files/table-writer.js';
 export type { IfOwned, TableClaimOptions, TableWriter, TableWriterOptions } from './files/table-writer.js';

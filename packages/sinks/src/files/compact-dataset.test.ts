@@ -8,7 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compactDataset } from './compact-dataset.js';
 import { DatasetLog, listDataFiles } from './dataset-log.js';
-import { DatasetWriter, type DatasetFormat } from './dataset-writer.js';
+import { DatasetWriter } from './dataset-writer.js';
+import type { DatasetFormat } from './dataset-writer-options.js';
 import { bar, depth, level } from '../../test-support/test-records.js';
 
 let dir: string;

@@ -4,7 +4,7 @@ import type { DatasetKind } from './dataset-columns.js';
 import type { LogFile } from './dataset-log-format.js';
 import { DatasetLog } from './dataset-log.js';
 import type { DatasetLogOptions } from './dataset-log-options.js';
-import type { DatasetFormat } from './dataset-writer.js';
+import type { DatasetFormat } from './dataset-writer-options.js';
 import { FileSinkError } from './file-sink-error.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 import {

@@ -5,7 +5,8 @@ import { ParquetFile, readParquet } from 'parquet-wasm';
 import { tableFromIPC } from 'apache-arrow';
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DatasetWriter, type DatasetWriterOptions } from './dataset-writer.js';
+import { DatasetWriter } from './dataset-writer.js';
+import type { DatasetWriterOptions } from './dataset-writer-options.js';
 import { FileSinkError } from './file-sink-error.js';
 import { ManualClock, type Level } from '@quoteflow/core';
 import {

@@ -9,7 +9,7 @@ import {
 import type { DatasetKind } from './dataset-columns.js';
 import { DatasetLog } from './dataset-log.js';
 import type { LogFile } from './dataset-log-format.js';
-import type { DatasetFormat } from './dataset-writer.js';
+import type { DatasetFormat } from './dataset-writer-options.js';
 import { expireDeltaLog } from './delta/expire-log.js';
 import { FileSinkError } from './file-sink-error.js';
 import { isPartitionClosed } from './internal/closed-partitions.js';

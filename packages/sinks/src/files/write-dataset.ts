@@ -1,6 +1,7 @@
 import { Observable, type OperatorFunction, type Subscription } from 'rxjs';
 import type { DatasetRecord } from './dataset-columns.js';
-import { DatasetWriter, type DatasetWriterOptions, type WrittenFile } from './dataset-writer.js';
+import { DatasetWriter } from './dataset-writer.js';
+import type { DatasetWriterOptions, WrittenFile } from './dataset-writer-options.js';
 
 /** Options of {@link writeDataset}: those of {@link DatasetWriter} minus the callbacks it owns. */
 export type WriteDatasetOptions = Omit<DatasetWriterOptions, 'onFile' | 'onError'>;

@@ -7,7 +7,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Table, type RecordBatch } from 'apache-arrow';
 import { writeFileDurably } from '@quoteflow/core/internal';
 import type { DatasetKind } from '../dataset-columns.js';
-import type { DatasetFormat } from '../dataset-writer.js';
+import type { DatasetFormat } from '../dataset-writer-options.js';
 import type { LogFile } from '../dataset-log-format.js';
 import { StatsCollector, type DeltaStats } from '../delta/delta-actions.js';
 import { EncodeSession, encodeArrowTable } from './encode-worker.js';
