@@ -10,7 +10,8 @@ Each read is the same group-by (code: count, max close), the table opened anew e
 read too). "fileS3" (optional): the same rows as one object on the server, read as "file" is (pyarrow's
 S3 file system, Polars' storage_options, DuckDB's S3 secret). Prints JSON: {NAME: {"deltalake": s,
 "polars": s, "duckdb": s, "rows": n}, "file": {...}, "fileS3": {...}}; what is read from S3 over plain
-HTTP also has "duckdbWithoutCaRoots": DuckDB's time when its process finds no CA certificates.
+HTTP also has "duckdbWithoutCaRoots": DuckDB's time when its process finds no CA certificates; a table
+has "duckdbPinned": DuckDB's group-by of it attached once with PIN_SNAPSHOT.
 """
 import json
 import os
@@ -82,7 +83,7 @@ def bench_table(path, s3, repeat):
     rows = int(sum(g.column("close_count").to_pylist()))
     if rows != int(p["len"].sum()) or rows != duck["rows"]:
         raise SystemExit(f"{path}: delta-rs read {rows} rows, Polars {int(p['len'].sum())}, DuckDB {duck['rows']}")
-    out = {"deltalake": t_rs, "polars": t_pl, "duckdb": duck["duckdb"], "rows": rows}
+    out = {"deltalake": t_rs, "polars": t_pl, "duckdb": duck["duckdb"], "duckdbPinned": duck["pinned"], "rows": rows}
     if without_ca_roots(path, s3):
         out["duckdbWithoutCaRoots"] = duckdb_best(path, s3, repeat, without_ca_roots=True)["duckdb"]
     return out

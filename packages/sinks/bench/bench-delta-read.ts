@@ -10,6 +10,8 @@ export interface DeltaReadTiming {
   readonly pyarrow?: number;
   readonly polars: number;
   readonly duckdb: number;
+  /** DuckDB's query of a table attached once with `PIN_SNAPSHOT` (tables only). */
+  readonly duckdbPinned?: number;
   /** DuckDB's time when its process finds no CA certificates (read from S3 over plain HTTP only). */
   readonly duckdbWithoutCaRoots?: number;
   readonly rows: number;

@@ -287,6 +287,10 @@ try {
       `| the same rows as ${where} (baseline: pyarrow, Polars scan_parquet, DuckDB read_parquet) | – | 1 | – | ` +
         `${cell(base.pyarrow!, base.pyarrow!)} | ${cell(base.polars, base.polars)} | ${cell(base.duckdb, base.duckdb)} |`,
     );
+    console.log(
+      `\nDuckDB, the table attached once with PIN_SNAPSHOT (no log read, no client built at each query): ` +
+        `the table ${cell(r.duckdbPinned!, base.duckdb)}, the floor ${cell(f.duckdbPinned!, base.duckdb)}`,
+    );
     if (noCa.every((t) => t !== undefined))
       console.log(
         `\nDuckDB, its process finding no CA certificates (the delta extension loads the system's at every scan): ` +
