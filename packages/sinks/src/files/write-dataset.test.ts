@@ -26,8 +26,11 @@ const addedToLog = async (sub: string): Promise<string[]> => {
   const texts = await Promise.all(commits.map((f) => readFile(join(log, f), 'utf8')));
   return texts.flatMap((t) => t.split('\n')).filter((line) => line.startsWith('{"add"'));
 };
+/** The data files of a table (not its log's Delta checkpoints, `_delta_log/*.checkpoint.parquet`). */
 const files = async (sub: string): Promise<string[]> =>
-  (await readdir(join(dir, sub), { recursive: true })).filter((p) => p.endsWith('.parquet'));
+  (await readdir(join(dir, sub), { recursive: true })).filter(
+    (p) => p.endsWith('.parquet') && !p.startsWith('_delta_log'),
+  );
 
 describe('writeDataset', () => {
   it('emits every finished file and completes once all rows are on disk', async () => {
@@ -83,9 +86,15 @@ describe('writeDataset', () => {
     source.next(bar('AAPL.US', T0));
     source.next(bar('AAPL.US', T0 + 60_000));
     sub.unsubscribe();
-    // Committed, not just renamed: the table's log adds the file (the writer closes in the background).
-    await vi.waitFor(async () => expect(await addedToLog('kline')).toHaveLength(1), { timeout: 10_000 });
-    expect((await files('kline')).length).toBe(1);
+    // Committed and published (the writer closes in the background): the table's log adds the
+    // file, then the file is renamed into place.
+    await vi.waitFor(
+      async () => {
+        expect(await addedToLog('kline')).toHaveLength(1);
+        expect(await files('kline')).toHaveLength(1);
+      },
+      { timeout: 10_000 },
+    );
     expect(next).not.toHaveBeenCalled();
   });
 
