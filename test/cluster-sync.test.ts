@@ -549,38 +549,48 @@ describe('three sync workers on one token', () => {
       ]);
       // Paused after its backfill was read (an answer for each of its series), before its first
       // commit, and well past its TTL (1.5 s): the others take its series over and write that
-      // history themselves.
-      const pausedItems = heldBy(w3);
-      const pausedSeries = pausedItems.flatMap((code) => KLINE_TYPES.map((k) => `${code}:${k}`));
+      // history themselves. Whichever worker read the backfill of every series it holds: under
+      // load the first to join may hold (and read) a later one's series before the split.
+      const all = [w1, w2, w3];
+      const seriesOf = (w: Worker): string[] =>
+        heldBy(w).flatMap((code) => KLINE_TYPES.map((k) => `${code}:${k}`));
+      const readItsBackfill = (w: Worker): boolean => {
+        const settled = new Set(w.lines.filter((l) => l.type === 'settle').map((l) => l.id));
+        const read = new Set(
+          w.lines
+            .filter((l) => l.type === 'start' && l.endpoint === 'kline' && settled.has(l.id))
+            .map((l) => l.sourceId),
+        );
+        const series = seriesOf(w);
+        return series.length > 0 && series.every((one) => read.has(one));
+      };
+      let paused: Worker | undefined;
       await until(
-        () => {
-          const settled = new Set(w3.lines.filter((l) => l.type === 'settle').map((l) => l.id));
-          const read = new Set(
-            w3.lines
-              .filter((l) => l.type === 'start' && l.endpoint === 'kline' && settled.has(l.id))
-              .map((l) => l.sourceId),
-          );
-          return pausedSeries.every((series) => read.has(series));
-        },
+        () => (paused = all.find(readItsBackfill)) !== undefined,
         30_000,
-        'the backfill of the worker to pause',
-        [w1, w2, w3],
+        'the backfill of a worker to pause',
+        all,
       );
-      w3.child.kill('SIGSTOP');
+      const pausing = paused!;
+      const others = all.filter((w) => w !== pausing);
+      const pausedItems = heldBy(pausing);
+      const pausedSeries = seriesOf(pausing);
+      pausing.child.kill('SIGSTOP');
       await until(
-        () => pausedItems.every((code) => [...heldBy(w1), ...heldBy(w2)].includes(code)),
+        () => pausedItems.every((code) => others.flatMap((w) => heldBy(w)).includes(code)),
         60_000,
         'takeover of the paused worker',
-        [w1, w2, w3],
+        all,
       );
       const resumedAt = Date.now();
-      w3.child.kill('SIGCONT');
+      pausing.child.kill('SIGCONT');
       // It finds its lease lapsed, drops what it had not committed, and joins again.
       await until(
-        () => w3.lines.some((l) => l.type === 'members' && l.fenced === true && l.atMs! >= resumedAt - 50),
+        () =>
+          pausing.lines.some((l) => l.type === 'members' && l.fenced === true && l.atMs! >= resumedAt - 50),
         60_000,
         'the resumed worker fences itself',
-        [w1, w2, w3],
+        all,
       );
       const splitAgainAt = await until(
         () => [w1, w2, w3].every((w) => heldBy(w).length === CODES.length / 3),
