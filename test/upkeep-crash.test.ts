@@ -174,10 +174,13 @@ interface Tally {
   readVersions: number;
   swappedAway: number;
   readonly did: Map<string, number>;
+  /** What each failed round of upkeep said (`upkeep-failed <message>`). */
+  readonly failures: string[];
 }
 
 const countEvents = (tally: Tally, out: string): void => {
   for (const m of out.matchAll(/^upkeep (\S+)/gm)) tally.did.set(m[1]!, (tally.did.get(m[1]!) ?? 0) + 1);
+  for (const m of out.matchAll(/^upkeep upkeep-failed (.*)$/gm)) tally.failures.push(m[1]!);
 };
 
 /** Polls `done` (every 2 ms) until it holds, for 15 s at most (the round's checks then tell). */
@@ -260,6 +263,7 @@ async function killRounds(backend: Backend, name: string, rounds: number): Promi
     readVersions: 0,
     swappedAway: 0,
     did: new Map(),
+    failures: [],
   };
   for (let round = 0; round < rounds; round++) {
     await killedWriter(backend, name, tally, round);
@@ -285,7 +289,8 @@ async function killRounds(backend: Backend, name: string, rounds: number): Promi
   const { did } = tally;
   const summary =
     `${name}: ${JSON.stringify(Object.fromEntries(did))}, ${tally.midMerge} kill(s) mid-merge, ` +
-    `${tally.readVersions} versions read (${tally.swappedAway} swapped away)`;
+    `${tally.readVersions} versions read (${tally.swappedAway} swapped away)` +
+    (tally.failures.length === 0 ? '' : `; upkeep failed: ${tally.failures.join(' | ')}`);
   expect(tally.readVersions, summary).toBeGreaterThan(0);
   expect(did.get('upkeep-failed') ?? 0, summary).toBe(0);
   expect(did.get('compacted') ?? 0, summary).toBeGreaterThan(5);
