@@ -100,6 +100,35 @@ describe('TableUpkeep in a DatasetSink', () => {
     expect(events.filter((e) => e.type === 'checkpointed').length).toBe(checkpoints.length);
   });
 
+  it('merges the month being written whole once a day, after the first UTC midnight it sees', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 20, 23, 50));
+    const events: UpkeepEvent[] = [];
+    const sink = await DatasetSink.open({ dir, clock, onUpkeep: (e) => events.push(e) });
+    const reader = await DatasetLog.open(dir, 'kline');
+    const filesAfter = async (i: number): Promise<number> => {
+      await checkpointMinute(sink, ['AAPL.US', 'MSFT.US'], i);
+      await sink.upkeepIdle();
+      await reader.refresh();
+      return reader.files.size;
+    };
+    // Six checkpoints on the day it opened: tiered only (one merge of four, two files beside it).
+    for (let i = 0; i < 5; i++) await filesAfter(i);
+    expect(await filesAfter(5)).toBe(3);
+    // Past midnight (the pipeline's clock): the partition being written becomes one file, once.
+    await clock.advanceTo(Date.UTC(2026, 0, 21, 0, 0, 30));
+    expect(await filesAfter(6)).toBe(1);
+    expect(await filesAfter(7)).toBe(2);
+    expect(await filesAfter(8)).toBe(3);
+    // The next midnight: whole again.
+    await clock.advanceTo(Date.UTC(2026, 0, 22, 0, 0, 30));
+    expect(await filesAfter(9)).toBe(1);
+    await sink.close();
+    // One tiered merge (minutes 0-3), then each day's: all 14, then all 20 rows.
+    const merged = events.flatMap((e) => (e.type === 'compacted' ? [e.result.rows] : []));
+    expect(merged).toEqual([8, 14, 20]);
+    expect(await committedBars()).toEqual(expected(['AAPL.US', 'MSFT.US'], 10));
+  });
+
   it('commits checkpoints while a merge is held up: ingestion never waits for upkeep', async () => {
     const events: UpkeepEvent[] = [];
     const sink = await DatasetSink.open({ dir, clock: january(), onUpkeep: (e) => events.push(e) });

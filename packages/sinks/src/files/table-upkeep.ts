@@ -149,7 +149,11 @@ interface DueMerge {
   readonly partition: string;
   readonly format: DatasetFormat;
   readonly files: readonly LogFile[];
+  /** The partition being written, merged whole after a UTC midnight (see `#plan`). */
+  readonly daily: boolean;
 }
+
+const DAY_MS = 86_400_000;
 
 /**
  * Keeps one Delta table healthy while its writer ingests, as Delta's own writers do
@@ -160,7 +164,10 @@ interface DueMerge {
  *
  * - merges small files, tiered (see `planMerges`): in the partition being written, each time four
  *   files of a size tier are there they become one of the next tier, so it holds a bounded number
- *   of files at any moment; a closed partition is merged whole. Each merge is `remove` + `add` in
+ *   of files at any moment; a closed partition is merged whole, and so is the partition being
+ *   written once a day, in the first round after each UTC midnight of the pipeline's clock the
+ *   process sees (so the day before reads as one file, or one per `rowsPerFile`, not the six or so
+ *   its tiers leave; a row is rewritten at most once a day more, until its file is full). Each merge is `remove` + `add` in
  *   one version, exactly as `compactDataset`: at every version a reader sees each row once, also
  *   across kill -9. Several writers sharing the table compact without coordinating: the log fences
  *   them (Delta's optimistic concurrency): a merge whose files another writer replaced first is
@@ -198,6 +205,11 @@ export class TableUpkeep {
   /** Since when (monotonic ms) work has been due without pause. */
   #dueSince: number | undefined;
   #behind = false;
+  /** The UTC day (of the pipeline's clock) the process opened on: its first daily merge is the next day's. */
+  readonly #openedDay: number;
+  /** The UTC day of `#mergedToday`: the partitions being written that were merged whole that day. */
+  #today: number;
+  readonly #mergedToday = new Set<string>();
 
   private constructor(log: DatasetLog, options: TableUpkeepOpenOptions, lastCheckpoint: number) {
     this.#log = log;
@@ -211,6 +223,7 @@ export class TableUpkeep {
     this.#checkpointEvery = options.checkpointEvery ?? TABLE_UPKEEP_DEFAULTS.checkpointEvery;
     this.#behindAfterMs = options.behindAfterMs ?? TABLE_UPKEEP_DEFAULTS.behindAfterMs;
     this.#lastCheckpoint = lastCheckpoint;
+    this.#openedDay = this.#today = Math.floor(this.#clock.now() / DAY_MS);
   }
 
   /**
@@ -296,6 +309,8 @@ export class TableUpkeep {
           now: () => this.#clock.now(),
           signal: this.#abort.signal,
         });
+        // Committed or void (another writer merged first): either way today's is done.
+        if (merge.daily) this.#mergedToday.add(partition);
         const dataset = this.#log.dataset;
         if (result === undefined)
           this.#emit({ type: 'compaction-void', dataset, partition: merge.partition });
@@ -339,14 +354,26 @@ export class TableUpkeep {
       });
   }
 
-  /** The merges due now, smallest first (the partition being written before a closed month's whole merge). */
+  /**
+   * The merges due now, smallest first (the partition being written before a closed month's whole
+   * merge). After a UTC midnight the partition being written is planned as a closed one, once.
+   */
   #plan(): DueMerge[] {
     const nowMs = this.#clock.now();
+    const today = Math.floor(nowMs / DAY_MS);
+    if (today !== this.#today) {
+      this.#today = today;
+      this.#mergedToday.clear();
+    }
     const due: DueMerge[] = [];
     for (const group of partitionGroups(this.#log.files, undefined)) {
-      const closed = isPartitionClosed(group.partition, nowMs);
-      for (const files of planMerges(group.files, { targetRows: this.#rowsPerFile, closed }))
-        due.push({ partition: group.partition, format: group.format, files });
+      const { partition } = group;
+      const closed = isPartitionClosed(partition, nowMs);
+      const daily = !closed && today > this.#openedDay && !this.#mergedToday.has(partition);
+      const merges = planMerges(group.files, { targetRows: this.#rowsPerFile, closed: closed || daily });
+      // Fewer than two small files: nothing to merge whole today.
+      if (daily && merges.length === 0) this.#mergedToday.add(partition);
+      for (const files of merges) due.push({ partition, format: group.format, files, daily });
     }
     const rows = (m: DueMerge) => m.files.reduce((n, f) => n + Math.max(0, f.rows), 0);
     due.sort((a, b) => rows(a) - rows(b));

@@ -29,7 +29,8 @@ export function mergeTier(rows: number, fanIn = MERGE_FAN_IN): number {
  * than `F - 1` small files of a tier and a row is rewritten about `log_F(rows per full file / rows
  * per checkpoint)` times: once `F` files of a tier are there (a sync adds one about every
  * checkpoint), they become one of the next. A day of 30 s checkpoints (2,880 files) so leaves
- * about the sum of the digits of 2,880 in base 4 (six files). A closed partition (nothing is
+ * about the sum of the digits of 2,880 in base 4 (six files; `TableUpkeep` also plans the partition
+ * being written as closed once a day, after a UTC midnight). A closed partition (nothing is
  * written there any more) is merged whole once it holds two small files. Full files
  * (`targetRows` or more) stay as they are.
  */
