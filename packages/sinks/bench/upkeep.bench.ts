@@ -15,7 +15,8 @@
 // from a Monday across a month's end), per day: the most files any partition held, and the log.
 // Run: `pnpm bench upkeep` (needs scripts/python/setup.sh and scripts/s3proxy/setup.sh).
 // BENCH_UPKEEP_SERIES (1000), BENCH_UPKEEP_MINUTES (1440), BENCH_UPKEEP_S3=0 (skip S3),
-// BENCH_UPKEEP_WEEK_SERIES (100; 0 skips the week) set the size.
+// BENCH_UPKEEP_WEEK_SERIES (100; 0 skips the week) set the size; BENCH_UPKEEP_KEEP=1 leaves the tables
+// in place (their directory printed) to read them again.
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -38,6 +39,7 @@ const series = Number(process.env['BENCH_UPKEEP_SERIES'] ?? 1000);
 const minutes = Number(process.env['BENCH_UPKEEP_MINUTES'] ?? 1440);
 const withS3 = process.env['BENCH_UPKEEP_S3'] !== '0';
 const weekSeries = Number(process.env['BENCH_UPKEEP_WEEK_SERIES'] ?? 100);
+const keep = process.env['BENCH_UPKEEP_KEEP'] === '1';
 
 const secs = (t0: number): string => ((performance.now() - t0) / 1000).toFixed(1);
 
@@ -311,5 +313,6 @@ try {
   }
 } finally {
   await proxy?.stop();
-  await rm(work, { recursive: true, force: true });
+  if (keep) console.log(`\ntables kept in ${work}`);
+  else await rm(work, { recursive: true, force: true });
 }
