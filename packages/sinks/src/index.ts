@@ -8,13 +8,14 @@ export type { CommitToOptions } from './commit-to.js';
 export { DatasetSink, DATASET_SINK_DEFAULTS } from './files/dataset-sink.js';
 export type { DatasetSinkOptions } from './files/dataset-sink.js';
 // Tables kept healthy while they are written: tiered compaction, Delta checkpoints, log retention, vacuum.
-export { TableUpkeep, TABLE_UPKEEP_DEFAULTS } from './files/table-upkeep.js';
+export { TableUpkeep } from './files/table-upkeep.js';
+export { TABLE_UPKEEP_DEFAULTS } from './files/table-upkeep-options.js';
 export type {
   TableUpkeepOptions,
   TableUpkeepOpenOptions,
   UpkeepEvent,
   UpkeepStatus,
-} from './files/table-upkeep.js';
+} from './files/table-upkeep-options.js';
 // Files: Hive-partitioned Parquet / Arrow IPC / NDJSON datasets (contract.md "Datasets on disk").
 export { DatasetWriter } from './files/dataset-writer.js';
 export { DATASET_FORMATS, DATASET_WRITER_DEFAULTS } from './files/dataset-writer-options.js';

@@ -11,15 +11,14 @@ import { FileSinkError } from './file-sink-error.js';
 import { SeriesIntake } from '../series-intake.js';
 import { summarizeKlineFile } from './read-dataset-rows.js';
 import { openStore, type OpenedStore } from './storage/open-store.js';
+import { openWriterUpkeep, type TableUpkeep } from './table-upkeep.js';
 import {
   checkUpkeepOptions,
-  openWriterUpkeep,
   upkeepLogOptions,
-  type TableUpkeep,
   type TableUpkeepOptions,
   type UpkeepEvent,
   type UpkeepStatus,
-} from './table-upkeep.js';
+} from './table-upkeep-options.js';
 import { ifOwnedOf, type TableClaimOptions, type TableWriterOptions } from './table-writer.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 

@@ -3,7 +3,7 @@ import type { Clock } from '@quoteflow/core';
 import type { DatasetKind, KlineSubPartition } from './dataset-columns.js';
 import type { DeltaStats } from './delta/delta-actions.js';
 import type { FileSinkError } from './file-sink-error.js';
-import type { TableUpkeepOptions, UpkeepEvent } from './table-upkeep.js';
+import type { TableUpkeepOptions, UpkeepEvent } from './table-upkeep-options.js';
 import type { TableWriterOptions } from './table-writer.js';
 
 /**

@@ -27,13 +27,8 @@ import { DatasetLog } from './dataset-log.js';
 import { addWatermark, type LogFile, type SeriesWatermark } from './dataset-log-format.js';
 import type { DeltaStats } from './delta/delta-actions.js';
 import { summarizeKlineFile } from './read-dataset-rows.js';
-import {
-  checkUpkeepOptions,
-  openWriterUpkeep,
-  upkeepLogOptions,
-  type TableUpkeep,
-  type TableUpkeepOptions,
-} from './table-upkeep.js';
+import { openWriterUpkeep, type TableUpkeep } from './table-upkeep.js';
+import { checkUpkeepOptions, upkeepLogOptions, type TableUpkeepOptions } from './table-upkeep-options.js';
 import { ifOwnedOf, TABLE_WRITER_DEFAULTS } from './table-writer.js';
 import { requirePackagesOf } from '../internal/optional-packages.js';
 import {

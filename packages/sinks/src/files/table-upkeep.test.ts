@@ -8,7 +8,8 @@ import { compactDataset } from './compact-dataset.js';
 import { DatasetLog } from './dataset-log.js';
 import { DatasetSink } from './dataset-sink.js';
 import { readKlineStarts } from './read-dataset-rows.js';
-import { TableUpkeep, logRetentionOf, type UpkeepEvent } from './table-upkeep.js';
+import { TableUpkeep } from './table-upkeep.js';
+import { logRetentionOf, type UpkeepEvent } from './table-upkeep-options.js';
 import type * as MergeFilesModule from './internal/merge-files.js';
 
 // Merges wait at this gate while a test holds it closed (a merge as slow as the test wants).
