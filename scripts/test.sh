@@ -1,21 +1,37 @@
 #!/usr/bin/env bash
 # The README's test command: installs everything the tests need on a fresh machine (toolchain,
-# packages, Python readers, kcat and the Kafka broker's jars, Apicurio Registry, S3Proxy, chromium and tmux, podman and the test images), then runs
-# the whole suite. The broker itself is started and stopped by the integration tests' global set-up.
+# packages, Python readers, kcat and the Kafka broker's jars, Apicurio Registry, S3Proxy, chromium
+# and tmux, podman and the test images), then runs the whole suite. The broker itself is started and stopped by the integration tests' global set-up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# Three lanes side by side (about 75 s one after another here, mostly downloads and unpacking on
+# one core): the packages and their build; the Python readers; the programs and jars, one after
+# another (several use apt, which takes one lock). The toolchain first: all lanes use it.
 . scripts/toolchain.sh
-bash scripts/python/setup.sh # pyarrow, Polars, DuckDB, pyspark (Spark runs on the Java kafka/setup.sh installs)
-bash scripts/kafka/setup.sh
-bash scripts/redis/setup.sh
-bash scripts/registry/setup.sh # Apicurio Registry (Maven Central) for the schema registry tests; runs on Java 21+
-bash scripts/s3proxy/setup.sh # S3Proxy (Maven Central) for the object storage tests; runs on Java 17
-bash scripts/test-tools.sh # chromium (report page) and tmux (terminal checks)
-# Podman and the local Kafka and Redis images, so the tests start them with testcontainers; when the
-# engine cannot be prepared it says so and exits 0, and the tests run both on the host as above.
-bash scripts/containers/setup.sh
-mkdir -p .cache
+mkdir -p .cache/setup
+lane() { # lane NAME SCRIPT...: runs the scripts in order, their output in .cache/setup/NAME.log
+  local name="$1" script
+  shift
+  for script in "$@"; do bash "$script" || return 1; done >".cache/setup/$name.log" 2>&1
+}
+# pyarrow, Polars, DuckDB, pyspark (Spark runs on the Java kafka/setup.sh installs)
+lane python scripts/python/setup.sh & python=$!
+# kcat and the Kafka broker's jars, Redis, Apicurio Registry (runs on Java 21+), S3Proxy (Java 17),
+# chromium and tmux (report page, terminal checks); podman and the local Kafka and Redis images, so
+# the tests start them with testcontainers (when the engine cannot be prepared it says so and exits
+# 0, and the tests run both on the host as above).
+lane programs scripts/kafka/setup.sh scripts/redis/setup.sh scripts/registry/setup.sh \
+  scripts/s3proxy/setup.sh scripts/test-tools.sh scripts/containers/setup.sh & programs=$!
+failed=()
+bash scripts/setup.sh || failed+=(packages) # pnpm install and the build, here in the foreground
+for setup in python:$python programs:$programs; do
+  wait "${setup#*:}" || failed+=("${setup%%:*}")
+  cat ".cache/setup/${setup%%:*}.log" >&2
+done
+if ((${#failed[@]})); then
+  echo "set-up failed: ${failed[*]} (each lane's output above)" >&2
+  exit 1
+fi
 # Tests, benches and examples are type-checked too (the package builds leave them out), linted, and
 # no function is over 80 lines (long-functions.mjs names any that is). The four checks run side by
 # side (about 35 s one after another here, mostly waiting on one core); each one's output is shown
