@@ -153,7 +153,10 @@ def spark_session():
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "1")
-            .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+            # C1 only and the serial collector: the JVM serves a few dozen small reads, where C2's
+            # compiles and parallel GC threads cost more CPU than they save (about half the JVM's
+            # CPU and a third of its time here; the suite is CPU-bound on two cores).
+            .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC -XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
             .getOrCreate()
         )
         _spark.sparkContext.setLogLevel("ERROR")
