@@ -7,7 +7,8 @@ Usage: bench_read_delta.py < SPEC.json, SPEC = {"s3": {"endpoint", "access_key_i
 s3:// is read from the S3-compatible server `s3` (plain HTTP, path-style). The tables named in
 "checkpoint" (a list) are first given a Delta checkpoint by delta-rs (create_checkpoint).
 Each read is the same group-by (code: count, max close), the table opened anew each time (its log
-read too). "fileS3" (optional): the same rows as one object on the server, read as "file" is (pyarrow's
+read too); the delta-rs, Polars and pyarrow reads of every table and file take turns, round after
+round (best of N each), so the host's noise falls on a table and its baseline alike. "fileS3" (optional): the same rows as one object on the server, read as "file" is (pyarrow's
 S3 file system, Polars' storage_options, DuckDB's S3 secret). Prints JSON: {NAME: {"deltalake": s,
 "polars": s, "duckdb": s, "rows": n}, "file": {...}, "fileS3": {...}}; what is read from S3 over plain
 HTTP also has "duckdbWithoutCaRoots": DuckDB's time when its process finds no CA certificates; a table
@@ -28,13 +29,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from read_dataset import storage_options  # noqa: E402
 
 
-def best(fn, repeat):
-    times = []
+def best_interleaved(fns, repeat):
+    """Each function's best time and last result, the functions called in turn `repeat` times
+    (round after round, not one function's calls in a block): a burst of load on the shared host
+    slows a table and its baseline alike, instead of one of them."""
+    times = {name: [] for name in fns}
+    outs = {}
     for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            outs[name] = fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: (min(ts), outs[name]) for name, ts in times.items()}
 
 
 def options(path, s3):
@@ -75,10 +81,18 @@ def without_ca_roots(path, s3):
     return path.startswith("s3://") and s3["endpoint"].startswith("http://")
 
 
-def bench_table(path, s3, repeat):
+def table_reads(path, s3):
+    """delta-rs' and Polars' reads of a table (for `best_interleaved`)."""
     opts = options(path, s3)
-    t_rs, g = best(lambda: group_arrow(DeltaTable(path, storage_options=opts).to_pyarrow_table()), repeat)
-    t_pl, p = best(lambda: group_polars(pl.scan_delta(path, storage_options=opts)), repeat)
+    return {
+        "deltalake": lambda: group_arrow(DeltaTable(path, storage_options=opts).to_pyarrow_table()),
+        "polars": lambda: group_polars(pl.scan_delta(path, storage_options=opts)),
+    }
+
+
+def bench_table(path, s3, repeat, timed):
+    """`timed`: delta-rs' and Polars' (best, result) for the table, from `best_interleaved`."""
+    (t_rs, g), (t_pl, p) = timed["deltalake"], timed["polars"]
     duck = duckdb_best(path, s3, repeat)
     rows = int(sum(g.column("close_count").to_pylist()))
     if rows != int(p["len"].sum()) or rows != duck["rows"]:
@@ -104,19 +118,22 @@ def arrow_fs(s3):
     )
 
 
-def bench_file(path, repeat, s3=None):
-    """One Parquet file (local, or one object of the S3 server `s3`): pyarrow, Polars, DuckDB."""
-    remote = path.startswith("s3://")
-    if remote:
+def file_reads(path, s3=None):
+    """pyarrow's and Polars' reads of one Parquet file (local, or one object of the S3 server `s3`)."""
+    if path.startswith("s3://"):
         fs = arrow_fs(s3)
-        read = lambda: pq.read_table(path[len("s3://"):], filesystem=fs)
         opts = {k.lower(): v for k, v in storage_options(s3).items()}
-        scan = lambda: pl.scan_parquet(path, storage_options=opts)
-    else:
-        read = lambda: pq.read_table(path)
-        scan = lambda: pl.scan_parquet(path)
-    t_pa, g = best(lambda: group_arrow(read()), repeat)
-    t_pl, p = best(lambda: group_polars(scan()), repeat)
+        return {
+            "pyarrow": lambda: group_arrow(pq.read_table(path[len("s3://"):], filesystem=fs)),
+            "polars": lambda: group_polars(pl.scan_parquet(path, storage_options=opts)),
+        }
+    return {"pyarrow": lambda: group_arrow(pq.read_table(path)), "polars": lambda: group_polars(pl.scan_parquet(path))}
+
+
+def bench_file(path, repeat, timed, s3=None):
+    """One Parquet file: `timed` holds pyarrow's and Polars' (best, result); DuckDB's is read here."""
+    remote = path.startswith("s3://")
+    (t_pa, g), (t_pl, p) = timed["pyarrow"], timed["polars"]
     duck = duckdb_best(path, s3 if remote else None, repeat)
     out = {"pyarrow": t_pa, "polars": t_pl, "duckdb": duck["duckdb"], "rows": int(sum(g.column("close_count").to_pylist()))}
     if remote and without_ca_roots(path, s3):
@@ -129,10 +146,21 @@ def main():
     for name in spec.get("checkpoint", []):
         path = spec["tables"][name]
         DeltaTable(path, storage_options=options(path, spec.get("s3"))).create_checkpoint()
-    out = {name: bench_table(path, spec.get("s3"), repeat) for name, path in spec["tables"].items()}
-    out["file"] = bench_file(spec["file"], repeat)
+    s3 = spec.get("s3")
+    # delta-rs' and Polars' reads of every table and file, interleaved (DuckDB's run in its own venv).
+    reads = {}
+    for name, path in spec["tables"].items():
+        reads.update({(name, r): fn for r, fn in table_reads(path, s3).items()})
+    files = {"file": (spec["file"], None)}
     if spec.get("fileS3") is not None:
-        out["fileS3"] = bench_file(spec["fileS3"], repeat, spec.get("s3"))
+        files["fileS3"] = (spec["fileS3"], s3)
+    for name, (path, where) in files.items():
+        reads.update({(name, r): fn for r, fn in file_reads(path, where).items()})
+    timed = best_interleaved(reads, repeat)
+    of = lambda name: {r: v for (n, r), v in timed.items() if n == name}
+    out = {name: bench_table(path, s3, repeat, of(name)) for name, path in spec["tables"].items()}
+    for name, (path, where) in files.items():
+        out[name] = bench_file(path, repeat, of(name), where)
     json.dump(out, sys.stdout)
 
 main()
