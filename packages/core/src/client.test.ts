@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { QuoteflowClient, type QuoteflowClientOptions, type RequestRecord } from './client.js';
+import { QuoteflowClient } from './client.js';
+import type { QuoteflowClientOptions, RequestRecord } from './client-types.js';
 import { ManualClock, systemClock, type Clock } from './clock.js';
 import {
   AbortedError,

@@ -12,7 +12,7 @@ export type {
   TimeoutOptions,
   RetryOptions,
   CallOptions,
-} from './client.js';
+} from './client-types.js';
 export type { KlineQuery } from './endpoints/kline.js';
 export type { BatchKlineGroup, BatchKlineGroupResult } from './endpoints/batch-kline.js';
 export { PRODUCT_CLASSES, FAMILIES } from './markets.js';

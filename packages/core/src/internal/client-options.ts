@@ -2,7 +2,7 @@
  * The checks and defaults of `QuoteflowClient`'s options: each refuses a bad option by name
  * (`QF_INVALID_OPTION`) when the client is built, before any request.
  */
-import type { QuoteflowClientOptions, RetryOptions, TimeoutOptions } from '../client.js';
+import type { QuoteflowClientOptions, RetryOptions, TimeoutOptions } from '../client-types.js';
 import { systemClock, type Clock } from '../clock.js';
 import { InvalidOptionError } from '../errors.js';
 import { FAMILIES, PRODUCT_CLASSES } from '../markets.js';

@@ -2,7 +2,7 @@ import { firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import type { Bar, GapMarker } from '../domain.js';
-import type { CallOptions } from '../client.js';
+import type { CallOptions } from '../client-types.js';
 import type { KlineQuery } from '../endpoints/kline.js';
 import { InvalidOptionError } from '../errors.js';
 import { planLimits } from '../plans.js';

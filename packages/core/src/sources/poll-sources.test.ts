@@ -2,7 +2,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { clockScheduler, ManualClock } from '../clock.js';
 import type { Bar, DepthTick, SuspensionRecord } from '../domain.js';
-import type { CallOptions } from '../client.js';
+import type { CallOptions } from '../client-types.js';
 import { InvalidOptionError, RateLimitedError } from '../errors.js';
 import { planLimits } from '../plans.js';
 import { fetchStaticInfo } from './fetch-static-info.js';
