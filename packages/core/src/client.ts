@@ -33,6 +33,7 @@ import { interpretRetResponse } from './endpoints/ret-envelope.js';
 import { buildStaticInfoRequest, decodeStaticInfoData } from './endpoints/static-info.js';
 import { buildSuspensionRequest, decodeSuspensionResponse } from './endpoints/suspension.js';
 import { chunk } from './internal/chunk.js';
+import { inParallel } from './internal/in-parallel.js';
 import {
   CLIENT_DEFAULTS,
   checkBaseUrl,
@@ -184,7 +185,7 @@ export class QuoteflowClient {
       }
     }
     const max = this.limits.codesPerRequest;
-    return this.#inParallel(chunk(unique, max), options.signal, (part, signal) =>
+    return inParallel(chunk(unique, max), options.signal, (part, signal) =>
       this.#collect<StaticInfo>(
         'static-info',
         part,
@@ -208,7 +209,7 @@ export class QuoteflowClient {
     const parts = [...this.#byFamily(unique, (c) => c, options.family)].flatMap(([family, list]) =>
       chunk(list, max).map((p) => [family, p] as const),
     );
-    const ticks = await this.#inParallel(parts, options.signal, ([family, part], signal) =>
+    const ticks = await inParallel(parts, options.signal, ([family, part], signal) =>
       this.#collect<DepthTick>(
         'depth-tick',
         part,
@@ -279,7 +280,7 @@ export class QuoteflowClient {
     const parts = [...this.#byFamily(unique, (g) => g.code, options.family)].flatMap(([family, list]) =>
       chunk(list, max).map((p) => [family, p] as const),
     );
-    const results = await this.#inParallel(parts, options.signal, ([family, part], signal) =>
+    const results = await inParallel(parts, options.signal, ([family, part], signal) =>
       this.#collect<BatchKlineGroupResult>(
         'batch-kline',
         part.map((g) => groupKey(g.code, g.klineType)),
@@ -333,33 +334,6 @@ export class QuoteflowClient {
       list.push(item);
     }
     yield* map;
-  }
-
-  /** Runs `work` for every part at once; the first failure aborts the others and rejects. */
-  async #inParallel<P, R>(
-    parts: readonly P[],
-    signal: AbortSignal | undefined,
-    work: (part: P, signal: AbortSignal | undefined) => Promise<readonly R[]>,
-  ): Promise<R[]> {
-    // One part (the common case) needs no linked controller: fewer abort listeners per request.
-    if (parts.length === 1) return [...(await work(parts[0]!, signal))];
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    if (signal?.aborted === true) controller.abort(signal.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      const results = await Promise.all(
-        parts.map((p) =>
-          work(p, controller.signal).catch((err: unknown) => {
-            controller.abort(err);
-            throw err;
-          }),
-        ),
-      );
-      return results.flat();
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
   }
 
   /**
