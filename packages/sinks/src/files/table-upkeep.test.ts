@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '@quoteflow/core';
+import { acceleratedClock, ManualClock } from '@quoteflow/core';
 import { barUpdate } from '../../test-support/test-records.js';
 import { compactDataset } from './compact-dataset.js';
 import { DatasetLog } from './dataset-log.js';
@@ -128,6 +128,32 @@ describe('TableUpkeep in a DatasetSink', () => {
     const merged = events.flatMap((e) => (e.type === 'compacted' ? [e.result.rows] : []));
     expect(merged).toEqual([8, 14, 20]);
     expect(await committedBars()).toEqual(expected(['AAPL.US', 'MSFT.US'], 10));
+  });
+
+  it('merges the month being written whole once its clock crosses a UTC midnight at real speed', async () => {
+    const midnight = Date.UTC(2026, 0, 21);
+    // Real speed, six seconds before midnight (room for a loaded machine's first two
+    // checkpoints): the clock crosses it as the test runs.
+    const clock = acceleratedClock({ speed: 1, startMs: midnight - 6_000 });
+    const sink = await DatasetSink.open({ dir, clock });
+    const reader = await DatasetLog.open(dir, 'kline');
+    const filesAfter = async (i: number): Promise<number> => {
+      await checkpointMinute(sink, ['AAPL.US'], i);
+      await sink.upkeepIdle();
+      await reader.refresh();
+      return reader.files.size;
+    };
+    expect(await filesAfter(0)).toBe(1);
+    expect(await filesAfter(1)).toBe(2);
+    expect(clock.now()).toBeLessThan(midnight); // still the day it opened on: tiered only
+    await vi.waitFor(() => expect(clock.now()).toBeGreaterThanOrEqual(midnight), {
+      timeout: 15_000,
+      interval: 50,
+    });
+    expect(await filesAfter(2)).toBe(1);
+    expect(await filesAfter(3)).toBe(2);
+    await sink.close();
+    expect(await committedBars()).toEqual(expected(['AAPL.US'], 4));
   });
 
   it('commits checkpoints while a merge is held up: ingestion never waits for upkeep', async () => {
