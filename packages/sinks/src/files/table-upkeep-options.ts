@@ -77,7 +77,10 @@ export interface TableUpkeepOpenOptions extends TableUpkeepOptions {
   readonly dataset: DatasetKind;
   /** The object store holding the table, when not under `root`. */
   readonly store?: ObjectStore;
-  /** The pipeline's clock: which partitions are closed (an earlier month than its time). @defaultValue the system clock */
+  /**
+   * The pipeline's clock: which partitions are closed (an earlier month than its time), and when a
+   * UTC day begins (the partition being written is merged whole once a day). @defaultValue the system clock
+   */
   readonly clock?: Clock;
   /** The clock of how long work has been due and of the retention's rounds. @defaultValue core's `monotonicClock` */
   readonly monotonic?: Clock;
