@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Three lanes side by side (about 75 s one after another here, mostly downloads and unpacking on
 # one core): the packages and their build; the Python readers; the programs and jars, one after
-# another (several use apt, which takes one lock). The toolchain first: all lanes use it.
+# another (several use apt, which takes one lock). Then Kafka's, which uses both apt and the Python
+# venv (librdkafka from the confluent-kafka wheel, fetched with the venv's pip: not while the Python
+# lane upgrades that pip). The toolchain first: all lanes use it.
 . scripts/toolchain.sh
 mkdir -p .cache/setup
 lane() { # lane NAME SCRIPT...: runs the scripts in order, their output in .cache/setup/NAME.log
@@ -16,18 +18,20 @@ lane() { # lane NAME SCRIPT...: runs the scripts in order, their output in .cach
 }
 # pyarrow, Polars, DuckDB, pyspark (Spark runs on the Java kafka/setup.sh installs)
 lane python scripts/python/setup.sh & python=$!
-# kcat and the Kafka broker's jars, Redis, Apicurio Registry (runs on Java 21+), S3Proxy (Java 17),
-# chromium and tmux (report page, terminal checks); podman and the local Kafka and Redis images, so
-# the tests start them with testcontainers (when the engine cannot be prepared it says so and exits
-# 0, and the tests run both on the host as above).
-lane programs scripts/kafka/setup.sh scripts/redis/setup.sh scripts/registry/setup.sh \
-  scripts/s3proxy/setup.sh scripts/test-tools.sh scripts/containers/setup.sh & programs=$!
+# Redis, Apicurio Registry (runs on Java 21+), S3Proxy (Java 17), chromium and tmux (report page,
+# terminal checks); podman and the local Kafka and Redis images, so the tests start them with
+# testcontainers (when the engine cannot be prepared it says so and exits 0, and the tests run
+# both on the host as above).
+lane programs scripts/redis/setup.sh scripts/registry/setup.sh scripts/s3proxy/setup.sh \
+  scripts/test-tools.sh scripts/containers/setup.sh & programs=$!
 failed=()
 bash scripts/setup.sh || failed+=(packages) # pnpm install and the build, here in the foreground
 for setup in python:$python programs:$programs; do
   wait "${setup#*:}" || failed+=("${setup%%:*}")
   cat ".cache/setup/${setup%%:*}.log" >&2
 done
+# kcat and the Kafka broker's jars, once apt and the venv are free.
+((${#failed[@]})) || bash scripts/kafka/setup.sh || failed+=(kafka)
 if ((${#failed[@]})); then
   echo "set-up failed: ${failed[*]} (each lane's output above)" >&2
   exit 1
